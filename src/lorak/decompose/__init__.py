@@ -1,0 +1,19 @@
+"""Unsupervised low-rank factors as pure functions on arrays.
+
+Each function assumes validated input and returns plain arrays or a small record;
+the scikit-learn estimators in :mod:`lorak.estimators` validate, call these, and
+store the results as fitted attributes.
+"""
+
+from ._eigen import top_eigenpairs
+from ._icd import ICDResult, incomplete_cholesky, pivot_transform_matrix
+from ._nystrom import default_rtol, nystrom_normalization
+
+__all__ = [
+    "ICDResult",
+    "default_rtol",
+    "incomplete_cholesky",
+    "nystrom_normalization",
+    "pivot_transform_matrix",
+    "top_eigenpairs",
+]

@@ -1,0 +1,44 @@
+"""Kernel functions, bandwidth rules and chunked block evaluation.
+
+>>> import numpy as np
+>>> from lorak.kernels import Gaussian
+>>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+>>> k = Gaussian(bandwidth="mean_pairwise").resolve(X)   # b0 = 2 (mean|x|^2 - |mean x|^2)
+>>> k.bandwidth
+0.5
+>>> np.round(k(X), 4)
+array([[1.    , 0.1353],
+       [0.1353, 1.    ]])
+"""
+
+from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
+from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
+from ._kernels import (
+    KERNELS,
+    CallableKernel,
+    Gaussian,
+    InverseDistance,
+    Kernel,
+    Laplacian,
+    Linear,
+    Polynomial,
+    make_kernel,
+)
+
+__all__ = [
+    "BANDWIDTH_RULES",
+    "KERNELS",
+    "CallableKernel",
+    "Gaussian",
+    "InverseDistance",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "bandwidth_scale",
+    "chunk_rows",
+    "iter_kernel_blocks",
+    "kernel_block",
+    "kernel_product",
+    "make_kernel",
+]

@@ -1,0 +1,427 @@
+"""Kernel functions as small immutable objects evaluated on blocks.
+
+A :class:`Kernel` knows how to evaluate k(X, Z) on a block of rows (``_block``), its
+diagonal k(x, x), and how to fix data-dependent parameters (``resolve``: a bandwidth
+rule such as ``"mean_pairwise"`` becomes a number). Chunking under a memory budget
+lives in :mod:`lorak.kernels._blocks`; estimators never call ``_block`` directly.
+
+Kernels (the papers' parameterization first, scikit-learn's accepted too):
+
+=====================  ==========================================  =================
+name                   k(x, z)                                     parameters
+=====================  ==========================================  =================
+``gaussian``/``rbf``   exp(−‖x − z‖² / b)                          bandwidth b or gamma = 1/b
+``laplacian``          exp(−‖x − z‖ / σ)  (``norm="l1"``: ‖·‖₁)   bandwidth σ or gamma = 1/σ
+``inverse_distance``   1 / (ε + ‖x − z‖ / σ)  (Zhang 2008 §3.4)    bandwidth σ, eps ε
+``polynomial``/``poly`` (γ ⟨x, z⟩ + c₀)^degree                     gamma, coef0, degree
+``linear``             ⟨x, z⟩                                      —
+callable               f(X, Z) → block, or f(x, z) → float          kwargs
+=====================  ==========================================  =================
+
+Bandwidths may be numbers or rule names (:mod:`lorak.kernels._bandwidth`). For the
+Laplacian and inverse-distance kernels a rule's squared-distance scale s gives σ = √s.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
+from ._elementwise import exp_neg_sqdist_inplace
+
+__all__ = [
+    "KERNELS",
+    "CallableKernel",
+    "Gaussian",
+    "InverseDistance",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "make_kernel",
+]
+
+
+def _sq_norms(X, dtype) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(dtype, copy=False)
+    return np.einsum("ij,ij->i", X, X).astype(dtype, copy=False)
+
+
+def _dense(Z, dtype):
+    if sp.issparse(Z):
+        Z = Z.toarray()
+    return np.ascontiguousarray(Z, dtype=dtype)
+
+
+def _cross(X, Z, dtype, scale=None):
+    """X @ Z.T in ``dtype`` (Z dense, already cast), optionally scaled via Z."""
+    Zs = Z if scale is None else Z * dtype.type(scale)
+    if sp.issparse(X):
+        out = X.astype(dtype, copy=False) @ Zs.T
+        return np.ascontiguousarray(out)
+    return np.asarray(X, dtype=dtype) @ Zs.T
+
+
+def _check_number(value, name, *, strict=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number; got {value!r} ({type(value).__name__})")
+    if not np.isfinite(value) or (value <= 0 if strict else value < 0):
+        raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}; got {value!r}")
+    return float(value)
+
+
+class Kernel:
+    """Base class. Subclasses set ``name`` and implement ``_block`` and ``diag``."""
+
+    name: str = "kernel"
+    _param_names: tuple[str, ...] = ()
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in self._param_names}
+
+    def resolve(self, X, rng: np.random.Generator | None = None) -> Kernel:
+        """Return a kernel whose data-dependent parameters are fixed from ``X``."""
+        return self
+
+    @property
+    def is_resolved(self) -> bool:
+        return True
+
+    def _require_resolved(self):
+        if not self.is_resolved:
+            raise RuntimeError(
+                f"{self!r} has a bandwidth rule that needs data; call .resolve(X) first"
+            )
+
+    def __call__(self, X, Z=None, *, out=None):
+        """k(X, Z) as a dense (n_X, n_Z) array, computed in memory-bounded row chunks."""
+        from ._blocks import kernel_block
+
+        return kernel_block(self, X, X if Z is None else Z, out=out)
+
+    def _prepare(self, Z, dtype):
+        """Per-Z data reused across row chunks of X (e.g. squared norms)."""
+        return _dense(Z, dtype), None
+
+    def _block(self, X, Zd, aux, dtype) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diag(self, X) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self)))
+
+
+class _Stationary(Kernel):
+    """Kernels of ‖x − z‖ with a bandwidth given as number, rule, or gamma."""
+
+    _squared_scale = True  # bandwidth in units of squared distance (Gaussian)
+    _param_names = ("bandwidth", "gamma")
+
+    def __init__(self, bandwidth=None, gamma=None):
+        if bandwidth is not None and gamma is not None:
+            raise ValueError(
+                f"give either bandwidth or gamma, not both (got bandwidth={bandwidth!r}, "
+                f"gamma={gamma!r})"
+            )
+        if gamma is not None:
+            _check_number(gamma, "gamma")
+            gamma = float(gamma)
+        elif bandwidth is None:
+            bandwidth = "mean_pairwise"
+        if isinstance(bandwidth, str):
+            if bandwidth not in BANDWIDTH_RULES:
+                valid = ", ".join(repr(r) for r in BANDWIDTH_RULES)
+                raise ValueError(
+                    f"unknown bandwidth rule {bandwidth!r}; valid rules are {valid}, "
+                    "or pass a positive number"
+                )
+        elif bandwidth is not None:
+            bandwidth = _check_number(bandwidth, "bandwidth")
+        self.bandwidth = bandwidth
+        self.gamma = gamma
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.gamma is not None or not isinstance(self.bandwidth, str)
+
+    @property
+    def scale(self) -> float:
+        """The numeric bandwidth (b for the Gaussian, σ otherwise)."""
+        self._require_resolved()
+        return 1.0 / self.gamma if self.gamma is not None else self.bandwidth
+
+    def _with(self, **kw):
+        params = self.get_params()
+        params.update(kw)
+        return type(self)(**params)
+
+    def resolve(self, X, rng=None):
+        if self.is_resolved:
+            return self
+        s = bandwidth_scale(self.bandwidth, X, rng)
+        return self._with(bandwidth=s if self._squared_scale else float(np.sqrt(s)))
+
+    def _prepare(self, Z, dtype):
+        Zd = _dense(Z, dtype)
+        return Zd, _sq_norms(Zd, dtype)
+
+    def _sqdist(self, X, Zd, zn, dtype):
+        D = _cross(X, Zd, dtype, scale=-2.0)
+        D += _sq_norms(X, dtype)[:, None]
+        D += zn[None, :]
+        np.maximum(D, 0, out=D)
+        return D
+
+
+class Gaussian(_Stationary):
+    """Gaussian kernel exp(−‖x − z‖² / b) (the papers' form; ``gamma`` = 1/b)."""
+
+    name = "gaussian"
+
+    def _block(self, X, Zd, zn, dtype):
+        b = self.scale
+        # exp(2⟨x,z⟩/b − ‖x‖²/b − ‖z‖²/b): the 2/b goes into the GEMM through Z, the
+        # rest is one fused, cache-blocked pass (see _elementwise).
+        G = _cross(X, Zd, dtype, scale=2.0 / b)
+        xn = _sq_norms(X, dtype) * dtype.type(1.0 / b)
+        exp_neg_sqdist_inplace(G, xn, zn * dtype.type(1.0 / b))
+        return G
+
+    def diag(self, X):
+        return np.ones(X.shape[0], dtype=_float_dtype_of(X))
+
+
+class Laplacian(_Stationary):
+    """Laplacian kernel exp(−‖x − z‖ / σ); ``norm="l1"`` gives scikit-learn's form."""
+
+    name = "laplacian"
+    _squared_scale = False
+    _param_names = ("bandwidth", "gamma", "norm")
+
+    def __init__(self, bandwidth=None, gamma=None, norm="l2"):
+        super().__init__(bandwidth=bandwidth, gamma=gamma)
+        if norm not in ("l1", "l2"):
+            raise ValueError(f"unknown norm {norm!r}; valid names are 'l1', 'l2'")
+        self.norm = norm
+
+    def resolve(self, X, rng=None):
+        if self.is_resolved:
+            return self
+        # σ = √s for both norms, so that a rule means the same scale either way.
+        s = bandwidth_scale(self.bandwidth, X, rng)
+        return self._with(bandwidth=float(np.sqrt(s)))
+
+    def _block(self, X, Zd, zn, dtype):
+        if self.norm == "l1":
+            from sklearn.metrics.pairwise import manhattan_distances
+
+            D = np.asarray(manhattan_distances(X, Zd), dtype=dtype)
+        else:
+            D = self._sqdist(X, Zd, zn, dtype)
+            np.sqrt(D, out=D)
+        D *= dtype.type(-1.0 / self.scale)
+        np.exp(D, out=D)
+        return D
+
+    def diag(self, X):
+        return np.ones(X.shape[0], dtype=_float_dtype_of(X))
+
+
+class InverseDistance(_Stationary):
+    """Inverse distance kernel 1 / (ε + ‖x − z‖ / σ) (Zhang, Tsang & Kwok 2008, §3.4)."""
+
+    name = "inverse_distance"
+    _squared_scale = False
+    _param_names = ("bandwidth", "gamma", "eps")
+
+    def __init__(self, bandwidth=None, gamma=None, eps=1.0):
+        super().__init__(bandwidth=bandwidth, gamma=gamma)
+        self.eps = _check_number(eps, "eps")
+
+    def _block(self, X, Zd, zn, dtype):
+        D = self._sqdist(X, Zd, zn, dtype)
+        np.sqrt(D, out=D)
+        D *= dtype.type(1.0 / self.scale)
+        D += dtype.type(self.eps)
+        np.reciprocal(D, out=D)
+        return D
+
+    def diag(self, X):
+        return np.full(X.shape[0], 1.0 / self.eps, dtype=_float_dtype_of(X))
+
+
+class Polynomial(Kernel):
+    """Polynomial kernel (γ ⟨x, z⟩ + c₀)^degree; γ = 1/n_features when None."""
+
+    name = "polynomial"
+    _param_names = ("degree", "gamma", "coef0")
+
+    def __init__(self, degree=3, gamma=None, coef0=1.0):
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
+        self.degree = int(degree)
+        self.gamma = None if gamma is None else _check_number(gamma, "gamma")
+        self.coef0 = _check_number(coef0, "coef0", strict=False)
+
+    @property
+    def is_resolved(self):
+        return self.gamma is not None
+
+    def resolve(self, X, rng=None):
+        if self.gamma is not None:
+            return self
+        return Polynomial(self.degree, 1.0 / X.shape[1], self.coef0)
+
+    def _block(self, X, Zd, aux, dtype):
+        self._require_resolved()
+        G = _cross(X, Zd, dtype, scale=self.gamma)
+        G += dtype.type(self.coef0)
+        return G**self.degree if self.degree > 1 else G
+
+    def diag(self, X):
+        self._require_resolved()
+        dtype = _float_dtype_of(X)
+        return (self.gamma * _sq_norms(X, dtype) + dtype.type(self.coef0)) ** self.degree
+
+
+class Linear(Kernel):
+    """Linear kernel ⟨x, z⟩."""
+
+    name = "linear"
+
+    def _block(self, X, Zd, aux, dtype):
+        return _cross(X, Zd, dtype)
+
+    def diag(self, X):
+        return _sq_norms(X, _float_dtype_of(X))
+
+
+class CallableKernel(Kernel):
+    """A user function: ``f(X, Z, **kwargs)`` returning the (len(X), len(Z)) block.
+
+    For compatibility with scikit-learn, a function of two single rows returning a
+    float is detected on first use and evaluated pairwise (slow: a Python call per
+    entry).
+    """
+
+    name = "callable"
+    _param_names = ("function", "kwargs")
+
+    def __init__(self, function, kwargs=None):
+        if not callable(function):
+            raise TypeError(f"kernel function must be callable; got {function!r}")
+        self.function = function
+        self.kwargs = dict(kwargs or {})
+        self._pairwise = None
+
+    def _detect(self, X, Zd):
+        if self._pairwise is None:
+            x = X[:1].toarray() if sp.issparse(X) else np.asarray(X[:1])
+            try:
+                r = np.asarray(self.function(x, Zd[:1], **self.kwargs))
+                self._pairwise = r.ndim == 0
+            except Exception:
+                self._pairwise = True
+        return self._pairwise
+
+    def _prepare(self, Z, dtype):
+        if sp.issparse(Z):
+            return Z, None
+        return np.asarray(Z, dtype=dtype), None
+
+    def _block(self, X, Zd, aux, dtype):
+        if self._detect(X, Zd):
+            from sklearn.metrics.pairwise import pairwise_kernels
+
+            K = pairwise_kernels(X, Zd, metric=self.function, **self.kwargs)
+        else:
+            K = self.function(X, Zd, **self.kwargs)
+        K = np.asarray(K)
+        expected = (X.shape[0], Zd.shape[0])
+        if K.shape != expected:
+            raise ValueError(
+                f"kernel function {self.function!r} returned shape {K.shape}; expected {expected}"
+            )
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"kernel function {self.function!r} returned NaN or inf")
+        return np.asarray(K, dtype=dtype)
+
+    def diag(self, X):
+        dtype = _float_dtype_of(X)
+        out = np.empty(X.shape[0], dtype=dtype)
+        step = 256
+        for s in range(0, X.shape[0], step):
+            Xc = X[s : s + step]
+            Zd, aux = self._prepare(Xc, dtype)
+            out[s : s + step] = np.diagonal(self._block(Xc, Zd, aux, dtype))
+        return out
+
+
+def _float_dtype_of(X) -> np.dtype:
+    return np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
+
+
+KERNELS = {
+    "gaussian": Gaussian,
+    "rbf": Gaussian,
+    "laplacian": Laplacian,
+    "inverse_distance": InverseDistance,
+    "polynomial": Polynomial,
+    "poly": Polynomial,
+    "linear": Linear,
+}
+
+
+def make_kernel(
+    kernel="gaussian",
+    *,
+    gamma=None,
+    bandwidth=None,
+    degree=None,
+    coef0=None,
+    kernel_params=None,
+) -> Kernel:
+    """Build a :class:`Kernel` from the scikit-learn-style arguments of an estimator.
+
+    ``kernel`` is a name from :data:`KERNELS`, a :class:`Kernel` (returned as is), or a
+    callable. Arguments that do not apply to the chosen kernel must be left as None.
+    """
+    if isinstance(kernel, Kernel):
+        if any(v is not None for v in (gamma, bandwidth, degree, coef0, kernel_params)):
+            raise ValueError(
+                "kernel is a Kernel object; set its parameters on the object instead of "
+                "passing gamma/bandwidth/degree/coef0/kernel_params"
+            )
+        return kernel
+    if callable(kernel):
+        return CallableKernel(kernel, kernel_params)
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        valid = ", ".join(repr(k) for k in KERNELS)
+        raise ValueError(f"unknown kernel {kernel!r}; valid names are {valid}, or a callable")
+    cls = KERNELS[kernel]
+    params = dict(kernel_params or {})
+    given = {"gamma": gamma, "bandwidth": bandwidth, "degree": degree, "coef0": coef0}
+    for k, v in given.items():
+        if v is not None:
+            params[k] = v
+    allowed = set(cls._param_names)
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(
+            f"kernel {kernel!r} does not take {', '.join(unknown)}; "
+            f"its parameters are {', '.join(sorted(allowed)) or 'none'}"
+        )
+    return cls(**params)

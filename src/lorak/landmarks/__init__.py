@@ -1,0 +1,195 @@
+"""Landmark selection strategies for Nyström factors, in a registry.
+
+A strategy is ``f(X, n_landmarks, *, rng, kernel) -> Landmarks``. Built in:
+
+``"uniform"``
+    ``n_landmarks`` distinct rows drawn uniformly at random.
+``"kmeans"``
+    k-means centres after at most 10 Lloyd iterations (Zhang, Tsang & Kwok 2008);
+    the centres need not be data points. See :mod:`lorak.landmarks._kmeans` for the
+    initialization chosen by measurement.
+``"column_norm"``
+    Drineas & Mahoney (2005): columns drawn i.i.d. (with replacement) with probability
+    p_i ∝ ‖K(:, i)‖², and the reconstruction rescaled by 1/√(m p_i) (``weights``). The
+    column norms need every entry of K: O(n²d) time (in chunks, O(n·chunk) memory) —
+    the reason the paper calls it expensive. With replacement, repeated columns make
+    W singular; the pseudo-inverse of the Nyström factor handles that.
+
+User-given landmarks: a 2-D array of points (m × d), a 1-D integer array of row
+indices, or a callable with the strategy signature that returns a :class:`Landmarks`,
+a 1-D integer array (row indices) or a 2-D array (points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "LANDMARK_STRATEGIES",
+    "Landmarks",
+    "column_norm_landmarks",
+    "quantization_error",
+    "register_landmarks",
+    "select_landmarks",
+    "uniform_landmarks",
+]
+
+
+@dataclass(frozen=True)
+class Landmarks:
+    """Selected landmarks.
+
+    Attributes
+    ----------
+    points : (m, d) array (CSR when the rows of a sparse X were picked)
+    indices : (m,) int array or None
+        Rows of X the points were taken from, when they are data rows.
+    weights : (m,) array or None
+        Column scaling of the Nyström reconstruction (Drineas–Mahoney), or None.
+    info : dict
+        Strategy-specific diagnostics (e.g. k-means inertia and iterations).
+    """
+
+    points: object
+    indices: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    info: dict | None = None
+
+    @property
+    def n_landmarks(self) -> int:
+        return self.points.shape[0]
+
+
+def _rows(X, idx):
+    return X[idx]
+
+
+def uniform_landmarks(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
+    """``n_landmarks`` distinct rows of X, uniformly at random."""
+    idx = np.sort(rng.choice(X.shape[0], size=n_landmarks, replace=False))
+    return Landmarks(points=_rows(X, idx), indices=idx)
+
+
+def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
+    """k-means centres after ≤ 10 Lloyd iterations (Zhang, Tsang & Kwok 2008)."""
+    from ._kmeans import kmeans_landmarks
+
+    centers, info = kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
+    return Landmarks(points=centers, info=info)
+
+
+def column_norm_landmarks(X, n_landmarks, *, rng, kernel) -> Landmarks:
+    """Drineas–Mahoney column sampling, p_i ∝ ‖K(:, i)‖², with 1/√(m p_i) weights."""
+    from ..kernels import iter_kernel_blocks
+
+    n = X.shape[0]
+    norms = np.zeros(n)
+    for s, e, B in iter_kernel_blocks(kernel, X, X):
+        norms[s:e] = np.einsum("ij,ij->i", B, B, dtype=np.float64)
+    p = norms / norms.sum()
+    idx = rng.choice(n, size=n_landmarks, replace=True, p=p)
+    idx.sort()
+    w = 1.0 / np.sqrt(n_landmarks * p[idx])
+    return Landmarks(points=_rows(X, idx), indices=idx, weights=w, info={"probabilities": p})
+
+
+LANDMARK_STRATEGIES: dict[str, Callable] = {
+    "uniform": uniform_landmarks,
+    "kmeans": kmeans_landmarks_strategy,
+    "column_norm": column_norm_landmarks,
+}
+
+
+def register_landmarks(name: str, strategy: Callable) -> None:
+    """Add a strategy ``f(X, n_landmarks, *, rng, kernel) -> Landmarks`` by name."""
+    if not callable(strategy):
+        raise TypeError(f"strategy must be callable; got {strategy!r}")
+    LANDMARK_STRATEGIES[name] = strategy
+
+
+def _from_result(result, X, name) -> Landmarks:
+    if isinstance(result, Landmarks):
+        return result
+    arr = result if sp.issparse(result) else np.asarray(result)
+    if arr.ndim == 1:
+        return _from_indices(arr, X, name)
+    return _from_points(arr, X, name)
+
+
+def _from_indices(idx, X, name) -> Landmarks:
+    idx = np.asarray(idx)
+    if idx.size == 0:
+        raise ValueError(f"{name} gives no landmark rows")
+    if not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(
+            f"{name} as a 1-D array must hold integer row indices; got dtype {idx.dtype}"
+        )
+    n = X.shape[0]
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise ValueError(f"{name} refers to row {int(bad[0])} but X has {n} rows")
+    return Landmarks(points=_rows(X, idx), indices=idx.astype(np.intp))
+
+
+def _from_points(P, X, name) -> Landmarks:
+    if P.ndim != 2:
+        raise ValueError(f"{name} must be 1-D (row indices) or 2-D (points); got {P.ndim}-D")
+    if P.shape[1] != X.shape[1]:
+        raise ValueError(f"{name} has {P.shape[1]} features, but X has {X.shape[1]} features")
+    if P.shape[0] == 0:
+        raise ValueError(f"{name} holds no points")
+    if sp.issparse(P):
+        if not np.all(np.isfinite(P.data)):
+            raise ValueError(f"{name} contains NaN or inf")
+        return Landmarks(points=P.tocsr())
+    P = np.asarray(P, dtype=np.float32 if X.dtype == np.float32 else np.float64)
+    if not np.all(np.isfinite(P)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return Landmarks(points=P)
+
+
+def select_landmarks(
+    landmarks, X, n_landmarks: int | None, *, rng, kernel=None, name="landmarks"
+) -> Landmarks:
+    """Resolve a ``landmarks=`` parameter (name, callable, indices or points)."""
+    if isinstance(landmarks, str):
+        try:
+            strategy = LANDMARK_STRATEGIES[landmarks]
+        except KeyError:
+            valid = ", ".join(repr(k) for k in LANDMARK_STRATEGIES)
+            raise ValueError(
+                f"unknown {name} strategy {landmarks!r}; valid names are {valid}, "
+                "or pass points, row indices or a callable"
+            ) from None
+        return strategy(X, n_landmarks, rng=rng, kernel=kernel)
+    if callable(landmarks):
+        return _from_result(landmarks(X, n_landmarks, rng=rng, kernel=kernel), X, name)
+    if isinstance(landmarks, Landmarks):
+        return landmarks
+    if landmarks is None:
+        raise ValueError(f"{name} must be a strategy name, a callable, indices or points")
+    return _from_result(landmarks, X, name)
+
+
+def quantization_error(X, points, *, budget=None) -> float:
+    """Σᵢ minⱼ ‖xᵢ − zⱼ‖²: the error of coding each row by its nearest landmark.
+
+    Zhang, Tsang & Kwok (2008) bound the Nyström error by this quantity (their e).
+    """
+    from ..kernels import iter_kernel_blocks
+    from ..kernels._kernels import Linear, _sq_norms
+
+    dtype = np.float64
+    P = points.toarray() if sp.issparse(points) else np.asarray(points, dtype=dtype)
+    pn = np.einsum("ij,ij->i", P, P)
+    total = 0.0
+    Xd = X if sp.issparse(X) else np.asarray(X, dtype=dtype)
+    for s, e, B in iter_kernel_blocks(Linear(), Xd, P, budget=budget):
+        xn = _sq_norms(Xd[s:e], np.dtype(dtype))
+        d = xn[:, None] - 2.0 * B + pn[None, :]
+        total += float(np.maximum(d.min(axis=1), 0.0).sum())
+    return total

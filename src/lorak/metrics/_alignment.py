@@ -1,0 +1,70 @@
+"""Kernel alignment (Cristianini et al. 2002) and centered alignment (Cortes et al. 2012).
+
+ρ(K₁, K₂) = ⟨K₁, K₂⟩_F / (‖K₁‖_F ‖K₂‖_F); the centered version uses K_c = H K H with
+H = I − 11ᵀ/n. For factors K = G Gᵀ everything reduces to small Gram products:
+⟨G₁G₁ᵀ, G₂G₂ᵀ⟩ = ‖G₁ᵀG₂‖²_F and H G = G − 1·mean(G), so no n × n matrix is formed.
+The ideal kernel of labels y (K*ᵢⱼ = 1 iff yᵢ = yⱼ) is Y Yᵀ with Y the one-hot matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["alignment", "centered_alignment", "factor_alignment", "ideal_kernel_factor"]
+
+
+def _center_matrix(K):
+    K = np.asarray(K, dtype=np.float64)
+    return K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
+
+
+def _square(K, name):
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; got shape {K.shape}")
+    return K
+
+
+def alignment(K1, K2, *, centered=False) -> float:
+    """Alignment of two dense kernel matrices (in [−1, 1]; [0, 1] for PSD pairs)."""
+    K1 = _square(K1, "K1")
+    K2 = _square(K2, "K2")
+    if K1.shape != K2.shape:
+        raise ValueError(f"K1 and K2 differ in shape: {K1.shape} vs {K2.shape}")
+    if centered:
+        K1, K2 = _center_matrix(K1), _center_matrix(K2)
+    den = np.linalg.norm(K1) * np.linalg.norm(K2)
+    return float(np.sum(K1 * K2) / den) if den > 0 else 0.0
+
+
+def centered_alignment(K1, K2) -> float:
+    """Centered alignment of two dense kernel matrices."""
+    return alignment(K1, K2, centered=True)
+
+
+def factor_alignment(G1, G2, *, centered=False) -> float:
+    """Alignment of K₁ = G₁G₁ᵀ and K₂ = G₂G₂ᵀ from the factors, O(n m₁ m₂)."""
+    G1 = np.asarray(G1, dtype=np.float64)
+    G2 = np.asarray(G2, dtype=np.float64)
+    if G1.ndim != 2 or G2.ndim != 2 or G1.shape[0] != G2.shape[0]:
+        raise ValueError(
+            f"G1 and G2 must be 2-D with the same number of rows; got {G1.shape}, {G2.shape}"
+        )
+    if centered:
+        G1 = G1 - G1.mean(axis=0)
+        G2 = G2 - G2.mean(axis=0)
+    cross = np.linalg.norm(G1.T @ G2) ** 2
+    n1 = np.linalg.norm(G1.T @ G1)
+    n2 = np.linalg.norm(G2.T @ G2)
+    return float(cross / (n1 * n2)) if n1 > 0 and n2 > 0 else 0.0
+
+
+def ideal_kernel_factor(y) -> np.ndarray:
+    """One-hot Y (n × c) with Y Yᵀ the ideal kernel: 1 where labels agree, else 0."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D; got shape {y.shape}")
+    classes, inv = np.unique(y, return_inverse=True)
+    Y = np.zeros((y.shape[0], classes.size))
+    Y[np.arange(y.shape[0]), inv] = 1.0
+    return Y
