@@ -10,6 +10,7 @@ work costs a fraction of the GEMM.
 
 from __future__ import annotations
 
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,7 +76,7 @@ def exp_neg_sqdist_inplace(G: np.ndarray, xn: np.ndarray, zn: np.ndarray) -> np.
     pool = _get_pool(threads)
     futures = [
         pool.submit(_tile_pass, G, xn, zn, int(a), int(b), step)
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        for a, b in itertools.pairwise(bounds)
         if b > a
     ]
     for f in futures:

@@ -1,0 +1,47 @@
+"""Brute-force references: dense kernels and decompositions for small n."""
+
+import numpy as np
+
+
+def gaussian_dense(X, Z, b):
+    d = ((X[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d / b)
+
+
+def laplacian_dense(X, Z, sigma, norm="l2"):
+    diff = X[:, None, :] - Z[None, :, :]
+    d = np.abs(diff).sum(-1) if norm == "l1" else np.sqrt((diff**2).sum(-1))
+    return np.exp(-d / sigma)
+
+
+def inverse_distance_dense(X, Z, sigma, eps):
+    d = np.sqrt(((X[:, None, :] - Z[None, :, :]) ** 2).sum(-1))
+    return 1.0 / (eps + d / sigma)
+
+
+def mean_pairwise_sq_dist(X):
+    d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    return d.mean()
+
+
+def nystrom_dense(K, idx):
+    """E W^+ E^T from a dense K and landmark row indices."""
+    E = K[:, idx]
+    W = K[np.ix_(idx, idx)]
+    return E @ np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ E.T
+
+
+def icd_dense(K, rank):
+    """Textbook pivoted Cholesky on a dense K (reference for the streaming version)."""
+    n = K.shape[0]
+    R = K.astype(float).copy()
+    G = np.zeros((n, rank))
+    piv = []
+    for k in range(rank):
+        i = int(np.argmax(np.diag(R)))
+        if R[i, i] <= 1e-14:
+            return G[:, :k], piv
+        G[:, k] = R[:, i] / np.sqrt(R[i, i])
+        R -= np.outer(G[:, k], G[:, k])
+        piv.append(i)
+    return G, piv
