@@ -75,8 +75,9 @@ def test_kmeans_beats_uniform_on_clustered_data():
     for lm in ("uniform", "kmeans"):
         e = []
         for seed in range(3):
-            f = Nystroem(bandwidth="mean_to_centroid", n_components=30, landmarks=lm,
-                         random_state=seed).fit(X)
+            f = Nystroem(
+                bandwidth="mean_to_centroid", n_components=30, landmarks=lm, random_state=seed
+            ).fit(X)
             e.append(frobenius_error(f.kernel_, X, f.transform(X)))
         errs[lm] = np.mean(e)
     assert errs["kmeans"] < 0.8 * errs["uniform"]
@@ -101,8 +102,11 @@ def test_sparse_input_equals_dense():
 
 def test_float32_in_float32_out(data):
     X32 = data.astype(np.float32)
-    for est in (Nystroem(n_components=20, random_state=0), IncompleteCholesky(n_components=20),
-                ExactEigen(n_components=20)):
+    for est in (
+        Nystroem(n_components=20, random_state=0),
+        IncompleteCholesky(n_components=20),
+        ExactEigen(n_components=20),
+    ):
         G = est.fit_transform(X32)
         assert G.dtype == np.float32, type(est).__name__
         assert est.transform(X32).dtype == np.float32
@@ -190,8 +194,10 @@ def test_exact_refuses_large_n(data):
 # ---------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize("est", [Nystroem(n_components=5), IncompleteCholesky(n_components=5),
-                                 ExactEigen(n_components=5)])
+@pytest.mark.parametrize(
+    "est",
+    [Nystroem(n_components=5), IncompleteCholesky(n_components=5), ExactEigen(n_components=5)],
+)
 @pytest.mark.parametrize(
     "X, exc, match",
     [

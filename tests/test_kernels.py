@@ -39,7 +39,9 @@ def test_gaussian_papers_form_and_gamma(XZ):
 
 def test_laplacian_inverse_distance_polynomial_linear(XZ):
     X, Z = XZ
-    np.testing.assert_allclose(Laplacian(bandwidth=1.7)(X, Z), laplacian_dense(X, Z, 1.7), atol=1e-12)
+    np.testing.assert_allclose(
+        Laplacian(bandwidth=1.7)(X, Z), laplacian_dense(X, Z, 1.7), atol=1e-12
+    )
     np.testing.assert_allclose(
         Laplacian(gamma=0.2, norm="l1")(X, Z), laplacian_kernel(X, Z, gamma=0.2), atol=1e-13
     )
@@ -58,8 +60,13 @@ def test_laplacian_inverse_distance_polynomial_linear(XZ):
 
 @pytest.mark.parametrize(
     "kernel",
-    [Gaussian(bandwidth=3.0), Laplacian(bandwidth=2.0), InverseDistance(bandwidth=1.0),
-     Polynomial(degree=2, gamma=0.5), Linear()],
+    [
+        Gaussian(bandwidth=3.0),
+        Laplacian(bandwidth=2.0),
+        InverseDistance(bandwidth=1.0),
+        Polynomial(degree=2, gamma=0.5),
+        Linear(),
+    ],
 )
 def test_diag_matches_block(kernel, XZ):
     X, _ = XZ
@@ -188,7 +195,7 @@ def test_inputs_not_modified(XZ):
 
 def test_kernel_block_out_checked(XZ):
     X, Z = XZ
-    with pytest.raises(ValueError, match="out must have shape"):
+    with pytest.raises(ValueError, match="out must be C-contiguous with shape"):
         kernel_block(Gaussian(bandwidth=1.0), X, Z, out=np.empty((3, 3)))
 
 

@@ -9,7 +9,7 @@ __all__ = ["config_context", "get_config", "set_config"]
 
 _DEFAULTS = {
     # Bytes one kernel block may occupy while a larger matrix is evaluated in chunks.
-    "memory_budget": 256 * 2**20,
+    "memory_budget": 64 * 2**20,
 }
 _local = threading.local()
 
@@ -32,7 +32,7 @@ def set_config(*, memory_budget: int | None = None) -> None:
     ----------
     memory_budget : int, optional
         Bytes a kernel block may use when a large kernel product is computed in row
-        chunks (default 256 MiB). Outputs (e.g. the n×m factor) are not counted.
+        chunks (default 64 MiB). Outputs (e.g. the n×m factor) are not counted.
     """
     if memory_budget is not None:
         if isinstance(memory_budget, bool) or not isinstance(memory_budget, int):

@@ -68,7 +68,13 @@ class _KernelFactor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         N = self.normalization_.astype(X.dtype, copy=False)
-        return kernel_product(self.kernel_, X, self.components_, N)
+        return kernel_product(
+            self.kernel_,
+            X,
+            self.components_,
+            N,
+            upper_triangular=getattr(self, "normalization_is_upper_", False),
+        )
 
     @property
     def _n_features_out(self):
@@ -121,8 +127,11 @@ class Nystroem(_KernelFactor):
     components_ : (m, d) landmarks (scikit-learn's name); ``landmarks_`` is an alias.
     component_indices_ : (m,) rows of X used as landmarks, or None.
     landmark_weights_ : (m,) Drineas–Mahoney weights, or None.
-    normalization_ : (m, r) array N with transform(X) = k(X, Z) N.
-    eigenvalues_ : (r,) kept eigenvalues of the (weighted) landmark kernel W.
+    normalization_ : (m, r) array N with transform(X) = k(X, Z) N: upper triangular
+        L⁻ᵀ from the Cholesky factor of W when W is well conditioned (then r = m),
+        else U Λ^{-1/2} over the kept eigenpairs (see :mod:`lorak.decompose._nystrom`).
+    normalization_is_upper_ : bool, which of the two.
+    n_components_ : int, the rank r of the factor.
     kernel_ : the resolved :class:`lorak.kernels.Kernel`.
     landmark_info_ : dict of strategy diagnostics (k-means inertia, …).
     """
@@ -190,9 +199,10 @@ class Nystroem(_KernelFactor):
             Z = np.asarray(Z, dtype=X.dtype)
         Z64 = Z.astype(np.float64) if Z.dtype != np.float64 else Z
         W = kernel_block(self.kernel_, Z64, Z64)
-        self.normalization_, self.eigenvalues_ = nystrom_normalization(
-            W, weights=lm.weights, rtol=self.rtol, dtype=X.dtype
-        )
+        norm = nystrom_normalization(W, weights=lm.weights, rtol=self.rtol, dtype=X.dtype)
+        self.normalization_ = norm.N
+        self.normalization_is_upper_ = norm.upper_triangular
+        self.n_components_ = norm.rank
         self.components_ = Z
         self.component_indices_ = lm.indices
         self.landmark_weights_ = lm.weights
@@ -283,6 +293,7 @@ class IncompleteCholesky(_KernelFactor):
         self.pivots_ = res.pivots
         self.components_ = X[res.pivots]
         self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(X.dtype)
+        self.normalization_is_upper_ = True
         self.residual_trace_ = res.residual_trace
         self.n_components_ = res.G.shape[1]
         self.converged_ = res.converged

@@ -7,10 +7,11 @@ store the results as fitted attributes.
 
 from ._eigen import top_eigenpairs
 from ._icd import ICDResult, incomplete_cholesky, pivot_transform_matrix
-from ._nystrom import default_rtol, nystrom_normalization
+from ._nystrom import NystromNormalization, default_rtol, nystrom_normalization
 
 __all__ = [
     "ICDResult",
+    "NystromNormalization",
     "default_rtol",
     "incomplete_cholesky",
     "nystrom_normalization",

@@ -57,13 +57,29 @@ def _dense(Z, dtype):
     return np.ascontiguousarray(Z, dtype=dtype)
 
 
-def _cross(X, Z, dtype, scale=None):
-    """X @ Z.T in ``dtype`` (Z dense, already cast), optionally scaled via Z."""
+def _cross(X, Z, dtype, scale=None, out=None):
+    """X @ Z.T in ``dtype`` (Z dense, already cast), optionally scaled via Z.
+
+    Written into ``out`` when given (a C-contiguous block), else a new array.
+    """
     Zs = Z if scale is None else Z * dtype.type(scale)
     if sp.issparse(X):
-        out = X.astype(dtype, copy=False) @ Zs.T
-        return np.ascontiguousarray(out)
-    return np.asarray(X, dtype=dtype) @ Zs.T
+        res = X.astype(dtype, copy=False) @ Zs.T
+        if out is None:
+            return np.ascontiguousarray(res)
+        out[...] = res
+        return out
+    if out is None:
+        return np.asarray(X, dtype=dtype) @ Zs.T
+    return np.matmul(np.asarray(X, dtype=dtype), Zs.T, out=out)
+
+
+def _into(out, K):
+    """Return K, copied into ``out`` when an output block was given."""
+    if out is None:
+        return K
+    out[...] = K
+    return out
 
 
 def _check_number(value, name, *, strict=True):
@@ -107,7 +123,8 @@ class Kernel:
         """Per-Z data reused across row chunks of X (e.g. squared norms)."""
         return _dense(Z, dtype), None
 
-    def _block(self, X, Zd, aux, dtype) -> np.ndarray:  # pragma: no cover - abstract
+    def _block(self, X, Zd, aux, dtype, out=None) -> np.ndarray:  # pragma: no cover
+        """k(X, Zd) for one chunk; written into ``out`` (C-contiguous) when given."""
         raise NotImplementedError
 
     def diag(self, X) -> np.ndarray:  # pragma: no cover - abstract
@@ -178,8 +195,8 @@ class _Stationary(Kernel):
         Zd = _dense(Z, dtype)
         return Zd, _sq_norms(Zd, dtype)
 
-    def _sqdist(self, X, Zd, zn, dtype):
-        D = _cross(X, Zd, dtype, scale=-2.0)
+    def _sqdist(self, X, Zd, zn, dtype, out=None):
+        D = _cross(X, Zd, dtype, scale=-2.0, out=out)
         D += _sq_norms(X, dtype)[:, None]
         D += zn[None, :]
         np.maximum(D, 0, out=D)
@@ -191,11 +208,11 @@ class Gaussian(_Stationary):
 
     name = "gaussian"
 
-    def _block(self, X, Zd, zn, dtype):
+    def _block(self, X, Zd, zn, dtype, out=None):
         b = self.scale
         # exp(2⟨x,z⟩/b − ‖x‖²/b − ‖z‖²/b): the 2/b goes into the GEMM through Z, the
         # rest is one fused, cache-blocked pass (see _elementwise).
-        G = _cross(X, Zd, dtype, scale=2.0 / b)
+        G = _cross(X, Zd, dtype, scale=2.0 / b, out=out)
         xn = _sq_norms(X, dtype) * dtype.type(1.0 / b)
         exp_neg_sqdist_inplace(G, xn, zn * dtype.type(1.0 / b))
         return G
@@ -224,13 +241,13 @@ class Laplacian(_Stationary):
         s = bandwidth_scale(self.bandwidth, X, rng)
         return self._with(bandwidth=float(np.sqrt(s)))
 
-    def _block(self, X, Zd, zn, dtype):
+    def _block(self, X, Zd, zn, dtype, out=None):
         if self.norm == "l1":
             from sklearn.metrics.pairwise import manhattan_distances
 
-            D = np.asarray(manhattan_distances(X, Zd), dtype=dtype)
+            D = _into(out, np.asarray(manhattan_distances(X, Zd), dtype=dtype))
         else:
-            D = self._sqdist(X, Zd, zn, dtype)
+            D = self._sqdist(X, Zd, zn, dtype, out=out)
             np.sqrt(D, out=D)
         D *= dtype.type(-1.0 / self.scale)
         np.exp(D, out=D)
@@ -251,8 +268,8 @@ class InverseDistance(_Stationary):
         super().__init__(bandwidth=bandwidth, gamma=gamma)
         self.eps = _check_number(eps, "eps")
 
-    def _block(self, X, Zd, zn, dtype):
-        D = self._sqdist(X, Zd, zn, dtype)
+    def _block(self, X, Zd, zn, dtype, out=None):
+        D = self._sqdist(X, Zd, zn, dtype, out=out)
         np.sqrt(D, out=D)
         D *= dtype.type(1.0 / self.scale)
         D += dtype.type(self.eps)
@@ -285,11 +302,13 @@ class Polynomial(Kernel):
             return self
         return Polynomial(self.degree, 1.0 / X.shape[1], self.coef0)
 
-    def _block(self, X, Zd, aux, dtype):
+    def _block(self, X, Zd, aux, dtype, out=None):
         self._require_resolved()
-        G = _cross(X, Zd, dtype, scale=self.gamma)
+        G = _cross(X, Zd, dtype, scale=self.gamma, out=out)
         G += dtype.type(self.coef0)
-        return G**self.degree if self.degree > 1 else G
+        if self.degree > 1:
+            np.power(G, self.degree, out=G)
+        return G
 
     def diag(self, X):
         self._require_resolved()
@@ -302,8 +321,8 @@ class Linear(Kernel):
 
     name = "linear"
 
-    def _block(self, X, Zd, aux, dtype):
-        return _cross(X, Zd, dtype)
+    def _block(self, X, Zd, aux, dtype, out=None):
+        return _cross(X, Zd, dtype, out=out)
 
     def diag(self, X):
         return _sq_norms(X, _float_dtype_of(X))
@@ -342,7 +361,7 @@ class CallableKernel(Kernel):
             return Z, None
         return np.asarray(Z, dtype=dtype), None
 
-    def _block(self, X, Zd, aux, dtype):
+    def _block(self, X, Zd, aux, dtype, out=None):
         if self._detect(X, Zd):
             from sklearn.metrics.pairwise import pairwise_kernels
 
@@ -357,7 +376,7 @@ class CallableKernel(Kernel):
             )
         if not np.all(np.isfinite(K)):
             raise ValueError(f"kernel function {self.function!r} returned NaN or inf")
-        return np.asarray(K, dtype=dtype)
+        return _into(out, np.asarray(K, dtype=dtype))
 
     def diag(self, X):
         dtype = _float_dtype_of(X)
