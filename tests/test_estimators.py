@@ -254,3 +254,42 @@ def test_transform_feature_mismatch(data):
 def test_kernel_object_accepted(data):
     f = Nystroem(kernel=Gaussian(bandwidth="median"), n_components=10, random_state=0).fit(data)
     assert isinstance(f.kernel_.bandwidth, float)
+
+
+# ---------------------------------------------------------------- normalization paths
+
+
+def test_cholesky_and_eigen_paths_agree(data):
+    from lorak.decompose import nystrom_normalization
+    from lorak.kernels import kernel_block, kernel_product
+
+    k = Gaussian(bandwidth=4.0)
+    Z = data[:30]
+    W = kernel_block(k, Z, Z)
+    chol = nystrom_normalization(W)
+    eig = nystrom_normalization(W, method="eigh")
+    assert chol.upper_triangular and not eig.upper_triangular
+    np.testing.assert_array_equal(chol.N, np.triu(chol.N))
+    G1 = kernel_product(k, data, Z, chol.N, upper_triangular=True)
+    G2 = kernel_product(k, data, Z, eig.N)
+    np.testing.assert_allclose(G1 @ G1.T, G2 @ G2.T, atol=1e-10)
+    # the in-place triangular product equals the general one, chunked or not
+    G3 = kernel_product(k, data, Z, chol.N, budget=2**16)
+    np.testing.assert_allclose(G1, G3, atol=1e-12)
+    G4 = kernel_product(
+        k,
+        data.astype(np.float32),
+        Z.astype(np.float32),
+        chol.N.astype(np.float32),
+        upper_triangular=True,
+    )
+    np.testing.assert_allclose(G4, G1, atol=1e-4)
+
+
+def test_ill_conditioned_W_falls_back_to_eigen(data):
+    X = np.vstack([data[:20], data[:5] + 1e-9])  # near-duplicate landmarks
+    f = Nystroem(gamma=0.5, landmarks=np.arange(25)).fit(X)
+    assert not f.normalization_is_upper_
+    assert f.n_components_ == 20
+    f = Nystroem(gamma=0.5, landmarks=np.arange(20)).fit(X)
+    assert f.normalization_is_upper_ and f.n_components_ == 20
