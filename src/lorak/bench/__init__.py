@@ -1,0 +1,95 @@
+"""Benchmarks that reproduce the papers' experiments, declared rather than scripted.
+
+Run them with ``lorak bench NAME [--quick] [--datasets a,b] [--reps N] [--out DIR]``;
+``lorak bench --list`` shows what exists. A run writes ``results.json`` (aggregated
+rows with the paper's numbers beside ours), ``raw.json`` (every repetition),
+``report.md`` and PNG plots.
+
+Adding an experiment
+--------------------
+Create a module in :mod:`lorak.bench.experiments` that defines ``EXPERIMENT`` (it is
+discovered by name; nothing else to edit)::
+
+    from lorak import Nystroem
+    from lorak.bench import Experiment, Metric, Part, factor_method
+    from lorak.metrics import frobenius_error
+
+    def nystrom(landmarks):
+        return factor_method(landmarks, lambda t: Nystroem(
+            kernel="gaussian", bandwidth="mean_pairwise", landmarks=landmarks,
+            n_components=t.params["m"], random_state=t.seed))
+
+    def kernel_error(out, task):        # out: FactorOutput(estimator, G)
+        return frobenius_error(out.estimator.kernel_, task.data.X, out.G)
+
+    EXPERIMENT = Experiment(
+        name="my-error", description="one line for --list",
+        parts=[Part(
+            name="main", datasets=["german", "dna"], quick_datasets=["wine"],
+            grid=[{"ratio": r} for r in (0.05, 0.1)],
+            resolve_params=lambda p, data: {**p, "m": round(p["ratio"] * data.n_samples)},
+            methods=[nystrom("uniform"), nystrom("kmeans")],
+            metrics=[Metric("fro", kernel_error)], reps=20, quick_reps=3)],
+        reference=lambda dataset, method, params, metric: None,  # or {"mean": ..., "std": ...}
+    )
+
+The pieces: :class:`DatasetSpec` (a ``lorak.datasets`` name, the paper's label, splits,
+a custom ``loader``, a ``preprocess`` step such as :func:`minmax_scale`),
+:class:`Method` (``run(task)`` is timed; ``deterministic=True`` runs once;
+:func:`factor_method` wraps an estimator factory, ``uses_y=True`` passes labels),
+:class:`Metric` (``fn(output, task)`` → a number or ``{name: number}``),
+:class:`Part` (datasets × grid × methods × metrics × reps; ``prepare(data)`` fills a
+per-dataset ``task.context`` cache) and :class:`Experiment` (parts plus ``reference``,
+``checks(result) -> markdown``, ``plots(result, out_dir) -> [(title, file)]``). A
+:class:`Task` carries ``data`` (``X, y, X_test, y_test, splits_labeled``), ``params``,
+``rep`` and ``seed`` (``SeedSequence([base_seed, rep])``). Paper numbers come from
+:func:`load_reference` (the JSON files in ``bench/reference``).
+"""
+
+from ._preprocess import minmax_scale, standardize
+from ._progress import NullProgress, ProgressBar
+from ._reference import load_reference, reference_names
+from ._registry import EXPERIMENTS, get_experiment, list_experiments, register
+from ._report import plot_metric_lines, render_report, summary_text, write_outputs
+from ._runner import RunResult, derive_seed, load_dataset, run_experiment
+from ._spec import (
+    DatasetSpec,
+    Experiment,
+    FactorOutput,
+    LoadedData,
+    Method,
+    Metric,
+    Part,
+    Task,
+    factor_method,
+)
+
+__all__ = [
+    "EXPERIMENTS",
+    "DatasetSpec",
+    "Experiment",
+    "FactorOutput",
+    "LoadedData",
+    "Method",
+    "Metric",
+    "NullProgress",
+    "Part",
+    "ProgressBar",
+    "RunResult",
+    "Task",
+    "derive_seed",
+    "factor_method",
+    "get_experiment",
+    "list_experiments",
+    "load_dataset",
+    "load_reference",
+    "minmax_scale",
+    "plot_metric_lines",
+    "reference_names",
+    "register",
+    "render_report",
+    "run_experiment",
+    "standardize",
+    "summary_text",
+    "write_outputs",
+]

@@ -1,0 +1,425 @@
+"""Outputs of a run: results.json, raw.json, report.md, plots, and the stdout summary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ._runner import RunResult
+
+__all__ = [
+    "fmt_num",
+    "markdown_table",
+    "pivot",
+    "plot_metric_lines",
+    "render_report",
+    "summary_text",
+    "text_table",
+    "write_outputs",
+]
+
+logger = logging.getLogger("lorak.bench")
+
+
+def fmt_num(x, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits; ``—`` for None/NaN."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if not math.isfinite(x):
+        return "—"
+    return f"{x:.{digits}g}"
+
+
+def fmt_mean_std(mean, std, reps=None) -> str:
+    if mean is None:
+        return "failed"
+    if std is None or reps == 1 or not std:
+        return fmt_num(mean)
+    return f"{fmt_num(mean)} ± {fmt_num(std, 2)}"
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in params.items()))
+
+
+def _varying_keys(param_list: list[dict]) -> list[str]:
+    keys: list[str] = []
+    for p in param_list:
+        for k in p:
+            if k != "part" and k not in keys:
+                keys.append(k)
+    if len(param_list) <= 1:
+        return keys
+    return [k for k in keys if len({json.dumps(p.get(k)) for p in param_list}) > 1] or keys
+
+
+def params_label(params: dict, keys: list[str] | None = None) -> str:
+    keys = [k for k in (keys or params) if k != "part"]
+    return ", ".join(f"{k}={_pv(params.get(k))}" for k in keys) or "—"
+
+
+def _pv(v) -> str:
+    if isinstance(v, float):
+        return fmt_num(v)
+    return str(v)
+
+
+def pivot(result: RunResult, part: str, dataset: str, metric: str | None):
+    """Rows = grid points, columns = methods; ``metric=None`` pivots ``seconds_mean``.
+
+    Returns ``(row_labels, methods, cells, papers)`` where ``cells[i][j]`` is the
+    result row (dict) or None and ``papers`` the distinct non-numeric paper entries.
+    """
+    rows = result.select(part=part, dataset=dataset)
+    metrics = [r["metric"] for r in rows]
+    if metric is None:
+        first = metrics[0] if metrics else None
+        rows = [r for r in rows if r["metric"] == first]
+    else:
+        rows = [r for r in rows if r["metric"] == metric]
+    methods: list[str] = []
+    plist: list[dict] = []
+    seen = set()
+    for r in rows:
+        if r["method"] not in methods:
+            methods.append(r["method"])
+        key = _params_key(r["params"])
+        if key not in seen:
+            seen.add(key)
+            plist.append(r["params"])
+    keys = _varying_keys(plist)
+    index = {(_params_key(r["params"]), r["method"]): r for r in rows}
+    cells = [[index.get((_params_key(p), m)) for m in methods] for p in plist]
+    labels = [params_label(p, keys) for p in plist]
+    papers = []
+    for r in rows:
+        pp = r.get("paper")
+        if isinstance(pp, dict) and "mean" not in pp:
+            text = pp.get("expected") or json.dumps(pp)
+            if text not in papers:
+                papers.append(text)
+    return labels, methods, cells, papers
+
+
+def _cell_text(r, metric) -> str:
+    if r is None:
+        return ""
+    if metric is None:
+        return fmt_num(r["seconds_mean"], 3)
+    text = fmt_mean_std(r["mean"], r["std"], r["reps"])
+    pp = r.get("paper")
+    if isinstance(pp, dict) and "mean" in pp:
+        text += f" (paper {fmt_mean_std(pp.get('mean'), pp.get('std'))})"
+    return text
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured markdown table."""
+    esc = [[str(c).replace("|", "\\|") for c in row] for row in [header, *rows]]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
+    return "\n".join(lines)
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain aligned table for the terminal."""
+    table = [header, *rows]
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
+    out = [
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
+        for row in table
+    ]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _method_labels(result: RunResult, part: str) -> dict:
+    try:
+        p = result.experiment.part(part)
+    except KeyError:
+        return {}
+    return {m.name: m.display for m in p.methods}
+
+
+def dataset_tables(result: RunResult, part: str, dataset: str, *, markdown=True, metrics=None):
+    """Tables (one per metric, then seconds) for one dataset, as a string."""
+    render = markdown_table if markdown else text_table
+    names = _method_labels(result, part)
+    if metrics is None:
+        metrics = []
+        for r in result.select(part=part, dataset=dataset):
+            if r["metric"] not in metrics:
+                metrics.append(r["metric"])
+    out = []
+    for metric in [*metrics, None]:
+        labels, methods, cells, papers = pivot(result, part, dataset, metric)
+        if not methods:
+            continue
+        header = [metric or "seconds (fit+transform)", *[names.get(m, m) for m in methods]]
+        body = [
+            [lab, *[_cell_text(c, metric) for c in row]]
+            for lab, row in zip(labels, cells, strict=False)
+        ]
+        title = f"**{metric}**" if markdown else metric
+        if metric is None:
+            title = "**seconds** (mean fit + transform time)" if markdown else "seconds"
+        block = (
+            f"{title}\n\n{render(header, body)}" if markdown else f"{title}\n{render(header, body)}"
+        )
+        if papers and markdown:
+            block += "\n\nPaper: " + "; ".join(papers)
+        out.append(block)
+    return "\n\n".join(out)
+
+
+def summary_text(result: RunResult) -> str:
+    """Default stdout summary: the first metric of each part, per dataset."""
+    lines = [
+        f"{result.experiment.name}: {len(result.rows)} result rows, "
+        f"{len(result.failures)} failures, {result.wall_seconds:.1f} s"
+    ]
+    for part in result.experiment.parts:
+        metrics = part.metric_names()[:1]
+        for label in result.dataset_labels(part.name):
+            tag = " (stand-in)" if result.is_stand_in(part.name, label) else ""
+            lines.append(f"\n[{part.name}] {label}{tag}")
+            lines.append(dataset_tables(result, part.name, label, markdown=False, metrics=metrics))
+    return "\n".join(lines)
+
+
+def _env_lines(env: dict) -> str:
+    threads = env.get("threads") or {}
+    thr = ", ".join(f"{k}={v}" for k, v in threads.items() if ":" not in k) or "unknown"
+    return (
+        f"Python {env.get('python')}, numpy {env.get('numpy')}, scipy {env.get('scipy')}, "
+        f"scikit-learn {env.get('sklearn')}, lorak {env.get('lorak')}; CPU: {env.get('cpu')} "
+        f"({env.get('cpu_count')} logical cores); threads: {thr}; {env.get('platform')}"
+    )
+
+
+def render_report(result: RunResult, plots: list | None, plot_note: str | None) -> str:
+    """The report.md text."""
+    exp = result.experiment
+    cfg = result.config
+    out = [f"# `{exp.name}` — {exp.description}", ""]
+    if exp.paper:
+        out += [f"Paper: {exp.paper}", ""]
+    mode = "quick" if cfg.get("quick") else "full"
+    out.append(
+        f"Run: {cfg.get('started_utc')} UTC, {mode} mode, seed {cfg.get('seed')}, "
+        f"total wall time **{result.wall_seconds:.1f} s**."
+    )
+    for name, pc in cfg.get("parts", {}).items():
+        ds = ", ".join(
+            d["label"] + (" (stand-in)" if d["stand_in"] else "") for d in pc["datasets"]
+        )
+        out.append(f"- {name}: {pc['reps']} reps (deterministic methods: 1); datasets: {ds}")
+    out += ["", f"Environment: {_env_lines(result.environment)}", ""]
+    if result.notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
+    if cfg.get("stand_ins_used"):
+        out += [
+            "> Stand-in datasets were used ("
+            + ", ".join(cfg["stand_ins_used"])
+            + "): the paper reports nothing for them; compare only the method ordering.",
+            "",
+        ]
+    if exp.checks is not None:
+        try:
+            text = exp.checks(result)
+        except Exception as exc:
+            logger.warning("checks of %s failed: %s", exp.name, exc)
+            text = f"(the experiment's checks failed: {type(exc).__name__}: {exc})"
+        if text:
+            out += ["## Checks", "", text.strip(), ""]
+    out += ["## Plots", ""]
+    if plot_note:
+        out.append(plot_note)
+    for title, fname in plots or []:
+        out += [f"### {title}", "", f"![{title}]({fname})", ""]
+    if not plots and not plot_note:
+        out.append("(none)")
+    out.append("")
+    for part in exp.parts:
+        labels = result.dataset_labels(part.name)
+        if not labels:
+            continue
+        head = f"## Results: {part.name}"
+        out += [head + (f" — {part.description}" if part.description else ""), ""]
+        for label in labels:
+            tag = " (stand-in: no paper numbers)" if result.is_stand_in(part.name, label) else ""
+            shape = next(
+                (
+                    f" — n = {d['n_samples']}, d = {d['n_features']}"
+                    + (f", {d['preprocessing']}" if d.get("preprocessing") else "")
+                    for d in result.datasets[part.name]
+                    if d["label"] == label and d.get("loaded")
+                ),
+                "",
+            )
+            out += [f"### {label}{tag}{shape}", "", dataset_tables(result, part.name, label), ""]
+    out += ["## Failures", ""]
+    if result.failures:
+        body = [
+            [
+                f["part"],
+                f["dataset"],
+                f["method"] or "—",
+                params_label(f["params"]) if f["params"] else "—",
+                "—" if f["rep"] is None else str(f["rep"]),
+                f["stage"],
+                f["error"],
+            ]
+            for f in result.failures
+        ]
+        out.append(
+            markdown_table(["part", "dataset", "method", "params", "rep", "stage", "error"], body)
+        )
+    else:
+        out.append("None.")
+    out += ["", "Files: `results.json` (aggregated), `raw.json` (every repetition).", ""]
+    return "\n".join(out)
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        v = float(o)
+        return v if math.isfinite(v) else None
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    return str(o)
+
+
+def _clean(o):
+    """Replace NaN/inf floats by None so the JSON is standard."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [_clean(v) for v in o]
+    return o
+
+
+def _dump(obj, path: Path) -> None:
+    path.write_text(
+        json.dumps(_clean(obj), indent=1, default=_json_default, allow_nan=False) + "\n",
+        encoding="utf-8",
+    )
+
+
+def _make_plots(result: RunResult, out_dir: Path):
+    if result.experiment.plots is None:
+        return [], None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    except ImportError:
+        return [], "matplotlib is not installed: plots skipped (`pip install lorak[plot]`)."
+    try:
+        made = result.experiment.plots(result, out_dir) or []
+    except Exception as exc:
+        logger.warning("plots of %s failed: %s", result.experiment.name, exc)
+        return [], f"Plotting failed: {type(exc).__name__}: {exc}"
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    return list(made), None
+
+
+def write_outputs(result: RunResult, out_dir) -> dict:
+    """Write results.json, raw.json, report.md and the plots into ``out_dir``.
+
+    Returns a dict of the written paths (``results``, ``raw``, ``report``, ``plots``).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"results": out_dir / "results.json", "raw": out_dir / "raw.json"}
+    _dump(result.to_json(), paths["results"])
+    _dump(
+        {
+            "experiment": result.experiment.name,
+            "records": result.records,
+            "failures": result.failures,
+            "datasets": result.datasets,
+        },
+        paths["raw"],
+    )
+    plots, note = _make_plots(result, out_dir)
+    paths["plots"] = [out_dir / f for _, f in plots]
+    paths["report"] = out_dir / "report.md"
+    paths["report"].write_text(render_report(result, plots, note), encoding="utf-8")
+    return paths
+
+
+def plot_metric_lines(
+    result: RunResult,
+    part: str,
+    metric: str,
+    x: str,
+    path,
+    *,
+    title: str = "",
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logy: bool = False,
+    ncols: int = 4,
+):
+    """One panel per dataset: ``metric`` against grid parameter ``x``, a line per method,
+    the standard deviation as error bars. Saves a PNG at ``path``."""
+    import matplotlib.pyplot as plt
+
+    labels = result.dataset_labels(part)
+    names = _method_labels(result, part)
+    if not labels:
+        return None
+    ncols = min(ncols, len(labels))
+    nrows = math.ceil(len(labels) / ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(max(3.6 * ncols, 6.4), 2.9 * nrows + 0.6), squeeze=False
+    )
+    for ax, label in zip(axes.ravel(), labels, strict=False):
+        rows = result.select(part=part, dataset=label, metric=metric)
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        for m in methods:
+            pts = sorted(
+                (r["params"][x], r["mean"], r["std"] or 0.0)
+                for r in rows
+                if r["method"] == m and r["mean"] is not None and x in r["params"]
+            )
+            if not pts:
+                continue
+            xs, ys, ss = map(np.asarray, zip(*pts, strict=False))
+            ax.errorbar(xs, ys, yerr=ss, marker="o", ms=3, capsize=2, label=names.get(m, m))
+        stand = " (stand-in)" if result.is_stand_in(part, label) else ""
+        ax.set_title(f"{label}{stand}", fontsize=9)
+        ax.set_xlabel(xlabel or x, fontsize=8)
+        ax.set_ylabel(ylabel or metric, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(labels) :]:
+        ax.set_visible(False)
+    handles, leg = axes.ravel()[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles, leg, loc="lower center", ncol=min(len(leg), 5), fontsize=7, frameon=False
+        )
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.96 if title else 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

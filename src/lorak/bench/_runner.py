@@ -1,0 +1,520 @@
+"""The generic runner: datasets × grid × methods × repetitions of a declared experiment.
+
+Per cell (dataset, params, method, rep) it derives the seed, times ``method.run``
+(fit + transform only, ``time.perf_counter``), evaluates the metrics (not timed) and
+records the outcome; an exception in one cell is recorded with its message and the
+run goes on. Deterministic methods run once per (dataset, params).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import logging
+import math
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._env import capture_environment
+from ._progress import NullProgress
+from ._spec import DatasetSpec, Experiment, LoadedData, Part, Task
+
+__all__ = ["RunResult", "derive_seed", "load_dataset", "run_experiment"]
+
+logger = logging.getLogger("lorak.bench")
+
+
+def derive_seed(base_seed: int, rep: int) -> int:
+    """Seed of repetition ``rep``: ``SeedSequence([base_seed, rep])`` → a 32-bit int."""
+    ss = np.random.SeedSequence([int(base_seed), int(rep)])
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+def _as_spec(d) -> DatasetSpec:
+    return d if isinstance(d, DatasetSpec) else DatasetSpec(str(d))
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def load_dataset(spec: DatasetSpec, data_home=None) -> LoadedData:
+    """Load ``spec`` (its own loader or :func:`lorak.datasets.load`), then preprocess."""
+    data = _load(spec, data_home)
+    if spec.preprocess is not None:
+        data = spec.preprocess(data)
+    return data
+
+
+def _load(spec: DatasetSpec, data_home) -> LoadedData:
+    if spec.loader is not None:
+        data = spec.loader(spec, data_home)
+        if not isinstance(data, LoadedData):
+            raise TypeError(f"loader of {spec.display!r} must return LoadedData")
+        return data
+    from ..datasets import load
+
+    kw = dict(spec.load_kwargs)
+    ds = load(spec.name, split=spec.split, data_home=data_home, **kw)
+    X_test = y_test = None
+    if spec.test_split is not None:
+        dt = load(spec.name, split=spec.test_split, data_home=data_home, **kw)
+        X_test, y_test = dt.X, dt.y
+    meta = dict(getattr(ds, "meta", {}) or {})
+    meta.setdefault("lorak_name", getattr(ds, "name", spec.name))
+    meta.setdefault("split", getattr(ds, "split", spec.split))
+    meta.setdefault("kind", getattr(ds, "kind", None))
+    return LoadedData(
+        spec=spec,
+        X=ds.X,
+        y=getattr(ds, "y", None),
+        X_test=X_test,
+        y_test=y_test,
+        splits_labeled=getattr(ds, "splits_labeled", None),
+        meta=meta,
+    )
+
+
+def _present(spec: DatasetSpec, data_home) -> bool:
+    """Whether ``spec`` looks loadable now, without loading it."""
+    if spec.loader is not None:
+        return True
+    try:
+        from ..datasets import available
+
+        rows = {_norm(r["name"]): bool(r["present"]) for r in available(data_home)}
+    except Exception:  # an unreadable data home: let load() report it
+        return True
+    key = _norm(spec.name)
+    for k in (key, "ssl-" + key):
+        if k in rows:
+            return rows[k]
+    return True
+
+
+def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[DatasetSpec], list]:
+    """The datasets a part runs on, and notes for the report."""
+    paper = [_as_spec(d) for d in part.datasets]
+    notes: list[str] = []
+    if override:
+        known = {}
+        for s in [*paper, *(_as_spec(d) for d in part.quick_datasets)]:
+            known.setdefault(_norm(s.display), s)
+            known.setdefault(_norm(s.name), s)
+        paper_names = {_norm(s.name) for s in paper} | {_norm(s.display) for s in paper}
+        out = []
+        for name in override:
+            s = known.get(_norm(name))
+            if s is None:
+                s = DatasetSpec(name, stand_in=_norm(name) not in paper_names)
+            out.append(s)
+        return out, notes
+    if not quick:
+        return paper, notes
+    present = [s for s in paper if _present(s, data_home)]
+    missing = [s.display for s in paper if s not in present]
+    if present:
+        if missing:
+            notes.append(
+                f"{part.name}: data not found for {', '.join(missing)}; quick run uses the "
+                "sets that are present"
+            )
+        return present, notes
+    stand = [_as_spec(d) for d in part.quick_datasets]
+    stand = [s if s.stand_in else dataclasses.replace(s, stand_in=True) for s in stand]
+    if stand:
+        notes.append(
+            f"{part.name}: the paper's data ({', '.join(missing)}) were not found (LORAK_DATA "
+            f"unset or absent); quick run on stand-ins {', '.join(s.display for s in stand)}, "
+            "for which the paper has no numbers"
+        )
+    return stand, notes
+
+
+@dataclass
+class RunResult:
+    """Everything a run produced; :meth:`to_json` gives results.json.
+
+    Attributes
+    ----------
+    experiment : Experiment
+    config : dict
+        CLI options and resolved settings (datasets, grids, reps per part, notes).
+    environment : dict
+    rows : list of dict
+        Aggregated results (the results.json rows, plus an internal ``_part`` key).
+    records : list of dict
+        One per (cell, rep): ``part, dataset, method, params, rep, seed, seconds,
+        metrics`` (a dict) and ``error`` (None or the message).
+    failures : list of dict
+        ``part, dataset, method, params, rep, stage`` (load/prepare/fit/metric) and
+        ``error``.
+    datasets : dict
+        Part name → list of dataset descriptions (label, lorak name, split, shape,
+        stand-in flag).
+    notes : list of str
+    wall_seconds : float
+    """
+
+    experiment: Experiment
+    config: dict
+    environment: dict
+    rows: list = field(default_factory=list)
+    records: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+    datasets: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    def select(self, *, part=None, dataset=None, method=None, metric=None) -> list[dict]:
+        """Result rows matching all given fields."""
+        out = []
+        for r in self.rows:
+            if part is not None and r["_part"] != part:
+                continue
+            if dataset is not None and r["dataset"] != dataset:
+                continue
+            if method is not None and r["method"] != method:
+                continue
+            if metric is not None and r["metric"] != metric:
+                continue
+            out.append(r)
+        return out
+
+    def select_records(self, *, part=None, dataset=None, method=None) -> list[dict]:
+        """Per-repetition records matching all given fields."""
+        return [
+            r
+            for r in self.records
+            if (part is None or r["part"] == part)
+            and (dataset is None or r["dataset"] == dataset)
+            and (method is None or r["method"] == method)
+        ]
+
+    def dataset_labels(self, part: str) -> list[str]:
+        return [d["label"] for d in self.datasets.get(part, []) if d.get("loaded")]
+
+    def is_stand_in(self, part: str, label: str) -> bool:
+        return any(d["label"] == label and d["stand_in"] for d in self.datasets.get(part, []))
+
+    def to_json(self) -> dict:
+        """The results.json document."""
+        rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows]
+        return {
+            "experiment": self.experiment.name,
+            "config": self.config,
+            "environment": self.environment,
+            "results": rows,
+        }
+
+
+def _finite(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _err(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    datasets: list[str] | None = None,
+    reps: int | None = None,
+    quick: bool = False,
+    seed: int = 0,
+    data_home=None,
+    progress=None,
+    config: dict | None = None,
+) -> RunResult:
+    """Run ``experiment`` and return a :class:`RunResult` (nothing is written).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    datasets : list of str, optional
+        Replace every part's datasets by these (labels such as ``"adult1a"`` or
+        :func:`lorak.datasets.load` names).
+    reps : int, optional
+        Repetitions of the randomized methods for every part (default: each part's
+        ``reps``, or ``quick_reps`` with ``quick``).
+    quick : bool
+        Use each part's quick grid and reps, and its stand-in datasets when the
+        paper's data are absent.
+    seed : int
+        Base seed; repetition r uses :func:`derive_seed` (seed, r).
+    data_home : path, optional
+        Passed to the loaders (default: ``LORAK_DATA``).
+    progress : object, optional
+        A :class:`lorak.bench.ProgressBar` (or anything with its methods).
+    config : dict, optional
+        Extra entries for ``result.config`` (e.g. the CLI options).
+    """
+    if reps is not None and reps < 1:
+        raise ValueError(f"reps must be >= 1; got {reps}")
+    progress = NullProgress() if progress is None else progress
+    t_start = time.perf_counter()
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    multi = len(experiment.parts) > 1
+
+    plans = []
+    notes: list[str] = []
+    for part in experiment.parts:
+        specs, part_notes = _resolve_specs(
+            part, override=datasets, quick=quick, data_home=data_home
+        )
+        notes.extend(part_notes)
+        grid = list(part.quick_grid if quick and part.quick_grid is not None else part.grid)
+        n_reps = reps if reps is not None else (part.quick_reps if quick else None)
+        n_reps = int(n_reps if n_reps is not None else part.reps)
+        plans.append((part, specs, [dict(g) for g in grid], n_reps))
+
+    total = 0
+    for part, specs, grid, n_reps in plans:
+        per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
+        total += len(specs) * len(grid) * per_params
+    progress.start(total, experiment.name)
+
+    result = RunResult(
+        experiment=experiment,
+        config={},
+        environment=capture_environment(),
+        notes=notes,
+    )
+    for part, specs, grid, n_reps in plans:
+        _run_part(
+            experiment, part, specs, grid, n_reps, result, multi, quick, seed, data_home, progress
+        )
+    progress.close()
+    result.wall_seconds = time.perf_counter() - t_start
+
+    cfg = dict(config or {})
+    cfg.update(
+        {
+            "experiment": experiment.name,
+            "quick": bool(quick),
+            "seed": int(seed),
+            "reps_requested": reps,
+            "datasets_requested": list(datasets) if datasets else None,
+            "data_home": None if data_home is None else str(data_home),
+            "parts": {
+                part.name: {
+                    "description": part.description,
+                    "datasets": result.datasets.get(part.name, []),
+                    "grid": grid,
+                    "reps": n_reps,
+                    "methods": [m.name for m in part.methods],
+                    "deterministic_methods": [m.name for m in part.methods if m.deterministic],
+                    "metrics": part.metric_names(),
+                }
+                for part, specs, grid, n_reps in plans
+            },
+            "stand_ins_used": sorted(
+                {d["label"] for ds in result.datasets.values() for d in ds if d["stand_in"]}
+            ),
+            "notes": notes,
+            "started_utc": started,
+            "wall_seconds": round(result.wall_seconds, 3),
+            "n_failures": len(result.failures),
+        }
+    )
+    result.config = cfg
+    return result
+
+
+def _describe(spec: DatasetSpec, data: LoadedData | None, error: str | None) -> dict:
+    d = {
+        "label": spec.display,
+        "name": spec.name,
+        "split": spec.split,
+        "stand_in": bool(spec.stand_in),
+        "loaded": data is not None,
+    }
+    if data is not None:
+        d["n_samples"] = data.n_samples
+        d["n_features"] = data.n_features
+        d["split"] = data.meta.get("split", spec.split)
+        d["sparse"] = hasattr(data.X, "tocsr")
+        if data.meta.get("preprocessing"):
+            d["preprocessing"] = data.meta["preprocessing"]
+    if error:
+        d["error"] = error
+    return d
+
+
+def _run_part(
+    experiment, part, specs, grid, n_reps, result, multi, quick, seed, data_home, progress
+):
+    described = result.datasets.setdefault(part.name, [])
+    seeds = [derive_seed(seed, r) for r in range(n_reps)]
+    per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
+    for i, spec in enumerate(specs, 1):
+        t_ds = time.perf_counter()
+        progress.start_dataset(part.name if multi else "", spec.display, i, len(specs))
+        progress.status("loading")
+        n_fail0 = len(result.failures)
+        cells = len(grid) * per_params
+        try:
+            data = load_dataset(spec, data_home)
+        except Exception as exc:
+            _fail(result, part, spec, None, None, None, "load", exc)
+            described.append(_describe(spec, None, _err(exc)))
+            progress.advance(cells, "load failed")
+            progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
+            continue
+        described.append(_describe(spec, data, None))
+        progress.status("preparing")
+        try:
+            context = dict(part.prepare(data) or {}) if part.prepare is not None else {}
+        except Exception as exc:
+            _fail(result, part, spec, None, None, None, "prepare", exc)
+            progress.advance(cells, "prepare failed")
+            progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
+            continue
+        for raw in grid:
+            try:
+                params = dict(part.resolve_params(dict(raw), data)) if part.resolve_params else raw
+            except Exception as exc:
+                _fail(result, part, spec, None, raw, None, "params", exc)
+                progress.advance(per_params, "params failed")
+                continue
+            if multi:
+                params = {"part": part.name, **params}
+            for method in part.methods:
+                _run_cell(
+                    experiment, part, method, data, params, seeds, context, result, quick, progress
+                )
+        del context
+        progress.end_dataset(
+            part.name,
+            spec.display,
+            cells,
+            len(result.failures) - n_fail0,
+            time.perf_counter() - t_ds,
+        )
+
+
+def _fail(result, part, spec, method, params, rep, stage, exc):
+    msg = _err(exc)
+    # the first failure of a kind is a warning; repeats (every rep, every m) go to DEBUG
+    kind = (part.name, method, stage, msg)
+    seen = any((f["part"], f["method"], f["stage"], f["error"]) == kind for f in result.failures)
+    logger.log(
+        logging.DEBUG if seen else logging.WARNING,
+        "%s/%s %s %s rep=%s failed at %s: %s%s",
+        part.name,
+        spec.display,
+        method or "-",
+        params or "",
+        rep,
+        stage,
+        msg,
+        "" if seen else " (identical failures that follow are logged at DEBUG)",
+    )
+    logger.debug("traceback:\n%s", "".join(traceback.format_exception(exc)))
+    result.failures.append(
+        {
+            "part": part.name,
+            "dataset": spec.display,
+            "method": method,
+            "params": params,
+            "rep": rep,
+            "stage": stage,
+            "error": msg,
+        }
+    )
+
+
+def _run_cell(experiment, part, method, data, params, seeds, context, result, quick, progress):
+    spec = data.spec
+    if method.applies is not None and not method.applies(data, params):
+        progress.advance(1 if method.deterministic else len(seeds), f"{method.name} skipped")
+        note = f"{part.name}: {method.name} does not apply to {spec.display} (skipped)"
+        if note not in result.notes:
+            result.notes.append(note)
+        return
+    use = seeds[:1] if method.deterministic else seeds
+    metric_names = part.metric_names()
+    values: dict[str, list[float]] = {m: [] for m in metric_names}
+    seconds: list[float] = []
+    for rep, s in enumerate(use):
+        task = Task(
+            data=data,
+            params=dict(params),
+            rep=rep,
+            seed=s,
+            context=context,
+            part=part.name,
+            quick=quick,
+        )
+        rec: dict[str, Any] = {
+            "part": part.name,
+            "dataset": spec.display,
+            "method": method.name,
+            "params": params,
+            "rep": rep,
+            "seed": s,
+            "seconds": None,
+            "metrics": {},
+            "error": None,
+        }
+        result.records.append(rec)
+        progress.status(f"{method.name} {_short(params)} rep {rep}")
+        try:
+            t0 = time.perf_counter()
+            out = method.run(task)
+            dt = time.perf_counter() - t0
+        except Exception as exc:
+            _fail(result, part, spec, method.name, params, rep, "fit", exc)
+            rec["error"] = _err(exc)
+            progress.advance(1)
+            continue
+        given = getattr(out, "seconds", None)
+        dt = float(given) if given is not None else dt
+        rec["seconds"] = dt
+        seconds.append(dt)
+        for metric in part.metrics:
+            try:
+                got = metric.evaluate(out, task)
+            except Exception as exc:
+                _fail(result, part, spec, method.name, params, rep, "metric", exc)
+                rec["error"] = _err(exc)
+                continue
+            rec["metrics"].update(got)
+            for k, v in got.items():
+                values[k].append(v)
+        del out
+        progress.advance(1)
+    for name in metric_names:
+        v = np.asarray(values[name], dtype=np.float64)
+        paper = None
+        if experiment.reference is not None and not spec.stand_in:
+            try:
+                paper = experiment.reference(spec.display, method.name, dict(params), name)
+            except Exception as exc:
+                logger.warning("reference lookup failed for %s/%s: %s", spec.display, name, exc)
+        result.rows.append(
+            {
+                "dataset": spec.display,
+                "method": method.name,
+                "params": params,
+                "metric": name,
+                "mean": _finite(v.mean()) if v.size else None,
+                "std": _finite(v.std(ddof=1)) if v.size > 1 else (0.0 if v.size else None),
+                "seconds_mean": _finite(np.mean(seconds)) if seconds else None,
+                "reps": int(v.size),
+                "paper": paper,
+                "_part": part.name,
+            }
+        )
+
+
+def _short(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items() if k != "part")

@@ -1,0 +1,194 @@
+"""The ``lorak`` command line.
+
+::
+
+    lorak bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
+    lorak bench --list
+    lorak datasets [--data-home DIR]
+    lorak --version
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``lorak``."""
+    return _build()[0]
+
+
+def _build():
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="lorak", description="lorak — LOw-RAnk Kernels: benchmarks and datasets."
+    )
+    parser.add_argument("--version", action="version", version=f"lorak {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    bench = sub.add_parser(
+        "bench",
+        help="run a paper-reproduction benchmark",
+        description="Run a declared benchmark; writes results.json, raw.json, report.md "
+        "and plots into --out.",
+    )
+    bench.add_argument("experiment", nargs="?", help="experiment name (see --list)")
+    bench.add_argument("--list", action="store_true", help="list the experiments and exit")
+    bench.add_argument(
+        "--datasets",
+        type=_csv,
+        default=None,
+        help="comma-separated datasets replacing those of every part of the experiment "
+        "(paper labels such as adult1a, or lorak.datasets names)",
+    )
+    bench.add_argument(
+        "--reps",
+        type=_positive_int,
+        default=None,
+        help="repetitions of the randomized methods in every part (default: the experiment's)",
+    )
+    bench.add_argument(
+        "--quick",
+        action="store_true",
+        help="small grid and few repetitions; stand-in datasets when LORAK_DATA is absent",
+    )
+    bench.add_argument(
+        "--out", type=Path, default=None, help="output folder (default bench-out/EXPERIMENT)"
+    )
+    bench.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    bench.add_argument(
+        "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
+    )
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    bench.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+
+    ds = sub.add_parser("datasets", help="list the datasets and whether their files are present")
+    ds.add_argument("--data-home", type=Path, default=None, help="default: $LORAK_DATA")
+    return parser, bench
+
+
+def _csv(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected at least one dataset name")
+    return items
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {v}")
+    return v
+
+
+def _cmd_list(out) -> int:
+    from .bench import list_experiments
+    from .bench._registry import IMPORT_ERRORS
+
+    exps = list_experiments()
+    width = max((len(e.name) for e in exps), default=0)
+    for e in exps:
+        out.write(f"{e.name.ljust(width)}  {e.description}\n")
+    for mod, err in sorted(IMPORT_ERRORS.items()):
+        out.write(f"(experiment module {mod!r} failed to import: {err})\n")
+    return 0
+
+
+def _cmd_bench(bench_parser, args) -> int:
+    from .bench import (
+        ProgressBar,
+        get_experiment,
+        list_experiments,
+        run_experiment,
+        summary_text,
+        write_outputs,
+    )
+
+    if args.list:
+        return _cmd_list(sys.stdout)
+    if not args.experiment:
+        names = ", ".join(e.name for e in list_experiments())
+        bench_parser.error(f"an experiment name is required; valid names: {names}")
+    try:
+        exp = get_experiment(args.experiment)
+    except ValueError as exc:
+        bench_parser.error(str(exc))
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
+    progress = None if args.no_progress else ProgressBar(sys.stderr)
+    config = {
+        "command": "bench",
+        "options": {
+            "experiment": exp.name,
+            "datasets": args.datasets,
+            "reps": args.reps,
+            "quick": args.quick,
+            "out": str(out_dir),
+            "seed": args.seed,
+            "data_home": None if args.data_home is None else str(args.data_home),
+        },
+    }
+    result = run_experiment(
+        exp,
+        datasets=args.datasets,
+        reps=args.reps,
+        quick=args.quick,
+        seed=args.seed,
+        data_home=args.data_home,
+        progress=progress,
+        config=config,
+    )
+    result.config["out"] = str(out_dir)
+    paths = write_outputs(result, out_dir)
+    summary = exp.summary(result) if exp.summary is not None else summary_text(result)
+    print(summary)
+    print(
+        f"\nwrote {paths['results']}, {paths['report']}"
+        + (f" and {len(paths['plots'])} plot(s)" if paths["plots"] else "")
+    )
+    if result.failures:
+        print(f"{len(result.failures)} failure(s); see the Failures section of report.md")
+    if not result.rows:
+        print(
+            "no results: every dataset failed to load or run (set LORAK_DATA, pass "
+            "--data-home, or use --quick for stand-in datasets)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    from .datasets import describe_available
+
+    print(describe_available(args.data_home))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``lorak`` command; returns the exit status."""
+    parser, bench_parser = _build()
+    args = parser.parse_args(argv)
+    if args.command == "bench":
+        return _cmd_bench(bench_parser, args)
+    if args.command == "datasets":
+        return _cmd_datasets(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Tests of the ``lorak`` command line."""
+
+import json
+import os
+
+import pytest
+
+from lorak import __version__
+from lorak.cli import main
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_bench_list(capsys):
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "nystrom-error" in out and "Fig. 1" in out
+
+
+def test_unknown_experiment_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "no-such-thing"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no-such-thing" in err and "nystrom-error" in err
+
+
+def test_missing_experiment_name_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench"])
+    assert exc.value.code == 2
+    assert "nystrom-error" in capsys.readouterr().err
+
+
+def test_datasets_command(capsys, monkeypatch):
+    monkeypatch.delenv("LORAK_DATA", raising=False)
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "wine" in out and "LORAK_DATA" in out
+
+
+def test_nystrom_error_quick_end_to_end(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("LORAK_DATA", raising=False)
+    out = tmp_path / "o"
+    argv = ["bench", "nystrom-error", "--quick", "--reps", "1", "--datasets", "wine"]
+    rc = main([*argv, "--out", str(out), "--no-progress"])
+    assert rc == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["config"]["quick"] is True and doc["config"]["options"]["reps"] == 1
+    methods = {r["method"] for r in doc["results"]}
+    assert methods == {"exact", "kmeans", "uniform", "column_norm", "icd"}
+    assert all(r["paper"] is None for r in doc["results"])  # wine is a stand-in
+    assert doc["config"]["stand_ins_used"] == ["wine"]
+    report = (out / "report.md").read_text()
+    assert "stand-in" in report and "observed ordering" in report
+    stdout = capsys.readouterr().out
+    assert "Observed orderings" in stdout
+
+
+def test_default_out_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LORAK_DATA", raising=False)
+    argv = ["bench", "nystrom-error", "--quick", "--reps", "1", "--datasets", "wine"]
+    assert main([*argv, "--no-progress"]) == 0
+    assert (tmp_path / "bench-out" / "nystrom-error" / "results.json").is_file()
+
+
+@pytest.mark.data
+@pytest.mark.skipif(not os.environ.get("LORAK_DATA"), reason="LORAK_DATA is not set")
+def test_nystrom_error_on_german(tmp_path):
+    out = tmp_path / "o"
+    argv = ["bench", "nystrom-error", "--quick", "--reps", "1", "--datasets", "german"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    rows = [r for r in doc["results"] if r["metric"] == "frobenius"]
+    fig1 = [r for r in rows if r["params"]["part"] == "fig1"]
+    assert fig1 and all(r["paper"]["expected"].startswith("exact < kmeans") for r in fig1)
+    by = {(r["method"], r["params"]["ratio"]): r["mean"] for r in fig1}
+    for ratio in (0.02, 0.06, 0.1):
+        assert by[("exact", ratio)] <= min(v for (m, q), v in by.items() if q == ratio)
