@@ -201,3 +201,52 @@ def test_kernel_block_out_checked(XZ):
 
 def test_registry_names_complete():
     assert set(BANDWIDTH_RULES) == {"mean_pairwise", "mean_to_centroid", "median"}
+
+
+# ---------------------------------------------------------------- kernel banks
+
+
+def test_bank_gaussian_relative_and_blocks(rng):
+    from lorak.kernels import KernelBank
+
+    X = rng.standard_normal((300, 4))
+    Z = rng.standard_normal((20, 4))
+    bank = KernelBank.gaussian()
+    assert len(bank) == 9 and not bank.is_resolved
+    with pytest.raises(RuntimeError, match="resolve"):
+        bank.blocks(X, Z)
+    rb = bank.resolve(X)
+    b0 = mean_pairwise_sq_dist(X)
+    np.testing.assert_allclose([k.bandwidth for k in rb], b0 * 2.0 ** np.arange(-4, 5))
+    with config_context(memory_budget=2**16):
+        blocks = rb.blocks(X, Z)
+    for k, B in zip(rb, blocks, strict=True):
+        np.testing.assert_allclose(B, gaussian_dense(X, Z, k.bandwidth), atol=1e-12)
+
+
+def test_bank_mixed_and_sigmas(rng):
+    from lorak.kernels import KernelBank
+
+    X = rng.standard_normal((40, 3))
+    bank = KernelBank(["linear", Gaussian(bandwidth=2.0)])
+    B = bank.blocks(X, X[:5])
+    np.testing.assert_allclose(B[0], X @ X[:5].T)
+    np.testing.assert_allclose(B[1], gaussian_dense(X, X[:5], 2.0), atol=1e-12)
+    s = KernelBank.gaussian_sigmas([1.0, 10.0])
+    assert [k.bandwidth for k in s] == [2.0, 200.0]
+    assert [d.shape for d in bank.diag(X)] == [(40,), (40,)]
+
+
+def test_bank_errors():
+    from lorak.kernels import KernelBank
+
+    with pytest.raises(ValueError, match="at least one kernel"):
+        KernelBank([])
+    with pytest.raises(ValueError, match="at least one kernel"):
+        KernelBank.gaussian(factors=[])
+    with pytest.raises(ValueError, match="positive"):
+        KernelBank.gaussian(factors=[1.0, -2.0])
+    with pytest.raises(ValueError, match="either bandwidths or factors"):
+        KernelBank.gaussian(factors=[1.0], bandwidths=[1.0])
+    with pytest.raises(ValueError, match="unknown kernel"):
+        KernelBank(["nope"])

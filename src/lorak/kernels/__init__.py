@@ -12,6 +12,7 @@ array([[1.    , 0.1353],
 """
 
 from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
+from ._bank import KernelBank
 from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
 from ._kernels import (
     KERNELS,
@@ -32,6 +33,7 @@ __all__ = [
     "Gaussian",
     "InverseDistance",
     "Kernel",
+    "KernelBank",
     "Laplacian",
     "Linear",
     "Polynomial",
