@@ -1,22 +1,39 @@
 """lorak — LOw-RAnk Kernels.
 
-Low-rank kernel factors (Nyström with chosen landmarks, incomplete Cholesky, exact
-eigen) as scikit-learn transformers whose ``transform(X)`` returns rows G with
-G Gᵀ ≈ K, and the tools around them (kernels, landmark strategies, metrics,
-datasets, benchmarks).
+Low-rank kernel factors as scikit-learn transformers whose ``transform(X)`` returns
+rows G with G Gᵀ ≈ K — unsupervised (Nyström with chosen landmarks, incomplete
+Cholesky, exact eigen) and learned from side information (generalized Nyström from
+labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — and the
+downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means).
 """
 
+from . import constraints
 from ._config import config_context, get_config, set_config
+from .csi import CSI
 from .estimators import ExactEigen, IncompleteCholesky, Nystroem
+from .mkl import LowRankMKLClassifier
+from .models import LSSVC, LSSVR, KernelKMeans, LowRankKernelPCA
+from .npkl import SimpleNPKL
+from .semi_supervised import GeneralizedNystroem, SemiSupervisedFactorClassifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "CSI",
+    "LSSVC",
+    "LSSVR",
     "ExactEigen",
+    "GeneralizedNystroem",
     "IncompleteCholesky",
+    "KernelKMeans",
+    "LowRankKernelPCA",
+    "LowRankMKLClassifier",
     "Nystroem",
+    "SemiSupervisedFactorClassifier",
+    "SimpleNPKL",
     "__version__",
     "config_context",
+    "constraints",
     "get_config",
     "set_config",
 ]

@@ -1,4 +1,4 @@
-"""Approximation errors, quantization error and kernel alignment.
+"""Approximation errors, quantization error, kernel alignment, pairwise cluster accuracy.
 
 Functions taking a kernel and data never form the n × n matrix: they stream row
 chunks of K (O(n·chunk) memory). Alignment has a factor form for K = G Gᵀ:
@@ -12,6 +12,7 @@ from ._alignment import (
     factor_alignment,
     ideal_kernel_factor,
 )
+from ._cluster import pairwise_cluster_accuracy
 from ._errors import approximation_error, frobenius_error, trace_error
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "factor_alignment",
     "frobenius_error",
     "ideal_kernel_factor",
+    "pairwise_cluster_accuracy",
     "quantization_error",
     "trace_error",
 ]

@@ -1,0 +1,198 @@
+"""Time of CSI against incomplete Cholesky at the same rank (issue #6: ≤ 3×).
+
+At n = 20000 and rank m = 100 (δ = 40, κ = 0.99, tol = 0 so both reach the rank) on
+ringnorm (20 features; cheap kernel columns) and, with LORAK_DATA, on a9a (123 binary
+features, 20000 rows of the training set). Both estimators get the same resolved
+Gaussian kernel, exp(−‖x−y‖²/b) with b = mean squared distance after scaling to unit
+variance. Timings are ``fit`` (validation, kernel columns, the decomposition and the
+inductive normalization), the median of ``--repeats`` runs taken alternately in this
+process, with one BLAS thread (the machine is shared; ``--threads`` to change).
+Also measured: CSI with δ = 20 and δ = 0, and the share of CSI's time in its parts
+(kernel columns, Cholesky + QR steps, transpositions, gain updates), from one
+instrumented run.
+
+The paper's cost is O((m + δ)²n) for CSI against O(m²n) for ICD: at m = 100, δ = 40
+CSI computes 140 kernel columns (ICD 100) and does its Cholesky steps on up to 140
+columns plus one pass for the QR update (ICD: one pass on up to 100), so ≈ 2–4× is
+the floor of any implementation of the algorithm before its look-ahead bookkeeping.
+
+Usage: python benchmarks/bench_csi.py [--n 20000] [--rank 100] [--repeats 3] [--quick]
+Writes benchmarks/out/bench_csi.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import lorak
+import lorak.learn._csi as csi_module
+from lorak import IncompleteCholesky
+from lorak.csi import CSI
+from lorak.datasets import load
+from lorak.kernels import Gaussian
+
+HERE = Path(__file__).resolve().parent
+
+
+def scaled(X):
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    sd = X.std(0)
+    return (X - X.mean(0)) / np.where(sd > 0, sd, 1.0)
+
+
+def data_sets(n):
+    out = {}
+    X, y = load("ringnorm", n_samples=n, random_state=0)
+    out["ringnorm"] = (scaled(X), y)
+    if os.environ.get("LORAK_DATA"):
+        d = load("a9a", split="train")
+        keep = np.random.default_rng(0).choice(d.X.shape[0], n, replace=False)
+        out["a9a"] = (scaled(d.X[keep]), np.asarray(d.y)[keep])
+    return out
+
+
+def fit_time(make, X, y=None):
+    gc.collect()
+    est = make()
+    t = time.perf_counter()
+    est.fit(X) if y is None else est.fit(X, y)
+    return time.perf_counter() - t, est
+
+
+def breakdown(kernel, X, y, rank):
+    """Seconds spent in CSI's parts during one run (instrumented wrappers)."""
+    acc = collections.defaultdict(float)
+    cls = csi_module._CSI
+    originals = {}
+
+    def wrap(name):
+        f = getattr(cls, name)
+        originals[name] = f
+
+        def g(self, *a, **k):
+            t = time.perf_counter()
+            try:
+                return f(self, *a, **k)
+            finally:
+                acc[name] += time.perf_counter() - t
+
+        setattr(cls, name, g)
+
+    for name in ("_add_column", "_transpositions", "_apply_rotations", "_select", "_refresh"):
+        wrap(name)
+    kcol = [0.0]
+
+    def column(i):
+        t = time.perf_counter()
+        c = kernel(X, X[i : i + 1]).ravel()
+        kcol[0] += time.perf_counter() - t
+        return c
+
+    try:
+        Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
+        t = time.perf_counter()
+        csi_module.csi(kernel.diag(X), column, Y, rank, lookahead=40, tol=0.0)
+        total = time.perf_counter() - t
+    finally:
+        for name, f in originals.items():
+            setattr(cls, name, f)
+    parts = {
+        "kernel_columns": kcol[0],
+        "cholesky_and_qr_steps": acc["_add_column"] - kcol[0],
+        "transpositions_small_blocks": acc["_transpositions"],
+        "transpositions_n_sized_rotations": acc["_apply_rotations"],
+        "gain_selection": acc["_select"],
+        "exact_gain_refresh": acc["_refresh"],
+    }
+    parts["gain_updates_and_rest"] = total - sum(parts.values())
+    return {"total": total, "parts": {k: round(v, 4) for k, v in parts.items()}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--rank", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="n = 5000, one repeat")
+    ap.add_argument("--out", type=Path, default=HERE / "out" / "bench_csi.json")
+    args = ap.parse_args()
+    if args.quick:
+        args.n, args.repeats = 5000, 1
+    m = args.rank
+    results = []
+    with threadpool_limits(args.threads):
+        for name, (X, y) in data_sets(args.n).items():
+            kernel = Gaussian(bandwidth="mean_pairwise").resolve(X)
+            makers = {
+                "icd": lambda k=kernel: IncompleteCholesky(kernel=k, n_components=m),
+                "csi_delta40": lambda k=kernel: CSI(kernel=k, n_components=m, tol=0.0),
+                "csi_delta20": lambda k=kernel: CSI(
+                    kernel=k, n_components=m, lookahead=20, tol=0.0
+                ),
+                "csi_delta0": lambda k=kernel: CSI(kernel=k, n_components=m, lookahead=0, tol=0),
+            }
+            times = {k: [] for k in makers}
+            info = {}
+            for _ in range(args.repeats):
+                for key, make in makers.items():
+                    t, est = fit_time(make, X, None if key == "icd" else y)
+                    times[key].append(t)
+                    if key != "icd":
+                        info[key] = {
+                            "kernel_columns": est.n_kernel_columns_,
+                            "lookahead_hits": int(est.lookahead_hit_.sum()),
+                            "prediction_error_at_rank": float(est.prediction_error_[-1]),
+                        }
+                    else:
+                        info[key] = {"kernel_columns": m}
+            med = {k: float(np.median(v)) for k, v in times.items()}
+            row = {
+                "dataset": name,
+                "n": int(X.shape[0]),
+                "features": int(X.shape[1]),
+                "rank": m,
+                "median_seconds": med,
+                "all_seconds": times,
+                "ratio_csi_over_icd": {k: med[k] / med["icd"] for k in med if k.startswith("csi")},
+                "info": info,
+                "csi_breakdown_delta40": breakdown(kernel, X, y, m),
+            }
+            results.append(row)
+            r = row["ratio_csi_over_icd"]
+            print(
+                f"{name} n={row['n']} d={row['features']} rank={m}: ICD {med['icd']:.2f}s, "
+                f"CSI(δ=40) {med['csi_delta40']:.2f}s → ratio {r['csi_delta40']:.2f}× "
+                f"(δ=20: {r['csi_delta20']:.2f}×, δ=0: {r['csi_delta0']:.2f}×)"
+            )
+            print("  CSI δ=40 breakdown (s):", row["csi_breakdown_delta40"]["parts"])
+    doc = {
+        "issue": "#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
+        "settings": vars(args) | {"out": str(args.out)},
+        "environment": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "lorak": lorak.__version__,
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "load_average": os.getloadavg(),
+        },
+        "results": results,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

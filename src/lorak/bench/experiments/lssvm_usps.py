@@ -1,0 +1,418 @@
+"""``lssvm-usps``: Zhang, Tsang & Kwok (2008), §4.3, Table 4 — LS-SVM on low-rank factors.
+
+Eleven USPS digit pairs (1-7, 2-3, 2-5, 3-8, 5-8, 6-8, 8-9, 2-7, 3-5, 4-7, 5-6): train on
+the pair's rows of the ``usps`` training set, test on its rows of the test set (LIBSVM
+USPS, 7291 + 2007 rows). LS-SVM with C = 0.5 and the Gaussian exp(−‖x−y‖²/γ), γ = the
+mean squared distance of the training pair to its mean; m ∈ {0.05 n, 0.1 n} with n the
+training-pair size. Score: test error (%). 20 repetitions of the randomized factors.
+
+Methods: ``exact`` (the dense LS-SVM, :func:`lorak.models.lssvm_fit_dense`), ``svd``
+(the best rank-m factor: top m eigenpairs of K), ``kmeans``, ``uniform``,
+``column_norm`` (Drineas–Mahoney) Nyström, ``icd`` (pivoted incomplete Cholesky). Every
+factor goes through the same :class:`lorak.models.LSSVC` (Woodbury, O(m²n)); exact, svd
+and icd are deterministic (one run).
+
+Decisions
+---------
+- Labels: the first digit of the pair is +1, the second −1.
+- The exact LS-SVM does not depend on m; it is solved once per pair and its time is
+  reported for both grid points.
+- Seconds are training time (factor + LS-SVM); prediction is not timed.
+- ``--quick`` without LORAK_DATA runs on pairs of scikit-learn's 8 × 8 ``digits``
+  (first 2/3 of each pair's rows train, the rest test): stand-ins without paper numbers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache, partial
+
+import numpy as np
+
+from ...estimators import ExactEigen, IncompleteCholesky, Nystroem
+from ...kernels import Gaussian, kernel_block
+from ...models import LSSVC, lssvm_fit_dense
+from .._reference import load_reference
+from .._report import fmt_num, markdown_table, summary_text
+from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
+
+__all__ = ["EXPERIMENT", "PAIRS", "kmeans_counts", "load_pair", "table4_rows"]
+
+C = 0.5
+PAIRS = ("1-7", "2-3", "2-5", "3-8", "5-8", "6-8", "8-9", "2-7", "3-5", "4-7", "5-6")
+QUICK_PAIRS = ("1-7", "3-8", "5-6")
+RATIOS = (0.05, 0.1)
+METHOD_ORDER = ("exact", "svd", "kmeans", "uniform", "column_norm", "icd")
+APPROX = ("kmeans", "uniform", "column_norm", "icd")
+RANDOMIZED = ("kmeans", "uniform", "column_norm")
+PAPER_KEYS = {
+    "svd": "svd",
+    "kmeans": "kmeans_nystrom",
+    "uniform": "uniform_nystrom",
+    "column_norm": "column_norm",
+    "icd": "icd",
+}
+
+
+# ---------------------------------------------------------------- data
+
+
+@lru_cache(maxsize=2)
+def _usps(data_home):
+    from ...datasets import load
+
+    tr = load("usps", split="train", data_home=data_home)
+    te = load("usps", split="test", data_home=data_home)
+    return _dense(tr.X), np.asarray(tr.y), _dense(te.X), np.asarray(te.y)
+
+
+@lru_cache(maxsize=1)
+def _digits():
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return d.data.astype(np.float64), d.target
+
+
+def _dense(X):
+    X = X.toarray() if hasattr(X, "toarray") else X
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _select(X, y, a, b):
+    keep = (y == a) | (y == b)
+    return np.ascontiguousarray(X[keep]), np.where(y[keep] == a, 1, -1)
+
+
+def load_pair(pair: str, data_home=None, *, source: str = "usps"):
+    """``(X_train, y_train, X_test, y_test)`` of a digit pair "a-b" (a → +1, b → −1)."""
+    a, b = (int(t) for t in pair.split("-"))
+    if source == "usps":
+        Xtr, ytr, Xte, yte = _usps(None if data_home is None else str(data_home))
+        return (*_select(Xtr, ytr, a, b), *_select(Xte, yte, a, b))
+    X, y = _digits()
+    Xp, yp = _select(X, y, a, b)
+    cut = (2 * len(yp)) // 3
+    return Xp[:cut], yp[:cut], Xp[cut:], yp[cut:]
+
+
+def _loader(spec: DatasetSpec, data_home, *, source) -> LoadedData:
+    Xtr, ytr, Xte, yte = load_pair(spec.display.split()[-1], data_home, source=source)
+    return LoadedData(
+        spec=spec,
+        X=Xtr,
+        y=ytr,
+        X_test=Xte,
+        y_test=yte,
+        meta={"split": "train/test", "source": source, "n_test": len(yte)},
+    )
+
+
+DATASETS = tuple(
+    DatasetSpec("usps", label=p, loader=partial(_loader, source="usps")) for p in PAIRS
+)
+STAND_INS = tuple(
+    DatasetSpec(
+        "digits", label=f"digits {p}", loader=partial(_loader, source="digits"), stand_in=True
+    )
+    for p in QUICK_PAIRS
+)
+
+
+def _prepare(data) -> dict:
+    kernel = Gaussian(bandwidth="mean_to_centroid").resolve(data.X)
+    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth)}
+
+
+def _params(p, data):
+    return {**p, "m": max(1, round(p["ratio"] * data.n_samples))}
+
+
+# ---------------------------------------------------------------- methods
+
+
+class _DenseLSSVM:
+    """The exact LS-SVM's predictor: sign(k(x, X) β + b)."""
+
+    def __init__(self, kernel, X, beta, b):
+        self.kernel, self.X, self.beta, self.b = kernel, X, beta, b
+
+    def predict(self, Xn):
+        f = kernel_block(self.kernel, Xn, self.X) @ self.beta[:, 0] + self.b[0]
+        return np.where(f > 0, 1, -1)
+
+
+def _run_exact(task) -> FactorOutput:
+    ctx = task.context
+    if "exact" not in ctx:
+        import time
+
+        t0 = time.perf_counter()
+        X = task.data.X
+        K = kernel_block(ctx["kernel"], X, X)
+        beta, b = lssvm_fit_dense(K, task.data.y, C)
+        del K
+        ctx["exact"] = (_DenseLSSVM(ctx["kernel"], X, beta, b), time.perf_counter() - t0)
+    model, seconds = ctx["exact"]
+    return FactorOutput(estimator=model, seconds=seconds)
+
+
+def _gaussian(task) -> dict:
+    return {"kernel": "gaussian", "bandwidth": task.context["bandwidth"]}
+
+
+def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
+    """Timed step: ``LSSVC(factor, C).fit(X, y)`` (the factor is fitted inside)."""
+
+    def run(task) -> FactorOutput:
+        model = LSSVC(build(task), C=C).fit(task.data.X, task.data.y)
+        return FactorOutput(estimator=model)
+
+    run.__name__ = f"run_{name}"
+    return Method(name, run, deterministic=deterministic, label=label)
+
+
+def _nystrom(landmarks):
+    def build(task):
+        return Nystroem(
+            **_gaussian(task),
+            n_components=task.params["m"],
+            landmarks=landmarks,
+            random_state=task.seed,
+        )
+
+    return build
+
+
+def _svd(task):
+    return ExactEigen(**_gaussian(task), n_components=task.params["m"])
+
+
+def _icd(task):
+    return IncompleteCholesky(**_gaussian(task), n_components=task.params["m"])
+
+
+EXACT = Method("exact", _run_exact, deterministic=True, label="exact LS-SVM")
+SVD = _lssvm_method("svd", _svd, label="SVD (rank m)", deterministic=True)
+KMEANS = _lssvm_method("kmeans", _nystrom("kmeans"), label="k-means Nyström")
+UNIFORM = _lssvm_method("uniform", _nystrom("uniform"), label="uniform Nyström")
+COLUMN_NORM = _lssvm_method("column_norm", _nystrom("column_norm"), label="Drineas–Mahoney")
+ICD = _lssvm_method("icd", _icd, label="ICD", deterministic=True)
+
+
+def _test_error(out: FactorOutput, task) -> float:
+    pred = out.estimator.predict(task.data.X_test)
+    return 100.0 * float(np.mean(pred != task.data.y_test))
+
+
+# ---------------------------------------------------------------- reference and checks
+
+
+def _paper_table() -> dict:
+    return load_reference("improved_nystrom")["table4_lssvm_usps_pairs"]["table"]
+
+
+def _ratio_key(ratio) -> str:
+    return f"m_{float(ratio):g}n"
+
+
+def _reference(dataset, method, params, metric):
+    if metric != "test_error" or dataset not in PAIRS:
+        return None
+    t = _paper_table()
+    i = t["pairs"].index(dataset)
+    if method == "exact":
+        return {"mean": t["exact_lssvm_test_error_pct"][i], "source": "Table 4, LS-SVM"}
+    key = PAPER_KEYS.get(method)
+    block = t.get(_ratio_key(params.get("ratio")), {})
+    if key is None or key not in block:
+        return None
+    entry = dict(block[key][i])
+    entry["source"] = f"Table 4, {_ratio_key(params.get('ratio'))}"
+    return entry
+
+
+def table4_rows(result) -> list[dict]:
+    """One row per (pair, ratio): ``{method: (mean, std)}`` of ours and of the paper."""
+    rows = []
+    t = _paper_table()
+    for label in result.dataset_labels("table4"):
+        stand_in = result.is_stand_in("table4", label)
+        by_ratio: dict = {}
+        for r in result.select(part="table4", dataset=label, metric="test_error"):
+            if r["mean"] is None:
+                continue
+            ratio = r["params"]["ratio"]
+            d = by_ratio.setdefault(ratio, {"m": r["params"]["m"], "ours": {}, "paper": {}})
+            d["ours"][r["method"]] = (r["mean"], r["std"], r["reps"])
+        for ratio, d in sorted(by_ratio.items()):
+            if not stand_in and label in t["pairs"]:
+                i = t["pairs"].index(label)
+                d["paper"]["exact"] = (t["exact_lssvm_test_error_pct"][i], None, 1)
+                for ours_name, key in PAPER_KEYS.items():
+                    e = t.get(_ratio_key(ratio), {}).get(key)
+                    if e is not None:
+                        d["paper"][ours_name] = (e[i]["mean"], e[i].get("std"), None)
+            rows.append({"pair": label, "ratio": ratio, "stand_in": stand_in, **d})
+    return rows
+
+
+def _lt(t, a, b):
+    return a in t and b in t and t[a][0] < t[b][0]
+
+
+def kmeans_counts(rows, key: str) -> dict:
+    """Rows (pair × ratio) where kmeans' mean error is below uniform's, column_norm's,
+    ICD's, and the lowest of the four approximations (ties are not wins)."""
+    c = {"kmeans<uniform": 0, "kmeans<column_norm": 0, "kmeans<icd": 0, "kmeans best": 0, "n": 0}
+    for row in rows:
+        t = row[key]
+        if "kmeans" not in t:
+            continue
+        c["n"] += 1
+        c["kmeans<uniform"] += _lt(t, "kmeans", "uniform")
+        c["kmeans<column_norm"] += _lt(t, "kmeans", "column_norm")
+        c["kmeans<icd"] += _lt(t, "kmeans", "icd")
+        c["kmeans best"] += all(_lt(t, "kmeans", o) for o in APPROX if o != "kmeans" and o in t)
+    return c
+
+
+def _cell(e) -> str:
+    if e is None:
+        return "—"
+    mean, std, reps = e
+    if std and (reps is None or reps > 1):
+        return f"{mean:.2f} ± {std:.2f}"
+    return f"{mean:.2f}"
+
+
+def _checks(result) -> str:
+    rows = table4_rows(result)
+    if not rows:
+        return ""
+    out = [
+        "### Table 4 side by side: test error % (ours / paper)",
+        "",
+        f"LS-SVM, C = {C}; mean ± std over the repetitions of the randomized factors.",
+        "",
+    ]
+    methods = [m for m in METHOD_ORDER if any(m in r["ours"] for r in rows)]
+    for ratio in sorted({r["ratio"] for r in rows}):
+        sub = [r for r in rows if r["ratio"] == ratio]
+        out += [f"**m = {fmt_num(ratio)} n**", ""]
+        body = [
+            [
+                r["pair"] + (" (stand-in)" if r["stand_in"] else ""),
+                str(r["m"]),
+                *[f"{_cell(r['ours'].get(m))} / {_cell(r['paper'].get(m))}" for m in methods],
+            ]
+            for r in sub
+        ]
+        out += [markdown_table(["pair", "m", *methods], body), ""]
+    paper_rows = [r for r in rows if not r["stand_in"]]
+    rel = ("kmeans<uniform", "kmeans<column_norm", "kmeans<icd", "kmeans best")
+    out += ["### Does k-means beat the other landmarks? (rows = pair × m)", ""]
+    if paper_rows:
+        body = []
+        for ratio in [None, *sorted({r["ratio"] for r in paper_rows})]:
+            sub = [r for r in paper_rows if ratio is None or r["ratio"] == ratio]
+            o, p = kmeans_counts(sub, "ours"), kmeans_counts(sub, "paper")
+            name = "all" if ratio is None else f"m = {fmt_num(ratio)} n"
+            body += [[name, k, f"{o[k]}/{o['n']}", f"{p[k]}/{p['n']}"] for k in rel]
+        out += [markdown_table(["rows", "relation", "ours", "paper"], body), ""]
+        o = kmeans_counts(paper_rows, "ours")
+        p = kmeans_counts(paper_rows, "paper")
+        out.append(
+            f"k-means landmarks have the lowest mean error of the four approximations on "
+            f"{o['kmeans best']}/{o['n']} rows (paper: {p['kmeans best']}/{p['n']}); they beat "
+            f"uniform on {o['kmeans<uniform']}/{o['n']} (paper {p['kmeans<uniform']}) and "
+            f"column_norm on {o['kmeans<column_norm']}/{o['n']} (paper "
+            f"{p['kmeans<column_norm']})."
+        )
+    else:
+        o = kmeans_counts(rows, "ours")
+        out.append(
+            f"Stand-ins only: kmeans < uniform on {o['kmeans<uniform']}/{o['n']}, "
+            f"kmeans < column_norm on {o['kmeans<column_norm']}/{o['n']} (no paper rows)."
+        )
+    return "\n".join(out)
+
+
+def _summary(result) -> str:
+    return summary_text(result) + "\n\n" + _checks(result)
+
+
+# ---------------------------------------------------------------- plots
+
+
+def _plots(result, out_dir):
+    import matplotlib.pyplot as plt
+
+    rows = table4_rows(result)
+    if not rows:
+        return []
+    ratios = sorted({r["ratio"] for r in rows})
+    names = {m.name: m.display for m in result.experiment.part("table4").methods}
+    methods = [
+        m
+        for m in ("svd", "kmeans", "uniform", "column_norm", "icd")
+        if any(m in r["ours"] for r in rows)
+    ]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(11, 3.4 * len(ratios)), squeeze=False)
+    for ax, ratio in zip(axes[:, 0], ratios, strict=True):
+        sub = [r for r in rows if r["ratio"] == ratio]
+        x = np.arange(len(sub))
+        width = 0.8 / len(methods)
+        for j, m in enumerate(methods):
+            pos = x - 0.4 + width * (j + 0.5)
+            mean = np.array([r["ours"].get(m, (np.nan, 0, 0))[0] for r in sub], dtype=float)
+            std = np.array([r["ours"].get(m, (np.nan, 0, 0))[1] or 0 for r in sub], dtype=float)
+            ax.bar(pos, mean, width, yerr=std, capsize=2, label=names.get(m, m))
+            paper = np.array([r["paper"].get(m, (np.nan,))[0] for r in sub], dtype=float)
+            ax.scatter(
+                pos, paper, marker="_", s=90, color="k", zorder=3, label="paper" if j == 0 else None
+            )
+        exact = np.array([r["ours"].get("exact", (np.nan,))[0] for r in sub], dtype=float)
+        ax.scatter(x, exact, marker="*", color="crimson", zorder=4, label="exact LS-SVM (ours)")
+        ax.set_xticks(x)
+        ax.set_xticklabels([r["pair"] for r in sub], fontsize=8)
+        ax.set_ylabel("test error %", fontsize=8)
+        ax.set_title(f"m = {fmt_num(ratio)} n", fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0, 0].legend(fontsize=7, ncol=4)
+    fig.suptitle(
+        "Table 4: LS-SVM on USPS pairs (bars: ours, mean ± std; black: paper)", fontsize=10
+    )
+    fig.tight_layout()
+    path = out_dir / "table4_lssvm.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [("Table 4: test error per digit pair", path.name)]
+
+
+# ---------------------------------------------------------------- the experiment
+
+TABLE4 = Part(
+    name="table4",
+    description="LS-SVM test error on USPS digit pairs, C = 0.5, m ∈ {0.05 n, 0.1 n} (Table 4)",
+    datasets=DATASETS,
+    quick_datasets=STAND_INS,
+    grid=tuple({"ratio": r} for r in RATIOS),
+    resolve_params=_params,
+    methods=(EXACT, SVD, KMEANS, UNIFORM, COLUMN_NORM, ICD),
+    metrics=(Metric("test_error", _test_error),),
+    reps=20,
+    quick_reps=3,
+    prepare=_prepare,
+)
+
+EXPERIMENT = Experiment(
+    name="lssvm-usps",
+    description="LS-SVM on low-rank factors, USPS digit pairs (Zhang, Tsang & Kwok 2008, Table 4)",
+    parts=(TABLE4,),
+    reference=_reference,
+    checks=_checks,
+    plots=_plots,
+    summary=_summary,
+    paper="K. Zhang, I. W. Tsang, J. T. Kwok, Improved Nyström low-rank approximation and "
+    "error analysis, ICML 2008, §4.3 (Table 4)",
+)

@@ -1,0 +1,483 @@
+"""k-means centres as Nyström landmarks (Zhang, Tsang & Kwok 2008, "Improved Nyström").
+
+MEASUREMENTS_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+__all__ = ["INIT_METHODS", "kmeans_landmarks"]
+
+logger = logging.getLogger("lorak.landmarks")
+
+#: Valid values of ``init``; ``"auto"`` resolves to :data:`_AUTO_INIT`.
+INIT_METHODS = ("auto", "k-means++", "subsample++", "random")
+_AUTO_INIT = "subsample++"
+
+# Default subsample for "subsample++": min(n, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * k)).
+_SAMPLE_MIN = 2000
+_SAMPLE_PER_CENTER = 10
+# "subsample++" seeds on the sample's projection onto this many principal directions.
+_SKETCH_DIM = 64
+
+# Rows of X @ Cᵀ computed at once: about 2**21 entries (8 MB in float32) per block.
+_BLOCK_ENTRIES = 2**21
+# float64 data of at most this many entries is converted to the compute dtype once;
+# larger data block by block.
+_CONVERT_ONCE_ENTRIES = 2**24
+# Rows per block of the thin products with the centres that moved most.
+_THIN_BLOCK_ROWS = 16384
+# Bound-based pruning (see _Lloyd) needs enough centres to pay for its bookkeeping.
+_PRUNE_MIN_CENTERS = 32
+_PRUNE_MAX_MOVERS = 64
+# Attempt a pruned E-step only when at least this fraction of rows is expected to be
+# skipped; otherwise a plain E-step is cheaper.
+_PRUNE_MIN_SKIP = 0.1
+
+
+def default_init_sample(n_samples: int, n_landmarks: int) -> int:
+    """Subsample size of ``init="subsample++"`` when ``init_sample`` is None."""
+    return int(min(n_samples, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * n_landmarks)))
+
+
+def kmeans_landmarks(
+    X,
+    n_landmarks,
+    *,
+    rng,
+    max_iter=10,
+    init="auto",
+    init_sample=None,
+    tol=0.0,
+    return_labels=False,
+):
+    """k-means cluster centres, for use as Nyström landmarks.
+
+    Seeding (``init``) followed by at most ``max_iter`` Lloyd iterations on all rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float32 or float64, or scipy.sparse matrix
+        The data, already validated by the caller (finite, 2-D, ``n >= n_landmarks``).
+        Not modified.
+    n_landmarks : int
+        Number of centres k.
+    rng : numpy.random.Generator
+        Source of all randomness; the same Generator state gives the same output.
+    max_iter : int, default=10
+        Maximum number of Lloyd iterations (assignment + update) on all rows; the
+        paper caps it at 10. Zero returns the seeds.
+    init : {"auto", "k-means++", "subsample++", "random"}, default="auto"
+        Seeding. ``"k-means++"``: greedy k-means++ (2 + ⌊ln k⌋ candidates per centre,
+        scikit-learn's default) on all rows. ``"subsample++"``: the same on
+        ``init_sample`` rows drawn at random. ``"random"``: k distinct rows.
+        ``"auto"``: the measured choice, currently ``"subsample++"``.
+    init_sample : int, optional
+        Subsample size of ``"subsample++"`` (at least k is used). Default
+        ``min(n, max(2000, 10 k))``.
+    tol : float, default=0.0
+        Stop when the squared centre shift, summed over centres, is at most ``tol``
+        times the mean feature variance of X (scikit-learn's convention). Lloyd also
+        stops when no assignment changes.
+    return_labels : bool, default=False
+        Also return the final assignment of every row in ``info["labels"]``.
+
+    Returns
+    -------
+    centers : ndarray of shape (n_landmarks, d)
+        Dense, in X's float dtype (float32 stays float32).
+    info : dict
+        ``n_iter`` (Lloyd iterations run), ``inertia`` (Σᵢ ‖xᵢ − c(xᵢ)‖² over all rows,
+        nearest centre c, after the final centres), ``init`` (the method used),
+        ``init_sample`` (rows seeded on), ``init_seconds``, ``lloyd_seconds``,
+        ``skipped`` (mean fraction of rows whose assignment the bounds settled without
+        distances, per iteration), and ``labels`` when ``return_labels``.
+    """
+    return _kmeans(
+        X,
+        n_landmarks,
+        rng=rng,
+        max_iter=max_iter,
+        init=init,
+        init_sample=init_sample,
+        tol=tol,
+        return_labels=return_labels,
+    )
+
+
+def _kmeans(
+    X,
+    n_landmarks,
+    *,
+    rng,
+    max_iter=10,
+    init="auto",
+    init_sample=None,
+    tol=0.0,
+    return_labels=False,
+    n_trials=None,
+    prune=True,
+    compute_dtype=np.float32,
+    sketch=_SKETCH_DIM,
+):
+    """:func:`kmeans_landmarks` with knobs for the study script.
+
+    ``n_trials``: k-means++ candidates per centre (None: 2 + ⌊ln k⌋); ``prune``: use
+    the distance bounds in Lloyd; ``sketch``: dimension of the principal-component
+    sketch ``"subsample++"`` seeds on (None: none); ``compute_dtype``: dtype of the
+    distance products (float32: float64 input is multiplied in float32, updates stay
+    in float64).
+    """
+    if init not in INIT_METHODS:
+        valid = ", ".join(repr(m) for m in INIT_METHODS)
+        raise ValueError(f"unknown init {init!r}; valid names are {valid}")
+    method = _AUTO_INIT if init == "auto" else init
+    X = _as_float(X)
+    n = X.shape[0]
+    k = int(n_landmarks)
+    if not 1 <= k <= n:
+        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+
+    t0 = time.perf_counter()
+    lloyd = _Lloyd(X, k, compute_dtype=compute_dtype)
+    with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
+        centers, m = _seed(X, k, rng, method, init_sample, n_trials, lloyd.cdt, sketch)
+    t1 = time.perf_counter()
+    centers, labels, n_iter = lloyd.run(centers, max_iter, tol, prune=prune)
+    skipped = float(np.mean(lloyd.skipped)) if lloyd.skipped else 0.0
+    centers = centers.astype(X.dtype)
+    inertia = lloyd.inertia(centers, labels)
+    t2 = time.perf_counter()
+    logger.debug(
+        "kmeans: k=%d init=%s (%.2fs) lloyd %d iterations (%.2fs), inertia %.6g",
+        k,
+        method,
+        t1 - t0,
+        n_iter,
+        t2 - t1,
+        inertia,
+    )
+    info = {
+        "n_iter": n_iter,
+        "inertia": inertia,
+        "init": method,
+        "init_sample": m,
+        "init_seconds": t1 - t0,
+        "lloyd_seconds": t2 - t1,
+        "skipped": skipped,
+    }
+    if return_labels:
+        info["labels"] = labels
+    return centers, info
+
+
+def _as_float(X):
+    if sp.issparse(X):
+        X = X.tocsr()
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        return X
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X
+
+
+def _dense(A):
+    return A.toarray() if sp.issparse(A) else A
+
+
+# ---------------------------------------------------------------------------------------
+# Seeding
+
+
+def _seed(X, k, rng, method, init_sample, n_trials, cdt, sketch):
+    """Initial centres (float64, k × d) and the number of rows seeded on (or None)."""
+    n = X.shape[0]
+    if method == "random":
+        idx = np.sort(rng.choice(n, size=k, replace=False))
+        return np.asarray(_dense(X[idx]), dtype=np.float64), None
+    if method == "k-means++":
+        m, sample, sketch = n, X, None
+    else:
+        m = default_init_sample(n, k) if init_sample is None else int(init_sample)
+        m = min(n, max(m, k))
+        sample = X if m == n else X[np.sort(rng.choice(n, size=m, replace=False))]
+    if k >= m:  # every row is a centre
+        chosen = rng.permutation(m)
+    else:
+        chosen = _greedy_kmeanspp(_seeding_rows(sample, cdt, sketch, rng), k, rng, n_trials)
+    return np.asarray(_dense(sample[chosen]), dtype=np.float64), m
+
+
+def _seeding_rows(S, cdt, sketch, rng):
+    """The rows k-means++ measures distances between: centred, in ``cdt``, sketched.
+
+    With ``sketch`` = p < d/2 (dense S), the centred rows are projected on their p
+    leading principal directions (randomized range finder, one power iteration).
+    """
+    if sp.issparse(S):
+        return S.astype(cdt)
+    Z = S.astype(cdt)  # a copy: S may be X itself
+    Z -= S.mean(axis=0, dtype=np.float64).astype(cdt)
+    m, d = Z.shape
+    if not sketch or 2 * sketch > d or m <= sketch:
+        return Z
+    q = min(d, sketch + 10)
+    Q, _ = np.linalg.qr(Z @ rng.standard_normal((d, q)).astype(cdt))
+    Q, _ = np.linalg.qr(Z @ (Z.T @ Q))
+    _, _, Vt = np.linalg.svd(Q.T @ Z, full_matrices=False)
+    return Z @ np.ascontiguousarray(Vt[:sketch].T)
+
+
+def _greedy_kmeanspp(S, k, rng, n_trials=None):
+    """Greedy k-means++ (Arthur & Vassilvitskii 2007): indices of k rows of S.
+
+    Each new centre is the best, by potential Σᵢ minⱼ ‖sᵢ − cⱼ‖², of ``n_trials``
+    (default 2 + ⌊ln k⌋) candidates drawn with probability ∝ the squared distance to
+    the nearest centre so far. One step is one product of the rows with the
+    candidates. S: dense (m × p) or CSR.
+    """
+    m = S.shape[0]
+    t = 2 + int(math.log(k)) if n_trials is None else max(1, int(n_trials))
+    if sp.issparse(S):
+        sq = np.asarray(S.multiply(S).sum(axis=1)).ravel()
+    else:
+        sq = np.einsum("ij,ij->i", S, S)
+    sq = sq.astype(S.dtype)
+
+    def sqdist(idx):  # (len(idx), m)
+        C = _dense(S[idx])
+        D = (S @ C.T).T if sp.issparse(S) else C @ S.T
+        D *= -2.0
+        D += sq[idx, None]
+        D += sq
+        return np.maximum(D, 0.0, out=D)
+
+    chosen = np.empty(k, dtype=np.intp)
+    chosen[0] = rng.integers(m)
+    closest = sqdist(chosen[:1])[0]
+    for c in range(1, k):
+        cum = np.cumsum(closest, dtype=np.float64)
+        if cum[-1] > 0.0:
+            cand = np.searchsorted(cum, rng.random(t) * cum[-1], side="right")
+            np.minimum(cand, m - 1, out=cand)
+        else:  # every row coincides with a centre: any row will do
+            cand = rng.integers(m, size=t)
+        D = sqdist(cand)
+        np.minimum(D, closest, out=D)
+        best = int(np.argmin(D.sum(axis=1, dtype=np.float64)))
+        chosen[c] = cand[best]
+        closest = D[best].copy()
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------
+# Lloyd
+
+
+class _Lloyd:
+    """Blocked Lloyd iterations on X with distance bounds that skip settled rows.
+
+    Distances use ‖x − c‖² = ‖x − μ‖² + (‖c − μ‖² + 2μᵀ(c − μ)) − 2xᵀ(c − μ), with μ the
+    mean of X: the product is taken against centred centres, so a large common offset
+    in the data costs no precision, and X itself is never copied or centred.
+
+    Pruning (exact, in the manner of Hamerly 2010): each row keeps an upper bound u on
+    the distance to its centre and a lower bound l on the distance to any other centre.
+    After an update moving centre j by δⱼ, u grows by δ of its own centre and l shrinks
+    by the largest δ among all but the ``_PRUNE_MAX_MOVERS`` centres that moved most;
+    distances to those are computed exactly (a thin product). Rows with u ≤ l keep
+    their centre; the others get their exact u, and those still in doubt a full
+    distance row. Bounds come from the same float products as a plain assignment, so
+    skipping changes only rounding-level ties.
+    """
+
+    def __init__(self, X, k, *, compute_dtype=np.float32):
+        self.X = X
+        self.sparse = sp.issparse(X)
+        self.dtype = X.dtype
+        cdt = np.dtype(compute_dtype)
+        if cdt.itemsize > X.dtype.itemsize:
+            cdt = X.dtype
+        self.cdt = cdt
+        # Products are taken with Xc (X itself when the dtypes agree).
+        self.Xc = X if X.dtype == cdt else None
+        n, d = X.shape
+        self.n, self.d, self.k = n, d, k
+        self.block = int(min(8192, max(128, _BLOCK_ENTRIES // max(k, 1))))
+        if self.sparse:
+            self.mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+            self.xsq = np.maximum(sq - 2.0 * (X @ self.mu) + self.mu @ self.mu, 0.0)
+            if self.Xc is None:
+                self.Xc = X.astype(cdt)
+        else:
+            self.mu = X.mean(axis=0, dtype=np.float64)
+            mu = self.mu.astype(X.dtype)
+            self.xsq = np.empty(n)
+            for s in range(0, n, self.block):
+                R = X[s : s + self.block] - mu
+                self.xsq[s : s + self.block] = np.einsum("ij,ij->i", R, R)
+            if self.Xc is None and n * d <= _CONVERT_ONCE_ENTRIES:
+                self.Xc = X.astype(cdt)
+
+    # -- products ------------------------------------------------------------------------
+
+    def _rows(self, sl):
+        """Rows ``sl`` (slice or index array) of X in the compute dtype."""
+        if self.Xc is not None:
+            return self.Xc[sl]
+        return self.X[sl].astype(self.cdt)
+
+    def _operands(self, C):
+        """(W, b) with ‖x − c_j‖² = xsq + (x W + b)_j; C float64 (m × d)."""
+        Ct = C - self.mu
+        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ self.mu)
+        W = np.ascontiguousarray((-2.0 * Ct).T, dtype=self.cdt)
+        return W, b.astype(self.cdt)
+
+    def _pieces(self, rows, block):
+        if isinstance(rows, slice):
+            return (slice(s, min(s + block, rows.stop)) for s in range(0, rows.stop, block))
+        return (rows[s : s + block] for s in range(0, rows.size, block))
+
+    def _assign(self, W, b, rows, lab, u, l=None):
+        """Nearest centre of ``rows`` (a slice from 0, or indices), in place.
+
+        ``u`` gets the distance to it and, when given, ``l`` the distance to the second
+        nearest.
+        """
+        for dst in self._pieces(rows, self.block):
+            G = self._rows(dst) @ W
+            G += b
+            a = np.argmin(G, axis=1)
+            r = np.arange(G.shape[0])
+            xsq = self.xsq[dst]
+            lab[dst] = a
+            u[dst] = np.sqrt(np.maximum(xsq + G[r, a], 0.0))
+            if l is not None:
+                G[r, a] = np.inf
+                m2 = G.min(axis=1) if G.shape[1] > 1 else np.inf
+                l[dst] = np.sqrt(np.maximum(xsq + m2, 0.0))
+
+    def _dist_to_own(self, C, lab, rows):
+        """Exact ‖x − c(x)‖ for ``rows`` (index array), from differences."""
+        C = C.astype(self.dtype)
+        out = np.empty(rows.size)
+        for s in range(0, rows.size, self.block):
+            r = rows[s : s + self.block]
+            R = _dense(self.X[r]) - C[lab[r]]
+            out[s : s + r.size] = np.einsum("ij,ij->i", R, R)
+        return np.sqrt(out)
+
+    # -- iterations ------------------------------------------------------------------------
+
+    def _update(self, lab, u, C):
+        """New centres (float64) from the assignment; empty clusters are relocated."""
+        k, n = self.k, self.n
+        onehot = sp.csr_matrix(
+            (np.ones(n, dtype=self.dtype), lab, np.arange(n + 1)), shape=(n, k)
+        ).T.tocsr()
+        sums = np.asarray(_dense(onehot @ self.X), dtype=np.float64)
+        counts = np.bincount(lab, minlength=k).astype(np.float64)
+        moved = np.empty(0, dtype=np.intp)
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            # Relocate to the rows farthest from their centres (by their upper bound);
+            # the rows leave their old clusters.
+            e = min(empty.size, n)
+            moved = np.argpartition(-u, e - 1)[:e]
+            moved = moved[np.argsort(-u[moved], kind="stable")]
+            rows = np.asarray(_dense(self.X[moved]), dtype=np.float64)
+            for j, i, x in zip(empty[:e], moved, rows, strict=True):
+                old = lab[i]
+                sums[old] -= x
+                counts[old] -= 1.0
+                sums[j] = x
+                counts[j] = 1.0
+                lab[i] = j
+                u[i] = 0.0
+            logger.debug("kmeans: relocated %d empty clusters", e)
+        new = C.copy()
+        nz = counts > 0
+        new[nz] = sums[nz] / counts[nz, None]
+        return new, moved
+
+    def run(self, C, max_iter, tol, *, prune=True):
+        """Lloyd from centres C (float64): (centres, labels, iterations run)."""
+        n, k = self.n, self.k
+        lab = np.empty(n, dtype=np.intp)
+        u = np.empty(n)
+        l = np.empty(n)
+        prune = prune and k >= _PRUNE_MIN_CENTERS
+        W, b = self._operands(C)
+        self._assign(W, b, slice(0, n), lab, u, l if prune else None)
+        tol_abs = tol * float(self.xsq.sum()) / (n * self.d) if tol > 0 else 0.0
+        n_movers = min(_PRUNE_MAX_MOVERS, k // 8)
+        n_iter = 0
+        skipped = []
+        self.skipped = skipped
+        for _ in range(max_iter):
+            new, moved = self._update(lab, u, C)
+            n_iter += 1
+            drift = np.sqrt(np.einsum("ij,ij->i", new - C, new - C))
+            shift = float(drift @ drift)
+            C = new
+            W, b = self._operands(C)
+            old = lab.copy()
+            l[moved] = 0.0  # relocated rows: recompute
+            if prune:
+                u += drift[lab]
+                order = np.argpartition(-drift, n_movers)
+                movers, rest = order[:n_movers], float(drift[order[n_movers]])
+                l -= rest
+                expected = float(np.mean(u <= l))
+                if expected >= _PRUNE_MIN_SKIP:
+                    skipped.append(self._assign_pruned(C, W, b, movers, lab, u, l))
+                else:
+                    self._assign(W, b, slice(0, n), lab, u, l)
+                    skipped.append(0.0)
+            else:
+                self._assign(W, b, slice(0, n), lab, u)
+            changed = int(np.count_nonzero(lab != old)) + moved.size
+            if changed == 0 or shift <= tol_abs:
+                break
+        if skipped:
+            logger.debug("kmeans: fraction of rows skipped per iteration %s", skipped)
+        return C, lab, n_iter
+
+    def _assign_pruned(self, C, W, b, movers, lab, u, l):
+        """Assignment step using the bounds (see the class docstring); fraction skipped."""
+        n = self.n
+        if movers.size:
+            Wm, bm = np.ascontiguousarray(W[:, movers]), b[movers]
+            for sl in self._pieces(slice(0, n), _THIN_BLOCK_ROWS):
+                G = self._rows(sl) @ Wm
+                G += bm
+                G[lab[sl, None] == movers[None, :]] = np.inf
+                dm = np.sqrt(np.maximum(self.xsq[sl] + G.min(axis=1), 0.0))
+                np.minimum(l[sl], dm, out=l[sl])
+        doubt = np.flatnonzero(u > l)
+        u[doubt] = self._dist_to_own(C, lab, doubt)
+        doubt = doubt[u[doubt] > l[doubt]]
+        if doubt.size:
+            self._assign(W, b, doubt, lab, u, l)
+        return 1.0 - doubt.size / n
+
+    def inertia(self, C, lab):
+        """Σᵢ ‖xᵢ − C[labᵢ]‖², from differences, accumulated in float64."""
+        total = 0.0
+        for s in range(0, self.n, self.block):
+            R = _dense(self.X[s : s + self.block]) - C[lab[s : s + self.block]]
+            total += float(np.einsum("ij,ij->i", R, R).sum(dtype=np.float64))
+        return total

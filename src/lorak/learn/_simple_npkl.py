@@ -1,0 +1,622 @@
+"""SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
+
+Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
+Functions here take validated arrays and return arrays or a :class:`NPKLResult`; the
+estimator :class:`lorak.npkl.SimpleNPKL` validates input and stores the results.
+
+The problem
+-----------
+Given a kNN graph with normalized Laplacian L = I − D^{-1/2} S D^{-1/2} (eq. 3) and
+the symmetric constraint matrix T (eq. 1: +1 must-link, −1 cannot-link), learn
+K ⪰ 0 with tr(KK) ≤ B (eq. 5):
+
+- linear loss (eq. 6): min_K tr(LK) − C Σ_(i,j) T_ij K_ij
+  = max_K tr(AK) with A = C·T − L. Proposition 1 (eq. 8): K* = A₊ √(B / tr(A₊²)),
+  A₊ the positive part of A; only A's positive eigenpairs are needed.
+- square hinge (eq. 9–10): min_K tr(LK) + (C/2) Σ_(i,j) max(0, 1 − T_ij K_ij)²,
+  solved through the saddle-point problem (eq. 12)
+  J(K, α) = tr((L − Σ α_ij T_ij e_i e_jᵀ) K) − (1/2C) Σ α_ij² + Σ α_ij, α ≥ 0,
+  by Algorithm 1: K_t = argmin_K J(K, α_{t−1}) in closed form (eq. 8), then a
+  projected gradient step α_t = (α_{t−1} + η_t ∂J/∂α)₊ with
+  ∂J/∂α_ij = 1 − T_ij K_ij − α_ij / C.
+
+Conventions and decisions
+-------------------------
+- **Pairs.** The sums Σ_(i,j) in eq. (4), (6), (9), (12) run over the nonzero entries
+  of the symmetric T, i.e. over *ordered* pairs: each unordered constraint {i, j}
+  appears twice, so Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L exactly as written. One α
+  per unordered constraint is stored (the optimal α is symmetric).
+- **Graph.** S_ij = 1 when j is among the ``n_neighbors`` nearest neighbours of i or
+  i among those of j (the symmetrized kNN graph); ``mutual=True`` keeps only mutual
+  neighbours (the paper's literal "among each other's"). A row of S without any
+  neighbour (possible with ``mutual=True``) gets D^{-1/2} = 0, i.e. L_ii = 1.
+- **Positive eigenpairs.** ``scipy.sparse.linalg.eigsh(A, k, which="LA")`` with a
+  seeded start vector, k first set from Pataki's bound r(r + 1)/2 ≤ m (Prop. 2,
+  m = number of constraints) and doubled until the smallest returned eigenvalue is
+  ≤ 0 (then every positive eigenvalue is among those returned). When k would reach
+  n/24 with n ≤ 5000 (Lanczos no longer pays), or n is tiny, a dense ``eigh``
+  restricted to the eigenvalues > 0 is used instead (O(n²) memory, so only there).
+  Eigenvalues at or below 1e-10·‖A‖ count as 0: components of the kNN graph that no
+  constraint touches give exact zeros of A.
+- **Eigenvector signs** are fixed (largest-magnitude entry positive) so that the
+  embedding is reproducible, not only K.
+- **Square-hinge steps.** ``step="adaptive"`` (default): projected gradient ascent on
+  the concave dual D(α) = min_K J(K, α) = Σ(α − α²/2C) − √B‖A₊(α)‖_F, starting at
+  η = C (η = C is the exact best response of eq. 14), accepting a step when D
+  increases at least as the quadratic model with curvature 1/η predicts, halving η
+  otherwise and growing it by 1.5× (capped at C) after a success. Each trial costs
+  one eigen-decomposition, whose K is the next iterate's, so nothing is wasted on
+  accepted steps. ``"harmonic"``: η_t = step_size·C/t (the paper's O(1/t) rule);
+  ``"constant"``: η_t = step_size·C.
+- **Stopping.** When the KKT residual ‖α − C(1 − T∘K)₊‖ / ‖α‖ of eq. (14) or the
+  relative duality gap P(K_t) − D(α_{t−1}) ≥ 0 (primal objective (9) at K_t minus
+  the dual value at the α that produced it; both bound the optimum, §3.2.2) falls
+  below ``tol``. The returned α is the one K was computed from, so
+  K = argmin_K J(K, α) holds exactly.
+- **Initial α.** α⁰ = C on every constraint, so that K₁ is the linear-loss solution at
+  the same C (the paper's α⁰ = 1 is this at its C = 1; with C < 1, α⁰ = 1 would start
+  from the linear loss at a different C).
+- **Zero kernel.** If A has no positive eigenvalue, eq. (8) gives K = 0 (the embedding
+  has no column). It is a valid iterate of Algorithm 1 (α then grows) and never
+  produces a NaN; the estimator turns a zero final kernel into a clear error.
+- **Warm start.** Iteration t starts Lanczos from v0 = V_{t−1} w (a random
+  combination of the previous eigenvectors) and requests the previous rank plus a
+  margin, so that the doubling loop rarely runs twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+from sklearn.neighbors import NearestNeighbors
+
+__all__ = [
+    "NPKLResult",
+    "closed_form",
+    "constraint_operator",
+    "dual_objective",
+    "kkt_residual",
+    "knn_graph",
+    "margin_scores",
+    "normalized_laplacian",
+    "pair_values",
+    "pataki_rank",
+    "positive_eigenpairs",
+    "primal_objective",
+    "select_active",
+    "simple_npkl_linear",
+    "simple_npkl_sqhinge",
+]
+
+logger = logging.getLogger("lorak.learn")
+
+# eigenvalues at or below this fraction of ‖A‖ (estimated) count as zero
+ZERO_RTOL = 1e-10
+# below this many rows a dense eigh is always used
+DENSE_N = 64
+# dense eigh replaces Lanczos once k ≥ n / DENSE_FRACTION, if n ≤ DENSE_MAX_N
+DENSE_FRACTION = 24
+DENSE_MAX_N = 5000
+
+
+# ---------------------------------------------------------------- graph and Laplacian
+
+
+def knn_graph(X, n_neighbors: int, *, mutual: bool = False, n_jobs=None) -> sp.csr_matrix:
+    """Symmetric 0/1 kNN adjacency S (CSR), self excluded, never an n×n distance matrix.
+
+    The neighbours come from :class:`sklearn.neighbors.NearestNeighbors` (a tree or
+    brute force in blocks, scikit-learn's choice). ``mutual=False``: S_ij = 1 if j is
+    among i's ``n_neighbors`` nearest or i among j's; ``mutual=True``: both.
+    """
+    nn = NearestNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs).fit(X)
+    G = nn.kneighbors_graph(mode="connectivity")  # excludes each point itself
+    G = sp.csr_matrix(G, dtype=np.float64)
+    S = G.multiply(G.T) if mutual else G.maximum(G.T)
+    S = sp.csr_matrix(S)
+    S.setdiag(0.0)
+    S.eliminate_zeros()
+    S.sort_indices()
+    return S
+
+
+def normalized_laplacian(S: sp.spmatrix) -> sp.csr_matrix:
+    """L = I − D^{-1/2} S D^{-1/2} (eq. 3), sparse; isolated rows get L_ii = 1."""
+    S = sp.csr_matrix(S, dtype=np.float64)
+    d = np.asarray(S.sum(axis=1)).ravel()
+    inv_sqrt = np.zeros_like(d)
+    pos = d > 0
+    inv_sqrt[pos] = 1.0 / np.sqrt(d[pos])
+    Dm = sp.diags(inv_sqrt)
+    L = sp.identity(S.shape[0], format="csr") - Dm @ S @ Dm
+    L = sp.csr_matrix(L)
+    L.sort_indices()
+    return L
+
+
+def constraint_operator(L, pairs, weights) -> sp.csr_matrix:
+    """A = Σ_(i,j) w_ij (e_i e_jᵀ + e_j e_iᵀ) − L, sparse (w = C·T for the linear loss,
+    w = α ∘ T for Algorithm 1)."""
+    n = L.shape[0]
+    w = np.asarray(weights, dtype=np.float64)
+    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    W = sp.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
+    A = W - L
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    return A
+
+
+def pataki_rank(n_constraints: int) -> int:
+    """Largest r with r(r + 1)/2 ≤ m (Pataki's bound, Prop. 2), at least 1."""
+    m = max(int(n_constraints), 1)
+    r = int((math.isqrt(8 * m + 1) - 1) // 2)
+    return max(r, 1)
+
+
+# ---------------------------------------------------------------- eigen-solving
+
+
+@dataclass
+class EigenInfo:
+    """Diagnostics of one :func:`positive_eigenpairs` call."""
+
+    solver: str = ""
+    requested: list = field(default_factory=list)
+    n_solves: int = 0
+    largest: float = 0.0
+    smallest_returned: float = 0.0
+    seconds: float = 0.0
+
+
+def _fix_signs(U: np.ndarray) -> np.ndarray:
+    if U.size:
+        idx = np.argmax(np.abs(U), axis=0)
+        s = np.sign(U[idx, np.arange(U.shape[1])])
+        s[s == 0] = 1.0
+        U *= s
+    return U
+
+
+def positive_eigenpairs(
+    A,
+    *,
+    rng: np.random.Generator,
+    k: int | None = None,
+    max_rank: int | None = None,
+    v0: np.ndarray | None = None,
+    tol: float = 0.0,
+    solver: str = "auto",
+):
+    """The positive eigenpairs of the symmetric (sparse) A, largest first.
+
+    ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs; while the smallest
+    returned is still positive (so more positive ones may exist) and fewer than
+    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense
+    ``eigh`` takes over when n ≤ 64, or when the next request would reach n/24 and
+    n ≤ 5000: Lanczos with many wanted eigenpairs costs more than the dense O(n³)
+    solve at that size (measured on a1a, n = 1605: k = 38 costs 0.15× the dense solve,
+    k = 76 0.75×, k = 280 3×).
+
+    Parameters
+    ----------
+    A : sparse or dense symmetric (n, n)
+    rng : Generator
+        Seeds the Lanczos start vector when ``v0`` is None (determinism).
+    k : int, optional
+        Number of eigenpairs first requested (default 16).
+    max_rank : int, optional
+        Keep at most this many (the top ones); the doubling stops there.
+    v0 : (n,) array, optional
+        Lanczos start vector for the first request (warm start).
+    tol : float
+        ARPACK's relative accuracy (0 = machine precision).
+    solver : {"auto", "arpack", "dense"}
+
+    Returns
+    -------
+    w : (r,) positive eigenvalues, decreasing
+    U : (n, r) orthonormal eigenvectors, sign-fixed
+    info : EigenInfo
+    """
+    t0 = time.perf_counter()
+    n = A.shape[0]
+    info = EigenInfo()
+    cap = n if max_rank is None else max(1, min(int(max_rank), n))
+    k = 16 if k is None else int(k)
+    k = max(1, min(k, cap, n - 1))
+
+    def dense_now(k_req):
+        if solver == "dense" or n <= DENSE_N or k_req >= n - 1:
+            return True
+        return solver == "auto" and n <= DENSE_MAX_N and DENSE_FRACTION * k_req >= n
+
+    use_dense = dense_now(k)
+    w = U = None
+    while not use_dense:
+        info.requested.append(k)
+        info.n_solves += 1
+        start = v0 if v0 is not None else rng.standard_normal(n)
+        try:
+            w, U = eigsh(A, k=k, which="LA", v0=start, tol=tol)
+        except ArpackNoConvergence as exc:
+            if n > DENSE_MAX_N:
+                raise RuntimeError(
+                    f"ARPACK did not converge for {k} eigenpairs of the {n}×{n} matrix A "
+                    f"({len(exc.eigenvalues)} converged); set eigen_tol > 0 or lower max_rank"
+                ) from exc
+            logger.info("ARPACK did not converge (k=%d); falling back to dense eigh", k)
+            use_dense = True
+            break
+        order = np.argsort(w)[::-1]
+        w, U = w[order], U[:, order]
+        info.solver = "arpack"
+        if w[-1] <= 0 or k >= cap:
+            break
+        k = min(2 * k, cap, n - 1)
+        use_dense = dense_now(k)
+        v0 = None  # a fresh random start for the larger request
+    if use_dense:
+        info.requested.append(n)
+        info.n_solves += 1
+        Ad = A.toarray() if sp.issparse(A) else np.array(A, dtype=np.float64)
+        # only the eigenvalues > 0 (and their vectors): MRRR on the tridiagonal form
+        w, U = scipy.linalg.eigh(
+            Ad, driver="evr", subset_by_value=(0.0, np.inf), check_finite=False
+        )
+        w, U = w[::-1], U[:, ::-1]
+        info.solver = "dense"
+        if w.size == 0:  # report the largest (≤ 0) eigenvalue in errors
+            w = scipy.linalg.eigh(
+                Ad, eigvals_only=True, subset_by_index=(n - 1, n - 1), driver="evr"
+            )
+            U = np.zeros((n, 1))
+    info.largest = float(w[0]) if w.size else 0.0
+    info.smallest_returned = float(w[-1]) if w.size else 0.0
+    scale = max(abs(float(w[0])), abs(float(w[-1])), 1e-300) if w.size else 1.0
+    keep = w > ZERO_RTOL * scale
+    keep[cap:] = False
+    w = w[keep]
+    U = _fix_signs(np.array(U[:, keep], dtype=np.float64, order="C"))
+    info.seconds = time.perf_counter() - t0
+    return w, U, info
+
+
+def closed_form(w: np.ndarray, U: np.ndarray, B: float):
+    """Eq. (8) as a factor: K* = A₊ √(B / tr(A₊²)) = V Vᵀ with V = U diag(√(s·w)),
+    s = √B / ‖w‖₂. Returns ``(V, eigenvalues of K*)``; w empty → V with 0 columns."""
+    if w.size == 0:
+        return np.zeros((U.shape[0], 0)), np.zeros(0)
+    s = math.sqrt(B) / float(np.linalg.norm(w))
+    lam = s * w
+    V = U * np.sqrt(lam)
+    return V, lam
+
+
+def pair_values(V: np.ndarray, pairs: np.ndarray, *, chunk: int = 8192) -> np.ndarray:
+    """K_ij = ⟨v_i, v_j⟩ for each pair (rows of V only, never K), in chunks."""
+    p = pairs.shape[0]
+    out = np.empty(p)
+    if V.shape[1] == 0:
+        out[:] = 0.0
+        return out
+    for s in range(0, p, chunk):
+        e = min(s + chunk, p)
+        out[s:e] = np.einsum("ij,ij->i", V[pairs[s:e, 0]], V[pairs[s:e, 1]])
+    return out
+
+
+def laplacian_term(L, V) -> float:
+    """tr(LK) = tr(Vᵀ L V)."""
+    if V.shape[1] == 0:
+        return 0.0
+    return float(np.einsum("ij,ij->", V, L @ V))
+
+
+def primal_objective(L, V, pairs, signs, C: float, kij=None) -> float:
+    """Eq. (9) at K = VVᵀ: tr(LK) + (C/2) Σ_ordered max(0, 1 − T_ij K_ij)²
+    (= tr(LK) + C Σ over unordered constraints)."""
+    if kij is None:
+        kij = pair_values(V, pairs)
+    h = np.maximum(0.0, 1.0 - signs * kij)
+    return laplacian_term(L, V) + C * float(h @ h)
+
+
+def dual_objective(alpha, w_pos, B: float, C: float) -> float:
+    """D(α) = min_K J(K, α) = Σ_ordered (α − α²/2C) − √B ‖A₊(α)‖_F (eq. 12 with eq. 8)."""
+    return 2.0 * float(np.sum(alpha - alpha * alpha / (2.0 * C))) - math.sqrt(B) * float(
+        np.linalg.norm(w_pos)
+    )
+
+
+def linear_objective(L, V, pairs, signs, C: float, kij=None) -> float:
+    """Eq. (6) at K = VVᵀ: tr(LK) − C Σ_ordered T_ij K_ij."""
+    if kij is None:
+        kij = pair_values(V, pairs)
+    return laplacian_term(L, V) - 2.0 * C * float(signs @ kij)
+
+
+# ---------------------------------------------------------------- solvers
+
+
+@dataclass
+class NPKLResult:
+    """Output of :func:`simple_npkl_linear` / :func:`simple_npkl_sqhinge`.
+
+    Attributes
+    ----------
+    embedding : (n, r) V with K = V Vᵀ (r = 0 when K = 0)
+    eigenvalues : (r,) eigenvalues of K, decreasing
+    objective : float
+        Eq. (6) for the linear loss, eq. (9) (primal) for the square hinge.
+    alpha : (p,) dual variables per unordered constraint (square hinge), else None
+    n_iter : int
+    converged : bool
+    gap : float
+        Relative duality gap at the end (square hinge; 0 for the closed form).
+    kkt : float
+        KKT residual of eq. (14) at the end (square hinge; 0 for the closed form).
+    history : dict of lists
+        Per iteration: ``objective`` J(K_t, α_{t−1}) (the dual value), ``primal``,
+        ``gap``, ``kkt``, ``step`` (the step taken after it), ``rank``, ``seconds``,
+        ``eig_solves``.
+    largest_eigenvalue : float
+        Largest eigenvalue of the final A (≤ 0 means K = 0).
+    eig_info : list of EigenInfo
+    """
+
+    embedding: np.ndarray
+    eigenvalues: np.ndarray
+    objective: float
+    alpha: np.ndarray | None = None
+    n_iter: int = 1
+    converged: bool = True
+    gap: float = 0.0
+    kkt: float = 0.0
+    history: dict = field(default_factory=dict)
+    largest_eigenvalue: float = 0.0
+    eig_info: list = field(default_factory=list)
+
+
+def _eig(A, rng, *, k, max_rank, v0, tol, solver, infos):
+    w, U, info = positive_eigenpairs(
+        A, rng=rng, k=k, max_rank=max_rank, v0=v0, tol=tol, solver=solver
+    )
+    infos.append(info)
+    return w, U, info
+
+
+def simple_npkl_linear(
+    L,
+    pairs: np.ndarray,
+    signs: np.ndarray,
+    *,
+    C: float,
+    B: float,
+    rng: np.random.Generator,
+    max_rank: int | None = None,
+    k0: int | None = None,
+    eigen_tol: float = 0.0,
+    solver: str = "auto",
+) -> NPKLResult:
+    """SimpleNPKL with linear loss (eq. 6) in closed form (eq. 8).
+
+    max_K tr(AK) s.t. K ⪰ 0, tr(KK) ≤ B with A = C·T − L: K* = A₊ √(B / tr(A₊²)).
+    ``k0`` is the number of eigenpairs first requested (default: Pataki's bound for
+    ``len(pairs)`` constraints, at least 8); ``max_rank`` truncates A₊ to its top
+    eigenpairs (the best K of that rank, rescaled to tr(KK) = B).
+    """
+    t0 = time.perf_counter()
+    A = constraint_operator(L, pairs, C * signs)
+    k = k0 if k0 is not None else max(8, pataki_rank(len(pairs)))
+    infos: list = []
+    w, U, info = _eig(
+        A, rng, k=k, max_rank=max_rank, v0=None, tol=eigen_tol, solver=solver, infos=infos
+    )
+    V, lam = closed_form(w, U, B)
+    obj = -math.sqrt(B) * float(np.linalg.norm(w)) if w.size else 0.0
+    hist = {
+        "objective": [obj],
+        "rank": [int(lam.size)],
+        "seconds": [time.perf_counter() - t0],
+        "eig_solves": [info.n_solves],
+    }
+    return NPKLResult(
+        embedding=V,
+        eigenvalues=lam,
+        objective=obj,
+        history=hist,
+        largest_eigenvalue=info.largest,
+        eig_info=infos,
+    )
+
+
+def kkt_residual(alpha, kij, signs, C: float) -> float:
+    """‖α − C·max(0, 1 − T∘K)‖ / max(‖α‖, ‖C·max(0, 1 − T∘K)‖): the violation of the
+    optimality condition (14) for α given K. With K = argmin_K J(K, α) (eq. 8, which
+    Algorithm 1 enforces exactly), a zero residual means (K, α) is a saddle point."""
+    best = C * np.maximum(0.0, 1.0 - signs * kij)
+    den = max(float(np.linalg.norm(alpha)), float(np.linalg.norm(best)))
+    return 0.0 if den == 0 else float(np.linalg.norm(alpha - best)) / den
+
+
+def simple_npkl_sqhinge(
+    L,
+    pairs: np.ndarray,
+    signs: np.ndarray,
+    *,
+    C: float,
+    B: float,
+    rng: np.random.Generator,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    step: str = "adaptive",
+    step_size: float = 1.0,
+    alpha0: np.ndarray | None = None,
+    max_rank: int | None = None,
+    k0: int | None = None,
+    eigen_tol: float = 0.0,
+    solver: str = "auto",
+) -> NPKLResult:
+    """SimpleNPKL with square hinge loss (eq. 9–10), Algorithm 1.
+
+    Repeats: A = Σ α_ij T_ij (e_i e_jᵀ + e_j e_iᵀ) − L; K_t = √B A₊/‖A₊‖_F (eq. 8) as
+    its factor V_t; K_ij on the constrained pairs only (rows of V_t); the gradient
+    ∂J/∂α_ij = 1 − T_ij K_ij − α_ij/C; α ← (α + η_t ∂J/∂α)₊.
+
+    Stops when the KKT residual (:func:`kkt_residual`) or the relative duality gap
+    (P(K_t) − D(α_{t−1})) / max(1, |P(K_t)|) is ≤ ``tol``. With ``max_rank`` set, K_t
+    is the best K of that rank and the gap need not close (the rank-constrained
+    problem is not convex); the KKT residual still measures stationarity. See the
+    module docstring for the step rules.
+    """
+    t_start = time.perf_counter()
+    p = pairs.shape[0]
+    alpha = np.full(p, float(C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+    k = k0 if k0 is not None else max(8, pataki_rank(p))
+    infos: list = []
+    hist: dict = {
+        "objective": [],
+        "primal": [],
+        "gap": [],
+        "kkt": [],
+        "step": [],
+        "rank": [],
+        "seconds": [],
+        "eig_solves": [],
+    }
+
+    def evaluate(a, v_prev, k_req):
+        A = constraint_operator(L, pairs, a * signs)
+        v0 = None
+        if v_prev is not None and v_prev.shape[1] > 0:
+            # warm start: a random combination of the previous positive eigenvectors
+            v0 = v_prev @ rng.standard_normal(v_prev.shape[1])
+        w, U, info = _eig(
+            A, rng, k=k_req, max_rank=max_rank, v0=v0, tol=eigen_tol, solver=solver, infos=infos
+        )
+        V, lam = closed_form(w, U, B)
+        kij = pair_values(V, pairs)
+        return {
+            "V": V,
+            "lam": lam,
+            "w": w,
+            "kij": kij,
+            "dual": dual_objective(a, w, B, C),
+            "info": info,
+        }
+
+    def next_k(rank):
+        # the previous rank plus a margin, so that one Lanczos request usually suffices
+        return max(8, rank + max(8, rank // 4))
+
+    cur = evaluate(alpha, None, k)
+    eta = float(step_size) * C
+    converged = False
+    gap = kkt = math.inf
+    n_iter = 0
+    prev_alpha = prev_grad = None
+    for t in range(1, max_iter + 1):
+        n_iter = t
+        primal = primal_objective(L, cur["V"], pairs, signs, C, kij=cur["kij"])
+        gap = (primal - cur["dual"]) / max(1.0, abs(primal))
+        kkt = kkt_residual(alpha, cur["kij"], signs, C)
+        hist["objective"].append(cur["dual"])
+        hist["primal"].append(primal)
+        hist["gap"].append(gap)
+        hist["kkt"].append(kkt)
+        hist["rank"].append(int(cur["lam"].size))
+        hist["seconds"].append(time.perf_counter() - t_start)
+        hist["eig_solves"].append(cur["info"].n_solves)
+        if kkt <= tol or gap <= tol:
+            converged = True
+            break
+        if t == max_iter:
+            break
+        grad = 1.0 - signs * cur["kij"] - alpha / C
+        if step == "adaptive" and prev_grad is not None:
+            # Barzilai–Borwein trial step from the last accepted move s and the change
+            # of the gradient along it: the curvature of D along s (D is (1/C)-strongly
+            # concave, so this is ≤ C up to round-off)
+            sdiff = alpha - prev_alpha
+            curv = -float(sdiff @ (grad - prev_grad))
+            if curv > 0:
+                eta = min(float(step_size) * C, max(1e-6 * C, float(sdiff @ sdiff) / curv))
+        prev_alpha, prev_grad = alpha, grad
+        if step == "adaptive":
+            while True:
+                new_alpha = np.maximum(0.0, alpha + eta * grad)
+                d = new_alpha - alpha
+                cand = evaluate(new_alpha, cur["V"], next_k(cur["lam"].size))
+                # sufficient ascent of D (sums over ordered pairs: ∇D = 2·grad), as
+                # the quadratic model with curvature 1/η predicts; a tiny slack for
+                # round-off in ‖A₊‖
+                model = cur["dual"] + 2.0 * float(grad @ d) - float(d @ d) / eta
+                slack = 1e-12 * max(1.0, abs(cur["dual"]))
+                if cand["dual"] >= model - slack or eta < 1e-8 * C:
+                    break
+                eta *= 0.5
+            hist["step"].append(eta)
+            alpha, cur = new_alpha, cand
+            eta = min(float(step_size) * C, 2.0 * eta)
+        else:
+            eta_t = float(step_size) * C / (t if step == "harmonic" else 1.0)
+            hist["step"].append(eta_t)
+            alpha = np.maximum(0.0, alpha + eta_t * grad)
+            cur = evaluate(alpha, cur["V"], next_k(cur["lam"].size))
+    return NPKLResult(
+        embedding=cur["V"],
+        eigenvalues=cur["lam"],
+        objective=hist["primal"][-1],
+        alpha=alpha,
+        n_iter=n_iter,
+        converged=converged,
+        gap=float(gap),
+        kkt=float(kkt),
+        history=hist,
+        largest_eigenvalue=cur["info"].largest,
+        eig_info=infos,
+    )
+
+
+# ---------------------------------------------------------------- active selection
+
+
+def margin_scores(V: np.ndarray, pairs: np.ndarray, signs: np.ndarray, n: int) -> np.ndarray:
+    """m_i = |(1/l_i) Σ_{j: T_ij ≠ 0} T_ij K_ij| (§3.2.4), +inf for unconstrained points."""
+    tk = signs * pair_values(V, pairs)
+    s = np.bincount(pairs[:, 0], weights=tk, minlength=n) + np.bincount(
+        pairs[:, 1], weights=tk, minlength=n
+    )
+    cnt = np.bincount(pairs[:, 0], minlength=n) + np.bincount(pairs[:, 1], minlength=n)
+    out = np.full(n, np.inf)
+    has = cnt > 0
+    out[has] = np.abs(s[has] / cnt[has])
+    return out
+
+
+def select_active(
+    V: np.ndarray, pairs: np.ndarray, signs: np.ndarray, n: int, n_keep: int
+) -> np.ndarray:
+    """Indices of the ``n_keep`` constraints kept by the margin rule (§3.2.4).
+
+    Points are taken in increasing order of margin (ties by index); a constraint
+    enters with the first of its two points, and the list is cut at ``n_keep``
+    (so the last point may contribute only part of its constraints). Returned in
+    their original order.
+    """
+    m = margin_scores(V, pairs, signs, n)
+    order = np.argsort(m, kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    key = np.minimum(rank[pairs[:, 0]], rank[pairs[:, 1]])
+    chosen = np.argsort(key, kind="stable")[: int(n_keep)]
+    return np.sort(chosen)

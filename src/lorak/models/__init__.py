@@ -1,0 +1,47 @@
+"""Downstream learners on any low-rank factor: LS-SVM, kernel PCA, kernel k-means.
+
+Each takes ``factor=`` — any unfitted transformer whose ``transform`` returns rows G
+with G Gᵀ ≈ K (``lorak.Nystroem`` with any landmarks, ``lorak.IncompleteCholesky``,
+``lorak.ExactEigen``, later CSI and the learned kernels) — clones and fits it on X,
+and never knows which method made it: one code path for every factor. The math lives
+in pure functions on G (``lssvm_fit_factor``, ``factor_kpca``, ``kernel_kmeans_factor``);
+the estimator classes validate, fit the factor and store the results.
+
+- :class:`LSSVC`, :class:`LSSVR` — least-squares SVM (Suykens & Vandewalle 1999) through
+  the Woodbury identity: O(m²n) time, O(mn) memory (Zhang, Tsang & Kwok 2008, §4.3).
+- :class:`LowRankKernelPCA` — kernel PCA by the m × m eigenproblem of Prop. 4 (§4.2).
+- :class:`KernelKMeans` — kernel k-means = k-means on the factor rows.
+
+Linear models need no wrapper: ``make_pipeline(lorak.Nystroem(...), LinearSVC())`` is
+the "linear SVM on virtual samples" — the factor rows are the virtual samples whose
+inner products are the (approximate) kernel, so a linear SVM on them is the kernel SVM
+on K ≈ G Gᵀ (without the bias term's special treatment of a dual SVM).
+"""
+
+from ._kkmeans import KernelKMeans, KernelKMeansResult, kernel_kmeans_factor
+from ._kpca import FactorKPCA, LowRankKernelPCA, factor_kpca, kpca_eigenvectors, kpca_scores
+from ._lssvm import (
+    LSSVC,
+    LSSVR,
+    LSSVMSolution,
+    lssvm_fit_dense,
+    lssvm_fit_factor,
+    woodbury_solve,
+)
+
+__all__ = [
+    "LSSVC",
+    "LSSVR",
+    "FactorKPCA",
+    "KernelKMeans",
+    "KernelKMeansResult",
+    "LSSVMSolution",
+    "LowRankKernelPCA",
+    "factor_kpca",
+    "kernel_kmeans_factor",
+    "kpca_eigenvectors",
+    "kpca_scores",
+    "lssvm_fit_dense",
+    "lssvm_fit_factor",
+    "woodbury_solve",
+]

@@ -1,0 +1,164 @@
+"""What every downstream model shares: fitting a factor and reducing over its rows.
+
+A downstream model sees the data only through the rows G of a factor (K ≈ G Gᵀ):
+``factor`` is any unfitted transformer (``lorak.Nystroem``, ``IncompleteCholesky``, a
+scikit-learn ``Nystroem``, a Pipeline, ...) or ``None`` for G = X (the linear kernel,
+or factor rows computed elsewhere and passed as X). Every n-sized reduction here runs
+in row chunks under :func:`lorak.get_config`'s ``memory_budget``, so the only n-sized
+arrays are G itself and the targets.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from .._config import get_config
+
+__all__ = [
+    "centered_cross_products",
+    "column_mean",
+    "fit_factor",
+    "iter_row_chunks",
+    "solve_spd",
+    "transform_factor",
+]
+
+PASSTHROUGH = (None, "passthrough")
+
+
+def _accepts_y(method) -> bool:
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # builtins without a signature: try the usual form
+        return True
+    if "y" in params:
+        return True
+    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values())
+
+
+def fit_factor(factor, X, y=None):
+    """Clone and fit ``factor`` on X; return ``(fitted factor or None, G)``.
+
+    ``y`` is passed to ``fit_transform`` when its signature accepts it (supervised
+    factors use the labels; scikit-learn's transformers accept and ignore it).
+    ``factor=None`` or ``"passthrough"`` uses X itself as the rows of G.
+    """
+    if factor is None or (isinstance(factor, str) and factor == "passthrough"):
+        return None, X
+    if isinstance(factor, str):
+        raise ValueError(
+            f"factor must be an unfitted transformer, None or 'passthrough'; got {factor!r}"
+        )
+    if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
+        raise TypeError(
+            "factor must be a transformer with fit and transform (e.g. lorak.Nystroem()); "
+            f"got {type(factor).__name__}"
+        )
+    try:
+        est = clone(factor)
+    except TypeError:
+        # a parameter that looks like an estimator but cannot be cloned (an object with
+        # a get_params() lacking ``deep``): a deep copy of the unfitted factor is the
+        # same fresh estimator
+        est = copy.deepcopy(factor)
+    fit_transform = getattr(est, "fit_transform", None)
+    if fit_transform is None:
+        est.fit(X, y) if _accepts_y(est.fit) else est.fit(X)
+        G = est.transform(X)
+    elif y is not None and _accepts_y(fit_transform):
+        G = fit_transform(X, y)
+    else:
+        G = fit_transform(X)
+    return est, _check_rows(G, X.shape[0])
+
+
+def transform_factor(factor_, X):
+    """Rows of the fitted factor for new points (X itself when there is no factor)."""
+    if factor_ is None:
+        return X
+    return _check_rows(factor_.transform(X), X.shape[0])
+
+
+def _check_rows(G, n):
+    if not sp.issparse(G):
+        G = np.asarray(G)
+        if G.dtype not in (np.float32, np.float64):
+            G = G.astype(np.float64)
+    if G.ndim != 2 or G.shape[0] != n:
+        raise ValueError(
+            f"the factor's transform must return one row per sample: expected ({n}, m), "
+            f"found {G.shape}"
+        )
+    return G
+
+
+def iter_row_chunks(n_rows: int, n_cols: int, itemsize: int = 8):
+    """``(start, stop)`` row ranges of about ``memory_budget`` bytes at ``n_cols`` columns."""
+    budget = get_config()["memory_budget"]
+    step = max(1, int(budget // max(1, n_cols * itemsize)))
+    for s in range(0, n_rows, step):
+        yield s, min(s + step, n_rows)
+
+
+def _centered_chunk(G, s, e, mean):
+    """A new float64 array G[s:e] − mean (never a view of G: G is not modified)."""
+    block = G[s:e]
+    if sp.issparse(block):
+        block = block.toarray()
+    return np.subtract(block, mean, dtype=np.float64)
+
+
+def column_mean(G) -> np.ndarray:
+    """Mean of the rows of G in float64 (dense or sparse G)."""
+    if sp.issparse(G):
+        return np.asarray(G.mean(axis=0), dtype=np.float64).ravel()
+    return np.mean(G, axis=0, dtype=np.float64)
+
+
+def centered_cross_products(G, mean, T=None, t_mean=None):
+    """``(Ḡᵀ Ḡ, Ḡᵀ T̄)`` with Ḡ = G − 1 meanᵀ and T̄ = T − 1 t_meanᵀ, in float64.
+
+    Centered chunk by chunk instead of as GᵀG − n·mean meanᵀ: a Gaussian factor's
+    columns have a large common mean, and the subtraction would cancel most digits of
+    the small eigenvalues that the ridge ν = 1/C then has to dominate. O(n m²) time,
+    O(chunk · m) extra memory; G may be float32 or sparse (densified per chunk).
+    """
+    n, m = G.shape
+    S = np.zeros((m, m))
+    R = None if T is None else np.zeros((m, T.shape[1]))
+    for s, e in iter_row_chunks(n, m):
+        B = _centered_chunk(G, s, e, mean)
+        S += B.T @ B  # numpy uses syrk for a product with its own transpose
+        if T is not None:
+            R += B.T @ (T[s:e] - t_mean)
+    # exact symmetry for the callers' Cholesky / eigh (round-off of the chunked sums)
+    S = 0.5 * (S + S.T)
+    return S, R
+
+
+def solve_spd(S: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Solve S X = R for a symmetric positive definite S (m × m), by Cholesky.
+
+    S = ḠᵀḠ + νI with ν > 0 is positive definite however rank-deficient G is; Cholesky
+    only fails when ν is below round-off relative to ‖S‖ (C ≳ 1e15/‖G‖²). Then the
+    eigendecomposition is used with eigenvalues clipped at eps · λ_max, i.e. the
+    minimum-norm solution on the numerically singular directions.
+    """
+    try:
+        c = scipy.linalg.cho_factor(S, lower=False, check_finite=False)
+        return scipy.linalg.cho_solve(c, R, check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    lam, V = scipy.linalg.eigh(S, check_finite=False)
+    floor = max(float(lam[-1]), 0.0) * S.shape[0] * np.finfo(np.float64).eps
+    keep = lam > floor
+    if not keep.any():
+        raise np.linalg.LinAlgError("the regularized Gram matrix is zero; check the factor")
+    inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+    return V @ (inv[:, None] * (V.T @ R))

@@ -1,0 +1,181 @@
+"""Kernel k-means on a low-rank factor.
+
+Kernel k-means minimizes Σᵢ ‖φ(xᵢ) − μ_c(i)‖² over assignments c, with the centres
+μ_c the means of their clusters in the feature space of k. Every quantity it uses is
+an inner product, ‖φ(xᵢ) − μ_c‖² = Kᵢᵢ − (2/|c|) Σ_{j∈c} Kᵢⱼ + (1/|c|²) Σ_{j,l∈c} Kⱼₗ,
+so when K = G Gᵀ the rows gᵢ of G are an isometric embedding of the φ(xᵢ) (up to a
+rotation) and kernel k-means on K *is* ordinary k-means on the rows of G: the same
+objective, the same Lloyd iterations, O(n m k) per iteration instead of O(n²).
+SimpleNPKL (Zhuang et al. 2009) clusters exactly this way on its learned embedding.
+The Lloyd iterations are scikit-learn's :class:`~sklearn.cluster.KMeans`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_generator
+from ._base import fit_factor, transform_factor
+
+__all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]
+
+
+@dataclass(frozen=True)
+class KernelKMeansResult:
+    """Result of :func:`kernel_kmeans_factor`.
+
+    Attributes
+    ----------
+    labels : (n,) cluster index of each row.
+    centers : (k, m) cluster means in factor coordinates.
+    inertia : float, Σᵢ ‖gᵢ − μ_c(i)‖², the kernel k-means objective for K = G Gᵀ.
+    n_iter : int, Lloyd iterations of the best initialization.
+    """
+
+    labels: np.ndarray
+    centers: np.ndarray
+    inertia: float
+    n_iter: int
+
+
+def _kmeans(n_clusters, *, init, n_init, max_iter, tol, seed):
+    return KMeans(
+        n_clusters=n_clusters,
+        init=init,
+        n_init=n_init,
+        max_iter=max_iter,
+        tol=tol,
+        random_state=seed,
+    )
+
+
+def kernel_kmeans_factor(
+    G, n_clusters: int, *, rng, init="k-means++", n_init=10, max_iter=300, tol=1e-4
+) -> KernelKMeansResult:
+    """Kernel k-means for K = G Gᵀ: k-means on the rows of G.
+
+    Parameters
+    ----------
+    G : (n, m) array (or sparse), the factor rows.
+    n_clusters : int
+    rng : numpy.random.Generator
+        Source of the seeds of the ``n_init`` initializations.
+    init, n_init, max_iter, tol : as in :class:`sklearn.cluster.KMeans`.
+    """
+    seed = int(rng.integers(np.iinfo(np.int32).max))
+    km = _kmeans(n_clusters, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed)
+    km.fit(G)
+    return KernelKMeansResult(
+        labels=km.labels_,
+        centers=km.cluster_centers_,
+        inertia=float(km.inertia_),
+        n_iter=int(km.n_iter_),
+    )
+
+
+class KernelKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Kernel k-means through a low-rank factor: k-means on the factor rows.
+
+    For K = G Gᵀ this is exactly kernel k-means (see :mod:`lorak.models._kkmeans`);
+    for an approximate factor it is kernel k-means on the approximated kernel, at
+    O(n m k) per iteration. ``predict`` and ``transform`` place new points through
+    ``factor_.transform``.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    factor : transformer, "passthrough" or None, default=None
+        Unfitted factor (``lorak.Nystroem(...)``, ...), cloned and fitted on X; None or
+        "passthrough" uses X as G (plain k-means, or an embedding computed beforehand,
+        such as SimpleNPKL's).
+    init : {"k-means++", "random"} or array, default="k-means++"
+        Seeding, as in :class:`sklearn.cluster.KMeans` (an array gives centres in
+        factor coordinates).
+    n_init : int, default=10
+        Initializations; the one with the lowest objective is kept.
+    max_iter : int, default=300
+    tol : float, default=1e-4
+        scikit-learn's relative tolerance on the centre shift.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    factor_ : the fitted clone of ``factor`` (None for passthrough).
+    labels_ : (n,) cluster of each training point.
+    cluster_centers_ : (n_clusters, m) centres in factor coordinates.
+    inertia_ : float, the kernel k-means objective Σᵢ ‖φ(xᵢ) − μ_c(i)‖² on GGᵀ.
+    n_iter_ : int
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        factor=None,
+        *,
+        init="k-means++",
+        n_init=10,
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.factor = factor
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Fit the factor on X (with y when it accepts it) and cluster its rows."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        rng = check_generator(self.random_state)
+        self.factor_, G = fit_factor(self.factor, X, y)
+        res = kernel_kmeans_factor(
+            G,
+            self.n_clusters,
+            rng=rng,
+            init=self.init,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            tol=self.tol,
+        )
+        self.labels_ = res.labels
+        self.cluster_centers_ = res.centers
+        self.inertia_ = res.inertia
+        self.n_iter_ = res.n_iter
+        return self
+
+    def _rows(self, X):
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return transform_factor(self.factor_, X)
+
+    def predict(self, X):
+        """The nearest centre (in the kernel's feature space) of each row of X."""
+        return self.transform(X).argmin(axis=1)
+
+    def transform(self, X):
+        """Feature-space distances ‖φ(x) − μ_c‖ to each centre (n × n_clusters)."""
+        return euclidean_distances(self._rows(X), self.cluster_centers_)
+
+    @property
+    def _n_features_out(self):
+        return self.n_clusters
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self, "cluster_centers_")
+        name = type(self).__name__.lower()
+        return np.asarray([f"{name}{i}" for i in range(self.n_clusters)], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

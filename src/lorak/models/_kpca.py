@@ -1,0 +1,205 @@
+"""Kernel PCA on a low-rank factor (Zhang, Tsang & Kwok 2008, §4.2 and Prop. 4).
+
+Kernel PCA needs the top eigenvectors of the centered kernel H K H, H = I − 11ᵀ/n.
+With K ≈ G Gᵀ, H K H ≈ Ḡ Ḡᵀ where Ḡ = H G = G − 1·mean(G) (Ouimet & Bengio 2005,
+Prop. 2). The nonzero spectrum of Ḡ Ḡᵀ (n × n) is that of the m × m matrix
+
+    Ḡᵀ Ḡ = V Σ Vᵀ,                                                               (1)
+
+and its unit eigenvectors are (Prop. 4)
+
+    U = Ḡ V Σ^{-1/2},                                                            (2)
+
+so the whole eigenproblem costs O(m²n) time and O(mn) memory. The principal scores of
+the training points are U Σ^{1/2} = Ḡ V; a new point x is projected onto the same
+directions by (g(x) − mean(G))ᵀ V, which is the exact kernel PCA projection whenever
+K = G Gᵀ and g extends the factor to new points (Nyström: g(x) = k(x, Z) N). Both are
+computed without dividing by Σ, so numerically zero eigenvalues are harmless.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
+
+__all__ = ["FactorKPCA", "LowRankKernelPCA", "factor_kpca", "kpca_eigenvectors", "kpca_scores"]
+
+
+@dataclass(frozen=True)
+class FactorKPCA:
+    """Result of :func:`factor_kpca`.
+
+    Attributes
+    ----------
+    mean : (m,) mean row of G.
+    components : (m, r) V, eigenvectors of ḠᵀḠ for the r largest eigenvalues.
+    eigenvalues : (r,) Σ, decreasing: eigenvalues of the centered kernel Ḡ Ḡᵀ
+        (scikit-learn's ``KernelPCA.eigenvalues_`` for an exact factor).
+    total : float, tr(ḠᵀḠ) = tr(H G Gᵀ H), the factor's total centered variance.
+    """
+
+    mean: np.ndarray
+    components: np.ndarray
+    eigenvalues: np.ndarray
+    total: float
+
+
+def factor_kpca(G, n_components: int | None = None, *, rtol: float | None = None) -> FactorKPCA:
+    """The m × m eigenproblem (1) of kernel PCA on K ≈ G Gᵀ, O(m²n).
+
+    Parameters
+    ----------
+    G : (n, m) array (or sparse), the factor rows of the training points.
+    n_components : int, optional
+        Number r ≤ m of leading components. None keeps every eigenvalue above
+        ``rtol · λ_max``.
+    rtol : float, optional
+        Relative cut for ``n_components=None`` (default m · eps: round-off of a
+        rank-deficient G).
+
+    Returns
+    -------
+    FactorKPCA
+        Signs are fixed so that the largest-magnitude entry of each column of V is
+        positive (deterministic for a given G).
+    """
+    m = G.shape[1]
+    mean = column_mean(G)
+    S, _ = centered_cross_products(G, mean)
+    total = float(np.trace(S))
+    lam, V = scipy.linalg.eigh(S, driver="evd", check_finite=False, overwrite_a=True)
+    lam, V = lam[::-1], V[:, ::-1]
+    if n_components is None:
+        cut = (m * np.finfo(np.float64).eps if rtol is None else rtol) * max(lam[0], 0.0)
+        r = int(np.count_nonzero(lam > cut)) if lam[0] > 0 else 0
+    else:
+        r = int(n_components)
+    lam = np.maximum(lam[:r], 0.0)  # negative values are round-off of a PSD matrix
+    V = np.ascontiguousarray(V[:, :r])
+    if r:
+        rows = np.abs(V).argmax(axis=0)
+        V *= np.sign(V[rows, np.arange(r)])
+    return FactorKPCA(mean=mean, components=V, eigenvalues=lam, total=total)
+
+
+def kpca_scores(G, result: FactorKPCA) -> np.ndarray:
+    """Principal scores (G − 1 meanᵀ) V of the rows of G (training or new points)."""
+    return safe_sparse_dot(G, result.components, dense_output=True) - (
+        result.mean @ result.components
+    )
+
+
+def kpca_eigenvectors(G, result: FactorKPCA) -> np.ndarray:
+    """Unit eigenvectors U = Ḡ V Σ^{-1/2} of the centered kernel, eq. (2) (Prop. 4).
+
+    Columns with a zero eigenvalue are returned as zeros (they have no direction).
+    """
+    Z = kpca_scores(G, result)
+    lam = result.eigenvalues
+    scale = np.zeros_like(lam)
+    pos = lam > 0
+    scale[pos] = 1.0 / np.sqrt(lam[pos])
+    return Z * scale
+
+
+class LowRankKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Kernel PCA through a low-rank factor: an m × m eigenproblem (Prop. 4).
+
+    Fits ``factor`` on X, centers its rows in factor form and eigendecomposes ḠᵀḠ
+    (see :mod:`lorak.models._kpca`): O(m²n) time instead of kernel PCA's O(n³), never
+    an n × n array. ``transform`` projects new points through ``factor_.transform``
+    onto the same directions, consistently with the training embedding.
+
+    Parameters
+    ----------
+    factor : transformer, "passthrough" or None, default=None
+        Unfitted factor (``lorak.Nystroem(...)``, ...), cloned and fitted on X; None or
+        "passthrough" uses X as G (linear PCA, or factor rows computed beforehand).
+    n_components : int, optional
+        Number of components (≤ the factor's m). None keeps every direction with a
+        nonzero eigenvalue.
+
+    Attributes
+    ----------
+    factor_ : the fitted clone of ``factor`` (None for passthrough).
+    mean_ : (m,) mean of the training factor rows.
+    components_ : (n_components, m) principal directions in factor coordinates (Vᵀ).
+    eigenvalues_ : (n_components,) eigenvalues of the centered (factor) kernel matrix,
+        decreasing — scikit-learn's ``KernelPCA.eigenvalues_`` for an exact factor.
+    explained_variance_ : eigenvalues_ / (n − 1), the variance of each score (equal to
+        ``sklearn.decomposition.PCA.explained_variance_`` for the linear factor).
+    explained_variance_ratio_ : eigenvalues_ / tr(H G Gᵀ H), the share of the factor
+        kernel's total centered variance.
+    n_components_ : int
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    """
+
+    def __init__(self, factor=None, *, n_components=None):
+        self.factor = factor
+        self.n_components = n_components
+
+    def _check_n_components(self, m):
+        r = self.n_components
+        if r is None:
+            return None
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral):
+            raise TypeError(f"n_components must be an integer or None; got {r!r}")
+        if r < 1:
+            raise ValueError(f"n_components must be >= 1; got {r}")
+        if r > m:
+            raise ValueError(
+                f"n_components={r} exceeds the factor's {m} columns; lower n_components or "
+                "raise the factor's rank"
+            )
+        return int(r)
+
+    def _fit(self, X, y):
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        self.factor_, G = fit_factor(self.factor, X, y)
+        res = factor_kpca(G, self._check_n_components(G.shape[1]))
+        n = G.shape[0]
+        self.mean_ = res.mean
+        self.components_ = np.ascontiguousarray(res.components.T)
+        self.eigenvalues_ = res.eigenvalues
+        self.explained_variance_ = res.eigenvalues / max(n - 1, 1)
+        self.explained_variance_ratio_ = (
+            res.eigenvalues / res.total if res.total > 0 else np.zeros_like(res.eigenvalues)
+        )
+        self.n_components_ = int(res.eigenvalues.shape[0])
+        return G, res
+
+    def fit(self, X, y=None):
+        """Fit the factor on X and solve the m × m eigenproblem."""
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit, and return the principal scores Ḡ V of the training rows."""
+        G, res = self._fit(X, y)
+        return kpca_scores(G, res)
+
+    def transform(self, X):
+        """Scores (g(x) − mean_)ᵀ V of new points on the training directions."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        G = transform_factor(self.factor_, X)
+        return safe_sparse_dot(G, self.components_.T, dense_output=True) - (
+            self.mean_ @ self.components_.T
+        )
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

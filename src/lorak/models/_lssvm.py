@@ -1,0 +1,335 @@
+"""Least-squares SVM (Suykens & Vandewalle 1999) on a low-rank factor K ≈ G Gᵀ.
+
+The paper's classifier (Zhang, Tsang & Kwok 2008, §4.3): with labels y ∈ {±1}ⁿ,
+Y = diag(y), ν = 1/C and M = Y(K + νI)Y,
+
+    b = yᵀM⁻¹1 / yᵀM⁻¹y,    α = M⁻¹(1 − b y),    f(x) = Σᵢ αᵢ yᵢ k(x, xᵢ) + b.
+
+Since Y⁻¹ = Y, Y1 = y and Yy = 1, M⁻¹ = Y H⁻¹ Y with H = K + νI, and with β = Y α:
+
+    b = 1ᵀH⁻¹y / 1ᵀH⁻¹1,    β = H⁻¹(y − b 1),    f(x) = k(x, X) β + b.        (1)
+
+(1) is the KKT system [0 1ᵀ; 1 H][b; β] = [0; y] of the LS-SVM regression, so the
+classifier, the one-vs-rest classifiers and the regressor are one linear solve with
+one right-hand side per target. With K = G Gᵀ the paper applies H⁻¹ through the
+Woodbury identity (its eq. 13)
+
+    (G Gᵀ + νI)⁻¹ = ν⁻¹ [I − G (νI + GᵀG)⁻¹ Gᵀ],                                  (2)
+
+and then f(x) = g(x)ᵀ w + b with w = Gᵀβ. Pushing Gᵀ through (2) gives
+w = (νI + GᵀG)⁻¹ Gᵀ(y − b 1), and eliminating b (1ᵀβ = 0) centers G and y:
+
+    w = (νI + ḠᵀḠ)⁻¹ Ḡᵀ ȳ,    b = mean(y) − mean(G) w,                           (3)
+
+Ḡ = G − 1·mean(G), ȳ = y − mean(y): the m × m system of ridge regression with an
+unpenalized intercept on the factor rows. (3) is what :func:`lssvm_fit_factor`
+computes — the same numbers as (1)–(2), O(m²n) time, O(mn) memory (G itself), never an
+n × n array — because it avoids the two cancellations of the literal route: the
+subtraction in (2) when ν ≪ ‖G‖², and n − 1ᵀG(νI + GᵀG)⁻¹Gᵀ1 in b's denominator. The
+dual coefficients, when wanted, are β = (y − b 1 − G w)/ν = C · residuals (Suykens'
+αₖ = γ eₖ). :func:`woodbury_solve` applies (2) itself; tests check (1) = (2) = (3)
+against the dense solve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_positive
+from ._base import (
+    centered_cross_products,
+    column_mean,
+    fit_factor,
+    iter_row_chunks,
+    solve_spd,
+    transform_factor,
+)
+
+__all__ = [
+    "LSSVC",
+    "LSSVR",
+    "LSSVMSolution",
+    "lssvm_fit_dense",
+    "lssvm_fit_factor",
+    "woodbury_solve",
+]
+
+
+@dataclass(frozen=True)
+class LSSVMSolution:
+    """Result of :func:`lssvm_fit_factor`.
+
+    Attributes
+    ----------
+    coef : (m, k) array, w = Gᵀβ: the decision is f(x) = g(x)ᵀ coef + intercept.
+    intercept : (k,) array, b.
+    dual_coef : (n, k) array or None, β = Yα (the paper's α times the labels).
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    dual_coef: np.ndarray | None = None
+
+
+def _as_2d_targets(T) -> np.ndarray:
+    T = np.asarray(T, dtype=np.float64)
+    return T[:, None] if T.ndim == 1 else T
+
+
+def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolution:
+    """LS-SVM on the factor K ≈ G Gᵀ: eq. (3) of this module, O(m²n) time.
+
+    Parameters
+    ----------
+    G : (n, m) array (float32/float64, or sparse)
+        Factor rows of the training points. Not modified.
+    T : (n,) or (n, k) array
+        Targets: ±1 labels (one column per binary problem) or real values.
+    C : float > 0
+        Regularization; ν = 1/C is added to the kernel's diagonal.
+    return_dual : bool
+        Also return β = (T − 1 bᵀ − G w)/ν (n × k).
+
+    Returns
+    -------
+    LSSVMSolution
+        ``coef`` (m, k) and ``intercept`` (k,) such that f(x) = g(x)ᵀ coef + intercept
+        equals the dense LS-SVM's Σᵢ βᵢ k(x, xᵢ) + b whenever K = G Gᵀ.
+    """
+    T = _as_2d_targets(T)
+    nu = 1.0 / C
+    g_mean = column_mean(G)
+    t_mean = T.mean(axis=0)
+    S, R = centered_cross_products(G, g_mean, T, t_mean)
+    S[np.diag_indices_from(S)] += nu
+    coef = solve_spd(S, R)
+    intercept = t_mean - g_mean @ coef
+    dual = None
+    if return_dual:
+        dual = np.empty_like(T)
+        for s, e in iter_row_chunks(T.shape[0], coef.shape[0]):
+            fit = safe_sparse_dot(G[s:e], coef)
+            dual[s:e] = (T[s:e] - intercept - fit) / nu
+    return LSSVMSolution(coef=coef, intercept=intercept, dual_coef=dual)
+
+
+def woodbury_solve(G, nu: float, R) -> np.ndarray:
+    """(G Gᵀ + νI)⁻¹ R by the Woodbury identity (Zhang et al. 2008, eq. 13).
+
+    ν⁻¹ [R − G (νI + GᵀG)⁻¹ GᵀR]: O(m²n + mnk) time, no n × n array. Loses relative
+    accuracy when ν ≪ ‖G‖² (the bracket cancels); :func:`lssvm_fit_factor` uses the
+    cancellation-free form (3) instead.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    Gd = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
+    S = Gd.T @ Gd
+    S[np.diag_indices_from(S)] += nu
+    return (R - Gd @ solve_spd(S, Gd.T @ R)) / nu
+
+
+def lssvm_fit_dense(K, T, C: float):
+    """The exact LS-SVM, eq. (1), from the dense n × n kernel matrix (O(n³), small n).
+
+    Parameters
+    ----------
+    K : (n, n) array, the kernel matrix of the training points (PSD).
+    T : (n,) or (n, k) targets (±1 labels or values).
+    C : float > 0
+
+    Returns
+    -------
+    dual_coef : (n, k) array β;  intercept : (k,) array b, so that the decision on new
+    points is k(X_new, X) β + b.
+    """
+    T = _as_2d_targets(T)
+    n = T.shape[0]
+    H = np.array(K, dtype=np.float64, copy=True)
+    H[np.diag_indices(n)] += 1.0 / C
+    c = scipy.linalg.cho_factor(H, lower=True, overwrite_a=True, check_finite=False)
+    Z = scipy.linalg.cho_solve(c, np.column_stack([T, np.ones(n)]), check_finite=False)
+    ZT, z1 = Z[:, :-1], Z[:, -1]
+    b = z1 @ T / z1.sum()  # 1ᵀH⁻¹T / 1ᵀH⁻¹1 (H⁻¹ symmetric)
+    return ZT - np.outer(z1, b), b
+
+
+# ---------------------------------------------------------------- estimators
+
+
+def _n_rows(a):
+    if sp.issparse(a):
+        return a.shape[0]
+    try:
+        shape = np.shape(np.asarray(a) if hasattr(a, "__array__") else a)
+    except ValueError:  # ragged nested lists: let validation report them
+        return None
+    return shape[0] if len(shape) else None
+
+
+def _check_y_length(X, y):
+    """Name both arguments when y and X disagree in length ("y has 10 rows but X has 12")."""
+    if y is None:
+        return
+    n_x, n_y = _n_rows(X), _n_rows(y)
+    if n_x is not None and n_y is not None and n_x != n_y:
+        raise ValueError(f"y has {n_y} rows but X has {n_x}")
+
+
+class _BaseLSSVM(BaseEstimator):
+    """Fitting and decision values shared by :class:`LSSVC` and :class:`LSSVR`."""
+
+    def __init__(self, factor=None, *, C=1.0):
+        self.factor = factor
+        self.C = C
+
+    def _validate(self, X, y, **kw):
+        _check_y_length(X, y)
+        C = check_positive(self.C, "C")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kw)
+        return X, y, float(C)
+
+    def _fit_targets(self, X, y, T, C):
+        self.factor_, G = fit_factor(self.factor, X, y)
+        sol = lssvm_fit_factor(G, T, C)
+        self.n_components_ = int(G.shape[1])
+        return sol
+
+    def _decision(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        G = transform_factor(self.factor_, X)
+        return safe_sparse_dot(G, self.coef_.T, dense_output=True) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class LSSVC(ClassifierMixin, _BaseLSSVM):
+    """Least-squares SVM classifier on any low-rank factor (Suykens & Vandewalle 1999).
+
+    Fits the factor on X, takes its rows G (K ≈ G Gᵀ) and solves the LS-SVM of
+    Zhang, Tsang & Kwok (2008, §4.3) through the Woodbury identity in O(m²n) time and
+    O(mn) memory (see :mod:`lorak.models._lssvm`, eqs. (1)–(3)). New points are
+    predicted through ``factor_.transform``: f(x) = g(x)ᵀ w + b, with the m-vector w.
+
+    Two classes: the paper's LS-SVM with labels ±1 (``classes_[1]`` is +1).
+    More classes: one-vs-rest, one ±1 LS-SVM per class, predicting the largest
+    decision value. All k problems share the matrix νI + ḠᵀḠ, so they cost one
+    Cholesky and k right-hand sides — the price of a single binary problem. (With an
+    unpenalized intercept, one-vs-rest ±1 targets and one-hot {0, 1} least squares give
+    f_ovr = 2 f_onehot − 1, hence the same predictions; one-vs-rest keeps each column
+    the paper's binary classifier.)
+
+    Parameters
+    ----------
+    factor : transformer, "passthrough" or None, default=None
+        Unfitted transformer whose ``transform`` returns factor rows
+        (``lorak.Nystroem(...)``, ``lorak.IncompleteCholesky(...)``, ...). It is cloned
+        and fitted on X (with y when its ``fit`` accepts y), so its parameters are
+        tunable as ``factor__n_components`` in GridSearchCV. None or "passthrough": X
+        itself is G — the linear kernel, or factor rows computed beforehand.
+    C : float, default=1.0
+        Regularization (> 0): the kernel matrix gets 1/C on its diagonal.
+
+    Attributes
+    ----------
+    factor_ : the fitted clone of ``factor`` (None for passthrough).
+    classes_ : (n_classes,) array of labels.
+    coef_ : (1, m) for two classes, (n_classes, m) otherwise: w = Gᵀ(α ∘ y).
+    intercept_ : (1,) or (n_classes,) array, b.
+    n_components_ : int, m (columns of the factor).
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lorak import Nystroem
+    >>> from lorak.models import LSSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 2)); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = LSSVC(Nystroem(gamma=1.0, n_components=50, random_state=0), C=10.0)
+    >>> bool(clf.fit(X, y).score(X, y) > 0.9)
+    True
+    """
+
+    def fit(self, X, y):
+        """Fit the factor on X and solve the LS-SVM for the labels y."""
+        X, y, C = self._validate(X, y)
+        check_classification_targets(y)
+        lb = LabelBinarizer(neg_label=-1, pos_label=1)
+        T = lb.fit_transform(y)
+        self.classes_ = lb.classes_
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"y has 1 class ({self.classes_[0]!r}); LSSVC needs at least 2 classes"
+            )
+        sol = self._fit_targets(X, y, T.astype(np.float64), C)
+        self.coef_ = np.ascontiguousarray(sol.coef.T)
+        self.intercept_ = sol.intercept
+        return self
+
+    def decision_function(self, X):
+        """f(x) = g(x)ᵀ w + b: (n,) for two classes, (n, n_classes) otherwise."""
+        d = self._decision(X)
+        return d.ravel() if d.shape[1] == 1 else d
+
+    def predict(self, X):
+        """The class with the largest decision value (sign of f for two classes)."""
+        d = self.decision_function(X)
+        idx = (d > 0).astype(np.intp) if d.ndim == 1 else d.argmax(axis=1)
+        return self.classes_[idx]
+
+
+class LSSVR(RegressorMixin, _BaseLSSVM):
+    """Least-squares SVM regression on any low-rank factor (kernel ridge + intercept).
+
+    Solves (K + I/C) β + b 1 = y, 1ᵀβ = 0 with K ≈ G Gᵀ, i.e. eq. (3) of
+    :mod:`lorak.models._lssvm`: ridge regression with an unpenalized intercept on the
+    factor rows, O(m²n) time. Several targets (y of shape (n, k)) share one Cholesky.
+
+    Parameters
+    ----------
+    factor : transformer, "passthrough" or None, default=None
+        As for :class:`LSSVC`.
+    C : float, default=1.0
+        Regularization (> 0).
+
+    Attributes
+    ----------
+    factor_ : the fitted clone of ``factor`` (None for passthrough).
+    coef_ : (m,) or (n_targets, m) array, w.
+    intercept_ : float or (n_targets,) array, b.
+    n_components_ : int, m.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    """
+
+    def fit(self, X, y):
+        """Fit the factor on X and solve the LS-SVM regression for y."""
+        X, y, C = self._validate(X, y, y_numeric=True, multi_output=True)
+        sol = self._fit_targets(X, y, _as_2d_targets(y), C)
+        if np.ndim(y) == 1:
+            self.coef_ = sol.coef[:, 0].copy()
+            self.intercept_ = float(sol.intercept[0])
+        else:
+            self.coef_ = np.ascontiguousarray(sol.coef.T)
+            self.intercept_ = sol.intercept
+        return self
+
+    def predict(self, X):
+        """g(x)ᵀ w + b for each row of X."""
+        return self._decision(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -1,0 +1,404 @@
+"""SimpleNPKL: a kernel learned from pairwise constraints, as a transductive transformer.
+
+Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
+The math lives in :mod:`lorak.learn._simple_npkl`; this module validates input, calls it
+and stores the fitted attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import check_generator, check_in_choices, check_positive
+from .constraints import check_constraints
+from .learn import _simple_npkl as _npkl
+
+__all__ = ["SimpleNPKL"]
+
+logger = logging.getLogger("lorak.learn")
+
+LOSSES = ("linear", "squared_hinge")
+STEPS = ("adaptive", "harmonic", "constant")
+SELECTIONS = ("margin", "random")
+EIGEN_SOLVERS = ("auto", "arpack", "dense")
+
+
+class SimpleNPKL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
+
+    Learns a PSD kernel matrix K = V Vᵀ on the n training rows that is smooth on the
+    kNN graph of X and aligned with the pairwise constraints (Zhuang, Tsang & Hoi
+    2009). With T the symmetric constraint matrix (eq. 1: +1 must-link, −1
+    cannot-link) and L = I − D^{-1/2} S D^{-1/2} the normalized Laplacian of the kNN
+    graph S (eq. 3), it solves, over K ⪰ 0 with tr(KK) ≤ B (eq. 5):
+
+    - ``loss="linear"`` (eq. 6): min tr(LK) − C Σ_(i,j) T_ij K_ij, in closed form
+      (Prop. 1, eq. 8): K = A₊ √(B / tr(A₊²)) with A = C·T − L, from the positive
+      eigenpairs of the sparse A (Lanczos);
+    - ``loss="squared_hinge"`` (eq. 9–10): min tr(LK) + (C/2) Σ_(i,j) max(0, 1 −
+      T_ij K_ij)², by Algorithm 1 (the saddle-point problem eq. 12: eq. 8 for K, a
+      projected gradient step for the dual variables α).
+
+    Σ_(i,j) runs over ordered pairs, i.e. each constraint counts twice, so that
+    Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L as in the paper. The method is
+    **transductive**: the kernel exists on the fitted rows only; use
+    :meth:`fit_transform` or :attr:`embedding_` (there is no ``transform`` of new X).
+
+    Parameters
+    ----------
+    loss : {"linear", "squared_hinge"}, default="linear"
+    C : float, default=1.0
+        Weight of the constraint loss against the Laplacian regularizer. On small sets
+        with B = 1, C ≥ 1 lets the constraint term swamp the Laplacian (the learned
+        kernel collapses onto the constrained points); C around 0.3 works across the
+        paper's UCI sets (see the ``npkl-uci`` benchmark's C sweep).
+    B : float or "n_samples", default=1.0
+        Capacity bound tr(KK) ≤ B (eq. 5). The paper uses B = 1 on its small sets and
+        B = N (``"n_samples"``) on Adult. Clustering results of the linear loss do not
+        depend on B (it only scales K); the square hinge does.
+    n_neighbors : int, default=5
+        k of the kNN graph (self excluded); the paper uses 5 on small sets, 50 on Adult.
+    mutual : bool, default=False
+        Keep only mutual neighbours (S_ij = 1 iff i and j are each among the other's k
+        nearest); default: the symmetrized graph (either direction).
+    max_rank : int, "pataki" or None, default=None
+        None: the exact solution, from every positive eigenpair (the number requested
+        from Lanczos doubles until the smallest returned is ≤ 0). An int keeps at most
+        that many top eigenpairs (the best K of that rank, rescaled to tr(KK) = B);
+        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2),
+        the paper's own rank estimate (§3.2.3) — much faster on large n, but the
+        square-hinge iterations converge more slowly when the cap binds.
+    active_constraints : float in (0, 1], int or None, default=None
+        Keep only this fraction (float) or number (int) of the constraints, chosen by
+        ``selection``.
+    selection : {"margin", "random"}, default="margin"
+        ``"margin"``: the active selection of §3.2.4 — points are ranked by the margin
+        |(1/l_i) Σ_j T_ij K_ij| under the linear-loss kernel learned from all
+        constraints, and the constraints of the least certain points are kept;
+        ``"random"``: a uniform random subset of the same size (the paper's baseline).
+    max_iter : int, default=100
+        Iterations of Algorithm 1 (square hinge only).
+    tol : float, default=1e-4
+        Algorithm 1 stops when the relative duality gap or the KKT residual of eq. (14)
+        is ≤ tol.
+    step : {"adaptive", "harmonic", "constant"}, default="adaptive"
+        Step rule for η_t in α ← (α + η_t ∂J/∂α)₊. ``"adaptive"``: Barzilai–Borwein
+        trial steps with backtracking on the dual objective (monotone ascent, never
+        above ``step_size·C``); ``"harmonic"``: η_t = step_size·C/t (the paper's
+        O(1/t)); ``"constant"``: η_t = step_size·C (step_size = 1 is the best response
+        of eq. 14, which the paper notes can oscillate).
+    step_size : float, default=1.0
+        Scale of η relative to C (see ``step``).
+    eigen_solver : {"auto", "arpack", "dense"}, default="auto"
+        ``"auto"``: Lanczos (ARPACK, ``eigsh(which="LA")``), replaced by a dense
+        ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24,
+        n ≤ 5000) that the dense solve is cheaper.
+    eigen_tol : float, default=0.0
+        ARPACK's relative accuracy (0 = machine precision).
+    n_jobs : int, optional
+        Passed to :class:`sklearn.neighbors.NearestNeighbors`.
+    random_state : int, Generator or None
+        Seeds the Lanczos start vectors and the random selection.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components_)
+        V with K = V Vᵀ (float64).
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues of K, decreasing (Σ λ² = B).
+    n_components_ : int
+        Rank of K.
+    alpha_ : ndarray of shape (n_constraints_,) or None
+        Dual variables of the square hinge (one per constraint used), in the order of
+        ``must_link_`` then ``cannot_link_``; K = argmin_K J(K, alpha_) exactly.
+    must_link_, cannot_link_ : ndarray of shape (p, 2)
+        The validated constraints used (after active selection), i < j.
+    n_constraints_ : int
+    selected_ : ndarray of int or None
+        With ``active_constraints``: indices of the kept constraints into the
+        validated must-link pairs followed by the cannot-link pairs.
+    objective_ : float
+        Eq. (6) (linear) or eq. (9) (square hinge) at the learned K.
+    objective_history_ : list of float
+        J(K_t, α_{t−1}) per iteration of Algorithm 1 (the paper's Fig. 1 quantity; a
+        single value for the linear loss).
+    history_ : dict of lists
+        Per iteration: ``objective``, ``primal``, ``gap``, ``kkt``, ``step``, ``rank``,
+        ``seconds``, ``eig_solves``.
+    duality_gap_, kkt_residual_ : float
+        At the end (0 for the closed form).
+    n_iter_ : int
+    converged_ : bool
+    laplacian_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        L of eq. (3) (O(n·k) memory).
+    B_ : float
+        The resolved capacity bound.
+    max_rank_ : int or None
+        The resolved rank cap.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from lorak.datasets import load
+    >>> from lorak.constraints import from_labels
+    >>> from lorak.npkl import SimpleNPKL
+    >>> X, y = load("iris")
+    >>> c = from_labels(y, ratio=0.7, random_state=0)
+    >>> V = SimpleNPKL(C=0.3, random_state=0).fit_transform(X, **c)
+    >>> V.shape[0]
+    150
+    """
+
+    def __init__(
+        self,
+        loss="linear",
+        *,
+        C=1.0,
+        B=1.0,
+        n_neighbors=5,
+        mutual=False,
+        max_rank=None,
+        active_constraints=None,
+        selection="margin",
+        max_iter=100,
+        tol=1e-4,
+        step="adaptive",
+        step_size=1.0,
+        eigen_solver="auto",
+        eigen_tol=0.0,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.C = C
+        self.B = B
+        self.n_neighbors = n_neighbors
+        self.mutual = mutual
+        self.max_rank = max_rank
+        self.active_constraints = active_constraints
+        self.selection = selection
+        self.max_iter = max_iter
+        self.tol = tol
+        self.step = step
+        self.step_size = step_size
+        self.eigen_solver = eigen_solver
+        self.eigen_tol = eigen_tol
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ validation
+
+    def _check_params(self, n: int, n_pairs: int):
+        check_in_choices(self.loss, "loss", LOSSES)
+        check_in_choices(self.step, "step", STEPS)
+        check_in_choices(self.selection, "selection", SELECTIONS)
+        check_in_choices(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+        C = float(check_positive(self.C, "C"))
+        if isinstance(self.B, str):
+            if self.B != "n_samples":
+                raise ValueError(f"B must be a positive number or 'n_samples'; got {self.B!r}")
+            B = float(n)
+        else:
+            B = float(check_positive(self.B, "B"))
+        k = check_positive(self.n_neighbors, "n_neighbors", integer=True)
+        if k >= n:
+            raise ValueError(
+                f"n_neighbors={k} must be smaller than the number of rows ({n}): the kNN "
+                "graph excludes each point itself"
+            )
+        check_positive(self.max_iter, "max_iter", integer=True)
+        check_positive(self.tol, "tol")
+        check_positive(self.step_size, "step_size")
+        check_positive(self.eigen_tol, "eigen_tol", strict=False)
+        mr = self.max_rank
+        if mr is None:
+            max_rank = None
+        elif isinstance(mr, str):
+            if mr != "pataki":
+                raise ValueError(f"max_rank must be None, an int or 'pataki'; got {mr!r}")
+            max_rank = _npkl.pataki_rank(n_pairs)
+        else:
+            max_rank = int(check_positive(mr, "max_rank", integer=True))
+        return C, B, int(k), max_rank
+
+    def _n_keep(self, p: int) -> int | None:
+        a = self.active_constraints
+        if a is None:
+            return None
+        if isinstance(a, bool):
+            raise TypeError(f"active_constraints must be a fraction, a count or None; got {a!r}")
+        if isinstance(a, numbers.Integral):
+            if not 1 <= a <= p:
+                raise ValueError(
+                    f"active_constraints={a} must be between 1 and the number of constraints ({p})"
+                )
+            return int(a)
+        if isinstance(a, numbers.Real):
+            if not 0 < a <= 1:
+                raise ValueError(f"active_constraints as a fraction must be in (0, 1]; got {a!r}")
+            return max(1, round(a * p))
+        raise TypeError(f"active_constraints must be a fraction, a count or None; got {a!r}")
+
+    # ------------------------------------------------------------ fit
+
+    def fit(self, X, y=None, *, must_link=None, cannot_link=None):
+        """Learn the kernel on the rows of X from the pairwise constraints.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Only its kNN graph is used.
+        y : None
+            Ignored (pairwise constraints are the side information; build them from
+            labels with :func:`lorak.constraints.from_labels`).
+        must_link, cannot_link : array-like of shape (p, 2)
+            0-based row index pairs known to share / not to share a class. At least
+            one pair in total. ``fit(X, **from_labels(y))`` passes both.
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        n = X.shape[0]
+        if must_link is None and cannot_link is None:
+            hint = " (y is not used)" if y is not None else ""
+            raise ValueError(
+                "SimpleNPKL learns from pairwise constraints: pass must_link= and/or "
+                f"cannot_link= (arrays of shape (p, 2)){hint}; from labels, use "
+                "fit(X, **lorak.constraints.from_labels(y, random_state=0))"
+            )
+        cons = check_constraints(must_link, cannot_link, n)
+        pairs, signs = cons.pairs()
+        C, B, k, max_rank = self._check_params(n, len(pairs))
+        rng = check_generator(self.random_state)
+
+        S = _npkl.knn_graph(X, k, mutual=self.mutual, n_jobs=self.n_jobs)
+        L = _npkl.normalized_laplacian(S)
+
+        selected = None
+        n_keep = self._n_keep(len(pairs))
+        if n_keep is not None and n_keep < len(pairs):
+            if self.selection == "random":
+                selected = np.sort(rng.choice(len(pairs), size=n_keep, replace=False))
+            else:
+                base = _npkl.simple_npkl_linear(
+                    L, pairs, signs, C=C, B=B, rng=rng, max_rank=max_rank,
+                    eigen_tol=self.eigen_tol, solver=self.eigen_solver,
+                )  # fmt: skip
+                selected = _npkl.select_active(base.embedding, pairs, signs, n, n_keep)
+            pairs, signs = pairs[selected], signs[selected]
+            if max_rank is not None and self.max_rank == "pataki":
+                max_rank = _npkl.pataki_rank(len(pairs))
+
+        common = {
+            "C": C,
+            "B": B,
+            "rng": rng,
+            "max_rank": max_rank,
+            "eigen_tol": float(self.eigen_tol),
+            "solver": self.eigen_solver,
+        }
+        if self.loss == "linear":
+            res = _npkl.simple_npkl_linear(L, pairs, signs, **common)
+        else:
+            res = _npkl.simple_npkl_sqhinge(
+                L,
+                pairs,
+                signs,
+                max_iter=int(self.max_iter),
+                tol=float(self.tol),
+                step=self.step,
+                step_size=float(self.step_size),
+                **common,
+            )
+        if res.embedding.shape[1] == 0:
+            where = "A = C·T − L" if self.loss == "linear" else "A = Σ α_ij T_ij − L"
+            raise ValueError(
+                f"the learned kernel is zero: {where} has no positive eigenvalue (largest "
+                f"{res.largest_eigenvalue:.3g} ≤ 0), so K = A₊·√(B/tr(A₊²)) is undefined; "
+                f"the Laplacian outweighs the constraints at C={self.C!r}: increase C or "
+                "add constraints"
+            )
+        if self.loss == "squared_hinge" and not res.converged:
+            warnings.warn(
+                f"SimpleNPKL: max_iter={self.max_iter} reached (relative duality gap "
+                f"{res.gap:.2g}, KKT residual {res.kkt:.2g} > tol={self.tol}); increase "
+                "max_iter"
+                + (" or use max_rank=None (the rank cap slows convergence)" if max_rank else ""),
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        is_must = signs > 0
+        self.embedding_ = res.embedding
+        self.eigenvalues_ = res.eigenvalues
+        self.n_components_ = int(res.embedding.shape[1])
+        # pairs are must-links first, then cannot-links (selection keeps the order),
+        # so alpha_ lines up with must_link_ followed by cannot_link_
+        self.alpha_ = res.alpha
+        self.must_link_ = pairs[is_must]
+        self.cannot_link_ = pairs[~is_must]
+        self.n_constraints_ = len(pairs)
+        self.selected_ = selected
+        self.objective_ = float(res.objective)
+        self.objective_history_ = list(res.history.get("objective", []))
+        self.history_ = res.history
+        self.duality_gap_ = float(res.gap)
+        self.kkt_residual_ = float(res.kkt)
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
+        self.laplacian_ = L
+        self.B_ = B
+        self.max_rank_ = max_rank
+        self.eigen_solves_ = int(sum(i.n_solves for i in res.eig_info))
+        logger.debug(
+            "SimpleNPKL(%s): rank %d, %d iterations, objective %.6g",
+            self.loss,
+            self.n_components_,
+            self.n_iter_,
+            self.objective_,
+        )
+        return self
+
+    def fit_transform(self, X, y=None, *, must_link=None, cannot_link=None):
+        """Fit and return the embedding V (n_samples × rank) with K = V Vᵀ."""
+        return self.fit(X, y, must_link=must_link, cannot_link=cannot_link).embedding_
+
+    def transform(self, X):
+        """Not available: SimpleNPKL is transductive.
+
+        The learned kernel is a matrix on the fitted rows, not a function of x; use
+        :meth:`fit_transform` on all rows (labelled and unlabelled together) or read
+        :attr:`embedding_`.
+        """
+        raise NotImplementedError(
+            "SimpleNPKL is transductive: it learns a kernel matrix on the rows it was "
+            "fitted on, with no out-of-sample extension. Fit on all rows together and use "
+            "fit_transform(X, must_link=..., cannot_link=...) or embedding_"
+        )
+
+    def kernel_entries(self, pairs):
+        """K_ij = ⟨v_i, v_j⟩ for index pairs of shape (p, 2), without forming K."""
+        check_is_fitted(self, "embedding_")
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        n = self.embedding_.shape[0]
+        if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
+            bad = int(pairs.max() if pairs.max() >= n else pairs.min())
+            raise ValueError(f"pairs refer to row {bad} but the model was fitted on {n} rows")
+        return _npkl.pair_values(self.embedding_, pairs)
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

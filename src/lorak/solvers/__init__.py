@@ -1,0 +1,30 @@
+"""Generic numerics that take operators and return a :class:`SolverResult`.
+
+- :func:`psd_projection`, :func:`scaled_psd_projection` — nearest PSD matrix in the
+  Frobenius norm and in a diagonal congruence metric;
+- :func:`admm_psd` — ADMM for min f(X) s.t. X ⪰ 0 from the prox of f;
+  :func:`weighted_nearest_psd` — its elementwise-weighted special case;
+- :func:`fista_psd` — accelerated projected gradient with adaptive restart;
+- :func:`armijo_projected_gradient` — gradient mapping with backtracking (the
+  generalized Nyström paper's eq. 9–10).
+"""
+
+from ._psd import (
+    SolverResult,
+    admm_psd,
+    armijo_projected_gradient,
+    fista_psd,
+    psd_projection,
+    scaled_psd_projection,
+    weighted_nearest_psd,
+)
+
+__all__ = [
+    "SolverResult",
+    "admm_psd",
+    "armijo_projected_gradient",
+    "fista_psd",
+    "psd_projection",
+    "scaled_psd_projection",
+    "weighted_nearest_psd",
+]

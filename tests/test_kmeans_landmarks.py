@@ -1,0 +1,255 @@
+"""k-means landmarks: seeding choices, Lloyd with bounds, dtypes, sparse input."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.datasets import make_blobs
+from threadpoolctl import threadpool_limits
+
+import lorak.landmarks._kmeans as km
+from conftest import readonly
+from lorak.landmarks._kmeans import INIT_METHODS, kmeans_landmarks
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """Small products: threads only cost time (a lot on a busy machine)."""
+    with threadpool_limits(1):
+        yield
+
+
+INFO_KEYS = {"n_iter", "inertia", "init", "init_seconds", "lloyd_seconds"}
+
+
+def sq_error(X, C):
+    """Σᵢ minⱼ ‖xᵢ − cⱼ‖², the slow obvious way, in float64."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    D = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    return float(D.min(axis=1).sum())
+
+
+def mixture(n, d, n_components, seed, dtype=np.float64):
+    """Overlapping anisotropic Gaussian components (what k-means landmarks meet)."""
+    rng = np.random.default_rng(seed)
+    comp = rng.integers(n_components, size=n)
+    mu = 2.0 * rng.standard_normal((n_components, d))
+    A = rng.standard_normal((n_components, 3, d))
+    Z = rng.standard_normal((n, 3))
+    X = mu[comp] + np.einsum("ij,ijk->ik", Z, A[comp]) + 0.5 * rng.standard_normal((n, d))
+    return X.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("init", INIT_METHODS)
+def test_shapes_dtypes_and_info(dtype, init):
+    X = readonly(mixture(400, 12, 5, seed=0, dtype=dtype))
+    C, info = kmeans_landmarks(X, 20, rng=np.random.default_rng(0), init=init)
+    assert C.shape == (20, 12)
+    assert C.dtype == dtype
+    assert isinstance(C, np.ndarray)
+    assert INFO_KEYS <= set(info)
+    assert "labels" not in info
+    assert info["init"] == ("subsample++" if init == "auto" else init)
+    assert 1 <= info["n_iter"] <= 10
+    assert info["inertia"] == pytest.approx(sq_error(X, C), rel=1e-5)
+    assert info["init_seconds"] >= 0 and info["lloyd_seconds"] >= 0
+
+
+def test_return_labels_match_centres():
+    X = mixture(500, 8, 6, seed=1)
+    C, info = kmeans_landmarks(X, 15, rng=np.random.default_rng(1), return_labels=True)
+    lab = info["labels"]
+    assert lab.shape == (500,)
+    D = ((X[:, None, :] - C[None]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(lab, D.argmin(axis=1))
+    assert info["inertia"] == pytest.approx(((X - C[lab]) ** 2).sum(), rel=1e-10)
+
+
+@pytest.mark.parametrize("init", INIT_METHODS)
+def test_same_seed_same_output_and_seeds_differ(init):
+    X = mixture(600, 10, 8, seed=2, dtype=np.float32)
+    C1, i1 = kmeans_landmarks(X, 25, rng=np.random.default_rng(7), init=init)
+    C2, i2 = kmeans_landmarks(X, 25, rng=np.random.default_rng(7), init=init)
+    np.testing.assert_array_equal(C1, C2)
+    assert i1["inertia"] == i2["inertia"] and i1["n_iter"] == i2["n_iter"]
+    C3, _ = kmeans_landmarks(X, 25, rng=np.random.default_rng(8), init=init)
+    assert not np.array_equal(C1, C3)
+
+
+def test_global_random_state_untouched():
+    X = mixture(300, 6, 4, seed=3)
+    before = np.random.get_state()[1].copy()  # noqa: NPY002
+    kmeans_landmarks(X, 10, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(np.random.get_state()[1], before)  # noqa: NPY002
+
+
+def test_unknown_init_lists_valid_names():
+    X = mixture(100, 4, 3, seed=0)
+    with pytest.raises(ValueError, match="unknown init") as e:
+        kmeans_landmarks(X, 5, rng=np.random.default_rng(0), init="kmeans++")
+    for name in INIT_METHODS:
+        assert repr(name) in str(e.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sparse_input(dtype):
+    rng = np.random.default_rng(4)
+    X = sp.random(300, 500, density=0.03, format="csr", dtype=dtype, random_state=rng)
+    X.data[:] = np.abs(X.data) + 0.1
+    data_before = X.data.copy()
+    C, info = kmeans_landmarks(X, 12, rng=np.random.default_rng(0))
+    assert isinstance(C, np.ndarray) and C.shape == (12, 500) and C.dtype == dtype
+    assert info["inertia"] == pytest.approx(sq_error(X, C), rel=1e-5)
+    np.testing.assert_array_equal(X.data, data_before)
+    # From the same random rows, sparse and dense Lloyd agree.
+    Cs, _ = kmeans_landmarks(X, 12, rng=np.random.default_rng(5), init="random")
+    Cd, _ = kmeans_landmarks(X.toarray(), 12, rng=np.random.default_rng(5), init="random")
+    np.testing.assert_allclose(Cs, Cd, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("init", INIT_METHODS)
+def test_as_many_landmarks_as_rows(init):
+    X = mixture(40, 5, 3, seed=5)
+    C, info = kmeans_landmarks(X, 40, rng=np.random.default_rng(0), init=init)
+    # Every row is its own centre.
+    order = np.lexsort(C.T)
+    np.testing.assert_array_equal(C[order], X[np.lexsort(X.T)])
+    assert info["inertia"] == 0.0
+
+
+def test_max_iter_zero_returns_rows():
+    X = mixture(500, 6, 4, seed=6)
+    C, info = kmeans_landmarks(X, 10, rng=np.random.default_rng(0), max_iter=0)
+    assert info["n_iter"] == 0
+    rows = {tuple(r) for r in X}
+    assert all(tuple(c) in rows for c in C)
+
+
+def test_blobs_are_all_found():
+    # 12 well-separated blobs: with k = 12 every blob gets one centre.
+    X, y, centres = make_blobs(
+        n_samples=3000,
+        n_features=10,
+        centers=12,
+        cluster_std=1.0,
+        center_box=(-60, 60),
+        random_state=0,
+        return_centers=True,
+    )
+    true = sum(((X[y == j] - X[y == j].mean(axis=0)) ** 2).sum() for j in range(12))
+    for seed in range(3):
+        C, info = kmeans_landmarks(X, 12, rng=np.random.default_rng(seed))
+        assert info["inertia"] == pytest.approx(true, rel=1e-6)
+        nearest = ((centres[:, None] - C[None]) ** 2).sum(axis=2).argmin(axis=1)
+        assert len(set(nearest)) == 12
+
+
+def test_quality_close_to_sklearn():
+    X = mixture(4000, 30, 25, seed=7)
+    k = 80
+    ours = np.mean(
+        [kmeans_landmarks(X, k, rng=np.random.default_rng(s))[1]["inertia"] for s in range(3)]
+    )
+    ref = np.mean(
+        [
+            KMeans(k, init="k-means++", n_init=1, max_iter=10, random_state=s).fit(X).inertia_
+            for s in range(3)
+        ]
+    )
+    assert ours <= 1.03 * ref
+
+
+def test_subsample_plus_plus_beats_random_seeding():
+    X = mixture(3000, 20, 40, seed=8)
+    q = {
+        init: kmeans_landmarks(X, 60, rng=np.random.default_rng(0), init=init, max_iter=0)[1][
+            "inertia"
+        ]
+        for init in ("random", "subsample++", "k-means++")
+    }
+    assert q["subsample++"] < q["random"]
+    assert q["k-means++"] < q["random"]
+
+
+def test_init_sample_is_used_and_clipped():
+    X = mixture(3000, 6, 5, seed=9)
+    _, info = kmeans_landmarks(X, 30, rng=np.random.default_rng(0), init="subsample++")
+    assert info["init_sample"] == 2000  # max(2000, 10 k), below n
+    _, info = kmeans_landmarks(
+        X, 30, rng=np.random.default_rng(0), init="subsample++", init_sample=10
+    )
+    assert info["init_sample"] == 30  # at least k
+    _, info = kmeans_landmarks(
+        X, 30, rng=np.random.default_rng(0), init="subsample++", init_sample=10**6
+    )
+    assert info["init_sample"] == 3000
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64", "sparse"])
+def test_pruned_lloyd_matches_plain_lloyd(kind):
+    # Enough centres and rows for the bounds to settle rows (k >= 32).
+    X = mixture(4000, 16, 30, seed=10, dtype=np.float64 if kind == "float64" else np.float32)
+    if kind == "sparse":
+        X[np.abs(X) < 1.0] = 0.0
+        X = sp.csr_matrix(X)
+    res = {}
+    for prune in (False, True):
+        res[prune] = km._kmeans(
+            X, 100, rng=np.random.default_rng(3), init="random", return_labels=True, prune=prune
+        )
+    (Cp, ip), (Cq, iq) = res[True], res[False]
+    assert ip["skipped"] > 0.2 and iq["skipped"] == 0.0
+    assert ip["n_iter"] == iq["n_iter"]
+    np.testing.assert_array_equal(ip["labels"], iq["labels"])
+    np.testing.assert_allclose(Cp, Cq, rtol=1e-6, atol=1e-6)
+
+
+def test_lloyd_matches_sklearn_from_same_seeds():
+    X = mixture(2000, 12, 10, seed=11)
+    C0, _ = kmeans_landmarks(X, 40, rng=np.random.default_rng(0), max_iter=0)
+    C, info = kmeans_landmarks(X, 40, rng=np.random.default_rng(0), max_iter=10)
+    sk = KMeans(40, init=C0, n_init=1, max_iter=10, algorithm="lloyd", tol=0.0).fit(X)
+    assert info["n_iter"] == sk.n_iter_
+    np.testing.assert_allclose(C, sk.cluster_centers_, rtol=1e-8, atol=1e-8)
+
+
+def test_float64_blockwise_products_read_only(monkeypatch):
+    # Large float64 data is multiplied in float32 block by block; nothing is written.
+    monkeypatch.setattr(km, "_CONVERT_ONCE_ENTRIES", 0)
+    X = readonly(mixture(3000, 20, 12, seed=12))
+    C, info = kmeans_landmarks(X, 50, rng=np.random.default_rng(0))
+    C64, info64 = km._kmeans(X, 50, rng=np.random.default_rng(0), compute_dtype=np.float64)
+    assert C.dtype == np.float64
+    assert info["inertia"] == pytest.approx(info64["inertia"], rel=1e-6)
+
+
+def test_large_offset_costs_no_precision():
+    X = mixture(2000, 10, 8, seed=13, dtype=np.float32)
+    _, a = kmeans_landmarks(X, 30, rng=np.random.default_rng(0))
+    _, b = kmeans_landmarks(X + np.float32(1e4), 30, rng=np.random.default_rng(0))
+    assert b["inertia"] == pytest.approx(a["inertia"], rel=1e-2)
+
+
+def test_duplicate_rows_and_empty_clusters():
+    # 6 distinct points, 10 centres: clusters go empty and are relocated.
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.standard_normal((6, 3)), 20, axis=0)
+    for init in INIT_METHODS:
+        C, info = kmeans_landmarks(X, 10, rng=np.random.default_rng(1), init=init)
+        assert np.all(np.isfinite(C))
+        assert info["inertia"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_constant_data():
+    X = np.ones((10, 4))
+    C, info = kmeans_landmarks(X, 5, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(C, np.ones((5, 4)))
+    assert info["inertia"] == 0.0
+
+
+def test_tol_stops_early():
+    X, _ = make_blobs(n_samples=2000, n_features=5, centers=20, random_state=1)
+    _, info = kmeans_landmarks(X, 20, rng=np.random.default_rng(0), tol=1e-2, max_iter=50)
+    assert info["n_iter"] < 50
