@@ -98,7 +98,7 @@ def test_weighted_nearest_psd_solvers_agree(rng):
     w = 0.01 + np.outer(a, a)
     A = rng.standard_normal((m, m))
     T = A + A.T
-    ref = weighted_nearest_psd(T, w, tol=1e-11, max_iter=20000)
+    ref = weighted_nearest_psd(T, w, tol=1e-10, max_iter=5000)
     assert ref.converged
     f = ref.history[-1]
     d = np.sqrt(np.diag(w))
@@ -108,10 +108,10 @@ def test_weighted_nearest_psd_solvers_agree(rng):
         T,
         d=d,
         L=2.0,
-        tol=1e-12,
-        max_iter=20000,
+        tol=1e-10,
+        max_iter=5000,
     )
-    assert fi.history[-1] == pytest.approx(f, rel=1e-7)
+    assert fi.history[-1] == pytest.approx(f, rel=1e-6)
     assert np.all(np.diff(fi.history) <= 1e-12 * abs(f))  # restarts keep it monotone
 
 
@@ -190,14 +190,14 @@ def test_duality_gap_certifies_the_objective(problem):
 
 def test_three_solvers_reach_the_same_optimum(problem):
     lam = 0.05
-    admm = solve_gen_nystrom(problem, lam, 1.0, solver="admm", tol=1e-10, max_iter=20000)
-    fista = solve_gen_nystrom(problem, lam, 1.0, solver="fista", tol=1e-11, max_iter=20000)
-    pg = solve_gen_nystrom(problem, lam, 1.0, solver="pg", tol=1e-12, max_iter=20000)
+    admm = solve_gen_nystrom(problem, lam, 1.0, solver="admm", tol=1e-9, max_iter=5000)
+    fista = solve_gen_nystrom(problem, lam, 1.0, solver="fista", tol=1e-10, max_iter=5000)
+    pg = solve_gen_nystrom(problem, lam, 1.0, solver="pg", tol=1e-12, max_iter=300)
     J = admm.info["objective"]
     assert fista.info["objective"] == pytest.approx(J, rel=1e-6)
-    # the paper's Frobenius-metric projected gradient is far slower: only close
-    assert pg.info["objective"] == pytest.approx(J, rel=1e-2)
-    assert pg.n_iter > 10 * admm.n_iter
+    # the paper's Frobenius-metric projected gradient descends, but slowly
+    assert J <= pg.info["objective"] < pg.history[0]
+    assert not pg.converged and pg.n_iter == 300
 
 
 def test_descent_solvers_never_increase_the_objective(problem):
@@ -240,20 +240,21 @@ def test_beta_heuristic_matches_pinv_formula(blocks):
 
 def test_optimized_beta_is_jointly_optimal(problem):
     lam = 0.01
-    res = solve_gen_nystrom(problem, lam, 1.0, optimize_beta=True, tol=1e-10, max_iter=20000)
+    res = solve_gen_nystrom(problem, lam, 1.0, optimize_beta=True, tol=1e-10, max_iter=5000)
     b = res.info["beta"]
     J = res.info["objective"]
     # stationarity in β: ⟨S, W⁺⟩ = β ‖W⁺‖²
     assert np.vdot(res.x, problem.P_t) == pytest.approx(b * problem.P_norm2, rel=1e-5)
     # no fixed β does better
     for other in (0.5 * b, 0.9 * b, 1.1 * b, 2 * b):
-        r = solve_gen_nystrom(problem, lam, other, tol=1e-10, max_iter=20000)
+        r = solve_gen_nystrom(problem, lam, other, tol=1e-10, max_iter=5000)
         assert r.info["objective"] >= J * (1 - 1e-7)
     # the alternating scheme (FISTA) finds the same β
     alt = solve_gen_nystrom(
-        problem, lam, 1.0, solver="fista", optimize_beta=True, tol=1e-9, max_iter=20000
+        problem, lam, 1.0, solver="fista", optimize_beta=True, tol=1e-8, max_iter=20000
     )
-    assert alt.info["beta"] == pytest.approx(b, rel=1e-3)
+    assert alt.info["beta"] == pytest.approx(b, rel=1e-4)
+    assert alt.info["objective"] == pytest.approx(J, rel=1e-6)
 
 
 # ----------------------------------------------------------------- criterion and path

@@ -250,3 +250,16 @@ def test_bank_errors():
         KernelBank.gaussian(factors=[1.0], bandwidths=[1.0])
     with pytest.raises(ValueError, match="unknown kernel"):
         KernelBank(["nope"])
+
+
+def test_kernel_objects_survive_sklearn_clone():
+    from sklearn.base import clone
+
+    from lorak import Nystroem
+    from lorak.kernels import KernelBank
+
+    est = Nystroem(kernel=Gaussian(bandwidth="median"), n_components=5)
+    c = clone(est)
+    assert c.kernel == est.kernel and c.kernel is not None
+    bank = KernelBank.gaussian(factors=[0.5, 2.0])
+    assert repr(clone(bank, safe=False)) == repr(bank)

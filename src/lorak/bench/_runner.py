@@ -80,9 +80,11 @@ def _load(spec: DatasetSpec, data_home) -> LoadedData:
 
 
 def _present(spec: DatasetSpec, data_home) -> bool:
-    """Whether ``spec`` looks loadable now, without loading it."""
-    if spec.loader is not None:
-        return True
+    """Whether ``spec`` looks loadable now, without loading it.
+
+    A custom ``loader`` still reads the set named ``spec.name``, so availability is
+    judged by that name too (a name ``load`` does not know counts as present).
+    """
     try:
         from ..datasets import available
 

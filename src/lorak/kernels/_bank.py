@@ -45,6 +45,8 @@ class KernelBank(Sequence):
     """
 
     def __init__(self, kernels: Iterable = (), *, relative=None, base=None):
+        # the arguments as given, for get_params/clone (scikit-learn convention)
+        self._args = {"kernels": kernels, "relative": relative, "base": base}
         self._relative = None if relative is None else [float(f) for f in relative]
         self._base = base
         if self._relative is not None:
@@ -120,10 +122,9 @@ class KernelBank(Sequence):
             return f"KernelBank.gaussian(factors={self._relative}, base={self._base!r})"
         return f"KernelBank({self._kernels!r})"
 
-    def get_params(self) -> dict:
-        if self._relative is not None:
-            return {"relative": list(self._relative), "base": self._base}
-        return {"kernels": [(type(k).__name__, k.get_params()) for k in self._kernels]}
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor arguments (so that scikit-learn's ``clone`` can rebuild the bank)."""
+        return dict(self._args)
 
     # ---------------------------------------------------------------- evaluation
     def blocks(self, X, Z, *, budget: int | None = None) -> list[np.ndarray]:

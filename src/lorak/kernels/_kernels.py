@@ -96,7 +96,8 @@ class Kernel:
     name: str = "kernel"
     _param_names: tuple[str, ...] = ()
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters (``deep`` accepted for scikit-learn's ``clone``)."""
         return {k: getattr(self, k) for k in self._param_names}
 
     def resolve(self, X, rng: np.random.Generator | None = None) -> Kernel:
