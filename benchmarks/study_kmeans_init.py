@@ -15,33 +15,41 @@ Data (float32 drawn once; the float64 case holds the very same points):
 ``normal``
     standard normal, no structure.
 
-Large case (``--n --d --k``, default 70000 × 784, k=1000), both dtypes:
+Large case (``--n --d --k``, default 70000 × 784, k=1000), both dtypes
+(``--dtype``):
 
-* ``ref``: scikit-learn KMeans as above. It takes minutes, so it runs once per data
-  set, on float32 (``--ref-dtypes`` to add float64); as the points are the same, its
-  quantization error is the reference for both dtypes.
-* ``random``, ``subsample++`` at several sample sizes (``--samples``), the default
-  (``auto``) and, for mixture/float32, ``k-means++`` (greedy on all rows, our code).
-* Lloyd back ends from the same seeds (mixture): ours with and without the bound
-  pruning, scikit-learn's ``KMeans(init=<array>, algorithm="lloyd")``, and for
-  float64 ours with float64 products.
-* ``sklearn-kmeans_plusplus``: ``sklearn.cluster.kmeans_plusplus`` on the default
-  subsample (float32 and float64), then our Lloyd: the seeding time against ours.
+* ``ref``: scikit-learn KMeans as above, its k-means++ on ``--ref-blas-threads`` BLAS
+  threads (default ``--threads``; on a busy machine 1 is far faster). It takes
+  minutes, so it runs on float32 only (``--ref-dtypes`` to add float64); the float64
+  points being the same, its quantization error is the reference for both dtypes.
+* ``random + sklearn Lloyd``: scikit-learn's Lloyd from random rows (the issue's
+  "~6 s" run, to translate times between machines); ``random`` and ``auto`` (ours).
+* mixture/float32 only: ``subsample++`` at the sizes ``--samples`` (the default size
+  is the ``auto`` row), the default size without the principal-component sketch,
+  ``auto`` without the Lloyd bounds, and ``k-means++`` on all rows (ours;
+  ``--skip-full-pp`` to skip). mixture/float64 only: ``auto`` with float64 products.
+* mixture: ``subsample++ + sklearn Lloyd`` (our seeds, scikit-learn's Lloyd) and
+  ``sklearn-kmeans_plusplus`` (``sklearn.cluster.kmeans_plusplus`` on the default
+  subsample, then our Lloyd): each back end against ours.
 
-Small case (n=5000, d=50, k=100, both data sets, ``--small-seeds`` seeds, float64):
-every method against ``ref`` run with the same seed, averaged over the seeds.
+Small case (n=5000, d=50, k=100, both data sets, ``--small-seeds`` seeds, float64,
+``--small-threads`` BLAS threads): every method against ``ref`` run with the same
+seed; mean and worst ratio over the seeds.
 
 Times are wall seconds (``time.perf_counter``) with BLAS limited to ``--threads``
-threads; ``cpu_seconds`` (``time.process_time``) is given too, since the machine may
-be shared: on a busy machine wall time grows, CPU time much less. Compare methods by
-the ratios taken in one run.
+threads; ``cpu_seconds`` (``time.process_time``, all threads) is given too, since the
+machine may be shared: on a busy machine wall time grows and jumps, CPU time much
+less. Compare methods by the ratios taken in one run. The JSON keeps every row
+(inertia, iterations, seeding and Lloyd seconds, fraction of rows the bounds skipped)
+and the load average at start and end.
 
 Usage::
 
     python benchmarks/study_kmeans_init.py [--quick] [--out FILE]
         [--n 70000 --d 784 --k 1000 --dtype both|float32|float64]
 
-``--quick``: n=20000, k=300, no float64 reference, two small seeds (about a minute).
+``--quick``: n=20000, k=300, sizes 600/1500/6000, two small seeds. The full run costs
+about 1000 CPU seconds (two threads); it took 38 minutes on a machine with load 7–10.
 """
 
 from __future__ import annotations
@@ -132,6 +140,7 @@ def run_ours(X, k, seed, max_iter, name=None, **kw):
         "lloyd_seconds": info["lloyd_seconds"],
         "n_iter": info["n_iter"],
         "init_sample": info["init_sample"],
+        "skipped": info["skipped"],
         "inertia": info["inertia"],
     }
 
