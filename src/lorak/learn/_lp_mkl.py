@@ -70,12 +70,36 @@ __all__ = [
     "lp_mkl",
     "lp_mkl_full_kernel",
     "lp_norm_weights",
+    "shared_basis_factor",
     "uniform_weights",
 ]
 
 logger = logging.getLogger("lorak.mkl")
 
-SOLVERS = {"split": gfb_split, "naive": gfb_naive}
+SOLVERS = {"split": gfb_split, "naive": gfb_naive, "shared": gfb_naive}
+
+
+def shared_basis_factor(F: FactorStack, d) -> FactorStack:
+    """One factor of Σ_k d_k V_k V_kᵀ in the shared basis: B L with L Lᵀ = S D Sᵀ.
+
+    With V = B S (a shared basis, :func:`bank_factors`), the weighted sum of the M
+    kernels is B (Σ_k d_k S_k S_kᵀ) Bᵀ, a single rank-r kernel: problem (4) for fixed d
+    is then the one-kernel problem (6) with r + 1 equality constraints, which the naive
+    GFB handles with an (r + 1)² system (``solver="shared"``). L comes from the
+    eigendecomposition of the PSD r × r matrix (eigenvalues clipped at 0).
+    """
+    if F.basis is None:
+        raise ValueError(
+            "solver='shared' needs factors with a shared basis (compress=True); got "
+            "explicit stacked factors"
+        )
+    dcol = np.repeat(np.asarray(d, dtype=np.float64), F.ranks)
+    H = (F.coef * dcol) @ F.coef.T
+    lam, U = eigh(0.5 * (H + H.T), check_finite=False)
+    L = U * np.sqrt(np.clip(lam, 0.0, None))
+    out = FactorStack(ranks=[L.shape[1]], basis=F.basis, coef=L)
+    out._basis_gram = F.basis_gram()
+    return out
 
 
 # --------------------------------------------------------------------------- weights
@@ -200,8 +224,11 @@ def lp_mkl(
         Stop when max_k |Δd_k| < tol (the paper's outer criterion).
     max_iter : int, default=100
         Outer iterations.
-    solver : {"split", "naive"}
-        The GFB variant (:func:`gfb_split`, Algorithm 2, or :func:`gfb_naive`).
+    solver : {"split", "naive", "shared"}
+        The GFB variant: :func:`gfb_split` (Algorithm 2), :func:`gfb_naive` (all
+        Σ r_k + 1 constraints merged), or ``"shared"``: the naive GFB on the single
+        factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`; r + 1
+        constraints; needs compressed factors).
     inner : dict, optional
         Keyword arguments of the inner solver (``tol``, ``max_iter``, ``criterion``,
         ``weights``, ``step``, ``scale``, ``eta``, …).
@@ -245,15 +272,20 @@ def lp_mkl(
             kw["alpha0"] = alpha
             if solver == "split":
                 kw["state"] = state
-        res = solve(F, y, d, C, **kw)
+        if solver == "shared":
+            res = solve(shared_basis_factor(F, d), y, [1.0], C, **kw)
+            fnorm2 = kernel_norms(F, y, res.alpha, d)
+        else:
+            res = solve(F, y, d, C, **kw)
+            # ‖f_k‖² = d_k ‖γ_k‖², γ_k = √d_k V_kᵀYα (from the solver, no extra product)
+            g2 = np.add.reduceat(res.gamma**2, F.offsets[:-1]) if F.total_rank else np.zeros(M)
+            g2[F.ranks == 0] = 0.0
+            fnorm2 = d * g2
         alpha = res.alpha
         state = res.state
         objectives.append(res.objective)
         inner_iter.append(res.n_iter)
-        # ‖f_k‖² = d_k ‖γ_k‖² with γ_k = √d_k V_kᵀYα (from the solver, no extra product)
-        g2 = np.add.reduceat(res.gamma**2, F.offsets[:-1]) if F.total_rank else np.zeros(M)
-        g2[F.ranks == 0] = 0.0
-        d_new = lp_norm_weights(d * g2, p)
+        d_new = lp_norm_weights(fnorm2, p)
         if d_new is None:  # α = 0: the weights cannot move
             converged = True
             break
@@ -392,7 +424,7 @@ def bank_factors(
 
     info = {"ranks": ranks.tolist(), "total_rank": total}
     if not compress:
-        V = np.empty((n, total), dtype=dtype)
+        V = np.empty((n, total), dtype=dtype, order="F")  # faster products (see FactorStack)
         for s, e, Vc in chunks(None):
             V[s:e] = Vc
         info["seconds"] = time.perf_counter() - t0
@@ -415,7 +447,7 @@ def bank_factors(
     info["compressed_rank"] = r
     info["compression_rows"] = n if rows is None else int(rows.size)
     # pass 2: B on all rows
-    B = np.empty((n, r), dtype=dtype)
+    B = np.empty((n, r), dtype=dtype, order="F")  # faster products (see FactorStack)
     err = 0.0
     tot = 0.0
     for s, e, Vc in chunks(None):
@@ -431,10 +463,9 @@ def bank_factors(
         tot = float(np.clip(lam, 0, None).sum())
     info["compression_error"] = err / tot if tot > 0 else 0.0
     info["seconds"] = time.perf_counter() - t0
-    stack = FactorStack(ranks=ranks, basis=B, coef=S)
-    if rows is None:
-        stack._basis_gram = np.eye(r)  # orthonormal by construction
-    return BankFactors(stack, Ns, info)
+    # BᵀB is I up to round-off (exactly so only on the rows used for the basis): the
+    # solver uses the computed BᵀB (O(ℓ r²) once) rather than assuming I
+    return BankFactors(FactorStack(ranks=ranks, basis=B, coef=S), Ns, info)
 
 
 def _as64(Xc):

@@ -42,11 +42,10 @@ Conventions and decisions
   embedding is reproducible, not only K.
 - **Square-hinge steps.** ``step="adaptive"`` (default): projected gradient ascent on
   the concave dual D(α) = min_K J(K, α) = Σ(α − α²/2C) − √B‖A₊(α)‖_F, starting at
-  η = C (η = C is the exact best response of eq. 14), accepting a step when D
-  increases at least as the quadratic model with curvature 1/η predicts, halving η
-  otherwise and growing it by 1.5× (capped at C) after a success. Each trial costs
-  one eigen-decomposition, whose K is the next iterate's, so nothing is wasted on
-  accepted steps. ``"harmonic"``: η_t = step_size·C/t (the paper's O(1/t) rule);
+  η = C (η = C is the exact best response of eq. 14), then Barzilai–Borwein trial
+  steps (capped at C), accepting a step when D increases (monotone ascent) and halving
+  η otherwise. Each trial costs one eigen-decomposition, whose K is the next
+  iterate's, so nothing is wasted on accepted steps. ``"harmonic"``: η_t = step_size·C/t (the paper's O(1/t) rule);
   ``"constant"``: η_t = step_size·C.
 - **Stopping.** When the KKT residual ‖α − C(1 − T∘K)₊‖ / ‖α‖ of eq. (14) or the
   relative duality gap P(K_t) − D(α_{t−1}) ≥ 0 (primal objective (9) at K_t minus
@@ -554,14 +553,14 @@ def simple_npkl_sqhinge(
         if step == "adaptive":
             while True:
                 new_alpha = np.maximum(0.0, alpha + eta * grad)
-                d = new_alpha - alpha
                 cand = evaluate(new_alpha, cur["V"], next_k(cur["lam"].size))
-                # sufficient ascent of D (sums over ordered pairs: ∇D = 2·grad), as
-                # the quadratic model with curvature 1/η predicts; a tiny slack for
-                # round-off in ‖A₊‖
-                model = cur["dual"] + 2.0 * float(grad @ d) - float(d @ d) / eta
+                # accept any ascent of D (a tiny slack for round-off in ‖A₊‖). The
+                # sufficient-ascent test of the quadratic model with curvature 1/η
+                # rejected about half the BB steps at n = 6414 with the rank capped
+                # (the capped dual is not smooth) and reached a 2× larger gap in 10
+                # iterations for 18 eigen-decompositions instead of 11.
                 slack = 1e-12 * max(1.0, abs(cur["dual"]))
-                if cand["dual"] >= model - slack or eta < 1e-8 * C:
+                if cand["dual"] >= cur["dual"] - slack or eta < 1e-8 * C:
                     break
                 eta *= 0.5
             hist["step"].append(eta)

@@ -239,7 +239,7 @@ def admm_psd(
     r_rel = s_rel = gap = math.inf
     converged = False
     k = 0
-    for k in range(1, max_iter + 1):
+    for k in range(1, max_iter + 1):  # noqa: B007 - k counts the iterations done
         V = Z - U
         X = prox(V if one else V / s, rho)
         if not one:
@@ -365,7 +365,7 @@ def fista_psd(
     converged = False
     res = math.inf
     k = 0
-    for k in range(1, max_iter + 1):
+    for k in range(1, max_iter + 1):  # noqa: B007 - k counts the iterations done
         g = grad(Y)
         step = g / L if dd is None else g / (L * dd)
         Xn = proj(Y - step)
@@ -421,16 +421,14 @@ def armijo_projected_gradient(
     res = math.inf
     n_backtrack = 0
     k = 0
-    for k in range(1, max_iter + 1):
+    for k in range(1, max_iter + 1):  # noqa: B007 - k counts the iterations done
         g = grad(S)
         a = max(a0, a / factor)
         while True:
             B = psd_projection(S - g / a)
             D = B - S
             fb = float(f(B))
-            if fb <= fs + float(np.sum(g * D)) + 0.5 * a * float(np.sum(D * D)) + 1e-12 * abs(
-                fs
-            ):
+            if fb <= fs + float(np.sum(g * D)) + 0.5 * a * float(np.sum(D * D)) + 1e-12 * abs(fs):
                 break
             a *= factor
             n_backtrack += 1

@@ -384,10 +384,11 @@ def _plots(result, out_dir):
     if _HISTORIES:
         fig, ax = plt.subplots(figsize=(5.6, 3.6))
         for ds, h in _HISTORIES.items():
-            ax.plot(range(1, len(h["objective"]) + 1), h["objective"], marker="o", ms=3,
-                    label=f"{ds}: J(K_t, α_t−1)")  # fmt: skip
-            ax.plot(range(1, len(h["primal"]) + 1), h["primal"], ls="--", lw=1,
-                    label=f"{ds}: primal (9)")  # fmt: skip
+            its = range(1, len(h["objective"]) + 1)
+            (line,) = ax.plot(its, h["objective"], marker="o", ms=3, label=f"{ds}: J(K_t, α_t−1)")
+            ax.plot(
+                its, h["primal"], ls="--", lw=1, color=line.get_color(), label=f"{ds}: primal (9)"
+            )
         ax.set_xlabel("iteration")
         ax.set_ylabel("objective")
         ax.set_title("Fig. 1: convergence of SimpleNPKL+SHL (C = 1, B = N)", fontsize=9)

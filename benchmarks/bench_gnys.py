@@ -1,0 +1,298 @@
+"""Performance of the generalized Nyström method (issue #4), in one run.
+
+Measures, with single-threaded BLAS (the 2-core machine is shared; wall-clock and
+process CPU time are both recorded — under load the CPU time is the better estimate
+of an unloaded run):
+
+(a) one repetition of the paper's protocol at n = 1500, m = 150 (Digit1, 100 labels):
+    the whole ``SemiSupervisedFactorClassifier(GeneralizedNystroem())`` fit (k-means
+    landmarks, kernel blocks, the 11-value λ path, refinement, factor, LinearSVC) and
+    the prediction of the unlabeled rows; a breakdown; the same for plain k-means
+    Nyström + LinearSVC (ratio); and the λ grid against 11 independent fits at fixed λ
+    (ratio: the reuse of the shared factorizations). Target: ≤ 0.25 s.
+(b) solver convergence at the chosen λ* on that problem: objective of the paper's
+    projected closed form (eq. 12–13 + eq. 11), of ADMM at tol 1e-4 / 1e-6, FISTA and
+    the paper's Armijo projected gradient (Frobenius metric), against a reference
+    optimum certified by the duality gap (ADMM at tol 1e-10); iterations and time.
+(c) scaling in n: SecStr (83 679 × 15, SSL book) subsets n = 10 000 … 83 679, m = 200,
+    100 labels: fit and transform time, and peak traced memory (tracemalloc: numpy's
+    buffers), to show time linear in n and memory O(n m).
+
+Usage: python benchmarks/bench_gnys.py [--quick] [--out FILE] [--skip-scaling]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import scipy
+import sklearn
+from threadpoolctl import threadpool_limits
+
+import lorak
+from lorak.datasets import load
+from lorak.estimators import Nystroem
+from lorak.kernels import Gaussian, kernel_block
+from lorak.landmarks import select_landmarks
+from lorak.learn import (
+    GenNystromProblem,
+    closed_form,
+    fit_gen_nystrom,
+    ideal_kernel,
+    solve_gen_nystrom,
+)
+from lorak.semi_supervised import GeneralizedNystroem, SemiSupervisedFactorClassifier
+
+
+def _draw(y, l, rng):
+    classes = np.unique(y)
+    q = np.full(classes.size, l // classes.size)
+    q[rng.choice(classes.size, l - q.sum(), replace=False)] += 1
+    return np.sort(
+        np.concatenate(
+            [
+                rng.choice(np.flatnonzero(y == c), k, replace=False)
+                for c, k in zip(classes, q, strict=True)
+            ]
+        )
+    )
+
+
+def _semi(y, l, seed):
+    y = np.unique(y, return_inverse=True)[1]
+    lab = _draw(y, l, np.random.default_rng(seed))
+    yu = np.full(y.size, -1)
+    yu[lab] = y[lab]
+    return y, yu, lab
+
+
+def timed(fn):
+    gc.collect()
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - t, time.process_time() - c, out
+
+
+def bench_rep(X, y, reps):
+    """(a): per-repetition time of the whole method at n = 1500, m = 150."""
+    out = {"gennys": [], "nystrom_kmeans": [], "errors": {}}
+    for r in range(reps):
+        yc, yu, _lab = _semi(y, 100, r)
+        unl = yu == -1
+
+        def gn(r=r, yu=yu):
+            clf = SemiSupervisedFactorClassifier(GeneralizedNystroem(random_state=r))
+            clf.fit(X, yu)
+            return clf.transduction_
+
+        def ny(r=r, yu=yu):
+            clf = SemiSupervisedFactorClassifier(
+                Nystroem(
+                    kernel="gaussian",
+                    bandwidth="mean_pairwise",
+                    n_components=150,
+                    landmarks="kmeans",
+                    random_state=r,
+                )
+            )
+            clf.fit(X, yu)
+            return clf.transduction_
+
+        w, c, pred = timed(gn)
+        out["gennys"].append(
+            {"wall": w, "cpu": c, "error_pct": 100 * np.mean(pred[unl] != yc[unl])}
+        )
+        w, c, pred = timed(ny)
+        out["nystrom_kmeans"].append(
+            {"wall": w, "cpu": c, "error_pct": 100 * np.mean(pred[unl] != yc[unl])}
+        )
+    for k in ("gennys", "nystrom_kmeans"):
+        out[k + "_median"] = {
+            m: float(np.median([d[m] for d in out[k]])) for m in ("wall", "cpu", "error_pct")
+        }
+    out["ratio_gennys_over_nystrom_cpu"] = (
+        out["gennys_median"]["cpu"] / out["nystrom_kmeans_median"]["cpu"]
+    )
+    return out
+
+
+def breakdown(X, y, seed=0):
+    """Where one repetition's time goes, and the λ grid vs 11 independent fits."""
+    yc, _yu, lab = _semi(y, 100, seed)
+    res = {}
+    w, c, kern = timed(lambda: Gaussian(bandwidth="mean_pairwise").resolve(X))
+    res["bandwidth"] = {"wall": w, "cpu": c}
+    rng = np.random.default_rng(seed)
+    w, c, lm = timed(lambda: select_landmarks("kmeans", X, 150, rng=rng, kernel=kern))
+    res["kmeans_landmarks"] = {"wall": w, "cpu": c}
+    Z = lm.points
+    w, c, blocks = timed(lambda: (kernel_block(kern, X[lab], Z), kernel_block(kern, Z, Z)))
+    res["kernel_blocks"] = {"wall": w, "cpu": c}
+    El, W = blocks
+    K = ideal_kernel(yc[lab], centered=True)
+    w, c, prob = timed(lambda: GenNystromProblem.from_blocks(El, W, K))
+    res["shared_factorizations"] = {"wall": w, "cpu": c}
+    w, c, fit = timed(lambda: fit_gen_nystrom(None, None, None, problem=prob, beta=1.0))
+    res["lambda_path_and_refinement"] = {
+        "wall": w,
+        "cpu": c,
+        "n_iter": fit.n_iter,
+        "path_n_iter": fit.path_n_iter.tolist(),
+        "lam": fit.lam,
+    }
+
+    def independent():
+        # what 11 separate fits would redo per λ: W⁺, the eigenbasis, the products
+        for lam in fit.lam_grid:
+            p = GenNystromProblem.from_blocks(El, W, K)
+            fit_gen_nystrom(None, None, None, problem=p, beta=1.0, lam=float(lam))
+
+    w, c, _ = timed(independent)
+    res["eleven_independent_solves"] = {"wall": w, "cpu": c}
+    res["grid_over_independent_cpu"] = (
+        res["lambda_path_and_refinement"]["cpu"] / res["eleven_independent_solves"]["cpu"]
+    )
+    return res, prob, fit
+
+
+def convergence(prob, lam):
+    """(b): objective vs a certified optimum for each solver at λ*."""
+    ref = solve_gen_nystrom(prob, lam, 1.0, tol=1e-10, max_iter=50000)
+    J = ref.info["objective"]
+    out = {
+        "lam": lam,
+        "reference": {
+            "objective": J,
+            "n_iter": ref.n_iter,
+            "duality_gap": ref.info["duality_gap"],
+            "pg_residual": prob.projected_gradient_residual(ref.x, lam, 1.0),
+        },
+    }
+    S = closed_form(prob.El, prob.K, prob.Wp, lam, project=True)
+    Jc = prob.objective(prob.from_landmark_basis(S), lam, 1.0)
+    out["projected_closed_form"] = {"objective": Jc, "relative_gap": (Jc - J) / J}
+    runs = [
+        ("admm_tol1e-4", dict(solver="admm", tol=1e-4)),
+        ("admm_tol1e-6", dict(solver="admm", tol=1e-6, max_iter=5000)),
+        ("fista_tol1e-6", dict(solver="fista", tol=1e-6, max_iter=5000)),
+        ("paper_pg_armijo_500it", dict(solver="pg", tol=1e-9, max_iter=500)),
+    ]
+    for name, kw in runs:
+        w, c, r = timed(lambda kw=kw: solve_gen_nystrom(prob, lam, 1.0, **kw))
+        out[name] = {
+            "objective": r.info["objective"],
+            "relative_gap": (r.info["objective"] - J) / J,
+            "n_iter": r.n_iter,
+            "converged": r.converged,
+            "wall": w,
+            "cpu": c,
+            "pg_residual": prob.projected_gradient_residual(r.x, lam, 1.0),
+        }
+    return out
+
+
+def scaling(sizes, m=200, seed=0):
+    """(c): fit + transform time and peak memory against n (SecStr subsets)."""
+    d = load("ssl-secstr")
+    Xall = np.asarray(d.X, dtype=np.float64)
+    yall = np.asarray(d.y)
+    rows = []
+    for n in sizes:
+        idx = np.random.default_rng(seed).choice(Xall.shape[0], n, replace=False)
+        X, y = Xall[idx], yall[idx]
+        _yc, yu, _lab = _semi(y, 100, seed)
+        est = GeneralizedNystroem(n_components=m, random_state=seed)
+        gc.collect()
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        t, c = time.perf_counter(), time.process_time()
+        est.fit(X, yu)
+        t_fit, c_fit = time.perf_counter() - t, time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
+        Q = est.transform(X)
+        t_tr, c_tr = time.perf_counter() - t, time.process_time() - c
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        rows.append(
+            {
+                "n": n,
+                "m": m,
+                "fit_wall": t_fit,
+                "fit_cpu": c_fit,
+                "transform_wall": t_tr,
+                "transform_cpu": c_tr,
+                "peak_bytes": int(peak),
+                "peak_over_nm8": peak / (n * m * 8),
+                "output_bytes": int(Q.nbytes),
+                "lam": est.lam_,
+                "n_iter": est.n_iter_,
+            }
+        )
+        print(
+            f"  n={n}: fit {t_fit:.2f} s wall / {c_fit:.2f} s cpu, transform {t_tr:.2f} / "
+            f"{c_tr:.2f} s, peak {peak / 2**20:.0f} MiB ({peak / (n * m * 8):.2f}× n·m·8 B)",
+            flush=True,
+        )
+    ns = np.array([r["n"] for r in rows], dtype=float)
+    tc = np.array([r["fit_cpu"] + r["transform_cpu"] for r in rows])
+    slope = float(np.polyfit(np.log(ns), np.log(tc), 1)[0]) if len(rows) > 1 else None
+    return {"rows": rows, "loglog_slope_cpu_time_vs_n": slope}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "bench_gnys.json")
+    ap.add_argument("--skip-scaling", action="store_true")
+    args = ap.parse_args()
+    with threadpool_limits(1):
+        d = load("ssl-digit1")
+        X, y = np.asarray(d.X, dtype=np.float64), np.asarray(d.y)
+        reps = 3 if args.quick else 10
+        print("(a) per repetition, Digit1 n=1500 m=150", flush=True)
+        rep = bench_rep(X, y, reps)
+        print(
+            f"  GenNys {rep['gennys_median']}, Nyström {rep['nystrom_kmeans_median']}", flush=True
+        )
+        bd, prob, fit = breakdown(X, y)
+        print(f"  breakdown {json.dumps(bd, default=float)[:400]}", flush=True)
+        print("(b) solver convergence", flush=True)
+        conv = convergence(prob, fit.lam)
+        for k, v in conv.items():
+            print(f"  {k}: {v}", flush=True)
+        scal = None
+        if not args.skip_scaling:
+            print("(c) scaling (SecStr)", flush=True)
+            sizes = [10000, 20000, 40000] if args.quick else [10000, 20000, 40000, 83679]
+            scal = scaling(sizes)
+            print(f"  log-log slope of time vs n: {scal['loglog_slope_cpu_time_vs_n']}")
+    out = {
+        "environment": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "sklearn": sklearn.__version__,
+            "lorak": lorak.__version__,
+            "cpu_count": __import__("os").cpu_count(),
+            "loadavg": list(__import__("os").getloadavg()),
+            "blas_threads": 1,
+        },
+        "per_repetition": rep,
+        "breakdown": bd,
+        "convergence": conv,
+        "scaling": scal,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1, default=float) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""The GFB solvers of the SVM with a sum of low-rank kernels (lorak.solvers._gfb)."""
+
+import numpy as np
+import pytest
+
+from lorak.solvers._gfb import (
+    FactorStack,
+    duality_gap,
+    gfb_naive,
+    gfb_split,
+    project_feasible,
+    svm_dual_objective,
+)
+
+
+def _problem(seed=0, n=80, ranks=(4, 3, 5), C=1.0, separable=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = np.where(
+        X[:, 0] + 0.5 * X[:, 1] + (0 if separable else 0.8) * rng.standard_normal(n) > 0, 1.0, -1.0
+    )
+    blocks = []
+    for j, r in enumerate(ranks):
+        Z = rng.standard_normal((r, 2))
+        E = np.exp(-((X[:, None, :] - Z[None]) ** 2).sum(-1) / (0.5 + j))
+        blocks.append(E)
+    F = FactorStack.from_blocks(blocks)
+    d = rng.uniform(0.2, 1.0, len(ranks))
+    return F, blocks, y, d, C
+
+
+def _dense_algorithm2(blocks, y, d, C, n_iter):
+    """Algorithm 2 with M + 2 full copies Z_i of z = [γ₁; …; γ_M; α], ζ = λ = 1.
+
+    Line 20 of the paper's listing reads Z_{m+2} ← P_box(z'); Proposition 1 (the GFB
+    of Raguet et al.) gives Z_{m+2} ← Z_{m+2} + λ(P_box(z') − z), used here as in the
+    solver.
+    """
+    M = len(blocks)
+    ranks = [b.shape[1] for b in blocks]
+    off = np.concatenate([[0], np.cumsum(ranks)])
+    R, n = off[-1], y.size
+    A = []
+    for k, V in enumerate(blocks):
+        Ak = np.zeros((ranks[k], R + n))
+        Ak[:, off[k] : off[k + 1]] = np.eye(ranks[k])
+        Ak[:, R:] = -np.sqrt(d[k]) * V.T * y[None, :]
+        A.append(Ak)
+    Ay = np.zeros((1, R + n))
+    Ay[0, R:] = y
+    A.append(Ay)
+    projs = [Ak.T @ np.linalg.solve(Ak @ Ak.T, Ak) for Ak in A]
+    z = np.zeros(R + n)
+    Zs = [z.copy() for _ in range(M + 2)]
+    alphas = []
+    for _ in range(n_iter):
+        grad = np.concatenate([z[:R], -np.ones(n)])
+        for i in range(M + 1):
+            v = 2 * z - Zs[i] - grad
+            Zs[i] = Zs[i] + (v - projs[i] @ v) - z
+        v = 2 * z - Zs[M + 1] - grad
+        v[R:] = np.clip(v[R:], 0, C)
+        Zs[M + 1] = Zs[M + 1] + v - z
+        z = sum(Zs) / (M + 2)
+        alphas.append(z[R:].copy())
+    return alphas
+
+
+def test_split_iterates_equal_dense_algorithm2():
+    F, blocks, y, d, C = _problem(n=40)
+    n_iter = 25
+    ref = _dense_algorithm2(blocks, y, d, C, n_iter)
+    res = gfb_split(F, y, d, C, tol=0, max_iter=n_iter, weights="uniform")
+    np.testing.assert_allclose(res.info["raw_alpha"], ref[-1], rtol=1e-9, atol=1e-11)
+
+
+def _cvxpy_svm(blocks, y, d, C, eta=0.0):
+    cp = pytest.importorskip("cvxpy")
+    U = np.hstack([np.sqrt(dk) * b for dk, b in zip(d, blocks, strict=True)]) * y[:, None]
+    a = cp.Variable(y.size)
+    obj = 0.5 * cp.sum_squares(U.T @ a) - cp.sum(a) + 0.5 * eta * cp.sum_squares(a)
+    prob = cp.Problem(cp.Minimize(obj), [y @ a == 0, a >= 0, a <= C])
+    prob.solve(solver="CLARABEL")
+    return prob.value, a.value
+
+
+@pytest.mark.parametrize("weights", ["uniform", "blockwise"])
+def test_split_matches_qp_reference(weights):
+    F, blocks, y, d, C = _problem()
+    ref, a_ref = _cvxpy_svm(blocks, y, d, C)
+    res = gfb_split(F, y, d, C, criterion="gap", tol=1e-5, max_iter=20000, weights=weights)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-3 * abs(ref)
+    assert res.info["relative_gap"] <= 1e-5
+    # feasibility of the returned α, and its distance to the QP minimizer
+    assert abs(y @ res.alpha) <= 1e-9 * C * y.size
+    assert res.alpha.min() >= 0 and res.alpha.max() <= C
+    assert np.max(np.abs(res.alpha - a_ref)) <= 0.05 * C
+
+
+def test_naive_matches_qp_reference_and_split():
+    F, blocks, y, d, C = _problem(seed=1)
+    ref, _ = _cvxpy_svm(blocks, y, d, C)
+    nv = gfb_naive(F, y, d, C, criterion="gap", tol=1e-6, max_iter=20000)
+    sp = gfb_split(F, y, d, C, criterion="gap", tol=1e-6, max_iter=40000, weights="blockwise")
+    assert abs(nv.objective - ref) <= 1e-3 * abs(ref)
+    assert abs(sp.objective - nv.objective) <= 1e-4 * abs(nv.objective)
+    assert nv.n_iter < sp.n_iter  # two operators instead of M + 2 (measured, see bench)
+
+
+def test_kkt_conditions_at_the_solution():
+    F, blocks, y, d, C = _problem(seed=2, C=2.0)
+    res = gfb_split(F, y, d, C, criterion="gap", tol=1e-7, max_iter=50000, weights="blockwise")
+    dcol = np.repeat(d, F.ranks)
+    f = F.matvec(dcol * F.rmatvec(y * res.alpha))
+    margin = y * (f + res.info["bias"])
+    a = res.alpha
+    tol = 2e-2
+    assert np.all(margin[a <= 1e-6 * C] >= 1 - tol)
+    assert np.all(margin[a >= (1 - 1e-6) * C] <= 1 + tol)
+    free = (a > 1e-3 * C) & (a < (1 - 1e-3) * C)
+    assert free.any()
+    np.testing.assert_allclose(margin[free], 1.0, atol=tol)
+
+
+def test_eta_regularized_problem():
+    F, blocks, y, d, C = _problem(seed=3)
+    eta = 0.5
+    ref, _ = _cvxpy_svm(blocks, y, d, C, eta=eta)
+    res = gfb_split(F, y, d, C, eta=eta, tol=1e-9, max_iter=20000)
+    assert abs(res.objective - ref) <= 1e-3 * abs(ref)
+
+
+def test_objective_criterion_and_max_iter():
+    F, _, y, d, C = _problem()
+    res = gfb_split(F, y, d, C, tol=1e-4, max_iter=3000)
+    assert res.converged and res.n_iter < 3000
+    assert res.history.shape == (res.n_iter,)
+    res = gfb_split(F, y, d, C, tol=0, max_iter=7)
+    assert not res.converged and res.n_iter == 7
+
+
+def test_zero_weight_kernel_drops_out():
+    F, blocks, y, d, C = _problem()
+    d0 = d.copy()
+    d0[1] = 0.0
+    full = gfb_naive(F, y, d0, C, criterion="gap", tol=1e-7, max_iter=20000)
+    sub = gfb_naive(
+        FactorStack.from_blocks([blocks[0], blocks[2]]),
+        y,
+        d0[[0, 2]],
+        C,
+        criterion="gap",
+        tol=1e-7,
+        max_iter=20000,
+    )
+    np.testing.assert_allclose(full.objective, sub.objective, rtol=1e-9)
+    assert np.all(full.gamma[F.block(1)] == 0)
+
+
+def test_warm_start_state_continues():
+    F, _, y, d, C = _problem()
+    a = gfb_split(F, y, d, C, tol=0, max_iter=200, weights="blockwise")
+    b = gfb_split(F, y, d, C, tol=0, max_iter=200, weights="blockwise", state=a.state)
+    c = gfb_split(F, y, d, C, tol=0, max_iter=400, weights="blockwise")
+    np.testing.assert_allclose(b.info["raw_alpha"], c.info["raw_alpha"], rtol=1e-8, atol=1e-10)
+
+
+def test_compressed_stack_products_match_explicit(rng):
+    V = rng.standard_normal((60, 9))
+    F = FactorStack(V, [4, 5])
+    Q, Rr = np.linalg.qr(V)
+    Fc = FactorStack(ranks=[4, 5], basis=Q.astype(np.float32), coef=Rr)
+    u = rng.standard_normal(60)
+    s = rng.standard_normal(9)
+    np.testing.assert_allclose(Fc.rmatvec(u), F.rmatvec(u), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(Fc.matvec(s), F.matvec(s), rtol=1e-5, atol=1e-5)
+    for A, B in zip(Fc.gram_blocks(), F.gram_blocks(), strict=True):
+        np.testing.assert_allclose(A, B, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(Fc.gram(), F.gram(), rtol=1e-5, atol=1e-4)
+    sub = Fc.subset([1])
+    np.testing.assert_allclose(sub.rmatvec(u), F.rmatvec(u)[4:], rtol=1e-5, atol=1e-5)
+
+
+def test_project_feasible_is_the_projection(rng):
+    cp = pytest.importorskip("cvxpy")
+    for _ in range(3):
+        a = rng.uniform(-1, 3, 30)
+        y = np.where(rng.standard_normal(30) > 0, 1.0, -1.0)
+        C = 2.0
+        p = project_feasible(a, y, C)
+        x = cp.Variable(30)
+        cp.Problem(cp.Minimize(cp.sum_squares(x - a)), [y @ x == 0, x >= 0, x <= C]).solve()
+        np.testing.assert_allclose(p, x.value, atol=1e-6)
+        assert abs(y @ p) < 1e-10
+    # one class: only α = 0 is feasible
+    assert not project_feasible(np.ones(5), np.ones(5), 1.0).any()
+
+
+def test_duality_gap_nonnegative_and_objective():
+    F, blocks, y, d, C = _problem()
+    a = project_feasible(np.full(y.size, 0.3), y, C)
+    gap, primal, dual, _ = duality_gap(F, y, d, a, C)
+    assert gap >= 0 and primal >= dual
+    np.testing.assert_allclose(-dual, svm_dual_objective(F, y, d, a))
+
+
+def test_bad_input():
+    F, _, y, d, C = _problem()
+    with pytest.raises(ValueError, match="C must be > 0"):
+        gfb_split(F, y, d, 0.0)
+    with pytest.raises(ValueError, match="d has 2 weights, but there are 3 kernels"):
+        gfb_split(F, y, d[:2], C)
+    with pytest.raises(ValueError, match="y has 79 entries, but the factors have 80 rows"):
+        gfb_naive(F, y[:-1], d, C)
+    with pytest.raises(ValueError, match="every kernel weight is 0"):
+        gfb_split(F, y, np.zeros(3), C)
+    with pytest.raises(ValueError, match="step must be in"):
+        gfb_split(F, y, d, C, step=2.5)
+    with pytest.raises(ValueError, match="unknown weights"):
+        gfb_split(F, y, d, C, weights="odd")
+    with pytest.raises(ValueError, match="unknown criterion"):
+        gfb_split(F, y, d, C, criterion="odd")
+    with pytest.raises(ValueError, match="ranks must be"):
+        FactorStack(np.zeros((5, 3)), [1, 1])
