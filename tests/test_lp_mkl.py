@@ -273,8 +273,9 @@ def test_multiclass_one_vs_rest():
 def test_float32_factors_and_kmeans_landmarks():
     X, y = _xor(150)
     clf = LowRankMKLClassifier(
-        n_kernels=4, rank=20, C=10.0, landmarks="kmeans", random_state=0
+        n_kernels=4, sigma_range=(0.1, 3.0), rank=20, C=10.0, landmarks="kmeans", random_state=0
     ).fit(X.astype(np.float32), y)
+    assert clf.factor_info_["compressed_rank"] <= 20 * 4
     assert clf.score(X, y) > 0.85
 
 
