@@ -45,8 +45,8 @@ Conventions and decisions
   η = C (η = C is the exact best response of eq. 14), then Barzilai–Borwein trial
   steps (capped at C), accepting a step when D increases (monotone ascent) and halving
   η otherwise. Each trial costs one eigen-decomposition, whose K is the next
-  iterate's, so nothing is wasted on accepted steps. ``"harmonic"``: η_t = step_size·C/t (the paper's O(1/t) rule);
-  ``"constant"``: η_t = step_size·C.
+  iterate's, so nothing is wasted on accepted steps. ``"harmonic"``:
+  η_t = step_size·C/t (the paper's O(1/t) rule); ``"constant"``: η_t = step_size·C.
 - **Stopping.** When the KKT residual ‖α − C(1 − T∘K)₊‖ / ‖α‖ of eq. (14) or the
   relative duality gap P(K_t) − D(α_{t−1}) ≥ 0 (primal objective (9) at K_t minus
   the dual value at the α that produced it; both bound the optimum, §3.2.2) falls

@@ -202,7 +202,7 @@ def kmeans_method(name: str = "kmeans") -> Method:
         t0 = time.perf_counter()
         km = KMeans(n_clusters=k, n_init=N_INIT, random_state=task.seed).fit(task.data.X)
         dt = time.perf_counter() - t0
-        return FactorOutput(seconds=dt, extra={"labels": km.labels_})
+        return FactorOutput(seconds=dt, extra={"labels": km.labels_, "n_constraints": 0})
 
     return Method(name, run, label=LABELS.get(name, name))
 
