@@ -42,6 +42,7 @@ def test_experiments_are_registered():
         "csi",
         "gennys-literal",
         "gennys",
+        "gennys-kernel",
     ]
     assert len(gnys.ALL_LABELS) == 16
 
@@ -69,7 +70,7 @@ def test_tiny_end_to_end_run_renders_the_table():
     assert s["counts"]["datasets"] == 1
     row = s["rows"][0]
     assert row["reps"] == 2 and row["delta_kmeans"] is not None
-    for method in ("libsvm", "nystrom-kmeans", "gennys", "gennys-literal"):
+    for method in ("libsvm", "nystrom-kmeans", "gennys", "gennys-literal", "gennys-kernel"):
         err = row["cols"][method]["mean"]
         assert 0 <= err < 20, (method, err)  # twonorm is nearly linearly separable
     text = gnys._gnys_summary(res)

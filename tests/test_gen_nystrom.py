@@ -270,6 +270,13 @@ def test_criterion_matches_dense_centered_alignment(problem, rng):
     assert rp == pytest.approx(centered_alignment(S, problem.Wp), rel=1e-8)
     assert rt == pytest.approx(centered_alignment(El @ S @ El.T, problem.K), rel=1e-8)
     assert score == pytest.approx(rp * rt)
+    # the kernel-space variant: ρ[W S W, W] in place of ρ[S, S₀]
+    W = np.linalg.pinv(problem.Wp, rcond=1e-12, hermitian=True)
+    score_k, rk, rt_k = problem.criterion(X, "kernel")
+    assert rk == pytest.approx(centered_alignment(W @ S @ W, W), rel=1e-6)
+    assert rt_k == pytest.approx(rt) and score_k == pytest.approx(rk * rt)
+    with pytest.raises(ValueError, match="unknown criterion 'best'"):
+        problem.criterion(X, "best")
 
 
 def test_lambda_path_picks_argmax_and_reuses_work(problem):

@@ -211,6 +211,7 @@ def test_parameter_errors(data):
         (dict(beta=0.0), "beta must be 'heuristic', 'optimize' or a number > 0"),
         (dict(beta="auto"), "unknown beta 'auto'"),
         (dict(solver="newton"), "unknown solver 'newton'"),
+        (dict(criterion="cv"), "unknown criterion 'cv'"),
         (dict(tol=0.0), r"tol must be a number in \(0, 1\)"),
         (dict(max_iter=0), "max_iter must be an integer >= 1"),
         (dict(landmarks="nope"), "unknown landmarks strategy 'nope'"),

@@ -155,6 +155,10 @@ class GeneralizedNystroem(_KernelFactor):
     center_ideal : bool, default=True
         Use the centered ideal kernel H K* H as the target (ignored with must-link
         groups, whose target is not a class kernel).
+    criterion : {"paper", "kernel"}, default="paper"
+        The first factor of the λ criterion (eq. 15): "paper" = ρ[S, S₀] (the m × m
+        inverse dictionary kernels, as written); "kernel" = ρ[W S W, W], the learned
+        vs the original kernel on the landmarks. See the issue-#4 report.
     solver : {"auto", "admm", "fista", "pg"}, default="auto"
         "admm" (diagonally preconditioned ADMM, exact step; the default without
         must-link groups), "fista" (accelerated projected gradient in the same metric;
@@ -209,6 +213,7 @@ class GeneralizedNystroem(_KernelFactor):
         lam_grid=None,
         beta=1.0,
         center_ideal=True,
+        criterion="paper",
         solver="auto",
         tol=1e-4,
         max_iter=500,
@@ -227,6 +232,7 @@ class GeneralizedNystroem(_KernelFactor):
         self.lam_grid = lam_grid
         self.beta = beta
         self.center_ideal = center_ideal
+        self.criterion = criterion
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
@@ -245,6 +251,7 @@ class GeneralizedNystroem(_KernelFactor):
 
     def _check_params(self):
         _check_choice(self.solver, "solver", SOLVERS)
+        _check_choice(self.criterion, "criterion", ("paper", "kernel"))
         for name in ("tol", "rtol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
@@ -340,6 +347,7 @@ class GeneralizedNystroem(_KernelFactor):
             tol=self.tol,
             max_iter=self.max_iter,
             rtol=self.rtol,
+            criterion=self.criterion,
         )
         if not fit.converged:
             res = fit.info.get("primal_residual", fit.info.get("gradient_mapping_residual"))

@@ -24,18 +24,25 @@ Decisions
 ---------
 - Solver (default ``"admm"``): ADMM on X = Z, Z ⪰ 0 in the diagonal congruence metric
   dᵢ = √(λ + aᵢ²) (:func:`lorak.solvers.admm_psd`). Its X-step is the closed form above
-  with λ's weights shifted by ρ dᵢdⱼ (entrywise), its Z-step one PSD projection. The
-  metric matters: measured on Digit1 (m = 150, 100 labels, β = 1) the Frobenius-metric
-  ADMM does not reach 10⁻³ relative objective error in 300 iterations at any λ ≤ 10³,
-  nor does 1/L projected gradient in thousands (L = 2λ + 2‖A‖² ≈ 2·10⁷); in the metric
-  ADMM needs 2–17 iterations per λ. ``"fista"`` (accelerated projected gradient in the
-  same metric, L = 2) and ``"pg"`` (the paper's Armijo projected gradient, Frobenius
-  metric, eq. 9–10 with the sign typo fixed) are kept for comparison; with must-link
-  groups the X-step has no closed form and ``"auto"`` uses ``"fista"`` (the metric
-  still majorizes the Hessian: ‖T ⊙ (M H Mᵀ)‖ ≤ ‖M H Mᵀ‖).
-- Stopping: ADMM's relative primal and dual residuals ≤ ``tol`` (measured by the
-  objective: tol = 10⁻⁴ gives objective values within ~10⁻⁴ relative of the optimum;
-  the tests check the projected-gradient fixed point at tight tol).
+  with the weights shifted by ρ dᵢdⱼ (entrywise), its Z-step one PSD projection. The
+  metric matters. Measured on Digit1 (m = 150, 100 labels, β = 1, λ* = 0.1;
+  ``benchmarks/bench_gnys.py``): against the optimum certified to a 10⁻¹⁰ duality
+  gap, the paper's projected closed form (eq. 12–13 + 11) is 42× above it, the paper's
+  Armijo projected gradient (Frobenius metric) still 8 % above after 500 iterations,
+  Frobenius-metric ADMM does not reach 10⁻³ in 300 iterations at any λ ≤ 10³, while
+  ADMM in the metric reaches 10⁻⁵ in 11 iterations and 10⁻⁷ in ~110; ``"fista"``
+  (accelerated projected gradient in the same metric, L = 2) reaches 3·10⁻⁹ in ~140.
+  ``"pg"`` is the paper's solver (eq. 9–10 with the sign typo fixed), kept for
+  comparison. With must-link groups the X-step has no closed form and ``"auto"``
+  uses ``"fista"`` (the metric still majorizes the Hessian: ‖T ⊙ (M H Mᵀ)‖ ≤
+  ‖M H Mᵀ‖).
+- Stopping (ADMM): a certified relative duality gap ≤ ``tol`` — the iterate is
+  feasible and the ADMM multiplier Λ ⪰ 0 gives the lower bound
+  g(Λ) = min_X J(X) − ⟨Λ, X⟩ in closed form, X = (λβP̃ + B̃ + Λ/2)/w — or relative
+  primal and dual residuals ≤ ``tol``, whichever first (the dual estimate can lag).
+  The initial penalty ρ = 0.3 (in the metric, where the Hessian weights lie in (0, 1])
+  was measured on Digit1: 11–50 iterations for 10⁻⁴ against 6–149 for ρ = 1 and
+  13–445 for ρ = 3; residual balancing (×2 when the residuals differ 10×) adapts it.
 - Precision: the projections' eigendecompositions run in float32 when the tolerance
   is ≥ 10⁻⁵ (2–3× cheaper at m = 150–1000; their ~10⁻⁷ relative error is far below the
   tolerance), in float64 below. The returned S is made exactly PSD by the eigenvalue
@@ -58,11 +65,9 @@ Decisions
   dropped). The number is sensitive to that cut-off (E_l's smallest singular values
   enter squared); with K* uncentered it is the paper's literal β.
 - β optimized (Appendix A): the joint problem min over S ⪰ 0 and β ≥ 0 of (7) with
-  S₀ = βW⁺ is jointly convex. With ADMM the joint (X, β) step is still closed form: X
-  is affine in β, X = X₀ + βX₁, and β = max(⟨P̃, X₀⟩ / (‖P̃‖² − ⟨P̃, X₁⟩), 0). So
-  optimizing β costs about what a fixed β costs (the paper reports 1.3–2.8× slower).
-  With FISTA/PG (must-link groups) β is the root of φ'(β) = 0 for the convex
-  φ(β) = min_S J(S; β), found by regula falsi on warm-started solves.
+  S₀ = βW⁺ is jointly convex; β is the root of φ'(β) = 0 for the convex
+  φ(β) = min_S J(S; β), found by bracketing and regula falsi on warm-started fixed-β
+  solves (:func:`_optimize_beta`; ADMM on the joint (S, β) step stalls at large λ).
 - W⁺: eigenvalues of W at or below ``rtol``·λ_max (default 10⁻¹⁰) are dropped; SPEC
   §2 measured 10⁻⁴ … 10⁻¹⁰ to give identical results.
 """
@@ -215,6 +220,8 @@ class GenNystromProblem:
     Pc_norm: float
     v: np.ndarray
     aa: np.ndarray = field(repr=False)
+    WV: np.ndarray | None = field(default=None, repr=False)
+    Wc: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def from_blocks(cls, El, W, K, *, mask=None, rtol: float = 1e-10) -> GenNystromProblem:
@@ -239,6 +246,7 @@ class GenNystromProblem:
         Pv = P_t @ v
         Pc_t = P_t - np.outer(v, Pv) - np.outer(Pv, v) + float(v @ Pv) * np.outer(v, v)
         Kt = K if mask is None else mask * K
+        W = _sym(np.asarray(W, dtype=np.float64))
         return cls(
             El=El,
             K=K,
@@ -257,6 +265,8 @@ class GenNystromProblem:
             Pc_norm=float(np.linalg.norm(Pc_t)),
             v=v,
             aa=np.outer(a, a),
+            WV=W @ V,
+            Wc=_center(W),
         )
 
     @property
@@ -345,14 +355,29 @@ class GenNystromProblem:
         C = (Uk.T @ self.K @ Uk) * np.outer(inv, inv)
         return float(np.linalg.norm(C)) / math.sqrt(self.P_norm2)
 
-    def criterion(self, X) -> tuple[float, float, float]:
-        """Eq. (15): (score, ρ[S, S₀], ρ[E_l S E_lᵀ, K*]) with centered alignment (14)."""
-        v = self.v
-        Xv = X @ v
-        cx = float(np.sum(X * X) - 2.0 * (Xv @ Xv) + (v @ Xv) ** 2)
-        nx = math.sqrt(max(cx, 0.0))
-        den = nx * self.Pc_norm
-        rho_prior = float(np.sum(X * self.Pc_t) / den) if den > 0 else 0.0
+    def criterion(self, X, kind: str = "paper") -> tuple[float, float, float]:
+        """Eq. (15): (score, prior factor, ρ[E_l S E_lᵀ, K*]) with centered alignment (14).
+
+        ``kind="paper"``: the prior factor is ρ[S, S₀], the alignment of the m × m
+        inverse dictionary kernels, as eq. (15) writes it. ``kind="kernel"``: it is
+        ρ[W S W, W S₀ W] = ρ[W S W, W], the alignment of the learned and the original
+        kernel on the landmarks — the "structure of the original kernel" that §3.2 asks
+        the prior to preserve. The two differ where W is ill-conditioned: ρ[S, S₀] is
+        dominated by W⁺'s largest entries, directions the data hardly reach, and then
+        stays near 1 for every λ (see the issue-#4 report).
+        """
+        if kind == "kernel":
+            G = self.WV @ X @ self.WV.T
+            rho_prior = _cos(_center(G), self.Wc)
+        elif kind == "paper":
+            v = self.v
+            Xv = X @ v
+            cx = float(np.sum(X * X) - 2.0 * (Xv @ Xv) + (v @ Xv) ** 2)
+            nx = math.sqrt(max(cx, 0.0))
+            den = nx * self.Pc_norm
+            rho_prior = float(np.sum(X * self.Pc_t) / den) if den > 0 else 0.0
+        else:
+            raise ValueError(f"unknown criterion {kind!r}; valid names are 'paper', 'kernel'")
         G = self.M @ X @ self.M.T
         if self.mask is not None:
             G = self.mask * G
@@ -401,73 +426,67 @@ def solve_gen_nystrom(
             "solver='admm' needs the closed-form step of the unmasked objective; with "
             "must-link groups use solver='fista' (or 'auto')"
         )
-    if solver == "admm":
-        res = _solve_admm(
-            problem, lam, beta, x0, optimize_beta, tol, max_iter, restart or {}, eig_dtype
+    if optimize_beta:
+        res = _optimize_beta(
+            problem, lam, float(beta), x0, solver, tol, max_iter, restart or {}, eig_dtype
         )
     else:
-        res = _solve_first_order(
-            problem, lam, beta, x0, solver, optimize_beta, tol, max_iter, history
+        res = _solve_fixed(
+            problem, lam, float(beta), x0, solver, tol, max_iter, restart or {}, eig_dtype
         )
+    if not history:
+        res.history = []
     res.info["objective"] = problem.objective(res.x, lam, res.info["beta"])
     res.info["lam"] = lam
     return res
 
 
-def _solve_admm(problem, lam, beta, x0, optimize_beta, tol, max_iter, restart, eig_dtype):
+def _solve_fixed(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_dtype):
+    """One solve of (7) at fixed λ and β with the named solver."""
+    if solver == "admm":
+        return _solve_admm(problem, lam, beta, x0, tol, max_iter, restart, eig_dtype)
+    if x0 is None:
+        # the unconstrained minimizer (projected by the solver), or the prior (PSD)
+        # when a mask makes the closed form invalid
+        x0 = problem.unconstrained(lam, beta) if problem.mask is None else beta * problem.P_t
+
+    def f(X):
+        return problem.objective(X, lam, beta)
+
+    def g(X):
+        return problem.gradient(X, lam, beta)
+
+    if solver == "fista":
+        res = fista_psd(f, g, x0, d=problem.metric(lam), L=2.0, tol=tol, max_iter=max_iter)
+    else:
+        res = armijo_projected_gradient(f, g, x0, a0=2.0 * lam, tol=tol, max_iter=max_iter)
+    res.info["beta"] = beta
+    return res
+
+
+def _solve_admm(problem, lam, beta, x0, tol, max_iter, restart, eig_dtype):
     w = problem.weights(lam)
     d = problem.metric(lam)
     dd = np.outer(d, d)
     w2 = 2.0 * w
-    B2 = 2.0 * problem.B_t
     P = problem.P_t
-    state = {"beta": float(beta)}
+    lbP = lam * beta * P + problem.B_t
+    lbP2 = 2.0 * lbP
 
-    if optimize_beta:
-        # Joint (X, β) step: X = X₀ + βX₁ is the minimizer for fixed β; β then
-        # minimizes the reduced convex quadratic (clipped at 0).
-        lP2 = 2.0 * lam * P
-        Pn2 = problem.P_norm2
-
-        def prox(Vm, rho):
-            den = w2 + rho * dd
-            X0 = (B2 + rho * dd * Vm) / den
-            X1 = lP2 / den
-            b = float(np.sum(P * X0)) / max(Pn2 - float(np.sum(P * X1)), _TINY)
-            b = max(b, 0.0)
-            state["beta"] = b
-            return X0 + b * X1
-
-    else:
-        lbP2 = 2.0 * lam * beta * P + B2
-
-        def prox(Vm, rho):
-            return (lbP2 + rho * dd * Vm) / (w2 + rho * dd)
+    def prox(Vm, rho):
+        # the closed form of eq. 12–13 with the weights shifted by ρ dᵢdⱼ, entrywise
+        return (lbP2 + rho * dd * Vm) / (w2 + rho * dd)
 
     def objective(X):
-        return problem.objective(X, lam, state["beta"])
+        return problem.objective(X, lam, beta)
 
-    if optimize_beta:
+    def lower_bound(Lam):
+        # g(Λ) = min_X J(X) − ⟨Λ, X⟩, attained at X = (λβP̃ + B̃ + Λ/2)/w; evaluated
+        # through J itself (no cancellation between large constants)
+        Xl = (lbP + 0.5 * Lam) / w
+        return problem.objective(Xl, lam, beta) - float(np.vdot(Lam, Xl))
 
-        def lower_bound(Lam):
-            # g(Λ) = min over X and β ≥ 0 of J(X, β) − ⟨Λ, X⟩: X = (λβP̃ + C)/w with
-            # C = B̃ + Λ/2, and the reduced quadratic in β is minimized in closed form.
-            C = problem.B_t + 0.5 * Lam
-            b = float(np.sum(P * C / w)) / max(float(np.sum(problem.aa * P * P / w)), _TINY)
-            b = max(b, 0.0)
-            Xl = (lam * b * P + C) / w
-            return problem.objective(Xl, lam, b) - float(np.sum(Lam * Xl))
-
-    else:
-        lbP = lam * beta * P + problem.B_t
-
-        def lower_bound(Lam):
-            # g(Λ) = min_X J(X) − ⟨Λ, X⟩, attained at X = (λβP̃ + B̃ + Λ/2)/w; evaluated
-            # through J itself (no cancellation between large constants)
-            Xl = (lbP + 0.5 * Lam) / w
-            return problem.objective(Xl, lam, beta) - float(np.vdot(Lam, Xl))
-
-    z0 = problem.unconstrained(lam, state["beta"]) if x0 is None else x0
+    z0 = problem.unconstrained(lam, beta) if x0 is None else x0
     res = admm_psd(
         prox,
         z0,
@@ -482,94 +501,83 @@ def _solve_admm(problem, lam, beta, x0, optimize_beta, tol, max_iter, restart, e
         # a warm start is a previous ADMM iterate Z, PSD by construction
         project_start=x0 is None,
     )
-    res.info["beta"] = state["beta"]
+    res.info["beta"] = beta
     return res
 
 
-def _solve_first_order(problem, lam, beta, x0, solver, optimize_beta, tol, max_iter, history):
-    beta = float(beta)
-    x = (
-        (
-            problem.unconstrained(lam, beta)
-            if problem.mask is None
-            else beta * problem.P_t  # the prior: a PSD start
-        )
-        if x0 is None
-        else x0
-    )
-    state = {"x": x, "n_iter": 0, "history": [], "res": None}
+def _optimize_beta(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_dtype):
+    """min over β ≥ 0 and S ⪰ 0 of (7) with S₀ = βW⁺ (Appendix A).
 
-    def solve(b):
-        """Solve (7) at β = b from the last solution; return h(b) = ⟨X, P̃⟩ − b‖P̃‖²."""
+    φ(β) = min_S J(S; β) is convex (partial minimization of a jointly convex function)
+    with φ'(β) = −2λ h(β), h(β) = ⟨S(β), W⁺⟩ − β‖W⁺‖², decreasing, h(0) ≥ 0. The root
+    of h is bracketed (steps ×/÷ 4 from the start) and refined by Illinois regula
+    falsi; every evaluation is a fixed-β solve warm-started from the previous one (its
+    solution and, for ADMM, its dual) — 4–8 solves, most of them a few iterations.
 
-        def f(X):
-            return problem.objective(X, lam, b)
+    Measured alternative: ADMM on the joint (S, β) step (still closed form, X affine in
+    β) needs 900 iterations at λ = 10³ on twonorm where a fixed-β solve needs 1: the
+    direction S = βW⁺ has curvature from the data term only, invisible to the metric.
+    """
+    P = problem.P_t
+    Pn2 = problem.P_norm2
+    # |h'| of the unconstrained problem, Σ aᵢaⱼ P̃ᵢⱼ² / wᵢⱼ: the scale on which h moves
+    # with β (at large λ, S follows βW⁺ closely and h is small for every β)
+    slope = max(float(np.sum(problem.aa * P * P / problem.weights(lam))), _TINY)
+    state = {"x": x0, "n_iter": 0, "history": [], "res": None, "restart": dict(restart)}
 
-        def g(X):
-            return problem.gradient(X, lam, b)
-
+    def h(b):
         budget = max(1, max_iter - state["n_iter"])
-        if solver == "fista":
-            res = fista_psd(
-                f, g, state["x"], d=problem.metric(lam), L=2.0, tol=tol, max_iter=budget
-            )
-        else:
-            res = armijo_projected_gradient(
-                f, g, state["x"], a0=2.0 * lam, tol=tol, max_iter=budget
-            )
+        res = _solve_fixed(
+            problem, lam, b, state["x"], solver, tol, budget, state["restart"], eig_dtype
+        )
         state["n_iter"] += res.n_iter
         state["history"].extend(res.history)
         state["x"] = res.x
         state["res"] = res
-        return float(np.vdot(res.x, problem.P_t)) - b * problem.P_norm2
+        state["restart"] = res.info if solver == "admm" else {}
+        return float(np.vdot(res.x, P)) - b * Pn2
 
-    h = solve(beta)
-    converged_beta = True
-    if optimize_beta:
-        # φ(β) = min_S J(S; β) is convex, φ'(β) = −2λ h(β): find the root of the
-        # decreasing h on β ≥ 0 (h(0) ≥ 0) by bracketing and Illinois regula falsi,
-        # each evaluation a warm-started solve — far fewer solves than alternating
-        # S- and β-updates, which crawl when S follows β closely.
-        lo, hlo, hi, hhi = (beta, h, None, None) if h > 0 else (None, None, beta, h)
-        b = beta
-        while (lo is None or hi is None) and state["n_iter"] < max_iter:
-            b = b * 4.0 if hi is None else b / 4.0
-            hb = solve(b)
-            if hb > 0:
-                lo, hlo = b, hb
-            else:
-                hi, hhi = b, hb
-            if hi is None and b > 1e12 * max(beta, 1.0):  # pragma: no cover - defensive
-                break
-            if lo is None and b < 1e-12 * beta:
-                lo, hlo = 0.0, solve(0.0)
-        side = 0
-        converged_beta = False
-        while lo is not None and hi is not None and state["n_iter"] < max_iter:
-            b = (lo * hhi - hi * hlo) / (hhi - hlo)
-            hb = solve(b)
-            if abs(hi - lo) <= tol * max(abs(b), _TINY) or hb == 0.0:
-                converged_beta = True
-                break
-            if hb > 0:
-                lo, hlo = b, hb
-                if side == 1:
-                    hhi *= 0.5
-                side = 1
-            else:
-                hi, hhi = b, hb
-                if side == -1:
-                    hlo *= 0.5
-                side = -1
-            if abs(hi - lo) <= tol * max(abs(b), _TINY):
-                converged_beta = True
-                break
-        beta = b
+    def done(b, hb, lo, hi):
+        close = lo is not None and hi is not None and (hi - lo) <= tol * max(b, _TINY)
+        return close or abs(hb) <= tol * max(b, _TINY) * slope
+
+    b = max(float(beta), _TINY)
+    hb = h(b)
+    lo, hlo, hi, hhi = (b, hb, None, None) if hb > 0 else (None, None, b, hb)
+    converged = done(b, hb, lo, hi)
+    while not converged and (lo is None or hi is None) and state["n_iter"] < max_iter:
+        if hi is None:
+            b *= 4.0
+        else:
+            b /= 4.0
+            if b < 1e-12 * hi:
+                b = 0.0
+        hb = h(b)
+        if hb > 0 or b == 0.0:
+            lo, hlo = b, hb
+        else:
+            hi, hhi = b, hb
+        converged = done(b, hb, lo, hi)
+    side = 0
+    while not converged and state["n_iter"] < max_iter:
+        b = (lo * hhi - hi * hlo) / (hhi - hlo)
+        hb = h(b)
+        if hb > 0:
+            lo, hlo = b, hb
+            if side == 1:
+                hhi *= 0.5
+            side = 1
+        else:
+            hi, hhi = b, hb
+            if side == -1:
+                hlo *= 0.5
+            side = -1
+        converged = done(b, hb, lo, hi)
     res = state["res"]
     res.n_iter = state["n_iter"]
-    res.history = state["history"] if history else []
-    res.converged = bool(res.converged and converged_beta)
-    res.info["beta"] = beta
+    res.history = state["history"]
+    res.converged = bool(res.converged and converged)
+    res.info["beta"] = b
     return res
 
 
@@ -649,6 +657,7 @@ def fit_gen_nystrom(
     path_tol: float | None = None,
     max_iter: int = 500,
     rtol: float = 1e-10,
+    criterion: str = "paper",
     problem: GenNystromProblem | None = None,
 ) -> GenNystromFit:
     """Learn S of eq. (7), choosing λ on a grid by eq. (15) when ``lam="auto"``.
@@ -667,9 +676,13 @@ def fit_gen_nystrom(
     path_tol : tolerance along the λ path (default max(tol, 1e-3)).
     max_iter : iteration cap per solve.
     rtol : relative eigenvalue cut-off of W⁺.
+    criterion : "paper" (ρ[S, S₀] · ρ[E_l S E_lᵀ, K*], eq. 15) or "kernel"
+        (ρ[W S W, W] · ρ[E_l S E_lᵀ, K*]); see :meth:`GenNystromProblem.criterion`.
     problem : a prebuilt :class:`GenNystromProblem` (then El, W, K, mask are ignored).
     """
     beta = _check_beta(beta)
+    if criterion not in ("paper", "kernel"):
+        raise ValueError(f"unknown criterion {criterion!r}; valid names are 'paper', 'kernel'")
     if problem is None:
         problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
     optimize = beta == "optimize"
@@ -716,13 +729,14 @@ def fit_gen_nystrom(
         b = res.info["beta"]
         betas[i] = b
         n_path[i] = res.n_iter
-        scores[i], rp[i], rt[i] = problem.criterion(x)
+        scores[i], rp[i], rt[i] = problem.criterion(x, criterion)
         if best is None or scores[i] > scores[best[0]]:
             best = (i, res)
     i_best, res = best
     history = list(res.history)
     total = int(n_path.sum())
-    if g > 1 and ptol > tol:
+    # refine λ* unless its path solve already certifies tol (duality gap)
+    if g > 1 and ptol > tol and not res.info.get("duality_gap", np.inf) <= tol:
         res = solve_gen_nystrom(
             problem,
             float(grid[i_best]),

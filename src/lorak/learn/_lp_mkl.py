@@ -20,7 +20,10 @@ Contents
 --------
 - :func:`lp_norm_weights` — eq. (3); :func:`kernel_norms` — ‖f_k‖² from the factors.
 - :func:`kkt_bias` — b from the KKT conditions of the free support vectors.
-- :func:`lp_mkl` — the outer loop on factors (warm-started inner solves).
+- :func:`lp_mkl` — the outer loop on factors (warm-started inner solves), with the
+  split GFB (Algorithm 2), the naive GFB, or ``solver="shared"``: the naive GFB on the
+  single factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`),
+  r + 1 constraints, which measures best.
 - :func:`bank_factors` — the factors V_k of a kernel bank on shared landmarks, with the
   shared-basis compression described below.
 - :func:`lp_mkl_full_kernel` — the same outer loop with scikit-learn's ``SVC`` on the
