@@ -1,0 +1,456 @@
+"""Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
+
+The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
+Table 2), on a :class:`lorak.kernels.KernelBank` (default: 9 Gaussians exp(−‖x−y‖²/b),
+b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
+
+- :class:`UniformKernelSum`, :class:`ABMKL`, :class:`CABMKL` — transformers. Landmarks
+  Z shared by the M kernels, a Nyström factor G_j = k_j(X, Z) N_j per kernel, weights
+  μ (uniform; ∝ alignment with the ideal kernel of the labeled rows; the centered-
+  alignment QP of Cortes, Mohri & Rostamizadeh 2010), and ``transform`` returning
+  [√μ₁ G₁, …, √μ_M G_M], so that transform(X) transform(X')ᵀ ≈ Σ_j μ_j k_j(X, X').
+  Linear in n: the weights come from the labeled rows' factors (no l × l or n × n
+  matrix). Fit with ``fit(X, y)``, ``y = -1`` on unlabeled rows; use with
+  :class:`lorak.SemiSupervisedFactorClassifier` for the paper's protocol.
+- :class:`GLMKLClassifier` — group-lasso MKL (Xu et al. 2010, ℓ1 case) with
+  scikit-learn's ``SVC(kernel="precomputed")`` on the labeled rows: the SVM-based MKL
+  the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
+  meant for l up to a few thousand; prediction is chunked over the rows of X.
+
+The weight computations are pure functions in :mod:`lorak.learn._kernel_combination`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import check_generator
+from .decompose import default_rtol, nystrom_normalization
+from .kernels import KernelBank, chunk_rows
+from .landmarks import select_landmarks
+from .learn._kernel_combination import (
+    alignment_statistics_from_factors,
+    combination_weights,
+)
+from .semi_supervised import _one_class_error, parse_semi_supervised_y
+
+__all__ = ["ABMKL", "CABMKL", "GLMKLClassifier", "UniformKernelSum"]
+
+
+def _resolve_bank(kernels, X, rng) -> KernelBank:
+    if kernels is None:
+        bank = KernelBank.gaussian()
+    elif isinstance(kernels, KernelBank):
+        bank = kernels
+    elif isinstance(kernels, (list, tuple)):
+        bank = KernelBank(kernels)  # raises on an empty list
+    else:
+        raise TypeError(
+            "kernels must be a lorak.kernels.KernelBank, a list of kernels or None; got "
+            f"{type(kernels).__name__}"
+        )
+    if len(bank) == 0:
+        raise ValueError("kernels is an empty bank; give at least one kernel")
+    return bank.resolve(X, rng)
+
+
+def _as_float64(A):
+    if sp.issparse(A):
+        return A.astype(np.float64) if A.dtype != np.float64 else A
+    return np.asarray(A, dtype=np.float64)
+
+
+class _KernelCombination(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared landmarks, one Nyström factor per kernel, weights, concatenated transform."""
+
+    _weighting = "uniform"
+
+    def __init__(
+        self,
+        kernels=None,
+        *,
+        n_components=100,
+        landmarks="kmeans",
+        rtol=None,
+        random_state=None,
+    ):
+        self.kernels = kernels
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.rtol = rtol
+        self.random_state = random_state
+
+    def _check_params(self, n):
+        given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
+        if self.rtol is not None and not (
+            isinstance(self.rtol, numbers.Real)
+            and not isinstance(self.rtol, bool)
+            and 0 <= self.rtol < 1
+        ):
+            raise ValueError(f"rtol must be a number in [0, 1); got {self.rtol!r}")
+        if given:
+            return None
+        m = self.n_components
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral):
+            raise TypeError(f"n_components must be an integer; got {m!r}")
+        if m < 1:
+            raise ValueError(f"n_components must be >= 1; got {m}")
+        if m > n:
+            raise ValueError(
+                f"n_components={m} exceeds n_samples={n}: {m} landmarks need at least {m} "
+                "rows; lower n_components"
+            )
+        return int(m)
+
+    def fit(self, X, y=None):
+        """Choose landmarks, factor each kernel on them, and learn the weights.
+
+        Parameters
+        ----------
+        X : (n, d) array or CSR matrix, labeled and unlabeled rows.
+        y : (n,) class labels, −1 for unlabeled rows (ignored by the uniform sum).
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        n = X.shape[0]
+        m = self._check_params(n)
+        needs_y = self._weighting != "uniform"
+        name = type(self).__name__
+        if needs_y:
+            rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+            classes = np.unique(y_l)
+            if classes.size < 2:
+                raise _one_class_error(classes[0], name)
+        rng = check_generator(self.random_state)
+        bank = _resolve_bank(self.kernels, X, rng)
+        middle = bank[len(bank) // 2]
+        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=middle)
+        Z = lm.points
+        Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
+        Z64 = _as_float64(Z)
+        norms = [
+            nystrom_normalization(W, rtol=self.rtol, dtype=np.float64)
+            for W in bank.blocks(Z64, Z64)
+        ]
+        if needs_y:
+            Els = bank.blocks(_as_float64(X[rows]), Z64)
+            Gl = [E @ nrm.N for E, nrm in zip(Els, norms, strict=True)]
+            stats = alignment_statistics_from_factors(
+                Gl, y_l, centered=self._weighting == "centered_alignment"
+            )
+            weights = combination_weights(self._weighting, stats, len(bank))
+            self.alignments_ = stats.alignments
+            self.alignment_ = stats.combined_alignment(weights)
+            self.labeled_indices_ = rows
+            self.classes_ = classes
+        else:
+            weights = combination_weights("uniform", None, len(bank))
+        self.weights_ = weights
+        self.kernels_ = bank
+        self.components_ = Z
+        self.normalizations_ = [np.ascontiguousarray(nrm.N, dtype=X.dtype) for nrm in norms]
+        self.ranks_ = np.array([nrm.rank for nrm in norms])
+        self.n_landmarks_ = Z.shape[0]
+        self.n_components_ = int(self.ranks_[weights > 0].sum())
+        self.landmark_info_ = dict(lm.info or {})
+        self.rtol_ = default_rtol(X.dtype) if self.rtol is None else self.rtol
+        return self
+
+    def transform(self, X):
+        """[√μ_j k_j(X, Z) N_j]_j over the kernels with μ_j > 0, computed in row chunks."""
+        check_is_fitted(self, "normalizations_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        n = X.shape[0]
+        active = np.flatnonzero(self.weights_ > 0)
+        out = np.empty((n, self.n_components_), dtype=X.dtype)
+        Z = self.components_
+        Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
+        cols = np.concatenate([[0], np.cumsum(self.ranks_[active])])
+        scales = np.sqrt(self.weights_[active]).astype(X.dtype)
+        Ns = [self.normalizations_[j].astype(X.dtype, copy=False) for j in active]
+        step = chunk_rows(self.n_landmarks_ * len(self.kernels_), X.dtype.itemsize, n_rows=n)
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            blocks = self.kernels_.blocks(X[s:e], Z)
+            for k, j in enumerate(active):
+                np.matmul(blocks[j], Ns[k], out=out[s:e, cols[k] : cols[k + 1]])
+                out[s:e, cols[k] : cols[k + 1]] *= scales[k]
+        return out
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.target_tags.required = self._weighting != "uniform"
+        return tags
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    kernels : KernelBank, list of kernels or None, default=None
+        The M base kernels; None = 9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean
+        pairwise squared distance of the rows given to ``fit``.
+    n_components : int, default=100
+        Number of landmarks shared by the kernels (ignored when ``landmarks`` gives
+        points or indices). The output has up to M · n_components columns.
+    landmarks : str, callable or array, default="kmeans"
+        Any strategy of :mod:`lorak.landmarks`, a callable, row indices or points.
+    rtol : float, optional
+        Eigenvalue cut-off of each landmark kernel W_j (see :class:`lorak.Nystroem`).
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    weights_ : (M,) nonnegative kernel weights, summing to 1.
+    kernels_ : the resolved KernelBank.
+    components_ : (m, d) the shared landmarks.
+    normalizations_ : list of (m, r_j) N_j, with G_j = k_j(X, Z) N_j.
+    ranks_ : (M,) r_j.
+    n_components_ : int, output width Σ_{μ_j > 0} r_j.
+    n_landmarks_ : int, m.
+"""
+
+_LABELED_ATTRS = """    alignments_ : (M,) alignment of each base kernel's factor with the ideal
+        kernel of the labeled rows (centered for CABMKL).
+    alignment_ : float, the same alignment for the weighted combination.
+    labeled_indices_ : rows of the training X that carried a label.
+    classes_ : labels seen among the labeled rows.
+"""
+
+
+class UniformKernelSum(_KernelCombination):
+    """Uniform kernel combination Σ_j K_j / M as a low-rank factor (no labels used)."""
+
+    _weighting = "uniform"
+
+
+class ABMKL(_KernelCombination):
+    """Alignment-based MKL: μ_j ∝ A(K_j, K*), the alignment of each kernel with the
+    ideal kernel K* = Y Yᵀ of the labeled rows (uncentered), as a low-rank factor."""
+
+    _weighting = "alignment"
+
+
+class CABMKL(_KernelCombination):
+    """Centered-alignment MKL (Cortes, Mohri & Rostamizadeh 2010): μ ≥ 0 maximizing the
+    centered alignment A(Σ_j μ_j K_j^c, K*^c) on the labeled rows (a nonnegative QP of
+    size M), as a low-rank factor."""
+
+    _weighting = "centered_alignment"
+
+
+UniformKernelSum.__doc__ += _COMMON_DOC
+ABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
+CABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
+
+
+class GLMKLClassifier(ClassifierMixin, BaseEstimator):
+    """Group-lasso MKL (GLMKL; Xu, Jin, Yang, King & Lyu 2010, ℓ1 case) with SVC.
+
+    Alternates an SVM on K = Σ_j d_j K_j (scikit-learn ``SVC(kernel="precomputed")``)
+    with the closed-form weight update d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c
+    β_cᵀ K_j β_c (β_c: the signed dual coefficients of binary problem c), starting from
+    d = 1/M. Multiclass: one-vs-rest binary SVMs sharing the weights. Trained on the
+    labeled rows only (``y = -1`` marks unlabeled rows, which are ignored except for
+    resolving data-dependent bandwidths on all rows); ``transduction_`` holds the
+    predictions for the rows given to ``fit``.
+
+    Memory: M kernels on the labeled rows, M · l² floats; prediction builds k_j(X, X_l)
+    in row chunks.
+
+    Parameters
+    ----------
+    kernels : KernelBank, list of kernels or None, default=None
+        None = 9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ resolved on all rows of ``fit``.
+    C : float, default=1.0
+    max_iter : int, default=50
+        Weight updates at most.
+    tol : float, default=1e-4
+        Stop when the summed SVM dual objective (which the updates decrease) changes
+        by less than tol relative to its value, or the weights by less than tol.
+    max_labeled : int, default=8000
+        Refuse to fit on more labeled rows than this (the M l × l kernels).
+
+    Attributes
+    ----------
+    weights_ : (M,) kernel weights d (nonnegative, sum 1).
+    kernels_ : the resolved KernelBank.
+    X_fit_ : labeled rows (the SVMs' training points).
+    svms_ : list of fitted SVC, one per binary problem.
+    objective_history_ : Σ_c SVM dual objective per iteration.
+    n_iter_ : weight updates done; converged_ : whether tol was met.
+    classes_, labeled_indices_, transduction_.
+    """
+
+    def __init__(self, kernels=None, *, C=1.0, max_iter=50, tol=1e-4, max_labeled=8000):
+        self.kernels = kernels
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_labeled = max_labeled
+
+    def _check_params(self):
+        C = self.C
+        if isinstance(C, bool) or not isinstance(C, numbers.Real) or not C > 0:
+            raise ValueError(f"C must be a positive number; got {C!r}")
+        mi = self.max_iter
+        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
+            raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol > 0:
+            raise ValueError(f"tol must be a positive number; got {self.tol!r}")
+        ml = self.max_labeled
+        if isinstance(ml, bool) or not isinstance(ml, numbers.Integral) or ml < 2:
+            raise ValueError(f"max_labeled must be an integer >= 2; got {ml!r}")
+
+    def _binary_targets(self, codes):
+        c = self.classes_.size
+        if c == 2:
+            return [np.where(codes == 1, 1, -1)]
+        return [np.where(codes == k, 1, -1) for k in range(c)]
+
+    def fit(self, X, y):
+        """Fit on the labeled rows of X (y = −1 marks unlabeled rows)."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        self._check_params()
+        name = type(self).__name__
+        rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
+        classes, codes = np.unique(y_l, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"y has one class among its labeled rows (label {classes[0]!r}); "
+                f"{name} needs labeled rows of at least two classes"
+            )
+        if rows.size > self.max_labeled:
+            raise ValueError(
+                f"{rows.size} labeled rows exceed max_labeled={self.max_labeled}: GLMKL "
+                f"holds M kernels of size l × l ({len(rows)}² floats each); raise "
+                "max_labeled if that fits in memory"
+            )
+        self.classes_ = classes
+        bank = _resolve_bank(self.kernels, X, check_generator(0))
+        Xl = _as_float64(X[rows])
+        Ks = bank.blocks(Xl, Xl)
+        for K in Ks:
+            np.copyto(K, 0.5 * (K + K.T))
+        M = len(Ks)
+        d = np.full(M, 1.0 / M)
+        targets = self._binary_targets(codes)
+        history = []
+        converged = False
+        K = np.empty_like(Ks[0])
+        it = 0
+        while it < self.max_iter:
+            it += 1
+            K.fill(0.0)
+            for dj, Kj in zip(d, Ks, strict=True):
+                if dj > 0:
+                    K += dj * Kj
+            svms, norms2, obj = [], np.zeros(M), 0.0
+            for t in targets:
+                svm = SVC(kernel="precomputed", C=float(self.C)).fit(K, t)
+                beta = svm.dual_coef_[0]
+                sv = svm.support_
+                for j in range(M):
+                    if d[j] > 0:
+                        norms2[j] += d[j] ** 2 * float(beta @ Ks[j][np.ix_(sv, sv)] @ beta)
+                obj += float(np.abs(beta).sum() - 0.5 * beta @ K[np.ix_(sv, sv)] @ beta)
+                svms.append(svm)
+            history.append(obj)
+            norms = np.sqrt(np.clip(norms2, 0.0, None))
+            if not norms.sum() > 0:  # every SVM is trivial (all bounded dual at 0)
+                converged = True
+                break
+            d_new = norms / norms.sum()
+            step = float(np.max(np.abs(d_new - d)))
+            d = d_new
+            flat = len(history) > 1 and abs(history[-2] - obj) <= self.tol * abs(history[-2])
+            if step < self.tol or flat:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"{name}: objective and weights still changing after max_iter="
+                f"{self.max_iter} updates (last weight change {step:.1e}, tol={self.tol:g}); "
+                "increase max_iter",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        # refit the SVMs on the final weights so that predictions use them
+        K.fill(0.0)
+        for dj, Kj in zip(d, Ks, strict=True):
+            if dj > 0:
+                K += dj * Kj
+        self.svms_ = [SVC(kernel="precomputed", C=float(self.C)).fit(K, t) for t in targets]
+        self.weights_ = d
+        self.kernels_ = bank
+        self.X_fit_ = Xl
+        self.objective_history_ = history
+        self.n_iter_ = it
+        self.converged_ = converged
+        self.labeled_indices_ = rows
+        self.transduction_ = self._predict_validated(X)
+        return self
+
+    def _combined_kernel_chunks(self, X):
+        n, l = X.shape[0], self.X_fit_.shape[0]
+        step = chunk_rows(l * len(self.kernels_), 8, n_rows=n)
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            blocks = self.kernels_.blocks(_as_float64(X[s:e]), self.X_fit_)
+            Kc = np.zeros((e - s, l))
+            for dj, B in zip(self.weights_, blocks, strict=True):
+                if dj > 0:
+                    Kc += dj * B
+            yield s, e, Kc
+
+    def _decision_validated(self, X):
+        c = self.classes_.size
+        out = np.empty((X.shape[0],) if c == 2 else (X.shape[0], c))
+        for s, e, Kc in self._combined_kernel_chunks(X):
+            if c == 2:
+                out[s:e] = self.svms_[0].decision_function(Kc)
+            else:
+                out[s:e] = np.column_stack([svm.decision_function(Kc) for svm in self.svms_])
+        return out
+
+    def _predict_validated(self, X):
+        dec = self._decision_validated(X)
+        idx = (dec > 0).astype(np.intp) if dec.ndim == 1 else np.argmax(dec, axis=1)
+        return self.classes_[idx]
+
+    def _check_X(self, X):
+        check_is_fitted(self, "svms_")
+        return validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+        )
+
+    def decision_function(self, X):
+        """(n,) for two classes (positive = classes_[1]), else (n, c) one-vs-rest scores."""
+        return self._decision_validated(self._check_X(X))
+
+    def predict(self, X):
+        """Class labels for X."""
+        return self._predict_validated(self._check_X(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags

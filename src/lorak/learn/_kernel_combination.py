@@ -1,0 +1,232 @@
+"""Weights of a kernel combination Σ_j μ_j K_j learned from labels — pure functions.
+
+Two-stage MKL baselines of the generalized Nyström paper (Zhang et al. 2017, Table 2):
+
+- uniform: μ_j = 1/M;
+- ABMKL, alignment-based: μ_j ∝ A(K_j, K*), the alignment (cosine) of each base kernel
+  with the ideal kernel K* = Y Yᵀ of the labeled rows (Cristianini et al. 2002, used
+  as a heuristic weighting by Qiu & Lane 2009);
+- CABMKL, centered alignment (Cortes, Mohri & Rostamizadeh 2010, Prop. 9): the
+  combination maximizing the centered alignment A(Σ μ_j K_j^c, K*^c) over μ ≥ 0 is
+  μ ∝ v*, v* = argmin_{v ≥ 0} vᵀ M v − 2 vᵀ a with M_ij = ⟨K_i^c, K_j^c⟩_F and
+  a_j = ⟨K_j^c, K*^c⟩_F — a nonnegative quadratic program of size M, solved here
+  as a nonnegative least-squares problem (:func:`scipy.optimize.nnls`).
+
+Everything is computed from *factors* of the base kernels on the labeled rows, G_j
+(l × r_j) with K_j = G_j G_jᵀ: ⟨K_i, K_j⟩_F = ‖G_iᵀ G_j‖²_F, ⟨K_j, Y Yᵀ⟩_F =
+‖G_jᵀ Y‖²_F and centering K ↦ H K H is G ↦ G − mean(G) — O(l r² M²), never l × l.
+:func:`alignment_statistics_from_kernels` does the same from explicit kernel matrices
+(small problems, tests).
+
+Weights are returned normalized to sum 1 (uniform = 1/M), so that the combined kernel
+has the scale of one base kernel and a fixed SVM C means the same for every weighting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import eigh
+from scipy.optimize import nnls
+
+from ..metrics import ideal_kernel_factor
+
+__all__ = [
+    "WEIGHTINGS",
+    "AlignmentStatistics",
+    "alignment_qp",
+    "alignment_statistics_from_factors",
+    "alignment_statistics_from_kernels",
+    "alignment_weights",
+    "centered_alignment_weights",
+    "combination_weights",
+    "uniform_weights",
+]
+
+WEIGHTINGS = ("uniform", "alignment", "centered_alignment")
+
+
+@dataclass
+class AlignmentStatistics:
+    """Inner products of the base kernels and the ideal kernel on the labeled rows.
+
+    gram : (M, M) ⟨K_i, K_j⟩_F.
+    target : (M,) ⟨K_j, K*⟩_F.
+    target_norm2 : ‖K*‖²_F.
+    centered : whether the kernels (and K*) were centered (H K H).
+    """
+
+    gram: np.ndarray
+    target: np.ndarray
+    target_norm2: float
+    centered: bool
+
+    @property
+    def alignments(self) -> np.ndarray:
+        """A(K_j, K*) = ⟨K_j, K*⟩ / (‖K_j‖ ‖K*‖) per kernel (0 for a zero kernel)."""
+        norms = np.sqrt(np.clip(np.diag(self.gram), 0.0, None)) * np.sqrt(self.target_norm2)
+        out = np.zeros_like(self.target)
+        ok = norms > 0
+        out[ok] = self.target[ok] / norms[ok]
+        return out
+
+    def combined_alignment(self, mu) -> float:
+        """A(Σ μ_j K_j, K*) for weights μ."""
+        mu = np.asarray(mu, dtype=np.float64)
+        num = float(mu @ self.target)
+        den = float(np.sqrt(max(mu @ self.gram @ mu, 0.0) * self.target_norm2))
+        return num / den if den > 0 else 0.0
+
+
+def _labels_factor(y, centered: bool) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
+    if np.unique(y).size < 2:
+        raise ValueError(
+            "y has a single class among the labeled rows; the ideal kernel is constant and "
+            "carries no information about the weights; give labels of at least two classes"
+        )
+    Y = ideal_kernel_factor(y).astype(np.float64)
+    return Y - Y.mean(axis=0) if centered else Y
+
+
+def alignment_statistics_from_factors(
+    factors: Sequence[np.ndarray], y, *, centered: bool
+) -> AlignmentStatistics:
+    """Alignment statistics of K_j = G_j G_jᵀ (G_j: the labeled rows' factor, l × r_j).
+
+    Cost O(l (Σ r_j)² + l c Σ r_j) time, O(l Σ r_j) memory; no l × l matrix.
+    """
+    if len(factors) == 0:
+        raise ValueError("factors is empty; give at least one kernel factor")
+    Gs = []
+    l = None
+    for j, G in enumerate(factors):
+        G = np.asarray(G, dtype=np.float64)
+        if G.ndim != 2:
+            raise ValueError(f"factors[{j}] must be a 2-D (l, r) array; got shape {G.shape}")
+        if l is None:
+            l = G.shape[0]
+        elif G.shape[0] != l:
+            raise ValueError(
+                f"factors[{j}] has {G.shape[0]} rows but factors[0] has {l}; every factor "
+                "must cover the same labeled rows"
+            )
+        if not np.all(np.isfinite(G)):
+            raise ValueError(f"factors[{j}] contains NaN or infinity")
+        Gs.append(G - G.mean(axis=0) if centered else G)
+    if np.asarray(y).shape[0] != l:
+        raise ValueError(f"y has {np.asarray(y).shape[0]} entries, but the factors have {l} rows")
+    Y = _labels_factor(y, centered)
+    M = len(Gs)
+    widths = [G.shape[1] for G in Gs]
+    Gall = np.hstack(Gs)
+    C = Gall.T @ Gall  # blocks G_iᵀ G_j
+    edges = np.concatenate([[0], np.cumsum(widths)])
+    gram = np.empty((M, M))
+    for i in range(M):
+        for j in range(i, M):
+            blk = C[edges[i] : edges[i + 1], edges[j] : edges[j + 1]]
+            gram[i, j] = gram[j, i] = float(np.sum(blk * blk))
+    GY = Gall.T @ Y
+    target = np.array(
+        [float(np.sum(GY[edges[j] : edges[j + 1]] ** 2)) for j in range(M)], dtype=np.float64
+    )
+    YtY = Y.T @ Y
+    return AlignmentStatistics(gram, target, float(np.sum(YtY * YtY)), centered)
+
+
+def alignment_statistics_from_kernels(
+    kernels: Sequence[np.ndarray], y, *, centered: bool
+) -> AlignmentStatistics:
+    """Alignment statistics from explicit l × l kernel matrices of the labeled rows."""
+    if len(kernels) == 0:
+        raise ValueError("kernels is empty; give at least one kernel matrix")
+    l = np.asarray(y).shape[0]
+    Ks = []
+    for j, K in enumerate(kernels):
+        K = np.asarray(K, dtype=np.float64)
+        if K.shape != (l, l):
+            raise ValueError(f"kernels[{j}] has shape {K.shape}; expected ({l}, {l}) to match y")
+        if centered:
+            K = K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
+        Ks.append(K)
+    Y = _labels_factor(y, centered)
+    Kstar = Y @ Y.T
+    M = len(Ks)
+    gram = np.array([[float(np.sum(Ks[i] * Ks[j])) for j in range(M)] for i in range(M)])
+    target = np.array([float(np.sum(K * Kstar)) for K in Ks])
+    return AlignmentStatistics(gram, target, float(np.sum(Kstar * Kstar)), centered)
+
+
+def _normalize(mu: np.ndarray, what: str) -> np.ndarray:
+    mu = np.clip(np.asarray(mu, dtype=np.float64), 0.0, None)
+    s = mu.sum()
+    if not s > 0:
+        raise ValueError(
+            f"every {what} is zero: no base kernel aligns with the labels, so the weights "
+            "are undefined; check the labels and the kernel widths"
+        )
+    return mu / s
+
+
+def uniform_weights(n_kernels: int) -> np.ndarray:
+    """μ_j = 1/M."""
+    if n_kernels < 1:
+        raise ValueError(f"n_kernels must be >= 1; got {n_kernels}")
+    return np.full(n_kernels, 1.0 / n_kernels)
+
+
+def alignment_weights(stats: AlignmentStatistics) -> np.ndarray:
+    """ABMKL: μ_j ∝ A(K_j, K*) (alignments clipped at 0), normalized to sum 1."""
+    return _normalize(stats.alignments, "kernel-target alignment")
+
+
+def alignment_qp(gram, target, *, rtol: float = 1e-12) -> np.ndarray:
+    """argmin_{v ≥ 0} vᵀ M v − 2 vᵀ a for a PSD M — the QP of Cortes et al. (2010).
+
+    Written as a nonnegative least-squares problem: with M = V diag(w) Vᵀ,
+    A = diag(√w) Vᵀ and b = diag(1/√w) Vᵀ a (over the eigenvalues w > rtol·max w),
+    ‖A v − b‖² = vᵀ M v − 2 vᵀ a + const whenever a lies in the range of M, which it
+    does for M a Gram matrix and a = its inner products with one more element.
+    """
+    M = np.asarray(gram, dtype=np.float64)
+    a = np.asarray(target, dtype=np.float64).ravel()
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] != a.size:
+        raise ValueError(f"gram must be ({a.size}, {a.size}) to match target; got {M.shape}")
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(a))):
+        raise ValueError("gram and target must be finite")
+    w, V = eigh(0.5 * (M + M.T), check_finite=False)
+    top = w[-1] if w.size else 0.0
+    if not top > 0:
+        return np.zeros_like(a)
+    keep = w > rtol * top
+    sw = np.sqrt(w[keep])
+    A = sw[:, None] * V[:, keep].T
+    b = (V[:, keep].T @ a) / sw
+    v, _ = nnls(A, b, maxiter=50 * a.size + 100)
+    return v
+
+
+def centered_alignment_weights(stats: AlignmentStatistics) -> np.ndarray:
+    """CABMKL: the nonnegative μ maximizing the centered alignment, normalized to sum 1."""
+    if not stats.centered:
+        raise ValueError("centered_alignment_weights needs statistics computed with centered=True")
+    return _normalize(alignment_qp(stats.gram, stats.target), "centered alignment")
+
+
+def combination_weights(weighting: str, stats: AlignmentStatistics | None, n_kernels: int):
+    """Dispatch on ``weighting`` ∈ :data:`WEIGHTINGS`."""
+    if weighting == "uniform":
+        return uniform_weights(n_kernels)
+    if weighting == "alignment":
+        return alignment_weights(stats)
+    if weighting == "centered_alignment":
+        return centered_alignment_weights(stats)
+    raise ValueError(
+        f"unknown weighting {weighting!r}; valid values are "
+        + ", ".join(repr(w) for w in WEIGHTINGS)
+    )
