@@ -1,0 +1,182 @@
+"""MKLpy's EasyMKL and GRAM beside lorak's MKL baselines on the Table 2 protocol.
+
+MKLpy is what users pick today for MKL in Python; it is a benchmark-only dependency
+(not a lorak requirement). Protocol: the ``gnys-mkl`` experiment's (Zhang et al. 2017,
+§6.2): its datasets, loaders and scaling, 9 Gaussians b ∈ {2⁻⁴b₀, …, 2⁴b₀}, 100
+labeled rows drawn evenly over the classes with the experiment's seeds (repetition r
+uses the same rows as ``lorak bench gnys-mkl`` repetition r), error (%) on the
+unlabeled rows, SVM C = 1.
+
+MKLpy works on full kernel matrices: training on the 9 l × l kernels of the labeled
+rows and predicting from the 9 (n − l) × l test kernels, which fit in memory at every
+n here (l = 100). Columns, all measured in this process with single-threaded BLAS:
+
+- EasyMKL (``EasyMKL(lam=0.1, learner=SVC(C=1))``) and GRAM
+  (``GRAM(max_iter=100, learner=SVC(C=1))``), one-vs-rest for multiclass (MKLpy's
+  default); seconds include building their kernels;
+- lorak ``GLMKLClassifier`` (SVC on the same kernels) and ``CABMKL`` (factor, on the
+  experiment's k-means landmarks, LinearSVC) for the speed ratio.
+
+Run: ``LORAK_DATA=/work/shared/data python benchmarks/bench_mklpy.py [--reps 5]
+[--datasets g241C,usps49]``; results in ``benchmarks/out/bench_mklpy.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
+
+from lorak.bench._runner import derive_seed
+from lorak.bench.experiments.gnys import LARGE_DATASETS, SMALL_DATASETS, draw_labeled
+from lorak.bench.experiments.gnys_mkl import N_LABELED, prepare_mkl
+from lorak.kernel_combination import CABMKL, GLMKLClassifier
+from lorak.landmarks import select_landmarks
+from lorak.semi_supervised import SemiSupervisedFactorClassifier
+
+OUT = Path(__file__).parent / "out" / "bench_mklpy.json"
+warnings.filterwarnings("ignore", category=UserWarning, module="MKLpy")
+
+
+def _kernels(bank, A, B):
+    import torch
+
+    return [torch.from_numpy(np.ascontiguousarray(K)) for K in bank.blocks(A, B)]
+
+
+def _err(pred, y):
+    return 100.0 * float(np.mean(np.asarray(pred) != y))
+
+
+def run_dataset(spec, reps, data_home):
+    data = spec.loader(spec, data_home)
+    ctx = prepare_mkl(data)
+    bank = ctx["bank"]
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y)
+    out = {"n": int(X.shape[0]), "d": int(X.shape[1]), "m_tilde": ctx["m"], "reps": []}
+    from MKLpy.algorithms import GRAM, EasyMKL
+
+    for r in range(reps):
+        seed = derive_seed(0, r)
+        lab = draw_labeled(y, N_LABELED, np.random.default_rng([seed, 7]))
+        unl = np.setdiff1d(np.arange(y.size), lab)
+        rec = {"seed": int(seed)}
+        with threadpool_limits(1):
+            for name, build in (
+                ("EasyMKL", lambda: EasyMKL(lam=0.1, learner=SVC(C=1.0))),
+                ("GRAM", lambda: GRAM(max_iter=100, learner=SVC(C=1.0))),
+            ):
+                import torch
+
+                try:
+                    t0 = time.perf_counter()
+                    KL = _kernels(bank, X[lab], X[lab])
+                    mkl = build().fit(KL, torch.tensor(y[lab]))
+                    KLte = _kernels(bank, X[unl], X[lab])
+                    pred = np.asarray(mkl.predict(KLte))
+                    rec[name] = {
+                        "error_pct": _err(pred, y[unl]),
+                        "seconds": time.perf_counter() - t0,
+                    }
+                    del KLte
+                except Exception as exc:  # MKLpy failures are reported, not fatal
+                    rec[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            yu = np.full(y.size, -1)
+            yu[lab] = y[lab]
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                g = GLMKLClassifier(bank, C=1.0).fit(X, yu)
+            rec["lorak GLMKL"] = {
+                "error_pct": _err(g.transduction_[unl], y[unl]),
+                "seconds": time.perf_counter() - t0,
+            }
+            t0 = time.perf_counter()
+            Z = select_landmarks(
+                "kmeans", X, ctx["m"], rng=np.random.default_rng([seed, 11]), kernel=ctx["kernel"]
+            ).points
+            c = SemiSupervisedFactorClassifier(CABMKL(bank, landmarks=Z)).fit(X, yu)
+            rec["lorak CABMKL (factors)"] = {
+                "error_pct": _err(c.transduction_[unl], y[unl]),
+                "seconds": time.perf_counter() - t0,
+            }
+        out["reps"].append(rec)
+        print(spec.display, r, {k: v for k, v in rec.items() if k != "seed"}, flush=True)
+    summary = {}
+    for name in ("EasyMKL", "GRAM", "lorak GLMKL", "lorak CABMKL (factors)"):
+        ok = [rec[name] for rec in out["reps"] if "error_pct" in rec.get(name, {})]
+        if ok:
+            e = np.array([o["error_pct"] for o in ok])
+            s = np.array([o["seconds"] for o in ok])
+            summary[name] = {
+                "error_pct_mean": float(e.mean()),
+                "error_pct_std": float(e.std(ddof=1)) if e.size > 1 else 0.0,
+                "seconds_mean": float(s.mean()),
+                "reps_ok": int(e.size),
+            }
+        else:
+            summary[name] = {"failed": [rec.get(name) for rec in out["reps"]][:1]}
+    out["summary"] = summary
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--datasets", default=None, help="comma-separated paper labels")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args()
+    data_home = os.environ.get("LORAK_DATA")
+    if not data_home:
+        raise SystemExit("set LORAK_DATA to the benchmark data folder")
+    try:
+        import MKLpy  # noqa: F401
+    except Exception as exc:
+        raise SystemExit(f"MKLpy not importable ({type(exc).__name__}: {exc})") from exc
+    specs = SMALL_DATASETS + LARGE_DATASETS
+    if args.datasets:
+        want = set(args.datasets.split(","))
+        specs = tuple(s for s in specs if s.display in want)
+    import platform
+
+    doc = {
+        "protocol": "gnys-mkl (Table 2): 9 Gaussians, l = 100, C = 1, error on unlabeled rows",
+        "load_average_at_start": os.getloadavg(),
+        "machine": platform.platform(),
+        "datasets": {},
+    }
+    t_all = time.perf_counter()
+    for spec in specs:
+        doc["datasets"][spec.display] = run_dataset(spec, args.reps, data_home)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(doc, indent=1))
+    doc["wall_seconds"] = time.perf_counter() - t_all
+    doc["load_average_at_end"] = os.getloadavg()
+    Path(args.out).write_text(json.dumps(doc, indent=1))
+    print(
+        f"{'dataset':12s}"
+        + "".join(f"{k:>28s}" for k in doc["datasets"][specs[0].display]["summary"])
+    )
+    for d, v in doc["datasets"].items():
+        cells = []
+        for s in v["summary"].values():
+            if "error_pct_mean" in s:
+                cells.append(
+                    f"{s['error_pct_mean']:6.2f}±{s['error_pct_std']:5.2f} "
+                    f"{s['seconds_mean']:7.2f}s"
+                )
+            else:
+                cells.append("failed")
+        print(f"{d:12s}" + "".join(f"{c:>28s}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The ``gnys-mkl`` and ``gnys-labels`` experiments: registration, references, tiny runs."""
+
+import dataclasses
+
+import numpy as np
+
+from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
+from lorak.bench.experiments import gnys_labels, gnys_mkl
+from lorak.datasets import make_twonorm
+
+
+def test_experiments_are_registered():
+    exp = get_experiment("gnys-mkl")
+    assert [p.name for p in exp.parts] == ["small", "large"]
+    names = [m.name for m in exp.part("small").methods]
+    assert names == ["uniform", "abmkl", "cabmkl", "glmkl", "mkgn"]
+    lab = get_experiment("gnys-labels")
+    assert [g["l"] for g in lab.part("fig2").grid] == list(gnys_labels.L_GRID)
+    assert [d.display for d in lab.part("fig2").datasets] == ["mnist-test", "usps-all", "SecStr"]
+
+
+def test_reference_numbers_table2():
+    ref = gnys_mkl._reference("g241C", "cabmkl", {}, "error_pct")
+    assert ref["mean"] == 23.47 and ref["std"] == 1.09 and ref["seconds"] == 0.4
+    assert gnys_mkl._reference("usps-full", "mkgn", {}, "error_pct")["mean"] == 6.37
+    assert gnys_mkl._reference("g241C", "uniform", {}, "error_pct") is None
+    assert gnys_mkl._reference("mnist-test", "abmkl", {}, "error_pct") is None
+
+
+def test_landmark_count_is_m_tau_over_M():
+    X, y = make_twonorm(600, random_state=0)
+    data = LoadedData(spec=DatasetSpec("twonorm"), X=X, y=np.asarray(y))
+    ctx = gnys_mkl.prepare_mkl(data)
+    assert ctx["m_single"] == 60 and ctx["m"] == 20 and len(ctx["bank"]) == 9
+    ratios = [k.bandwidth / ctx["b0"] for k in ctx["bank"].resolve(X)]
+    np.testing.assert_allclose(ratios, 2.0 ** np.arange(-4, 5))
+    assert gnys_mkl.prepare_mkl(data, m_single=100)["m"] == 33
+
+
+def _twonorm_loader(spec, data_home):
+    X, y = make_twonorm(240, random_state=0)
+    return LoadedData(spec=spec, X=X, y=np.asarray(y, dtype=np.int64))
+
+
+def test_tiny_end_to_end_table2():
+    spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
+    part = dataclasses.replace(gnys_mkl.GNYS_MKL.part("small"), datasets=(spec,), quick_datasets=())
+    exp = dataclasses.replace(gnys_mkl.GNYS_MKL, parts=(part,))
+    res = run_experiment(exp, reps=2)
+    assert not res.failures, res.failures
+    s = gnys_mkl.table2_summary(res)
+    row = s["rows"][0]
+    for m in ("uniform", "abmkl", "cabmkl", "glmkl"):
+        assert 0 <= row["cols"][m]["mean"] < 20, (m, row["cols"][m])  # twonorm: near linear
+    assert sum(s["best_counts"].values()) == 1
+    text = gnys_mkl._summary(res)
+    assert "Lowest mean error among our columns" in text and "twonorm" in text
+
+
+def test_tiny_end_to_end_labels(tmp_path):
+    spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
+    part = dataclasses.replace(
+        gnys_labels.GNYS_LABELS.part("fig2"),
+        datasets=(spec,),
+        grid=({"l": 20}, {"l": 40}),
+    )
+    exp = dataclasses.replace(gnys_labels.GNYS_LABELS, parts=(part,))
+    res = run_experiment(exp, reps=1)
+    assert not res.failures, res.failures
+    rows = res.select(part="fig2", dataset="twonorm", method="cabmkl", metric="error_pct")
+    assert sorted(r["params"]["l"] for r in rows) == [20, 40]
+    assert "l" in gnys_labels._checks(res)
+    out = gnys_labels._plots(res, tmp_path)
+    assert (tmp_path / out[0][1]).stat().st_size > 0
