@@ -13,14 +13,14 @@ def test_experiments_are_registered():
     exp = get_experiment("gnys-mkl")
     assert [p.name for p in exp.parts] == ["small", "large"]
     names = [m.name for m in exp.part("small").methods]
-    assert names == ["uniform", "abmkl", "cabmkl", "glmkl", "mkgn"]
+    assert names == ["uniform", "abmkl", "cabmkl", "abmkl-svc", "cabmkl-svc", "glmkl", "mkgn"]
     lab = get_experiment("gnys-labels")
     assert [g["l"] for g in lab.part("fig2").grid] == list(gnys_labels.L_GRID)
     assert [d.display for d in lab.part("fig2").datasets] == ["mnist-test", "usps-all", "SecStr"]
 
 
 def test_reference_numbers_table2():
-    ref = gnys_mkl._reference("g241C", "cabmkl", {}, "error_pct")
+    ref = gnys_mkl._reference("g241C", "cabmkl-svc", {}, "error_pct")
     assert ref["mean"] == 23.47 and ref["std"] == 1.09 and ref["seconds"] == 0.4
     assert gnys_mkl._reference("usps-full", "mkgn", {}, "error_pct")["mean"] == 6.37
     assert gnys_mkl._reference("g241C", "uniform", {}, "error_pct") is None
@@ -50,7 +50,7 @@ def test_tiny_end_to_end_table2():
     assert not res.failures, res.failures
     s = gnys_mkl.table2_summary(res)
     row = s["rows"][0]
-    for m in ("uniform", "abmkl", "cabmkl", "glmkl"):
+    for m in ("uniform", "abmkl", "cabmkl", "abmkl-svc", "cabmkl-svc", "glmkl"):
         assert 0 <= row["cols"][m]["mean"] < 20, (m, row["cols"][m])  # twonorm: near linear
     assert sum(s["best_counts"].values()) == 1
     text = gnys_mkl._summary(res)

@@ -7,7 +7,13 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
-from lorak.kernel_combination import ABMKL, CABMKL, GLMKLClassifier, UniformKernelSum
+from lorak.kernel_combination import (
+    ABMKL,
+    CABMKL,
+    AlignmentMKLClassifier,
+    GLMKLClassifier,
+    UniformKernelSum,
+)
 from lorak.kernels import Gaussian, KernelBank
 from lorak.learn._kernel_combination import (
     alignment_qp,
@@ -27,17 +33,20 @@ _XFAIL = {
 SMALL_BANK = KernelBank.gaussian(factors=[0.25, 1.0, 4.0])
 
 ESTIMATORS = [
-    # uniform landmarks keep the ~200 checks quick; k-means landmarks are tested below
+    # uniform landmarks keep the checks quick (k-means landmarks are tested below); ABMKL
+    # is CABMKL's class with another weighting, checked through AlignmentMKLClassifier
     UniformKernelSum(SMALL_BANK, n_components=5, landmarks="uniform", random_state=0),
-    ABMKL(SMALL_BANK, n_components=5, landmarks="uniform", random_state=0),
     CABMKL(SMALL_BANK, n_components=5, landmarks="uniform", random_state=0),
     GLMKLClassifier(SMALL_BANK, max_iter=5),
+    AlignmentMKLClassifier(SMALL_BANK),
 ]
 
 
 @parametrize_with_checks(
     ESTIMATORS,
-    expected_failed_checks=lambda e: _XFAIL if isinstance(e, GLMKLClassifier) else {},
+    expected_failed_checks=lambda e: (
+        _XFAIL if isinstance(e, (GLMKLClassifier, AlignmentMKLClassifier)) else {}
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     with _quiet():
@@ -201,6 +210,25 @@ def test_glmkl_single_kernel_is_svc():
     svc = SVC(kernel="precomputed", C=0.5).fit(k(X), y)
     np.testing.assert_allclose(g.decision_function(X), svc.decision_function(k(X)), atol=1e-8)
     assert g.weights_.tolist() == [1.0]
+
+
+def test_alignment_classifier_uses_exact_kernel_weights():
+    X, y = _blobs(n=160, seed=9)
+    yu = _semi(y, 50)
+    bank = KernelBank.gaussian(factors=[0.1, 1.0, 10.0])
+    lab = np.flatnonzero(yu != -1)
+    for weighting in ("alignment", "centered_alignment", "uniform"):
+        c = AlignmentMKLClassifier(bank, weighting=weighting).fit(X, yu)
+        Ks = [k(X[lab], X[lab]) for k in c.kernels_]
+        stats = alignment_statistics_from_kernels(
+            Ks, y[lab], centered=weighting == "centered_alignment"
+        )
+        np.testing.assert_allclose(
+            c.weights_, combination_weights(weighting, stats, 3), rtol=1e-8, atol=1e-10
+        )
+        assert c.score(X[yu == -1], y[yu == -1]) > 0.8
+    with pytest.raises(ValueError, match="unknown weighting"):
+        AlignmentMKLClassifier(weighting="best").fit(X, yu)
 
 
 def test_bad_input():

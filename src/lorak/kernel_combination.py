@@ -12,6 +12,9 @@ b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
   Linear in n: the weights come from the labeled rows' factors (no l × l or n × n
   matrix). Fit with ``fit(X, y)``, ``y = -1`` on unlabeled rows; use with
   :class:`lorak.SemiSupervisedFactorClassifier` for the paper's protocol.
+- :class:`AlignmentMKLClassifier` — the same weights (uniform / ABMKL / CABMKL) from
+  the exact l × l kernels of the labeled rows and an SVC on their combination: the
+  two-stage comparators as the paper ran them (full kernels, labeled rows only).
 - :class:`GLMKLClassifier` — group-lasso MKL (Xu et al. 2010, ℓ1 case) with
   scikit-learn's ``SVC(kernel="precomputed")`` on the labeled rows: the SVM-based MKL
   the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
@@ -42,12 +45,14 @@ from .decompose import default_rtol, nystrom_normalization
 from .kernels import KernelBank, chunk_rows
 from .landmarks import select_landmarks
 from .learn._kernel_combination import (
+    WEIGHTINGS,
     alignment_statistics_from_factors,
+    alignment_statistics_from_kernels,
     combination_weights,
 )
 from .semi_supervised import _one_class_error, parse_semi_supervised_y
 
-__all__ = ["ABMKL", "CABMKL", "GLMKLClassifier", "UniformKernelSum"]
+__all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
 
 def _resolve_bank(kernels, X, rng) -> KernelBank:
@@ -261,60 +266,13 @@ ABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
 CABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
 
 
-class GLMKLClassifier(ClassifierMixin, BaseEstimator):
-    """Group-lasso MKL (GLMKL; Xu, Jin, Yang, King & Lyu 2010, ℓ1 case) with SVC.
+class _LabeledRowsMKL(ClassifierMixin, BaseEstimator):
+    """SVC on Σ_j d_j K_j over the labeled rows; subclasses learn d (``_learn_weights``)."""
 
-    Alternates an SVM on K = Σ_j d_j K_j (scikit-learn ``SVC(kernel="precomputed")``)
-    with the closed-form weight update d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c
-    β_cᵀ K_j β_c (β_c: the signed dual coefficients of binary problem c), starting from
-    d = 1/M. Multiclass: one-vs-rest binary SVMs sharing the weights. Trained on the
-    labeled rows only (``y = -1`` marks unlabeled rows, which are ignored except for
-    resolving data-dependent bandwidths on all rows); ``transduction_`` holds the
-    predictions for the rows given to ``fit``.
-
-    Memory: M kernels on the labeled rows, M · l² floats; prediction builds k_j(X, X_l)
-    in row chunks.
-
-    Parameters
-    ----------
-    kernels : KernelBank, list of kernels or None, default=None
-        None = 9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ resolved on all rows of ``fit``.
-    C : float, default=1.0
-    max_iter : int, default=50
-        Weight updates at most.
-    tol : float, default=1e-4
-        Stop when the summed SVM dual objective (which the updates decrease) changes
-        by less than tol relative to its value, or the weights by less than tol.
-    max_labeled : int, default=8000
-        Refuse to fit on more labeled rows than this (the M l × l kernels).
-
-    Attributes
-    ----------
-    weights_ : (M,) kernel weights d (nonnegative, sum 1).
-    kernels_ : the resolved KernelBank.
-    X_fit_ : labeled rows (the SVMs' training points).
-    svms_ : list of fitted SVC, one per binary problem.
-    objective_history_ : Σ_c SVM dual objective per iteration.
-    n_iter_ : weight updates done; converged_ : whether tol was met.
-    classes_, labeled_indices_, transduction_.
-    """
-
-    def __init__(self, kernels=None, *, C=1.0, max_iter=50, tol=1e-4, max_labeled=8000):
-        self.kernels = kernels
-        self.C = C
-        self.max_iter = max_iter
-        self.tol = tol
-        self.max_labeled = max_labeled
-
-    def _check_params(self):
+    def _check_common(self):
         C = self.C
         if isinstance(C, bool) or not isinstance(C, numbers.Real) or not C > 0:
             raise ValueError(f"C must be a positive number; got {C!r}")
-        mi = self.max_iter
-        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
-            raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive number; got {self.tol!r}")
         ml = self.max_labeled
         if isinstance(ml, bool) or not isinstance(ml, numbers.Integral) or ml < 2:
             raise ValueError(f"max_labeled must be an integer >= 2; got {ml!r}")
@@ -339,7 +297,7 @@ class GLMKLClassifier(ClassifierMixin, BaseEstimator):
             )
         if rows.size > self.max_labeled:
             raise ValueError(
-                f"{rows.size} labeled rows exceed max_labeled={self.max_labeled}: GLMKL "
+                f"{rows.size} labeled rows exceed max_labeled={self.max_labeled}: {name} "
                 f"holds M kernels of size l × l ({len(rows)}² floats each); raise "
                 "max_labeled if that fits in memory"
             )
@@ -349,51 +307,9 @@ class GLMKLClassifier(ClassifierMixin, BaseEstimator):
         Ks = bank.blocks(Xl, Xl)
         for K in Ks:
             np.copyto(K, 0.5 * (K + K.T))
-        M = len(Ks)
-        d = np.full(M, 1.0 / M)
         targets = self._binary_targets(codes)
-        history = []
-        converged = False
-        K = np.empty_like(Ks[0])
-        it = 0
-        while it < self.max_iter:
-            it += 1
-            K.fill(0.0)
-            for dj, Kj in zip(d, Ks, strict=True):
-                if dj > 0:
-                    K += dj * Kj
-            svms, norms2, obj = [], np.zeros(M), 0.0
-            for t in targets:
-                svm = SVC(kernel="precomputed", C=float(self.C)).fit(K, t)
-                beta = svm.dual_coef_[0]
-                sv = svm.support_
-                for j in range(M):
-                    if d[j] > 0:
-                        norms2[j] += d[j] ** 2 * float(beta @ Ks[j][np.ix_(sv, sv)] @ beta)
-                obj += float(np.abs(beta).sum() - 0.5 * beta @ K[np.ix_(sv, sv)] @ beta)
-                svms.append(svm)
-            history.append(obj)
-            norms = np.sqrt(np.clip(norms2, 0.0, None))
-            if not norms.sum() > 0:  # every SVM is trivial (all bounded dual at 0)
-                converged = True
-                break
-            d_new = norms / norms.sum()
-            step = float(np.max(np.abs(d_new - d)))
-            d = d_new
-            flat = len(history) > 1 and abs(history[-2] - obj) <= self.tol * abs(history[-2])
-            if step < self.tol or flat:
-                converged = True
-                break
-        if not converged:
-            warnings.warn(
-                f"{name}: objective and weights still changing after max_iter="
-                f"{self.max_iter} updates (last weight change {step:.1e}, tol={self.tol:g}); "
-                "increase max_iter",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        # refit the SVMs on the final weights so that predictions use them
-        K.fill(0.0)
+        d = self._learn_weights(Ks, codes, targets)
+        K = np.zeros_like(Ks[0])
         for dj, Kj in zip(d, Ks, strict=True):
             if dj > 0:
                 K += dj * Kj
@@ -401,9 +317,6 @@ class GLMKLClassifier(ClassifierMixin, BaseEstimator):
         self.weights_ = d
         self.kernels_ = bank
         self.X_fit_ = Xl
-        self.objective_history_ = history
-        self.n_iter_ = it
-        self.converged_ = converged
         self.labeled_indices_ = rows
         self.transduction_ = self._predict_validated(X)
         return self
@@ -454,3 +367,151 @@ class GLMKLClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
+
+
+class GLMKLClassifier(_LabeledRowsMKL):
+    """Group-lasso MKL (GLMKL; Xu, Jin, Yang, King & Lyu 2010, ℓ1 case) with SVC.
+
+    Alternates an SVM on K = Σ_j d_j K_j (scikit-learn ``SVC(kernel="precomputed")``)
+    with the closed-form weight update d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c
+    β_cᵀ K_j β_c (β_c: the signed dual coefficients of binary problem c), starting from
+    d = 1/M. Multiclass: one-vs-rest binary SVMs sharing the weights. Trained on the
+    labeled rows only (``y = -1`` marks unlabeled rows, which are ignored except for
+    resolving data-dependent bandwidths on all rows); ``transduction_`` holds the
+    predictions for the rows given to ``fit``.
+
+    Memory: M kernels on the labeled rows, M · l² floats; prediction builds k_j(X, X_l)
+    in row chunks.
+
+    Parameters
+    ----------
+    kernels : KernelBank, list of kernels or None, default=None
+        None = 9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ resolved on all rows of ``fit``.
+    C : float, default=1.0
+    max_iter : int, default=50
+        Weight updates at most.
+    tol : float, default=1e-4
+        Stop when the summed SVM dual objective (which the updates decrease) changes
+        by less than tol relative to its value, or the weights by less than tol.
+    max_labeled : int, default=8000
+        Refuse to fit on more labeled rows than this (the M l × l kernels).
+
+    Attributes
+    ----------
+    weights_ : (M,) kernel weights d (nonnegative, sum 1).
+    kernels_ : the resolved KernelBank.
+    X_fit_ : labeled rows (the SVMs' training points).
+    svms_ : list of fitted SVC, one per binary problem.
+    objective_history_ : Σ_c SVM dual objective per iteration.
+    n_iter_ : weight updates done; converged_ : whether tol was met.
+    classes_, labeled_indices_, transduction_.
+    """
+
+    def __init__(self, kernels=None, *, C=1.0, max_iter=50, tol=1e-4, max_labeled=8000):
+        self.kernels = kernels
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_labeled = max_labeled
+
+    def _check_params(self):
+        self._check_common()
+        mi = self.max_iter
+        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
+            raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol > 0:
+            raise ValueError(f"tol must be a positive number; got {self.tol!r}")
+
+    def _learn_weights(self, Ks, codes, targets):
+        name = type(self).__name__
+        M = len(Ks)
+        d = np.full(M, 1.0 / M)
+        history = []
+        converged = False
+        K = np.empty_like(Ks[0])
+        it = 0
+        while it < self.max_iter:
+            it += 1
+            K.fill(0.0)
+            for dj, Kj in zip(d, Ks, strict=True):
+                if dj > 0:
+                    K += dj * Kj
+            norms2, obj = np.zeros(M), 0.0
+            for t in targets:
+                svm = SVC(kernel="precomputed", C=float(self.C)).fit(K, t)
+                beta = svm.dual_coef_[0]
+                sv = svm.support_
+                for j in range(M):
+                    if d[j] > 0:
+                        norms2[j] += d[j] ** 2 * float(beta @ Ks[j][np.ix_(sv, sv)] @ beta)
+                obj += float(np.abs(beta).sum() - 0.5 * beta @ K[np.ix_(sv, sv)] @ beta)
+            history.append(obj)
+            norms = np.sqrt(np.clip(norms2, 0.0, None))
+            if not norms.sum() > 0:  # every SVM is trivial (all bounded dual at 0)
+                converged = True
+                break
+            d_new = norms / norms.sum()
+            step = float(np.max(np.abs(d_new - d)))
+            d = d_new
+            flat = len(history) > 1 and abs(history[-2] - obj) <= self.tol * abs(history[-2])
+            if step < self.tol or flat:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"{name}: objective and weights still changing after max_iter="
+                f"{self.max_iter} updates (last weight change {step:.1e}, tol={self.tol:g}); "
+                "increase max_iter",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self.objective_history_ = history
+        self.n_iter_ = it
+        self.converged_ = converged
+        return d
+
+
+class AlignmentMKLClassifier(_LabeledRowsMKL):
+    """Two-stage MKL on full kernels: weights from (centered) alignment, then an SVC.
+
+    The ABMKL / CABMKL comparators as the paper ran them (Gönen's MKL toolbox): the
+    weights μ of :class:`ABMKL` (``weighting="alignment"``), :class:`CABMKL`
+    (``"centered_alignment"``, the QP of Cortes et al. 2010) or ``"uniform"``, computed
+    from the M exact l × l kernels of the labeled rows, then ``SVC(kernel="precomputed")``
+    on Σ_j μ_j K_j (one-vs-rest for multiclass). Unlabeled rows (``y = -1``) are not
+    used except for resolving data-dependent bandwidths.
+
+    Parameters
+    ----------
+    kernels : KernelBank, list of kernels or None, default=None
+    weighting : {"alignment", "centered_alignment", "uniform"}, default="centered_alignment"
+    C : float, default=1.0
+    max_labeled : int, default=8000
+
+    Attributes
+    ----------
+    weights_ : (M,) μ (nonnegative, sum 1); alignments_ : (M,) per-kernel alignment.
+    kernels_, X_fit_, svms_, classes_, labeled_indices_, transduction_ : as in
+    :class:`GLMKLClassifier`.
+    """
+
+    def __init__(self, kernels=None, *, weighting="centered_alignment", C=1.0, max_labeled=8000):
+        self.kernels = kernels
+        self.weighting = weighting
+        self.C = C
+        self.max_labeled = max_labeled
+
+    def _check_params(self):
+        self._check_common()
+        if not isinstance(self.weighting, str) or self.weighting not in WEIGHTINGS:
+            raise ValueError(
+                f"unknown weighting {self.weighting!r}; valid values are "
+                + ", ".join(repr(w) for w in WEIGHTINGS)
+            )
+
+    def _learn_weights(self, Ks, codes, targets):
+        stats = alignment_statistics_from_kernels(
+            Ks, codes, centered=self.weighting == "centered_alignment"
+        )
+        self.alignments_ = stats.alignments
+        return combination_weights(self.weighting, stats, len(Ks))
