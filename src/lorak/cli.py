@@ -3,6 +3,7 @@
 ::
 
     lorak bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
+    lorak bench all [--quick] [--skip a,b] [--reps N] [--out DIR] [--seed S]
     lorak bench --list
     lorak datasets [--data-home DIR]
     lorak --version
@@ -36,9 +37,12 @@ def _build():
         "bench",
         help="run a paper-reproduction benchmark",
         description="Run a declared benchmark; writes results.json, raw.json, report.md "
-        "and plots into --out.",
+        "and plots into --out. `lorak bench all` runs every experiment, each into "
+        "--out/NAME, and writes one combined report.md and index.json into --out.",
     )
-    bench.add_argument("experiment", nargs="?", help="experiment name (see --list)")
+    bench.add_argument(
+        "experiment", nargs="?", help="experiment name (see --list), or 'all' for every one"
+    )
     bench.add_argument("--list", action="store_true", help="list the experiments and exit")
     bench.add_argument(
         "--datasets",
@@ -60,6 +64,12 @@ def _build():
     )
     bench.add_argument(
         "--out", type=Path, default=None, help="output folder (default bench-out/EXPERIMENT)"
+    )
+    bench.add_argument(
+        "--skip",
+        type=_csv,
+        default=None,
+        help="with 'all': comma-separated experiments to leave out",
     )
     bench.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     bench.add_argument(
@@ -100,6 +110,7 @@ def _cmd_list(out) -> int:
         out.write(f"{e.name.ljust(width)}  {e.description}\n")
     for mod, err in sorted(IMPORT_ERRORS.items()):
         out.write(f"(experiment module {mod!r} failed to import: {err})\n")
+    out.write(f"{'all'.ljust(width)}  every experiment above, one combined report\n")
     return 0
 
 
@@ -117,7 +128,11 @@ def _cmd_bench(bench_parser, args) -> int:
         return _cmd_list(sys.stdout)
     if not args.experiment:
         names = ", ".join(e.name for e in list_experiments())
-        bench_parser.error(f"an experiment name is required; valid names: {names}")
+        bench_parser.error(f"an experiment name is required; valid names: {names}, all")
+    if args.experiment == "all":
+        return _cmd_bench_all(bench_parser, args)
+    if args.skip:
+        bench_parser.error("--skip applies to 'lorak bench all' only")
     try:
         exp = get_experiment(args.experiment)
     except ValueError as exc:
@@ -169,6 +184,85 @@ def _cmd_bench(bench_parser, args) -> int:
         )
         return 1
     return 0
+
+
+def _cmd_bench_all(bench_parser, args) -> int:
+    import datetime as _dt
+    import time
+
+    from .bench import ProgressBar, list_experiments
+    from .bench._env import capture_environment
+    from .bench._registry import IMPORT_ERRORS
+    from .bench._report import write_combined
+    from .bench._runner import run_all
+
+    if args.datasets:
+        bench_parser.error(
+            "--datasets cannot be used with 'all' (every experiment has its own datasets)"
+        )
+    exps = list_experiments()
+    names = {e.name for e in exps}
+    skip = list(args.skip or [])
+    unknown = [s for s in skip if s not in names]
+    if unknown:
+        bench_parser.error(
+            f"--skip: unknown experiment(s) {', '.join(unknown)}; valid names: "
+            + ", ".join(sorted(names))
+        )
+    exps = [e for e in exps if e.name not in skip]
+    if not exps:
+        bench_parser.error("no experiment left to run")
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    out_dir = args.out if args.out is not None else Path("bench-out") / "all"
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    options = {
+        "experiment": "all",
+        "reps": args.reps,
+        "quick": args.quick,
+        "out": str(out_dir),
+        "seed": args.seed,
+        "skip": skip,
+        "data_home": None if args.data_home is None else str(args.data_home),
+    }
+    t0 = time.perf_counter()
+    entries = run_all(
+        exps,
+        out_dir,
+        reps=args.reps,
+        quick=args.quick,
+        seed=args.seed,
+        data_home=args.data_home,
+        progress_factory=None if args.no_progress else (lambda: ProgressBar(sys.stderr)),
+        config={"command": "bench all", "options": options},
+        log=lambda line: print(line, flush=True),
+    )
+    wall = time.perf_counter() - t0
+    meta = {
+        "quick": bool(args.quick),
+        "seed": int(args.seed),
+        "reps": args.reps,
+        "started_utc": started,
+        "wall_seconds": round(wall, 3),
+        "skipped": skip,
+        "import_errors": dict(IMPORT_ERRORS),
+        "environment": capture_environment(),
+    }
+    paths = write_combined(entries, out_dir, meta=meta)
+    bad = [e.name for e in entries if e.status in ("error", "no results")]
+    print(
+        f"\n{len(entries)} experiment(s) in {wall:.1f} s; wrote {paths['report']} and "
+        f"{paths['index']}"
+    )
+    for mod, err in sorted(IMPORT_ERRORS.items()):
+        print(f"experiment module {mod!r} failed to import: {err}", file=sys.stderr)
+    if bad:
+        print(f"no results from: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 1 if IMPORT_ERRORS else 0
 
 
 def _cmd_datasets(args) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from ._runner import RunResult
 
 __all__ = [
+    "embed_report",
     "fmt_num",
     "markdown_table",
     "pivot",
@@ -19,6 +21,7 @@ __all__ = [
     "render_report",
     "summary_text",
     "text_table",
+    "write_combined",
     "write_outputs",
 ]
 
@@ -423,3 +426,147 @@ def plot_metric_lines(
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# ---------------------------------------------------------------- `lorak bench all`
+
+_LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)(\))")
+
+
+def embed_report(text: str, prefix: str, *, shift: int = 1) -> str:
+    """``text`` (a report.md) ready to sit inside a combined report.
+
+    Headings outside code fences are demoted by ``shift`` levels and relative link
+    targets (plots, files) are prefixed with ``prefix/`` so they still resolve from
+    the combined report's folder.
+    """
+
+    def relink(m):
+        target = m.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith(("/", "#")):
+            return m.group(0)
+        return f"{m.group(1)}{prefix}/{target}{m.group(3)}"
+
+    out = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            if line.startswith("#"):
+                line = "#" * shift + line
+            line = _LINK.sub(relink, line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _status_text(e) -> str:
+    if e.status == "error":
+        return f"**error**: {e.error}"
+    if e.status == "no results":
+        return "**no results** (every cell failed)"
+    if e.status == "failures":
+        return f"ok, {e.n_failures} failed cell(s)"
+    return "ok"
+
+
+def _anchor(name: str) -> str:
+    return re.sub(r"[^a-z0-9 -]", "", name.lower()).replace(" ", "-")
+
+
+def write_combined(entries, out_dir, *, meta: dict) -> dict:
+    """Write the combined ``report.md`` and ``index.json`` of ``lorak bench all``.
+
+    ``entries`` are :class:`lorak.bench._runner.AllEntry` objects whose files lie in
+    ``out_dir/NAME``; the report has a summary table (status, seconds, links), then
+    every experiment's own report — its tables with the paper's numbers beside ours,
+    its checks and plots — with links rewritten to resolve from ``out_dir``.
+    ``meta`` (mode, seed, started_utc, wall_seconds, environment, ...) goes into both.
+    Returns ``{"report": path, "index": path}``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mode = "quick" if meta.get("quick") else "full"
+    total = float(meta.get("wall_seconds") or sum(e.seconds for e in entries))
+    lines = [
+        f"# lorak bench all — {mode} mode",
+        "",
+        f"Run: {meta.get('started_utc')} UTC, seed {meta.get('seed')}, "
+        f"{len(entries)} experiment(s), total wall time **{total:.1f} s**.",
+        "",
+    ]
+    if meta.get("environment"):
+        lines += [f"Environment: {_env_lines(meta['environment'])}", ""]
+    if meta.get("skipped"):
+        lines += [f"Skipped on request: {', '.join(meta['skipped'])}.", ""]
+    for mod, err in sorted((meta.get("import_errors") or {}).items()):
+        lines += [f"**Experiment module `{mod}` failed to import** (not run): {err}", ""]
+    body = []
+    for e in entries:
+        link = f"[{e.name}](#{_anchor(e.name)})"
+        report = f"[report]({e.paths['report']})" if e.paths.get("report") else "—"
+        body.append(
+            [
+                link,
+                _status_text(e),
+                f"{e.seconds:.1f}",
+                str(e.n_rows),
+                str(len(e.paths.get("plots", []))),
+                ", ".join(e.stand_ins) or "—",
+                report,
+            ]
+        )
+    lines += [
+        "## Summary",
+        "",
+        markdown_table(
+            ["experiment", "status", "seconds", "result rows", "plots", "stand-ins", "files"],
+            body,
+        ),
+        "",
+        "Every experiment's section below is its own report.md (tables: ours, with the "
+        "paper's number in parentheses where the paper has one).",
+        "",
+    ]
+    for e in entries:
+        lines += [f"## {e.name}", ""]
+        if e.description:
+            lines += [e.description, ""]
+        if e.status == "error":
+            lines += [f"The run failed: `{e.error}`", ""]
+            continue
+        files = [f"[{k}]({e.paths[k]})" for k in ("report", "results", "raw") if e.paths.get(k)]
+        lines += [f"Files: {', '.join(files)}; {e.seconds:.1f} s.", ""]
+        path = out_dir / e.paths["report"]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            lines += [f"(could not read {e.paths['report']}: {exc})", ""]
+            continue
+        lines += [embed_report(text, e.name, shift=2), ""]
+    paths = {"report": out_dir / "report.md", "index": out_dir / "index.json"}
+    paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index = {
+        "command": "bench all",
+        **{k: v for k, v in meta.items() if k != "environment"},
+        "environment": meta.get("environment"),
+        "report": "report.md",
+        "experiments": [
+            {
+                "name": e.name,
+                "description": e.description,
+                "paper": e.paper,
+                "status": e.status,
+                "seconds": round(e.seconds, 3),
+                "n_rows": e.n_rows,
+                "n_failures": e.n_failures,
+                "error": e.error,
+                "stand_ins_used": e.stand_ins,
+                "notes": e.notes,
+                **e.paths,
+            }
+            for e in entries
+        ],
+    }
+    _dump(index, paths["index"])
+    return paths

@@ -23,7 +23,7 @@ from ._env import capture_environment
 from ._progress import NullProgress
 from ._spec import DatasetSpec, Experiment, LoadedData, Part, Task
 
-__all__ = ["RunResult", "derive_seed", "load_dataset", "run_experiment"]
+__all__ = ["AllEntry", "RunResult", "derive_seed", "load_dataset", "run_all", "run_experiment"]
 
 logger = logging.getLogger("lorak.bench")
 
@@ -160,6 +160,10 @@ class RunResult:
         stand-in flag).
     notes : list of str
     wall_seconds : float
+    artifacts : dict
+        Part name → dataset label → the ``task.context["artifacts"]`` dict that the
+        part's ``prepare`` created and its methods filled (small objects for plots:
+        a fitted estimator's traces, a sample's embedding). Not written to JSON.
     """
 
     experiment: Experiment
@@ -171,6 +175,7 @@ class RunResult:
     datasets: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     wall_seconds: float = 0.0
+    artifacts: dict = field(default_factory=dict)
 
     def select(self, *, part=None, dataset=None, method=None, metric=None) -> list[dict]:
         """Result rows matching all given fields."""
@@ -393,6 +398,9 @@ def _run_part(
                 _run_cell(
                     experiment, part, method, data, params, seeds, context, result, quick, progress
                 )
+        arts = context.get("artifacts")
+        if isinstance(arts, dict) and arts:
+            result.artifacts.setdefault(part.name, {})[spec.display] = arts
         del context
         progress.end_dataset(
             part.name,
@@ -520,3 +528,108 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
 
 def _short(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items() if k != "part")
+
+
+# ---------------------------------------------------------------- every experiment
+
+
+@dataclass
+class AllEntry:
+    """The outcome of one experiment within :func:`run_all`.
+
+    ``status`` is ``"ok"`` (results, no failed cell), ``"failures"`` (results and some
+    failed cells), ``"no results"`` (every cell failed) or ``"error"`` (the run itself
+    raised: ``error`` holds the message). ``paths`` are the files written (relative to
+    the combined output folder), ``seconds`` the wall time including writing.
+    """
+
+    name: str
+    description: str
+    paper: str
+    status: str
+    seconds: float
+    n_rows: int = 0
+    n_failures: int = 0
+    error: str | None = None
+    paths: dict = field(default_factory=dict)
+    stand_ins: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def run_all(
+    experiments,
+    out_dir,
+    *,
+    reps: int | None = None,
+    quick: bool = False,
+    seed: int = 0,
+    data_home=None,
+    progress_factory=None,
+    config: dict | None = None,
+    log=None,
+) -> list[AllEntry]:
+    """Run every experiment in ``experiments``, each into ``out_dir/NAME``.
+
+    Each is run with :func:`run_experiment` and written with
+    :func:`lorak.bench.write_outputs`; an experiment that raises is recorded (status
+    ``"error"``) and the others still run. Returns one :class:`AllEntry` per
+    experiment, in order. ``progress_factory()`` makes a fresh progress bar per
+    experiment; ``log(text)`` receives a line as each experiment ends.
+    """
+    from pathlib import Path
+
+    from ._report import write_outputs
+
+    out_dir = Path(out_dir)
+    entries: list[AllEntry] = []
+    for exp in experiments:
+        t0 = time.perf_counter()
+        sub = out_dir / exp.name
+        entry = AllEntry(
+            name=exp.name,
+            description=exp.description,
+            paper=exp.paper,
+            status="error",
+            seconds=0.0,
+        )
+        try:
+            cfg = dict(config or {})
+            cfg.setdefault("options", {})
+            cfg["options"] = {**cfg["options"], "experiment": exp.name, "out": str(sub)}
+            result = run_experiment(
+                exp,
+                reps=reps,
+                quick=quick,
+                seed=seed,
+                data_home=data_home,
+                progress=None if progress_factory is None else progress_factory(),
+                config=cfg,
+            )
+            result.config["out"] = str(sub)
+            paths = write_outputs(result, sub)
+            entry.paths = {
+                "report": f"{exp.name}/report.md",
+                "results": f"{exp.name}/results.json",
+                "raw": f"{exp.name}/raw.json",
+                "plots": [f"{exp.name}/{Path(p).name}" for p in paths["plots"]],
+            }
+            entry.n_rows = len(result.rows)
+            entry.n_failures = len(result.failures)
+            entry.stand_ins = list(result.config.get("stand_ins_used", []))
+            entry.notes = list(result.notes)
+            if not any(r["mean"] is not None for r in result.rows):
+                entry.status = "no results"
+            else:
+                entry.status = "failures" if result.failures else "ok"
+        except Exception as exc:
+            entry.error = _err(exc)
+            logger.warning("experiment %s failed: %s", exp.name, entry.error)
+            logger.debug("traceback:\n%s", "".join(traceback.format_exception(exc)))
+        entry.seconds = time.perf_counter() - t0
+        entries.append(entry)
+        if log is not None:
+            log(
+                f"{exp.name}: {entry.status}, {entry.seconds:.1f} s, {entry.n_rows} rows, "
+                f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
+            )
+    return entries
