@@ -130,6 +130,7 @@ def error_vs_rank(
     logy: bool = False,
     xlabel: str = "rank m",
     ylabel: str = "approximation error",
+    legend: bool = True,
     **line_kw,
 ):
     """Approximation error against rank, one line (call again for more methods).
@@ -150,6 +151,8 @@ def error_vs_rank(
     logx, logy : bool
         Logarithmic axes.
     xlabel, ylabel : str
+    legend : bool, default=True
+        Draw the Axes' legend (when ``label`` is given).
     **line_kw
         Passed to ``ax.plot`` (``color``, ``ls``, ``marker`` ...).
 
@@ -206,7 +209,7 @@ def error_vs_rank(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    if label is not None:
+    if label is not None and legend:
         ax.legend(fontsize=8)
     return ax
 
@@ -546,7 +549,16 @@ def _sample(n, max_samples, random_state):
 
 
 def kernel_heatmap(
-    factor, X=None, y=None, *, max_samples: int = 300, ax=None, random_state=0, cmap="viridis"
+    factor,
+    X=None,
+    y=None,
+    *,
+    max_samples: int = 300,
+    ax=None,
+    random_state=0,
+    cmap="viridis",
+    vmin=None,
+    vmax=None,
 ):
     """The (learned) kernel K = G Gᵀ on a sample of at most ``max_samples`` rows.
 
@@ -566,6 +578,8 @@ def kernel_heatmap(
     ax : matplotlib Axes, optional
     random_state : int, Generator or None, default=0
     cmap : str, default="viridis"
+    vmin, vmax : float, optional
+        Colour limits (share them to compare several kernels; default: the data's).
 
     Returns
     -------
@@ -602,7 +616,7 @@ def kernel_heatmap(
         G, ys = G[order], ys[order]
     K = G @ G.T
     ax = _axes(ax, figsize=(4.6, 4.0))
-    im = ax.imshow(K, cmap=cmap, interpolation="nearest")
+    im = ax.imshow(K, cmap=cmap, interpolation="nearest", vmin=vmin, vmax=vmax)
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     if ys is not None:
         unl = _unlabeled_mask(ys)

@@ -379,9 +379,12 @@ def plot_metric_lines(
     logy: bool = False,
     ncols: int = 4,
 ):
-    """One panel per dataset: ``metric`` against grid parameter ``x``, a line per method,
-    the standard deviation as error bars. Saves a PNG at ``path``."""
+    """One panel per dataset: ``metric`` against grid parameter ``x``, a line per method
+    (:func:`lorak.plot.error_vs_rank`), ± one standard deviation as a band. Saves a PNG
+    at ``path``."""
     import matplotlib.pyplot as plt
+
+    from .. import plot as lplot
 
     labels = result.dataset_labels(part)
     names = _method_labels(result, part)
@@ -404,15 +407,22 @@ def plot_metric_lines(
             if not pts:
                 continue
             xs, ys, ss = map(np.asarray, zip(*pts, strict=False))
-            ax.errorbar(xs, ys, yerr=ss, marker="o", ms=3, capsize=2, label=names.get(m, m))
+            lplot.error_vs_rank(
+                xs,
+                ys,
+                std=ss,
+                label=names.get(m, m),
+                ax=ax,
+                logy=logy,
+                xlabel=xlabel or x,
+                ylabel=ylabel or metric,
+                legend=False,
+            )
         stand = " (stand-in)" if result.is_stand_in(part, label) else ""
         ax.set_title(f"{label}{stand}", fontsize=9)
-        ax.set_xlabel(xlabel or x, fontsize=8)
-        ax.set_ylabel(ylabel or metric, fontsize=8)
+        ax.xaxis.label.set_fontsize(8)
+        ax.yaxis.label.set_fontsize(8)
         ax.tick_params(labelsize=7)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
     for ax in axes.ravel()[len(labels) :]:
         ax.set_visible(False)
     handles, leg = axes.ravel()[0].get_legend_handles_labels()

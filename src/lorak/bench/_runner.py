@@ -379,7 +379,7 @@ def _run_part(
         described.append(_describe(spec, data, None))
         progress.status("preparing")
         try:
-            context = dict(part.prepare(data) or {}) if part.prepare is not None else {}
+            context = _prepare(part, data, quick) if part.prepare is not None else {}
         except Exception as exc:
             _fail(result, part, spec, None, None, None, "prepare", exc)
             progress.advance(cells, "prepare failed")
@@ -409,6 +409,19 @@ def _run_part(
             len(result.failures) - n_fail0,
             time.perf_counter() - t_ds,
         )
+
+
+def _prepare(part, data, quick: bool) -> dict:
+    """``part.prepare(data)``, or ``prepare(data, quick=quick)`` when it takes ``quick``
+    (so that a quick run can also prepare less: subsample, a smaller CV grid)."""
+    import inspect
+
+    try:
+        takes_quick = "quick" in inspect.signature(part.prepare).parameters
+    except (TypeError, ValueError):  # a builtin or C callable
+        takes_quick = False
+    out = part.prepare(data, quick=quick) if takes_quick else part.prepare(data)
+    return dict(out or {})
 
 
 def _fail(result, part, spec, method, params, rep, stage, exc):

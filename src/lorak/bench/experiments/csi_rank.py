@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
@@ -88,11 +89,13 @@ STOP_GAIN = 1e-4
 RANK_CAP = 1000
 QUICK_RANK_CAP = 200
 MAX_SAMPLES = 4000
+QUICK_MAX_SAMPLES = 1500  # quick mode: larger sets subsampled further
 N_SPLITS = 10
 QUICK_SPLITS = 2
 TEST_FRACTION = 0.25
 CV_FOLDS = 3
 CV_RANK = 300
+QUICK_CV_RANK = 150
 GAMMA_FACTORS = (1 / 16, 1 / 4, 1.0, 4.0, 16.0)
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
 ONE_HOT = frozenset({"splice"})
@@ -212,7 +215,8 @@ def stop_rank(gains, tol: float = STOP_GAIN) -> int:
 def _fit_icd(kernel, X, y, cap):
     res = incomplete_cholesky(kernel.diag(X), lambda i: kernel(X, X[i : i + 1]).ravel(), cap)
     # ICD's gain of step k is ‖g_k‖²/tr K — CSI's gain at κ = 0
-    return res.G, res.pivots, -np.diff(res.residual_trace)
+    trace = SimpleNamespace(residual_trace_=np.asarray(res.residual_trace))
+    return res.G, res.pivots, -np.diff(res.residual_trace), trace
 
 
 def _fit_csi(kernel, X, y, cap):
@@ -220,7 +224,18 @@ def _fit_csi(kernel, X, y, cap):
 
     est = CSI(kernel=kernel, n_components=cap, kappa=KAPPA, lookahead=LOOKAHEAD, tol=0.0)
     est.fit(X, y)
-    return est.G_, est.pivots_, est.true_gain_
+    # the traces lorak.plot.csi_errors / csi_gains draw (not the n-sized factor);
+    # tol = the stopping gain applied afterwards (the run itself goes to the cap)
+    trace = SimpleNamespace(
+        approx_error_=est.approx_error_,
+        prediction_error_=est.prediction_error_,
+        objective_=est.objective_,
+        predicted_gain_=est.predicted_gain_,
+        true_gain_=est.true_gain_,
+        lookahead_hit_=est.lookahead_hit_,
+        tol=STOP_GAIN,
+    )
+    return est.G_, est.pivots_, est.true_gain_, trace
 
 
 def _test_rows(kernel, X, G, pivots, X_test):
@@ -253,7 +268,7 @@ def _split(n, seed):
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
-def _cv_choose(X, y, classes):
+def _cv_choose(X, y, classes, cv_rank=CV_RANK):
     """(γ, C, table) by 3-fold CV of the LS-SVM on a near-full ICD factor."""
     Xs, _ = _standardize(X, X[:1])
     g0 = 1.0 / Gaussian(bandwidth="mean_pairwise").resolve(Xs).bandwidth
@@ -266,7 +281,7 @@ def _cv_choose(X, y, classes):
         Xtr, Xte = _standardize(X[~test], X[test])
         for a, f in enumerate(GAMMA_FACTORS):
             ker = Gaussian(gamma=g0 * f)
-            cap = min(CV_RANK, Xtr.shape[0])
+            cap = min(cv_rank, Xtr.shape[0])
             res = incomplete_cholesky(
                 ker.diag(Xtr), lambda i, k=ker, Z=Xtr: k(Z, Z[i : i + 1]).ravel(), cap
             )
@@ -280,7 +295,7 @@ def _cv_choose(X, y, classes):
     return g0 * GAMMA_FACTORS[a], C_GRID[b], g0, errs
 
 
-def _prepare(data) -> dict:
+def _prepare(data, quick: bool = False) -> dict:
     X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(data.y)
@@ -289,15 +304,18 @@ def _prepare(data) -> dict:
     if name in ONE_HOT:
         X = _one_hot(X)
         notes.append(f"one-hot encoded to {X.shape[1]} features")
-    if X.shape[0] > MAX_SAMPLES:
-        keep = np.sort(np.random.default_rng(0).choice(X.shape[0], MAX_SAMPLES, replace=False))
-        notes.append(f"subsampled {X.shape[0]} → {MAX_SAMPLES} rows (seed 0)")
+    cap = QUICK_MAX_SAMPLES if quick else MAX_SAMPLES
+    if X.shape[0] > cap:
+        keep = np.sort(np.random.default_rng(0).choice(X.shape[0], cap, replace=False))
+        notes.append(
+            f"subsampled {X.shape[0]} → {cap} rows (seed 0)" + (" (quick mode)" if quick else "")
+        )
         X, y = X[keep], y[keep]
     data.X, data.y = X, y
     classes = np.unique(y)
     tr, _ = _split(X.shape[0], 0)
     t0 = time.perf_counter()
-    gamma, C, g0, cv = _cv_choose(X[tr], y[tr], classes)
+    gamma, C, g0, cv = _cv_choose(X[tr], y[tr], classes, QUICK_CV_RANK if quick else CV_RANK)
     return {
         "classes": classes,
         "gamma": float(gamma),
@@ -307,6 +325,7 @@ def _prepare(data) -> dict:
         "cv_seconds": time.perf_counter() - t0,
         "notes": notes,
         "curves": {},
+        "artifacts": {},  # traces of the first split, kept by the runner for the plots
     }
 
 
@@ -344,8 +363,10 @@ def _curve(task, method: str) -> dict:
     else:
         cap = min(cap, Xtr.shape[0])
         fit = _fit_icd if method == "icd" else _fit_csi
-        G, piv, gains = fit(kernel, Xtr, ytr, cap)
+        G, piv, gains, trace = fit(kernel, Xtr, ytr, cap)
         seconds = time.perf_counter() - t0
+        if task.rep == 0:
+            ctx["artifacts"][method] = trace
         r = G.shape[1]
         r_stop = stop_rank(gains)
         used = np.minimum(ranks, r)
@@ -545,12 +566,15 @@ STYLE = {
 
 
 def _plots(result, out_dir):
-    """Mean test error against rank (log axis), one panel per data set; the full
-    kernel's mean ± std as a band (the target of the minimal rank)."""
+    """Mean test error against rank (log axis), one panel per data set, the full
+    kernel's mean ± std as a band (the target of the minimal rank); and CSI's error
+    traces and gains on the first split of each set, with incomplete Cholesky's."""
     labels = result.dataset_labels("main")
     if not labels:
         return []
     import matplotlib.pyplot as plt
+
+    from ... import plot as lplot
 
     ncols = min(4, len(labels))
     nrows = math.ceil(len(labels) / ncols)
@@ -570,13 +594,24 @@ def _plots(result, out_dir):
             )
             if pts:
                 xs, ys = zip(*pts, strict=True)
-                ax.plot(xs, ys, color=color, ls=ls, lw=1.2, label=name)
-        ax.set_xscale("log")
+                lplot.error_vs_rank(
+                    xs,
+                    ys,
+                    ax=ax,
+                    label=name,
+                    color=color,
+                    ls=ls,
+                    lw=1.2,
+                    marker=None,
+                    logx=True,
+                    xlabel="rank",
+                    ylabel="test error",
+                    legend=False,
+                )
         ax.set_title(label, fontsize=9)
-        ax.set_xlabel("rank", fontsize=8)
-        ax.set_ylabel("test error", fontsize=8)
+        ax.xaxis.label.set_fontsize(8)
+        ax.yaxis.label.set_fontsize(8)
         ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
     for ax in axes.ravel()[len(labels) :]:
         ax.set_visible(False)
     handles, names = axes.ravel()[0].get_legend_handles_labels()
@@ -586,7 +621,30 @@ def _plots(result, out_dir):
     path = out_dir / "error_vs_rank.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [("Test error vs rank", path.name)]
+    made = [("Test error vs rank", path.name)]
+
+    traced = [lab for lab in labels if "csi" in result.artifacts.get("main", {}).get(lab, {})]
+    if traced:
+        fig, axes = plt.subplots(
+            len(traced), 2, figsize=(9.5, 2.9 * len(traced) + 0.4), squeeze=False
+        )
+        for (ax_e, ax_g), label in zip(axes, traced, strict=True):
+            arts = result.artifacts["main"][label]
+            lplot.csi_errors(arts["csi"], ax=ax_e, label="CSI")
+            if "icd" in arts:
+                lplot.csi_errors(arts["icd"], ax=ax_e, label="ICD")
+            lplot.csi_gains(arts["csi"], ax=ax_g)
+            ax_e.set_title(f"{label}: error terms (first split)", fontsize=9)
+            ax_g.set_title(f"{label}: CSI gain per pivot (line: stop gain)", fontsize=9)
+            for ax in (ax_e, ax_g):
+                ax.legend(fontsize=6)
+                ax.tick_params(labelsize=7)
+        fig.tight_layout()
+        path = out_dir / "csi_traces.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        made.append(("CSI: the two error traces and the predicted vs true gains", path.name))
+    return made
 
 
 MAIN = Part(

@@ -47,6 +47,7 @@ __all__ = ["EXPERIMENT", "exact_kpca", "misalignment", "table3_rows"]
 
 N_DIRECTIONS = 3
 RATIO = 0.05
+PLOT_ROWS = 2000  # the embedding plot shows at most this many rows per set
 
 DATASETS = (
     DatasetSpec("german"),
@@ -121,6 +122,13 @@ def _prepare(data) -> dict:
     seconds = time.perf_counter() - t0
     del K
     gap = float(lam[N_DIRECTIONS - 1] / lam[N_DIRECTIONS]) if lam.size > N_DIRECTIONS else None
+    n = X.shape[0]
+    rows = np.arange(n)
+    if n > PLOT_ROWS:
+        rows = np.sort(np.random.default_rng(0).choice(n, PLOT_ROWS, replace=False))
+    # projections on the top two exact directions (scaled by √λ), for the embedding plot
+    proj = U[rows, :2] * np.sqrt(np.maximum(lam[:2], 0.0))
+    y = None if data.y is None else np.asarray(data.y)[rows]
     return {
         "kernel": kernel,
         "bandwidth": float(kernel.bandwidth),
@@ -128,6 +136,7 @@ def _prepare(data) -> dict:
         "eigenvalues": lam,
         "eigengap": gap,
         "exact_seconds": seconds,
+        "artifacts": {"rows": rows, "y": y, "exact": proj},
     }
 
 
@@ -141,12 +150,23 @@ def _unit_directions(kpca: LowRankKernelPCA, Z: np.ndarray) -> np.ndarray:
     return Z * scale
 
 
+def _aligned_signs(Z, ref):
+    """Z with each column's sign flipped to agree with ``ref`` (eigenvector signs are
+    arbitrary; this makes the two embeddings comparable by eye)."""
+    s = np.sign(np.einsum("ij,ij->j", Z, ref))
+    s[s == 0] = 1.0
+    return Z * s
+
+
 def _kpca_method(name, build, *, label, deterministic=False) -> Method:
     """A method whose timed step is factor fit + kernel PCA (Prop. 4) on X."""
 
     def run(task) -> FactorOutput:
         kpca = LowRankKernelPCA(build(task), n_components=N_DIRECTIONS)
         Z = kpca.fit_transform(task.data.X)
+        arts = task.context.get("artifacts")
+        if arts is not None and task.rep == 0 and Z.shape[1] >= 2:
+            arts[name] = _aligned_signs(Z[arts["rows"], :2], arts["exact"])
         return FactorOutput(estimator=kpca, extra={"U": _unit_directions(kpca, Z)})
 
     run.__name__ = f"run_{name}"
@@ -409,7 +429,48 @@ def _plots(result, out_dir):
     path = out_dir / "table3_kpca.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [("Table 3: misalignment and seconds per dataset", path.name)]
+    made = [("Table 3: misalignment and seconds per dataset", path.name)]
+    emb = _embedding_plot(result, out_dir)
+    if emb:
+        made.append(emb)
+    return made
+
+
+def _embedding_plot(result, out_dir):
+    """Top two kernel-PCA directions per set: exact vs from the k-means Nyström factor
+    (first repetition), coloured by label (:func:`lorak.plot.embedding`)."""
+    import matplotlib.pyplot as plt
+
+    from ... import plot as lplot
+
+    arts = result.artifacts.get("table3", {})
+    sets = [lab for lab in result.dataset_labels("table3") if "kmeans" in arts.get(lab, {})]
+    if not sets:
+        return None
+    ncols = 2 * min(2, len(sets))
+    nrows = math.ceil(len(sets) / 2)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.0 * nrows), squeeze=False)
+    for i, label in enumerate(sets):
+        a = arts[label]
+        ax_x, ax_k = axes[i // 2, 2 * (i % 2)], axes[i // 2, 2 * (i % 2) + 1]
+        lplot.embedding(a["exact"], a["y"], ax=ax_x, s=4)
+        lplot.embedding(a["kmeans"], a["y"], ax=ax_k, s=4)
+        ax_x.set_title(f"{label}: exact KPCA", fontsize=9)
+        ax_k.set_title(f"{label}: k-means Nyström KPCA", fontsize=9)
+        for ax in (ax_x, ax_k):
+            ax.set_xlabel("direction 1", fontsize=8)
+            ax.set_ylabel("direction 2", fontsize=8)
+            ax.tick_params(labelsize=7)
+            leg = ax.get_legend()
+            if leg is not None and len(leg.get_texts()) > 6:
+                leg.remove()
+    for ax in axes.ravel()[2 * len(sets) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path = out_dir / "kpca_embedding.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return ("Top two kernel-PCA directions: exact vs k-means Nyström factor", path.name)
 
 
 # ---------------------------------------------------------------- the experiment

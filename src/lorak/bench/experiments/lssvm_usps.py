@@ -41,6 +41,7 @@ C = 0.5
 PAIRS = ("1-7", "2-3", "2-5", "3-8", "5-8", "6-8", "8-9", "2-7", "3-5", "4-7", "5-6")
 QUICK_PAIRS = ("1-7", "3-8", "5-6")
 RATIOS = (0.05, 0.1)
+HEATMAP_ROWS = 300  # the kernel heatmaps show this many training rows per pair
 METHOD_ORDER = ("exact", "svd", "kmeans", "uniform", "column_norm", "icd")
 APPROX = ("kmeans", "uniform", "column_norm", "icd")
 RANDOMIZED = ("kmeans", "uniform", "column_norm")
@@ -120,7 +121,16 @@ STAND_INS = tuple(
 
 def _prepare(data) -> dict:
     kernel = Gaussian(bandwidth="mean_to_centroid").resolve(data.X)
-    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth)}
+    n = data.n_samples
+    rows = np.arange(n)
+    if n > HEATMAP_ROWS:
+        rows = np.sort(np.random.default_rng(0).choice(n, HEATMAP_ROWS, replace=False))
+    Xs = _dense(data.X[rows])
+    # a factor of the exact kernel on the sample (K = G Gᵀ), for the heatmap plot
+    lam, U = np.linalg.eigh(kernel_block(kernel, Xs, Xs))
+    G = U * np.sqrt(np.clip(lam, 0.0, None))
+    arts = {"rows": rows, "y": np.asarray(data.y)[rows], "exact": G}
+    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth), "artifacts": arts}
 
 
 def _params(p, data):
@@ -165,6 +175,10 @@ def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
 
     def run(task) -> FactorOutput:
         model = LSSVC(build(task), C=C).fit(task.data.X, task.data.y)
+        arts = task.context.get("artifacts")
+        key = f"{name}@{task.params['ratio']}"
+        if arts is not None and task.rep == 0 and name in ("kmeans", "uniform"):
+            arts[key] = model.factor_.transform(task.data.X[arts["rows"]])
         return FactorOutput(estimator=model)
 
     run.__name__ = f"run_{name}"
@@ -386,7 +400,53 @@ def _plots(result, out_dir):
     path = out_dir / "table4_lssvm.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [("Table 4: test error per digit pair", path.name)]
+    made = [("Table 4: test error per digit pair", path.name)]
+    heat = _heatmap_plot(result, out_dir)
+    if heat:
+        made.append(heat)
+    return made
+
+
+def _heatmap_plot(result, out_dir, max_pairs: int = 3):
+    """Exact kernel vs the Nyström kernels at m = 0.05 n on 300 training rows of the
+    first pairs, rows sorted by label (:func:`lorak.plot.kernel_heatmap`)."""
+    import matplotlib.pyplot as plt
+
+    from ... import plot as lplot
+
+    arts = result.artifacts.get("table4", {})
+    ratio = min(RATIOS)
+    panels = (
+        ("exact", "exact kernel"),
+        (f"kmeans@{ratio}", "k-means Nyström"),
+        (f"uniform@{ratio}", "uniform Nyström"),
+    )
+    pairs = [
+        lab
+        for lab in result.dataset_labels("table4")
+        if all(k in arts.get(lab, {}) for k, _ in panels)
+    ][:max_pairs]
+    if not pairs:
+        return None
+    fig, axes = plt.subplots(len(pairs), 3, figsize=(12, 3.6 * len(pairs)), squeeze=False)
+    for row, pair in zip(axes, pairs, strict=True):
+        a = arts[pair]
+        for ax, (key, title) in zip(row, panels, strict=True):
+            # Gaussian kernel values lie in [0, 1]: one colour scale for the three
+            lplot.kernel_heatmap(
+                a[key], y=a["y"], max_samples=len(a["y"]), ax=ax, vmin=0.0, vmax=1.0
+            )
+            ax.set_title(f"{pair}: {title}", fontsize=9)
+    fig.suptitle(
+        f"Kernel on {len(arts[pairs[0]]['y'])} training rows sorted by label "
+        f"(Nyström: m = {fmt_num(ratio)} n, first repetition)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    path = out_dir / "kernel_heatmaps.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return ("Exact vs Nyström kernels on a sample, sorted by label", path.name)
 
 
 # ---------------------------------------------------------------- the experiment
