@@ -1,0 +1,602 @@
+"""Save and load fitted estimators without pickle.
+
+``save(estimator, path)`` writes one zip file with three members:
+
+``lorak.json``
+    The header: format name, ``format_version``, the lorak version that wrote it, and
+    the SHA-256 of the two other members.
+``state.json``
+    The object tree as JSON: parameters and fitted scalars, strings, lists and dicts
+    as they are; every array, numpy scalar and sparse matrix as a reference into
+    ``arrays.npz``; every nested object (estimators, kernels, kernel banks, landmark
+    and result dataclasses, the scikit-learn classifiers lorak wraps) as a class name
+    plus its attribute dict.
+``arrays.npz``
+    The arrays, written by :func:`numpy.savez` and read with ``allow_pickle=False``.
+
+``load(path)`` never unpickles and never imports a module named in the file: a
+class name is looked up in an allowlist built from classes already imported —
+lorak's own estimators, kernels, kernel banks and dataclasses (found generically, so
+new estimators need no code here) and a fixed set of scikit-learn estimators that
+lorak estimators wrap (``LinearSVC``, ``LogisticRegression``, ``SVC``, …). Anything
+else is refused with :class:`PersistenceError` — when saving (functions, lambdas,
+open files, unknown objects) and when loading (a class name not in the allowlist).
+
+The checksums detect truncated or altered files; they do not authenticate the file
+(whoever edits it can recompute them). What makes loading an untrusted file safe is
+that it cannot run code: only allowlisted classes are instantiated, with
+``object.__new__`` and their attribute dict (no ``__init__``, ``__reduce__`` or
+``__setstate__`` of an unknown class is ever called).
+
+>>> import numpy as np, tempfile, os
+>>> from lorak import Nystroem, save, load
+>>> X = np.random.default_rng(0).standard_normal((50, 3))
+>>> est = Nystroem(n_components=10, random_state=0).fit(X)
+>>> path = os.path.join(tempfile.mkdtemp(), "nys.lorak")
+>>> save(est, path)
+>>> np.array_equal(load(path).transform(X), est.transform(X))
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import sys
+import zipfile
+import zlib
+from collections.abc import Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "PersistenceError",
+    "load",
+    "register_trusted",
+    "save",
+    "trusted_classes",
+]
+
+FORMAT_NAME = "lorak-estimator"
+#: Version of the file layout. ``load`` refuses files written with a newer version.
+FORMAT_VERSION = 1
+
+_HEADER = "lorak.json"
+_STATE = "state.json"
+_ARRAYS = "arrays.npz"
+_TAG = "__lorak__"
+
+# scikit-learn estimators that lorak estimators hold (SemiSupervisedFactorClassifier's
+# classifier, downstream models); only these, plus lorak's own classes, are rebuilt.
+_SKLEARN_TRUSTED = {
+    "sklearn.svm": ("LinearSVC", "LinearSVR", "SVC", "SVR", "NuSVC", "NuSVR"),
+    "sklearn.linear_model": (
+        "LogisticRegression",
+        "LinearRegression",
+        "Ridge",
+        "RidgeClassifier",
+        "RidgeClassifierCV",
+        "RidgeCV",
+    ),
+    "sklearn.preprocessing": ("StandardScaler", "MinMaxScaler", "LabelEncoder", "LabelBinarizer"),
+    "sklearn.decomposition": ("PCA",),
+    "sklearn.cluster": ("KMeans",),
+    "sklearn.kernel_approximation": ("Nystroem", "RBFSampler"),
+    "sklearn.pipeline": ("Pipeline",),
+    "sklearn.dummy": ("DummyClassifier", "DummyRegressor"),
+}
+
+_extra_trusted: dict[str, type] = {}
+
+
+class PersistenceError(ValueError):
+    """A file cannot be written or read safely: corrupt, truncated, tampered, from a
+    newer format version, or naming a class outside the allowlist."""
+
+
+# --------------------------------------------------------------------------- allowlist
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _is_lorak_persistable(cls: type) -> bool:
+    from sklearn.base import BaseEstimator
+
+    from .kernels import Kernel, KernelBank
+
+    if not isinstance(cls, type):
+        return False
+    return (
+        issubclass(cls, (BaseEstimator, Kernel, KernelBank)) or dataclasses.is_dataclass(cls)
+    ) and "<locals>" not in cls.__qualname__
+
+
+def trusted_classes() -> dict[str, type]:
+    """The allowlist: ``{"module:QualName": class}`` of every class ``load`` may rebuild.
+
+    lorak's classes are collected from the lorak modules already imported (importing
+    :mod:`lorak` imports every estimator), so a new estimator is covered as soon as
+    the package exports it; scikit-learn's are a fixed list; :func:`register_trusted`
+    adds more.
+    """
+    import lorak  # noqa: F401  (makes sure every estimator module is imported)
+
+    out: dict[str, type] = {}
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not (modname == "lorak" or modname.startswith("lorak.")):
+            continue
+        if modname.startswith("lorak.bench"):
+            continue
+        for obj in list(vars(mod).values()):
+            if (
+                isinstance(obj, type)
+                and obj.__module__.split(".")[0] == "lorak"
+                and _is_lorak_persistable(obj)
+            ):
+                out[_qualname(obj)] = obj
+    import importlib
+
+    for modname, names in _SKLEARN_TRUSTED.items():
+        mod = importlib.import_module(modname)  # fixed list in this file, not the file read
+        for name in names:
+            cls = getattr(mod, name, None)
+            if isinstance(cls, type):
+                out[_qualname(cls)] = cls
+    out.update(_extra_trusted)
+    return out
+
+
+def register_trusted(*classes: type) -> None:
+    """Allow ``load`` to rebuild these classes too (e.g. your own classifier).
+
+    Only register classes whose instances are plain data: ``load`` restores their
+    attribute dict without calling ``__init__``.
+    """
+    for cls in classes:
+        if not isinstance(cls, type):
+            raise TypeError(f"register_trusted takes classes; got {cls!r}")
+        _extra_trusted[_qualname(cls)] = cls
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+class _Encoder:
+    def __init__(self, trusted: dict[str, type]):
+        self.trusted = trusted
+        self.arrays: dict[str, np.ndarray] = {}
+        self._array_ids: dict[int, str] = {}
+        self._keep: list = []  # keeps ids stable while encoding
+        self._stack: set[int] = set()
+
+    def _store(self, a: np.ndarray) -> str:
+        key = self._array_ids.get(id(a))
+        if key is None:
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = a
+            self._array_ids[id(a)] = key
+            self._keep.append(a)
+        return key
+
+    def encode(self, obj, where: str):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int) and type(obj) is int:
+            return obj
+        if type(obj) is float:
+            if math.isfinite(obj):
+                return obj
+            return {_TAG: "float", "value": repr(obj)}
+        if isinstance(obj, np.generic):
+            if obj.dtype.kind == "O":
+                raise PersistenceError(f"cannot save {where}: numpy object scalar {obj!r}")
+            return {_TAG: "scalar", "key": self._store(np.asarray(obj))}
+        if isinstance(obj, np.ndarray):
+            return self._encode_array(obj, where)
+        if sp.issparse(obj):
+            return self._encode_sparse(obj, where)
+        if isinstance(obj, np.dtype):
+            if obj.kind == "O" or obj.fields is not None:
+                raise PersistenceError(f"cannot save {where}: dtype {obj!r}")
+            return {_TAG: "dtype", "str": obj.str}
+        if isinstance(obj, (list, tuple, set, frozenset, dict)):
+            if id(obj) in self._stack:
+                raise PersistenceError(f"cannot save {where}: it contains itself")
+            self._stack.add(id(obj))
+            try:
+                return self._encode_container(obj, where)
+            finally:
+                self._stack.discard(id(obj))
+        if isinstance(obj, np.random.Generator):
+            return self._encode_generator(obj, where)
+        if isinstance(obj, np.random.RandomState):
+            _, keys, pos, has_gauss, cached = obj.get_state(legacy=True)
+            return {
+                _TAG: "random_state",
+                "keys": self._store(np.asarray(keys)),
+                "pos": int(pos),
+                "has_gauss": int(has_gauss),
+                "cached_gaussian": float(cached),
+            }
+        if isinstance(obj, complex):
+            return {_TAG: "complex", "real": repr(obj.real), "imag": repr(obj.imag)}
+        return self._encode_object(obj, where)
+
+    def _encode_array(self, a: np.ndarray, where: str):
+        if a.dtype.kind == "O":
+            items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(a.ravel().tolist())]
+            return {_TAG: "object_array", "shape": list(a.shape), "items": items}
+        if a.dtype.kind == "V":
+            raise PersistenceError(f"cannot save {where}: structured array dtype {a.dtype}")
+        return {_TAG: "ndarray", "key": self._store(a)}
+
+    def _encode_sparse(self, m, where: str):
+        fmt = m.format
+        if fmt not in ("csr", "csc", "coo"):
+            m = m.tocsr()
+            fmt = "csr"
+        kind = "array" if isinstance(m, sp.sparray) else "matrix"
+        if fmt == "coo":
+            parts = {"data": m.data, "row": m.row, "col": m.col}
+        else:
+            parts = {"data": m.data, "indices": m.indices, "indptr": m.indptr}
+        return {
+            _TAG: "sparse",
+            "format": fmt,
+            "kind": kind,
+            "shape": [int(s) for s in m.shape],
+            "parts": {k: self._store(np.asarray(v)) for k, v in parts.items()},
+        }
+
+    def _encode_container(self, obj, where: str):
+        if isinstance(obj, list) and type(obj) is list:
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+        if isinstance(obj, dict):
+            if type(obj) is not dict:
+                raise PersistenceError(
+                    f"cannot save {where}: mapping type {type(obj).__name__} (only dict)"
+                )
+            if all(type(k) is str for k in obj):
+                return {
+                    _TAG: "dict",
+                    "items": {k: self.encode(v, f"{where}[{k!r}]") for k, v in obj.items()},
+                }
+            return {
+                _TAG: "dict_pairs",
+                "items": [
+                    [self.encode(k, f"{where} key"), self.encode(v, f"{where}[{k!r}]")]
+                    for k, v in obj.items()
+                ],
+            }
+        if type(obj) in (tuple, set, frozenset):
+            items = obj if isinstance(obj, tuple) else sorted(obj, key=repr)
+            return {
+                _TAG: type(obj).__name__,
+                "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(items)],
+            }
+        raise PersistenceError(
+            f"cannot save {where}: {type(obj).__name__} (a subclass of a builtin container)"
+        )
+
+    def _encode_generator(self, g: np.random.Generator, where: str):
+        bg = g.bit_generator
+        name = type(bg).__name__
+        if name not in _BIT_GENERATORS:
+            raise PersistenceError(f"cannot save {where}: bit generator {name}")
+        return {_TAG: "generator", "bit_generator": name, "state": self.encode(bg.state, where)}
+
+    def _encode_object(self, obj, where: str):
+        cls = type(obj)
+        name = _qualname(cls)
+        if self.trusted.get(name) is not cls:
+            if callable(obj):
+                raise PersistenceError(
+                    f"cannot save {where}: {obj!r} is a function or callable object, which "
+                    "lorak does not store (loading it would mean importing and running "
+                    "code); use a built-in kernel/strategy name, or refit after loading"
+                )
+            raise PersistenceError(
+                f"cannot save {where}: objects of class {name} are not in lorak's allowlist "
+                "of persistable classes (see lorak.persist.register_trusted)"
+            )
+        state = getattr(obj, "__dict__", None)
+        if not isinstance(state, dict) or getattr(cls, "__slots__", ()):
+            raise PersistenceError(f"cannot save {where}: {name} does not keep its state in a dict")
+        if id(obj) in self._stack:
+            raise PersistenceError(f"cannot save {where}: it contains itself")
+        self._stack.add(id(obj))
+        try:
+            enc = {
+                k: self.encode(v, f"{where}.{k}")
+                for k, v in state.items()
+                if k != "_sklearn_version"
+            }
+        finally:
+            self._stack.discard(id(obj))
+        return {_TAG: "object", "class": name, "state": enc}
+
+
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
+class _Decoder:
+    def __init__(self, trusted: dict[str, type], arrays):
+        self.trusted = trusted
+        self.arrays = arrays
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _array(self, key):
+        if not isinstance(key, str):
+            raise PersistenceError(f"corrupt file: array reference {key!r}")
+        if key not in self._cache:
+            if key not in self.arrays.files:
+                raise PersistenceError(f"corrupt file: array {key!r} is missing")
+            try:
+                self._cache[key] = self.arrays[key]
+            except ValueError as exc:  # object arrays need pickle: refused
+                raise PersistenceError(f"array {key!r} cannot be read safely: {exc}") from exc
+        return self._cache[key]
+
+    def decode(self, node):
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
+        if not isinstance(node, dict) or _TAG not in node:
+            raise PersistenceError(f"corrupt file: unexpected node {str(node)[:80]}")
+        tag = node[_TAG]
+        try:
+            return self._decode_tagged(tag, node)
+        except PersistenceError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise PersistenceError(f"corrupt file: bad {tag!r} entry ({exc})") from exc
+
+    def _decode_tagged(self, tag, node):
+        if tag == "float":
+            value = node["value"]
+            if value not in ("nan", "inf", "-inf"):
+                raise PersistenceError(f"corrupt file: float {value!r}")
+            return float(value)
+        if tag == "complex":
+            return complex(float(node["real"]), float(node["imag"]))
+        if tag == "scalar":
+            a = self._array(node["key"])
+            if a.ndim != 0:
+                raise PersistenceError("corrupt file: a scalar entry holds an array")
+            return a[()]
+        if tag == "ndarray":
+            return self._array(node["key"])
+        if tag == "object_array":
+            items = [self.decode(v) for v in node["items"]]
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            return out.reshape(tuple(int(s) for s in node["shape"]))
+        if tag == "sparse":
+            return self._decode_sparse(node)
+        if tag == "dtype":
+            dt = np.dtype(str(node["str"]))
+            if dt.kind == "O":
+                raise PersistenceError("corrupt file: object dtype")
+            return dt
+        if tag == "dict":
+            items = node["items"]
+            if not isinstance(items, dict):
+                raise PersistenceError("corrupt file: dict entry")
+            return {str(k): self.decode(v) for k, v in items.items()}
+        if tag == "dict_pairs":
+            return {_hashable(self.decode(k)): self.decode(v) for k, v in node["items"]}
+        if tag == "tuple":
+            return tuple(self.decode(v) for v in node["items"])
+        if tag == "set":
+            return {_hashable(self.decode(v)) for v in node["items"]}
+        if tag == "frozenset":
+            return frozenset(_hashable(self.decode(v)) for v in node["items"])
+        if tag == "generator":
+            name = node["bit_generator"]
+            if name not in _BIT_GENERATORS:
+                raise PersistenceError(f"bit generator {name!r} is not allowed")
+            bg = getattr(np.random, name)()
+            bg.state = self.decode(node["state"])
+            return np.random.Generator(bg)
+        if tag == "random_state":
+            rs = np.random.RandomState()
+            keys = np.asarray(self._array(node["keys"]), dtype=np.uint32)
+            rs.set_state(
+                (
+                    "MT19937",
+                    keys,
+                    int(node["pos"]),
+                    int(node["has_gauss"]),
+                    float(node["cached_gaussian"]),
+                )
+            )
+            return rs
+        if tag == "object":
+            return self._decode_object(node)
+        raise PersistenceError(f"corrupt file: unknown entry type {tag!r}")
+
+    def _decode_sparse(self, node):
+        fmt = node["format"]
+        parts = {k: self._array(v) for k, v in node["parts"].items()}
+        shape = tuple(int(s) for s in node["shape"])
+        if fmt == "csr":
+            cls = sp.csr_array if node["kind"] == "array" else sp.csr_matrix
+            return cls((parts["data"], parts["indices"], parts["indptr"]), shape=shape)
+        if fmt == "csc":
+            cls = sp.csc_array if node["kind"] == "array" else sp.csc_matrix
+            return cls((parts["data"], parts["indices"], parts["indptr"]), shape=shape)
+        if fmt == "coo":
+            cls = sp.coo_array if node["kind"] == "array" else sp.coo_matrix
+            return cls((parts["data"], (parts["row"], parts["col"])), shape=shape)
+        raise PersistenceError(f"corrupt file: sparse format {fmt!r}")
+
+    def _decode_object(self, node):
+        name = node["class"]
+        cls = self.trusted.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise PersistenceError(
+                f"the file asks for class {name!r}, which is not in lorak's allowlist of "
+                "persistable classes; refusing to load it (see "
+                "lorak.persist.register_trusted if you trust this class)"
+            )
+        state = node["state"]
+        if not isinstance(state, dict):
+            raise PersistenceError(f"corrupt file: state of {name}")
+        obj = object.__new__(cls)
+        attrs = {str(k): self.decode(v) for k, v in state.items()}
+        # the attribute dict is set directly (frozen dataclasses included); no method
+        # of the class runs.
+        obj.__dict__.update(attrs)
+        return obj
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    return v
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+def save(estimator, path) -> None:
+    """Write ``estimator`` (fitted or not) to ``path`` in lorak's safe format.
+
+    Parameters
+    ----------
+    estimator : a lorak estimator (or any object built from allowlisted classes)
+    path : str or os.PathLike
+        Written atomically (a temporary file in the same folder, then renamed).
+
+    Raises
+    ------
+    PersistenceError
+        If the object holds something that cannot be stored without pickle: a
+        function (a callable kernel or landmark strategy), or an instance of a class
+        outside the allowlist (:func:`trusted_classes`).
+    """
+    from . import __version__
+
+    path = os.fspath(path)
+    enc = _Encoder(trusted_classes())
+    tree = enc.encode(estimator, "estimator")
+    state_bytes = json.dumps(tree, allow_nan=False).encode("utf-8")
+    buf = io.BytesIO()
+    np.savez(buf, **enc.arrays)
+    array_bytes = buf.getvalue()
+    header = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "lorak_version": __version__,
+        "class": tree.get("class") if isinstance(tree, dict) else None,
+        "sha256": _digest(state_bytes, array_bytes),
+    }
+    header_bytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
+            zf.writestr(_HEADER, header_bytes)
+            zf.writestr(_STATE, state_bytes)
+            zf.writestr(_ARRAYS, array_bytes)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _read_member(zf: zipfile.ZipFile, name: str, path) -> bytes:
+    try:
+        return zf.read(name)
+    except KeyError:
+        raise PersistenceError(f"{path} is not a complete lorak file: {name} is missing") from None
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+        raise PersistenceError(f"{path} is truncated or corrupt ({name}: {exc})") from exc
+
+
+def _header(zf: zipfile.ZipFile, path) -> dict:
+    raw = _read_member(zf, _HEADER, path)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PersistenceError(f"{path} has a corrupt header ({exc})") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise PersistenceError(f"{path} is not a lorak estimator file (format {header!r})")
+    version = header.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise PersistenceError(f"{path} has an invalid format_version {version!r}")
+    if version > FORMAT_VERSION:
+        raise PersistenceError(
+            f"{path} was written with format_version {version} (lorak "
+            f"{header.get('lorak_version', '?')}), newer than the {FORMAT_VERSION} this lorak "
+            "reads; upgrade lorak to load it"
+        )
+    return header
+
+
+def load(path, *, trusted: Iterable[type] = ()):
+    """Read an estimator written by :func:`save`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    trusted : iterable of classes, optional
+        Extra classes (beyond :func:`trusted_classes`) this call may rebuild.
+
+    Raises
+    ------
+    PersistenceError (a ValueError)
+        The file is not a lorak file, is truncated, fails its checksum (altered), was
+        written by a newer format version, or names a class outside the allowlist.
+    FileNotFoundError
+        No file at ``path``.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such file: {path!r}")
+    try:
+        zf = zipfile.ZipFile(path, "r")
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise PersistenceError(
+            f"{path} is not a lorak file or is truncated (not a readable zip archive: {exc})"
+        ) from exc
+    with zf:
+        header = _header(zf, path)
+        state_bytes = _read_member(zf, _STATE, path)
+        array_bytes = _read_member(zf, _ARRAYS, path)
+    if _digest(state_bytes, array_bytes) != header.get("sha256"):
+        raise PersistenceError(
+            f"{path} fails its checksum: the file was altered or damaged after it was saved"
+        )
+    try:
+        tree = json.loads(state_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PersistenceError(f"{path} has a corrupt state ({exc})") from exc
+    allow = trusted_classes()
+    for cls in trusted:
+        if not isinstance(cls, type):
+            raise TypeError(f"trusted must hold classes; got {cls!r}")
+        allow[_qualname(cls)] = cls
+    try:
+        arrays = np.load(io.BytesIO(array_bytes), allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise PersistenceError(f"{path} has a corrupt array archive ({exc})") from exc
+    with arrays:
+        return _Decoder(allow, arrays).decode(tree)
