@@ -178,3 +178,29 @@ def test_embed_report_relinks_and_demotes():
         "![plot](exp/a.png) and [raw](exp/raw.json), [web](https://x.org/a.png), [here](#sec)"
     )
     assert got[3] == "# not a heading" and got[5] == "#### Sub"
+
+
+def test_prepare_receives_quick_when_it_takes_it():
+    from lorak.bench import run_experiment
+
+    def prep_quick(data, quick=False):
+        return {"quick_seen": quick, "artifacts": {"n": data.n_samples}}
+
+    def run(task):
+        return float(task.context["quick_seen"])
+
+    part = Part(
+        name="p",
+        datasets=(DatasetSpec("toy", loader=_loader),),
+        methods=(Method("m", run, deterministic=True),),
+        metrics=(Metric("v", _value),),
+        prepare=prep_quick,
+    )
+    exp = Experiment(name="toy-q", description="", parts=(part,))
+    for quick in (False, True):
+        res = run_experiment(exp, quick=quick)
+        assert res.rows[0]["mean"] == float(quick)
+        assert res.artifacts == {"p": {"toy": {"n": 30}}}
+    # a prepare without the keyword is called as before
+    plain = Experiment(name="toy-p", description="", parts=(_part(),))
+    assert run_experiment(plain, quick=True).rows[0]["reps"] == 2
