@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import lorak
+import lorak.datasets
 from lorak import constraints as C
 from lorak import kernels as K
 from lorak import metrics as M
@@ -567,6 +568,45 @@ case(
 case("frobenius_error-rows", lambda: M.frobenius_error(K.Linear(), X, X[:5]), VE, "G")
 case("trace_error-nan", lambda: M.trace_error(K.Linear(), X, X_nan), VE, "G")
 case("quantization_error-features", lambda: M.quantization_error(X, X_4feat), VE, "points")
+
+# ------------------------------------------------------------ sparse where unsupported
+_ys = sp.csr_matrix(y.reshape(1, -1))
+case("factor_alignment-sparse", lambda: M.factor_alignment(sp.csr_matrix(X), X), TE, "G1")
+case("alignment-sparse-K2", lambda: M.alignment(np.eye(4), sp.eye(4, format="csr")), TE, "K2")
+case("ideal_kernel_factor-sparse", lambda: M.ideal_kernel_factor(_ys), VE, "y")
+case(
+    "pairwise_cluster_accuracy-sparse",
+    lambda: M.pairwise_cluster_accuracy(_ys, y),
+    VE,
+    "labels_true",
+)
+case(
+    "frobenius_error-G-sparse", lambda: M.frobenius_error(K.Linear(), X, sp.csr_matrix(X)), VE, "G"
+)
+case("from_labels-y-sparse", lambda: C.from_labels(_ys), VE, "y")
+case(
+    "NPKL-must_link-sparse",
+    lambda: lorak.SimpleNPKL().fit(X, must_link=sp.csr_matrix(np.array([[0, 1]]))),
+    TE,
+    "must_link",
+)
+case("GenNys-y-sparse", lambda: lorak.GeneralizedNystroem(**TINY).fit(X, _ys), BOTH, "y")
+
+# ------------------------------------------------------------ random_state
+for _name in ("Nystroem", "GeneralizedNystroem", "CSI", "KernelKMeans", "SimpleNPKL"):
+    case(f"{_name}-random_state-string", _fit(_name, X, random_state="seed"), VE, "random_state")
+
+# ------------------------------------------------------------ datasets
+case("datasets-unknown-name", lambda: lorak.datasets.load("no_such_dataset"), VE, "dataset")
+case("datasets-split", lambda: lorak.datasets.load("twonorm", split="nope"), VE, "split")
+case("datasets-n_samples", lambda: lorak.datasets.load("twonorm", n_samples=-5), VE, "n_samples")
+case("datasets-dtype", lambda: lorak.datasets.load("twonorm", dtype=np.int32), VE, "dtype")
+case(
+    "datasets-n_samples-not-generated",
+    lambda: lorak.datasets.load("iris", n_samples=10),
+    VE,
+    "n_samples",
+)
 
 # ------------------------------------------------------------ config and persistence
 case(
