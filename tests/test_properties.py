@@ -94,6 +94,48 @@ def test_simple_npkl_learned_kernel_is_psd(seed, n, d):
     _assert_psd(V @ V.T)
 
 
+def _two_kernels():
+    from lorak.kernels import KernelBank
+
+    return KernelBank.gaussian(factors=[0.5, 2.0])
+
+
+@FAST
+@given(seed=seeds, n=sizes, d=dims, m=st.integers(3, 8))
+def test_multiple_kernel_learned_blocks_are_psd(seed, n, d, m):
+    if not hasattr(lorak, "MultipleKernelGeneralizedNystroem"):
+        pytest.skip("MultipleKernelGeneralizedNystroem not exported")
+    X, y = _data(seed, n, d)
+    est = lorak.MultipleKernelGeneralizedNystroem(
+        kernels=_two_kernels(), n_landmarks=m, random_state=seed
+    ).fit(X, _semi(y, max(4, n // 3)))
+    for S in est.S_:
+        _assert_psd(S, rtol=1e-7)
+    assert np.all(np.asarray(est.weights_) >= 0)
+    Q = est.transform(_data(seed + 1, 12, d)[0])
+    _assert_psd(Q @ Q.T)
+
+
+COMBINATIONS = ("UniformKernelSum", "ABMKL", "CABMKL")
+
+
+@pytest.mark.parametrize("name", COMBINATIONS)
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(seed=seeds, n=sizes, d=dims)
+def test_kernel_combination_weights_and_alignments(name, seed, n, d):
+    if not hasattr(lorak, name):
+        pytest.skip(f"{name} not exported")
+    X, y = _data(seed, n, d)
+    est = getattr(lorak, name)(kernels=_two_kernels(), n_components=6, random_state=seed)
+    est.fit(X, _semi(y, max(4, n // 3)))
+    w = np.asarray(est.weights_)
+    assert np.all(w >= 0) and w.sum() == pytest.approx(1.0)
+    for a in np.atleast_1d(getattr(est, "alignments_", [])):
+        assert -1.0 - 1e-12 <= a <= 1.0 + 1e-12
+    Q = est.transform(X[:15])
+    _assert_psd(Q @ Q.T)
+
+
 @FAST
 @given(
     seed=seeds,
@@ -213,9 +255,13 @@ def _outputs(make, X, y):
         if isinstance(est, lorak.LowRankMKLClassifier):
             return est.fit(X, y).decision_function(X)
         try:
-            return est.fit(X, y).transform(X)
-        except (AttributeError, TypeError):
-            return est.fit(X, y).predict(X)
+            est.fit(X, _semi(y, len(y) // 2))
+        except (TypeError, ValueError):
+            est.fit(X, y)
+        for method in ("transform", "decision_function", "predict"):
+            if hasattr(est, method):
+                return getattr(est, method)(X)
+        raise AssertionError(f"{type(est).__name__} has no output method")
 
 
 MAKERS = {
@@ -237,6 +283,40 @@ MAKERS = {
         3, lorak.Nystroem(n_components=6, random_state=s), n_init=2, random_state=s
     ),
 }
+
+
+def _generic_maker(cls):
+    def make(seed):
+        est = cls()
+        params = est.get_params(deep=False)
+        small = {"n_components": 6, "n_landmarks": 6, "rank": 6, "n_kernels": 2, "max_iter": 5}
+        est.set_params(**{k: v for k, v in small.items() if k in params})
+        if "kernels" in params:
+            est.set_params(kernels=_two_kernels())
+        if "random_state" in params:
+            est.set_params(random_state=seed)
+        return est
+
+    return make
+
+
+_COVERED = {
+    "Nystroem",
+    "CSI",
+    "GeneralizedNystroem",
+    "SemiSupervisedFactorClassifier",
+    "SimpleNPKL",
+    "LowRankMKLClassifier",
+    "KernelKMeans",
+}
+for _name in sorted(lorak.__all__):
+    _obj = getattr(lorak, _name)
+    if (
+        isinstance(_obj, type)
+        and _name not in _COVERED
+        and "random_state" in _obj().get_params(deep=False)
+    ):
+        MAKERS[f"generic-{_name}"] = _generic_maker(_obj)
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
@@ -296,6 +376,28 @@ TRANSFORMERS = {
         n_kernels=2, rank=6, max_iter=3, random_state=0
     ).fit(X, y),
 }
+for _name in ("MultipleKernelGeneralizedNystroem", *COMBINATIONS):
+    if hasattr(lorak, _name):
+        TRANSFORMERS[_name] = (
+            lambda cls: (
+                lambda X, y: (
+                    cls(kernels=_two_kernels(), random_state=0)
+                    .set_params(
+                        **(
+                            {"n_landmarks": 6}
+                            if cls.__name__ == "MultipleKernelGeneralizedNystroem"
+                            else {"n_components": 6}
+                        )
+                    )
+                    .fit(X, _semi(y, len(y) // 2))
+                )
+            )
+        )(getattr(lorak, _name))
+for _name in ("AlignmentMKLClassifier", "GLMKLClassifier"):
+    if hasattr(lorak, _name):
+        TRANSFORMERS[_name] = (
+            lambda cls: lambda X, y: cls(kernels=_two_kernels()).fit(X, _semi(y, len(y) // 2))
+        )(getattr(lorak, _name))
 _FITTED: dict = {}
 
 
