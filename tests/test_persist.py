@@ -430,3 +430,49 @@ def test_allowlist_contents_and_registration(tmp_path):
     np.testing.assert_array_equal(
         load(tmp_path / "nc.lorak", trusted=[NearestCentroid]).predict(X), est.predict(X)
     )
+
+
+def test_compressed_members_are_refused(tmp_path):
+    """No decompression bomb: lorak writes stored members and accepts only those."""
+    path, _ = _saved(tmp_path)
+    m = _members(path)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for n, b in m.items():
+            zf.writestr(n, b)
+    with pytest.raises(PersistenceError, match="compressed"):
+        load(path)
+    # a compressed array archive inside (np.savez_compressed) is refused as well
+    with np.load(io.BytesIO(m["arrays.npz"])) as npz:
+        arrays = dict(npz)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    m["arrays.npz"] = buf.getvalue()
+    _write(path, _rehash(m))
+    with pytest.raises(PersistenceError, match="compressed"):
+        load(path)
+
+
+def test_deeply_nested_state_is_refused(tmp_path):
+    path, _ = _saved(tmp_path)
+    m = _members(path)
+    m["state.json"] = ("[" * 100_000 + "]" * 100_000).encode()
+    _write(path, _rehash(m))
+    with pytest.raises(PersistenceError):
+        load(path)
+
+
+def test_load_never_runs_code_of_the_class(tmp_path, monkeypatch):
+    """Rebuilding uses object.__new__ and the attribute dict: no __init__/__setstate__."""
+    X, _ = _data()
+    est = _nys().fit(X)
+    save(est, tmp_path / "e.lorak")
+    calls = []
+
+    def spy(self, *a, **k):
+        calls.append(type(self).__name__)
+
+    monkeypatch.setattr(Nystroem, "__init__", spy)
+    monkeypatch.setattr(Nystroem, "__setstate__", spy, raising=False)
+    back = load(tmp_path / "e.lorak")
+    assert calls == []
+    np.testing.assert_array_equal(back.transform(X), est.transform(X))

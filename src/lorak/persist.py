@@ -578,6 +578,13 @@ def load(path, *, trusted: Iterable[type] = ()):
             f"{path} is not a lorak file or is truncated (not a readable zip archive: {exc})"
         ) from exc
     with zf:
+        for info in zf.infolist():
+            # lorak writes members uncompressed, so a member's size on disk is its size
+            # in memory: no decompression bomb can hide in a file this loader accepts
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise PersistenceError(
+                    f"{path}: member {info.filename!r} is compressed; lorak files are not"
+                )
         header = _header(zf, path)
         state_bytes = _read_member(zf, _STATE, path)
         array_bytes = _read_member(zf, _ARRAYS, path)
@@ -587,16 +594,24 @@ def load(path, *, trusted: Iterable[type] = ()):
         )
     try:
         tree = json.loads(state_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PersistenceError(f"{path} has a corrupt state ({exc})") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise PersistenceError(f"{path} has a corrupt state ({type(exc).__name__})") from exc
     allow = trusted_classes()
     for cls in trusted:
         if not isinstance(cls, type):
             raise TypeError(f"trusted must hold classes; got {cls!r}")
         allow[_qualname(cls)] = cls
     try:
+        with zipfile.ZipFile(io.BytesIO(array_bytes)) as inner:
+            if any(i.compress_type != zipfile.ZIP_STORED for i in inner.infolist()):
+                raise PersistenceError(f"{path}: the array archive is compressed")
         arrays = np.load(io.BytesIO(array_bytes), allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        if isinstance(exc, PersistenceError):
+            raise
         raise PersistenceError(f"{path} has a corrupt array archive ({exc})") from exc
     with arrays:
-        return _Decoder(allow, arrays).decode(tree)
+        try:
+            return _Decoder(allow, arrays).decode(tree)
+        except RecursionError as exc:
+            raise PersistenceError(f"{path}: the object tree is nested too deeply") from exc
