@@ -17,8 +17,12 @@ of an unloaded run):
 (c) scaling in n: SecStr (83 679 × 15, SSL book) subsets n = 10 000 … 83 679, m = 200,
     100 labels: fit and transform time, and peak traced memory (tracemalloc: numpy's
     buffers), to show time linear in n and memory O(n m).
+(d) one repetition of each ``gnys`` column that uses k-means landmarks on a large set
+    (usps-full, n = 7291, m = 729 as in the ``gnys`` protocol): the cost that decides
+    how many repetitions the full table can afford.
 
 Usage: python benchmarks/bench_gnys.py [--quick] [--out FILE] [--skip-scaling]
+       [--skip-large]
 """
 
 from __future__ import annotations
@@ -246,11 +250,65 @@ def scaling(sizes, m=200, seed=0):
     return {"rows": rows, "loglog_slope_cpu_time_vs_n": slope}
 
 
+def large_rep(name="usps", seed=0):
+    """(d): CPU of one repetition per column on a large set, landmarks shared."""
+    from lorak.bench.experiments.gnys import M_CAP, M_RATIO, draw_labeled
+
+    d = load(name)
+    X = np.asarray(d.X, dtype=np.float64)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    X = 2.0 * (X - lo) / span - 1.0  # as the gnys loader scales LIBSVM sets
+    y = np.unique(np.asarray(d.y), return_inverse=True)[1]
+    n = X.shape[0]
+    m = int(min(round(M_RATIO * n), M_CAP))
+    lab = draw_labeled(y, 100, np.random.default_rng(seed))
+    yu = np.full(n, -1)
+    yu[lab] = y[lab]
+    unl = yu == -1
+    kern = Gaussian(bandwidth="mean_pairwise").resolve(X)
+    w, c, lm = timed(
+        lambda: select_landmarks("kmeans", X, m, rng=np.random.default_rng(seed), kernel=kern)
+    )
+    Z = np.asarray(lm.points)
+    out = {"dataset": name, "n": n, "m": m, "kmeans_landmarks": {"wall": w, "cpu": c}}
+    cols = {
+        "nystrom-kmeans": lambda: Nystroem(
+            kernel="gaussian", bandwidth=kern.bandwidth, n_components=m, landmarks=Z
+        ),
+        "gennys-literal": lambda: GeneralizedNystroem(
+            bandwidth=kern.bandwidth, landmarks=Z, beta="heuristic", center_ideal=False
+        ),
+        "gennys": lambda: GeneralizedNystroem(bandwidth=kern.bandwidth, landmarks=Z),
+        "gennys-kernel": lambda: GeneralizedNystroem(
+            bandwidth=kern.bandwidth, landmarks=Z, beta="optimize", criterion="kernel"
+        ),
+    }
+    for col, make in cols.items():
+        fs = None if col == "gennys-literal" else "mean_norm"
+
+        def fit(make=make, fs=fs):
+            return SemiSupervisedFactorClassifier(make(), feature_scale=fs).fit(X, yu)
+
+        w, c, clf = timed(fit)
+        f = clf.factor_
+        out[col] = {
+            "wall": w,
+            "cpu": c,
+            "error_pct": float(100 * np.mean(clf.transduction_[unl] != y[unl])),
+            "lam": float(getattr(f, "lam_", np.nan)),
+            "n_iter": int(getattr(f, "n_iter_", 0)),
+        }
+        print(f"  {name} {col}: {c:.1f} s cpu ({w:.1f} wall), {out[col]}", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "bench_gnys.json")
     ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--skip-large", action="store_true")
     args = ap.parse_args()
     with threadpool_limits(1):
         d = load("ssl-digit1")
@@ -273,6 +331,10 @@ def main():
             sizes = [10000, 20000, 40000] if args.quick else [10000, 20000, 40000, 83679]
             scal = scaling(sizes)
             print(f"  log-log slope of time vs n: {scal['loglog_slope_cpu_time_vs_n']}")
+        large = None
+        if not args.skip_large:
+            print("(d) one repetition on a large set", flush=True)
+            large = large_rep()
     out = {
         "environment": {
             "python": platform.python_version(),
@@ -288,6 +350,7 @@ def main():
         "breakdown": bd,
         "convergence": conv,
         "scaling": scal,
+        "large_repetition": large,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1, default=float) + "\n")

@@ -75,6 +75,35 @@ def test_tiny_end_to_end_run_renders_the_table():
         assert 0 <= err < 20, (method, err)  # twonorm is nearly linearly separable
     text = gnys._gnys_summary(res)
     assert "twonorm (2)" in text and "GN default beats k-means Nyström" in text
+    cost = gnys.table1_cost(res)
+    (c,) = cost["rows"]
+    assert c["dataset"] == "twonorm" and c["reps_run"] == 2 and c["target_reps"] == 30
+    by = c["cpu_per_rep_by_method"]
+    ran = {m.name for m in gnys.TABLE1_METHODS if m.name != "csi" or gnys.csi_available()}
+    assert set(by) == ran
+    # the shared landmarks are counted once, not in each of the four k-means columns
+    assert c["landmarks_cpu_per_rep"] > 0
+    assert c["cpu_per_rep"] == pytest.approx(sum(by.values()) - 3 * c["landmarks_cpu_per_rep"])
+    assert cost["total_cpu_at_target_reps"] == pytest.approx(30 * c["cpu_per_rep"])
+    assert "Cost of the protocol" in text and "Projected cost" in text
+
+
+def test_datasets_option_runs_each_set_in_its_own_part_only():
+    small = gnys.GNYS.part("small").methods
+    large = gnys.GNYS.part("large").methods
+    X, y = np.zeros((4, 2)), np.array([0, 1, 0, 1])
+    digit1 = LoadedData(spec=DatasetSpec("ssl-digit1", label="Digit1"), X=X, y=y)
+    usps = LoadedData(spec=DatasetSpec("usps", label="usps-full"), X=X, y=y)
+    other = LoadedData(spec=DatasetSpec("ssl-secstr", label="secstr"), X=X, y=y)
+    libsvm_small = next(m for m in small if m.name == "libsvm")
+    libsvm_large = next(m for m in large if m.name == "libsvm")
+    assert libsvm_small.applies(digit1, {}) and not libsvm_large.applies(digit1, {})
+    assert libsvm_large.applies(usps, {}) and not libsvm_small.applies(usps, {})
+    # a set of neither list runs once, in the small part
+    assert libsvm_small.applies(other, {}) and not libsvm_large.applies(other, {})
+    # the CSI column keeps its own condition
+    csi = next(m for m in small if m.name == "csi")
+    assert csi.applies(digit1, {}) == gnys.csi_available()
 
 
 @pytest.mark.data

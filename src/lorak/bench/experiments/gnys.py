@@ -50,6 +50,7 @@ Decisions (the same for every dataset; nothing is chosen from the unlabeled labe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -151,6 +152,7 @@ LARGE_DATASETS = (
     _spec("mnist-test", "mnist-test"),
 )
 ALL_LABELS = tuple(d.display for d in SMALL_DATASETS + LARGE_DATASETS)
+LARGE_LABELS = tuple(d.display for d in LARGE_DATASETS)
 PAPER_KEY = {"mnist-test": None}  # the paper's mnist (70 000 rows) is not comparable
 
 
@@ -269,6 +271,7 @@ def _factor_method(name, label, make_factor, *, kmeans, feature_scale="mean_norm
             "beta": float(getattr(f, "beta_", math.nan)),
             "n_iter": float(getattr(f, "n_iter_", math.nan)),
             "rank": float(clf.classifier_.coef_.shape[1]),
+            "landmark_cpu_seconds": float(lm_cpu),
         }
         return Outcome(_error(pred, task), wall, cpu, extra)
 
@@ -352,7 +355,7 @@ GN_KERNEL = _factor_method(
     kmeans=True,
 )
 TABLE1_METHODS = (LIBSVM, NYS_UNIFORM, NYS_KMEANS, CSI, GN_LITERAL, GN_DEFAULT, GN_KERNEL)
-EXTRA_NAMES = ("lam", "beta", "n_iter", "rank")
+EXTRA_NAMES = ("lam", "beta", "n_iter", "rank", "landmark_cpu_seconds")
 
 
 def _metrics(out: Outcome, task) -> dict:
@@ -638,13 +641,140 @@ def _table1(result, *, markdown: bool) -> str:
 
 
 def _gnys_checks(result) -> str:
-    return "### Table 1, ours beside the paper's\n\n" + _table1(result, markdown=True)
+    out = "### Table 1, ours beside the paper's\n\n" + _table1(result, markdown=True)
+    cost = _cost_text(result, markdown=True)
+    return out + ("\n\n### Cost of the protocol\n\n" + cost if cost else "")
 
 
 def _gnys_summary(result) -> str:
-    return f"gnys: {len(result.failures)} failures, {result.wall_seconds:.1f} s\n\n" + _table1(
+    out = f"gnys: {len(result.failures)} failures, {result.wall_seconds:.1f} s\n\n" + _table1(
         result, markdown=False
     )
+    cost = _cost_text(result, markdown=False)
+    return out + ("\n\nCost of the protocol\n\n" + cost if cost else "")
+
+
+# ---------------------------------------------------------------- cost of a run
+
+
+def table1_cost(result, target_reps=(30, 10)) -> dict:
+    """CPU seconds of one repetition per dataset (all columns; the shared k-means
+    landmarks counted once) and the projection to ``target_reps`` (small, large).
+
+    From the per-repetition ``cpu_seconds`` records (process CPU time, single-threaded
+    BLAS), so the projection holds for an unloaded core whatever the load was.
+    """
+    rows = []
+    for part, reps_to in zip(("small", "large"), target_reps, strict=True):
+        for d in result.dataset_labels(part):
+            per_method = {}
+            lm = []
+            seeds = set()
+            for rec in result.select_records(part=part, dataset=d):
+                if rec["error"] is not None:
+                    continue
+                met = rec["metrics"]
+                per_method.setdefault(rec["method"], []).append(met.get("cpu_seconds", math.nan))
+                v = met.get("landmark_cpu_seconds")
+                if v is not None and v > 0:
+                    lm.append(v)
+                seeds.add(rec["seed"])
+            if not per_method:
+                continue
+            mean = {k: float(np.nanmean(v)) for k, v in per_method.items()}
+            # the k-means columns each include the shared landmark time: count it once
+            n_km = sum(1 for k in mean if k in _KMEANS_COLUMNS)
+            lm_mean = float(np.mean(lm)) if lm else 0.0
+            per_rep = sum(mean.values()) - max(n_km - 1, 0) * lm_mean
+            rows.append(
+                {
+                    "dataset": d,
+                    "part": part,
+                    "reps_run": len(seeds),
+                    "cpu_per_rep": per_rep,
+                    "cpu_per_rep_by_method": mean,
+                    "landmarks_cpu_per_rep": lm_mean,
+                    "target_reps": reps_to,
+                    "cpu_at_target_reps": per_rep * reps_to,
+                }
+            )
+    total = sum(r["cpu_at_target_reps"] for r in rows)
+    by_method: dict = {}
+    for r in rows:
+        for k, v in r["cpu_per_rep_by_method"].items():
+            by_method[k] = by_method.get(k, 0.0) + v * r["target_reps"]
+    return {"rows": rows, "total_cpu_at_target_reps": total, "by_method_at_target_reps": by_method}
+
+
+_KMEANS_COLUMNS = ("nystrom-kmeans", "gennys-literal", "gennys", "gennys-kernel")
+
+
+def _cost_text(result, *, markdown: bool) -> str:
+    c = table1_cost(result)
+    if not c["rows"]:
+        return ""
+    body = [
+        [
+            r["dataset"],
+            str(r["reps_run"]),
+            fmt_num(r["cpu_per_rep"], 3),
+            fmt_num(r["cpu_per_rep_by_method"].get("gennys"), 3),
+            fmt_num(r["cpu_per_rep_by_method"].get("gennys-literal"), 3),
+            fmt_num(r["cpu_per_rep_by_method"].get("gennys-kernel"), 3),
+            str(r["target_reps"]),
+            fmt_num(r["cpu_at_target_reps"] / 60.0, 3),
+        ]
+        for r in c["rows"]
+    ]
+    header = [
+        "dataset",
+        "reps run",
+        "CPU s / rep (all columns)",
+        "GN default",
+        "GN literal",
+        "GN opt+kc",
+        "reps (protocol)",
+        "CPU min at those reps",
+    ]
+    render = markdown_table if markdown else text_table
+    meth = ", ".join(
+        f"{k} {v / 60.0:.1f}" for k, v in sorted(c["by_method_at_target_reps"].items())
+    )
+    return "\n".join(
+        [
+            render(header, body),
+            "",
+            f"Projected cost of the protocol (30 repetitions on the small sets, 10 on the "
+            f"large ones) for these datasets: {c['total_cpu_at_target_reps'] / 60.0:.1f} CPU "
+            f"minutes on one core (single-threaded BLAS); by column, minutes: {meth}. "
+            "The GN columns include the shared k-means landmarks.",
+        ]
+    )
+
+
+def _own_datasets(methods, *, only=None, exclude=()):
+    """The methods, skipping datasets that belong to another part.
+
+    ``--datasets`` replaces the datasets of every part; without this a set would run
+    in both parts (twice, at both parts' repetitions). ``only``: the labels this part
+    runs (None: any label not in ``exclude``).
+    """
+    keep = None if only is None else frozenset(only)
+    drop = frozenset(exclude)
+
+    def mine(data):
+        label = data.spec.display
+        return (keep is None or label in keep) and label not in drop
+
+    out = []
+    for m in methods:
+        inner = m.applies
+
+        def applies(data, params, inner=inner):
+            return mine(data) and (inner is None or inner(data, params))
+
+        out.append(dataclasses.replace(m, applies=applies))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- gnys (Table 1)
@@ -657,7 +787,7 @@ GNYS = Experiment(
             name="small",
             description="13 sets with n ≤ 3089, 30 repetitions",
             datasets=SMALL_DATASETS,
-            methods=TABLE1_METHODS,
+            methods=_own_datasets(TABLE1_METHODS, exclude=LARGE_LABELS),
             metrics=TABLE1_METRICS,
             reps=30,
             quick_reps=3,
@@ -670,7 +800,7 @@ GNYS = Experiment(
             name="large",
             description="satimage, usps-full, mnist-test (m = 644, 729, 1000), 10 repetitions",
             datasets=LARGE_DATASETS,
-            methods=TABLE1_METHODS,
+            methods=_own_datasets(TABLE1_METHODS, only=LARGE_LABELS),
             metrics=TABLE1_METRICS,
             reps=10,
             quick_reps=1,
