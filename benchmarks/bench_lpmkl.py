@@ -128,7 +128,16 @@ def part_scale(args):
     X = np.asarray(ds.X, dtype=np.float32)
     tr, te = _split(X.shape[0], args.seed)
     rss0 = _rss_mb()
-    out = _fit_ours(X[tr], ds.y[tr], X[te], ds.y[te], R=args.rank, max_iter=args.outer_max_iter)
+    out = _fit_ours(
+        X[tr],
+        ds.y[tr],
+        X[te],
+        ds.y[te],
+        R=args.rank,
+        max_iter=args.outer_max_iter,
+        inner_max_iter=args.inner_max_iter,
+    )
+    out["majority_accuracy"] = float(max(np.mean(ds.y[te] == c) for c in np.unique(ds.y)))
     out.update(
         n_train=int(tr.size),
         n_test=int(te.size),
@@ -291,6 +300,12 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rank", type=int, default=50)
     ap.add_argument("--outer-max-iter", type=int, default=30)
+    ap.add_argument(
+        "--inner-max-iter",
+        type=int,
+        default=3000,
+        help="GFB iterations per inner solve (part scale; the classifier's default 3000)",
+    )
     ap.add_argument("--solver-rank", type=int, default=500)
     ap.add_argument(
         "--solver-sizes", type=lambda s: [int(v) for v in s.split(",")], default=[1000, 2000]

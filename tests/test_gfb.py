@@ -5,6 +5,7 @@ import pytest
 
 from lorak.solvers._gfb import (
     FactorStack,
+    _psd_solver,
     duality_gap,
     gfb_naive,
     gfb_split,
@@ -223,3 +224,26 @@ def test_bad_input():
         gfb_split(F, y, d, C, criterion="odd")
     with pytest.raises(ValueError, match="ranks must be"):
         FactorStack(np.zeros((5, 3)), [1, 1])
+
+
+def test_psd_solver_cholesky_and_pseudo_inverse_fallback(rng):
+    M = rng.standard_normal((6, 6))
+    A = M @ M.T + np.eye(6)
+    x = rng.standard_normal(6)
+    np.testing.assert_allclose(_psd_solver(A)(x), np.linalg.solve(A, x), rtol=1e-10)
+    B = rng.standard_normal((6, 3))
+    S = B @ B.T  # rank 3: Cholesky fails, the pseudo-inverse takes over
+    np.testing.assert_allclose(_psd_solver(S)(x), np.linalg.pinv(S) @ x, atol=1e-10)
+
+
+def test_naive_survives_a_numerically_singular_constraint_matrix():
+    """A factor column ~ 1e8 · 1 makes the Schur complement of AAᵀ vanish numerically."""
+    F, blocks, y, d, C = _problem(seed=4)
+    blocks = [
+        np.column_stack([b, np.full(b.shape[0], 1e8)]) if k == 0 else b
+        for k, b in enumerate(blocks)
+    ]
+    Fs = FactorStack.from_blocks(blocks)
+    res = gfb_naive(Fs, y, d, C, max_iter=50, tol=0)
+    assert np.isfinite(res.objective)
+    assert abs(float(np.dot(y, res.alpha))) <= 1e-8 * C * y.size

@@ -115,6 +115,30 @@ def test_lp_mkl_max_iter_warns():
         lp_mkl(fac.stack, y, 10.0, 2.0, max_iter=1, solver="naive")
 
 
+def test_primal_bias_beats_kkt_bias_for_an_inexact_solve():
+    """bias='primal' minimizes the hinge loss for the final f; the KKT mean does not."""
+    from lorak.solvers._gfb import _best_bias
+
+    X, y = _xor(150, seed=2)
+    fac, _ = _factors(X, KernelBank.gaussian_sigmas([0.3, 1.0]), 20)
+    F = fac.stack
+    kw = dict(max_iter=2, solver="naive", inner={"max_iter": 5}, warn=False)
+    primal = lp_mkl(F, y, 100.0, 2.0, bias="primal", **kw)
+    kkt = lp_mkl(F, y, 100.0, 2.0, bias="kkt", **kw)
+    np.testing.assert_array_equal(primal.alpha, kkt.alpha)  # same solve, another b
+    f = F.matvec(np.repeat(primal.d, F.ranks) * F.rmatvec(y * primal.alpha))
+
+    def hinge(b):
+        return np.maximum(0.0, 1.0 - y * (f + b)).sum()
+
+    assert primal.b == pytest.approx(_best_bias(f, y, 100.0)[0])
+    assert hinge(primal.b) <= hinge(kkt.b) + 1e-9
+    for b in np.linspace(primal.b - 2, primal.b + 2, 41):  # a minimizer of the hinge
+        assert hinge(primal.b) <= hinge(b) + 1e-9
+    with pytest.raises(ValueError, match="unknown bias 'mean'"):
+        lp_mkl(F, y, 1.0, 2.0, bias="mean")
+
+
 def test_single_kernel_is_a_low_rank_svm_matching_svc():
     """M = 1: the SVM on the explicit features V matches SVC(kernel='linear') on V."""
     X, y = _xor(100, seed=1)
