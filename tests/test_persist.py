@@ -476,3 +476,15 @@ def test_load_never_runs_code_of_the_class(tmp_path, monkeypatch):
     back = load(tmp_path / "e.lorak")
     assert calls == []
     np.testing.assert_array_equal(back.transform(X), est.transform(X))
+
+
+def test_feature_names_from_a_dataframe_round_trip(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(_data()[0], columns=["a", "b", "c", "d"])
+    est = _nys().fit(X)
+    save(est, tmp_path / "df.lorak")
+    back = load(tmp_path / "df.lorak")
+    _assert_same(est, back)
+    np.testing.assert_array_equal(back.transform(X), est.transform(X))
+    with pytest.raises(ValueError, match="feature names"):
+        back.transform(X.rename(columns={"a": "z"}))
