@@ -124,6 +124,47 @@ def test_max_rank_keeps_the_top_eigenpairs():
     assert U3.shape == (200, 3)
 
 
+def test_chebyshev_filtered_lanczos_matches_dense():
+    # the filtered path (default from n = 2000 on) forced on a small problem: all
+    # positive eigenpairs (θ = 0, k grows), the top ones with a good hint, and with a
+    # hint above the r-th eigenvalue (detected, solved again with θ = 0)
+    _, _, L, pairs, signs = problem(n=300, seed=1)
+    A = M.constraint_operator(L, pairs, 0.3 * signs)
+    w_ref = scipy.linalg.eigvalsh(A.toarray())[::-1]
+    w_pos = w_ref[w_ref > 1e-10]
+    kw = dict(solver="arpack", filter_degree=5)
+    k0 = max(1, len(w_pos) // 2)  # must grow once
+    w, U, info = M.positive_eigenpairs(A, rng=np.random.default_rng(3), k=k0, **kw)
+    assert info.solver == "arpack+chebyshev" and len(info.requested) >= 2
+    assert info.residual < 1e-10 and info.matvecs > 0
+    np.testing.assert_allclose(w, w_pos, rtol=1e-9)
+    np.testing.assert_allclose(A @ U, U * w, atol=1e-9)
+    r = 5
+    for theta, solves in ((0.5 * w_ref[r - 1], 1), (0.5 * (w_ref[0] + w_ref[r - 1]), 2)):
+        w5, U5, info5 = M.positive_eigenpairs(
+            A, rng=np.random.default_rng(3), k=r, max_rank=r, theta=theta, **kw
+        )
+        assert info5.n_solves == solves
+        np.testing.assert_allclose(w5, w_ref[:r], rtol=1e-9)
+        np.testing.assert_allclose(A @ U5, U5 * w5, atol=1e-9)
+    # odd degree only (an even one would rank eigenvalues below the interval first)
+    with pytest.raises(ValueError, match="odd"):
+        M.positive_eigenpairs(A, rng=np.random.default_rng(0), filter_degree=4)
+
+
+def test_filtered_square_hinge_equals_unfiltered(monkeypatch):
+    # Algorithm 1 with the filter and the Ritz-value hint gives the same iterates
+    _, _, L, pairs, signs = problem(n=300, seed=4)
+    kw = dict(C=1.0, B=300.0, max_iter=4, max_rank=6, solver="arpack")
+    plain = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    monkeypatch.setattr(M, "FILTER_MIN_N", 100)
+    filt = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    assert {i.solver for i in filt.eig_info} == {"arpack+chebyshev"}
+    assert any(i.filter_interval[1] > 0 for i in filt.eig_info)  # the hint was used
+    np.testing.assert_allclose(filt.history["objective"], plain.history["objective"], rtol=1e-10)
+    np.testing.assert_allclose(filt.alpha, plain.alpha, rtol=1e-8, atol=1e-10)
+
+
 # ---------------------------------------------------------------- linear loss
 
 
