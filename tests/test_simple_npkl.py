@@ -161,6 +161,7 @@ def test_filtered_square_hinge_equals_unfiltered(monkeypatch):
     filt = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
     assert {i.solver for i in filt.eig_info} == {"arpack+chebyshev"}
     assert any(i.filter_interval[1] > 0 for i in filt.eig_info)  # the hint was used
+    assert len({i.filter_interval[0] for i in filt.eig_info}) == 1  # λ_min estimated once
     np.testing.assert_allclose(filt.history["objective"], plain.history["objective"], rtol=1e-10)
     np.testing.assert_allclose(filt.alpha, plain.alpha, rtol=1e-8, atol=1e-10)
 

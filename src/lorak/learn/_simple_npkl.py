@@ -245,6 +245,7 @@ def positive_eigenpairs(
     solver: str = "auto",
     theta: float = 0.0,
     filter_degree: int | None = None,
+    lower: float | None = None,
 ):
     """The positive eigenpairs of the symmetric (sparse) A, largest first.
 
@@ -289,6 +290,9 @@ def positive_eigenpairs(
         Lower end of the wanted eigenvalues, a hint for the filter (see above).
     filter_degree : int, optional
         Odd degree of the Chebyshev filter; 0 turns it off; default: 5 when n ≥ 2000.
+    lower : float, optional
+        Estimate of the smallest eigenvalue of A (the filter's damped interval starts
+        there; default: a short Lanczos run). Any value works, a close one is faster.
 
     Returns
     -------
@@ -308,7 +312,7 @@ def positive_eigenpairs(
     if filt and filt % 2 == 0:
         raise ValueError(f"filter_degree must be odd (or 0); got {filter_degree}")
     theta = max(0.0, float(theta))
-    lo = None
+    lo = None if lower is None else float(lower)
 
     def dense_now(k_req):
         if solver == "dense" or n <= DENSE_N or k_req >= n - 1:
@@ -509,10 +513,11 @@ class NPKLResult:
     eig_info: list = field(default_factory=list)
 
 
-def _eig(A, rng, *, k, max_rank, v0, tol, solver, infos, theta=0.0):
+def _eig(A, rng, *, k, max_rank, v0, tol, solver, infos, theta=0.0, lower=None):
     w, U, info = positive_eigenpairs(
-        A, rng=rng, k=k, max_rank=max_rank, v0=v0, tol=tol, solver=solver, theta=theta
-    )
+        A, rng=rng, k=k, max_rank=max_rank, v0=v0, tol=tol, solver=solver, theta=theta,
+        lower=lower,
+    )  # fmt: skip
     infos.append(info)
     return w, U, info
 
@@ -646,6 +651,11 @@ def simple_npkl_sqhinge(
         A = constraint_operator(L, pairs, a * signs)
         v0 = None
         theta = 0.0
+        lower = None
+        if prev is not None and prev["info"].filter_interval:
+            # the previous A's smallest eigenvalue (it moves by at most ‖ΔA‖₂; the
+            # filter is correct for any value, this only saves a Lanczos run)
+            lower = prev["info"].filter_interval[0]
         if prev is not None and prev["V"].shape[1] > 0:
             # warm start: a random combination of the previous positive eigenvectors
             v0 = prev["V"] @ rng.standard_normal(prev["V"].shape[1])
@@ -655,7 +665,7 @@ def simple_npkl_sqhinge(
                 theta = _theta_hint(A, prev["V"] / np.sqrt(prev["lam"]))
         w, U, info = _eig(
             A, rng, k=k_req, max_rank=max_rank, v0=v0, tol=eigen_tol, solver=solver,
-            infos=infos, theta=theta,
+            infos=infos, theta=theta, lower=lower,
         )  # fmt: skip
         V, lam = closed_form(w, U, B)
         kij = pair_values(V, pairs)
