@@ -1,0 +1,405 @@
+"""Generalized Nyström with multiple kernels (Zhang et al. 2017, §4) as a transformer.
+
+:class:`MultipleKernelGeneralizedNystroem` learns, from a few labels, one low-rank
+kernel K̃ = Σ_j E^(j) T^(j) E^(j)ᵀ out of a bank of M base kernels on one shared set
+of m̃ landmarks; ``transform`` returns the block-diagonal factor
+Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the training rows
+and any new X. The math lives in :mod:`lorak.learn._mk_gen_nystrom`.
+
+>>> import numpy as np
+>>> from lorak import MultipleKernelGeneralizedNystroem
+>>> rng = np.random.default_rng(0)
+>>> X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2))]
+>>> y = np.full(120, -1); y[:5] = 0; y[60:65] = 1          # 10 labels, -1 = unlabeled
+>>> mk = MultipleKernelGeneralizedNystroem(n_landmarks=12, random_state=0).fit(X, y)
+>>> mk.weights_.shape, bool(np.all(mk.weights_ >= 0))
+((9,), True)
+>>> mk.transform(X).shape[0]
+120
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_generator, validate_data
+from .estimators import _KernelFactor
+from .kernels import KernelBank, chunk_rows
+from .landmarks import select_landmarks
+from .learn import DEFAULT_LAMBDA_GRID, SOLVERS, psd_factor
+from .learn._mk_gen_nystrom import fit_mk_gen_nystrom
+from .metrics import ideal_kernel_factor
+from .semi_supervised import (
+    MAX_AUTO_COMPONENTS,
+    _check_choice,
+    _one_class_error,
+    parse_semi_supervised_y,
+)
+
+__all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]
+
+logger = logging.getLogger("lorak")
+
+
+def default_gnys_bank() -> KernelBank:
+    """The paper's bank (§6.2): Gaussians exp(−‖x−y‖²/b), b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the
+    mean pairwise squared distance."""
+    return KernelBank.gaussian(2.0 ** np.arange(-4, 5), base="mean_pairwise")
+
+
+def _is_per_kernel_sets(landmarks) -> bool:
+    """A list/tuple of several landmark arrays (one per kernel) rather than one set."""
+    if not isinstance(landmarks, (list, tuple)) or len(landmarks) < 2:
+        return False
+    return all(hasattr(a, "shape") and getattr(a, "ndim", 0) in (1, 2) for a in landmarks) and (
+        any(getattr(a, "ndim", 0) == 2 for a in landmarks)
+        or len({len(a) for a in landmarks}) > 1
+    )
+
+
+class MultipleKernelGeneralizedNystroem(_KernelFactor):
+    """Generalized Nyström low-rank kernel from labels and a bank of kernels (§4).
+
+    Landmarks Z (m̃ of them, shared by the M kernels of the bank) are chosen on all
+    rows; with E_l^(j) = k_j(X_l, Z), W_j = k_j(Z, Z), the priors S₀^(j) = W_j⁺ and the
+    ideal kernel K* of the labels (eq. 6), the blocks T^(j) ⪰ 0 and weights α ≥ 0 solve
+
+        min  λ Σ_j ‖T^(j) − α_j S₀^(j)‖²_F + ‖Σ_j E_l^(j) T^(j) E_l^(j)ᵀ − K*‖²_F   (17)
+
+    by alternating minimization (§4.1): cyclic T^(j) updates, each the single-kernel
+    problem of :class:`lorak.GeneralizedNystroem` with the residual target, then the
+    closed-form α (eq. 19), then an exact subspace step T^(j) ← c_j T^(j) + e_j S₀^(j)
+    (ours; without it the alternation crawls at large λ — see
+    :mod:`lorak.learn._mk_gen_nystrom`). λ is chosen
+    on a grid by Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (§6.2).
+
+    The learned kernel is k̃(x, x') = Σ_j k_j(x, Z) T^(j) k_j(Z, x'); ``transform``
+    returns Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] with T^(j) = F_j F_jᵀ from each
+    block's own eigendecomposition (never one M m̃ × M m̃ eigenproblem), computed in row
+    chunks: peak memory O(n Σ_j r_j) for the output plus one chunk.
+
+    Parameters
+    ----------
+    kernels : KernelBank, sequence of kernels, or None
+        The base kernels. None: :func:`default_gnys_bank`, the paper's 9 Gaussians
+        b ∈ {2⁻⁴b₀, …, 2⁴b₀}.
+    n_components : int or "auto", default="auto"
+        m, the number of landmarks the single-kernel method would use ("auto": 10 % of
+        n, at most 1000); the bank shares m̃ = round(m · tau / M) landmarks.
+    tau : float, default=3.0
+        Cost ratio against the single-kernel method (§4.2: m̃ = m τ / M).
+    n_landmarks : int, optional
+        m̃ itself (overrides ``n_components`` and ``tau``).
+    landmarks : str, callable or array, default="kmeans"
+        Any strategy of :mod:`lorak.landmarks` (k-means, as in the paper), a callable,
+        row indices or points — one set, shared by every kernel.
+    lam : "auto" or float, default="auto"
+    lam_grid : sequence of float, optional
+        Default 10⁻⁵, …, 10⁵ (the paper's grid).
+    center_ideal : bool, default=True
+        Use the centered ideal kernel H K* H as the target (as
+        :class:`lorak.GeneralizedNystroem`).
+    criterion : {"paper", "kernel"}, default="paper"
+        Per-block prior factor of the λ criterion: ρ[T^(j), S₀^(j)] as the paper
+        writes it, or ρ[W_j T^(j) W_j, W_j].
+    solver : {"auto", "admm", "fista", "pg"}, default="auto"
+        Solver of each block problem (see :class:`lorak.GeneralizedNystroem`).
+    rescale : bool, default=True
+        Add the exact subspace step to each alternation. False is the paper's
+        alternation verbatim (slow at large λ; kept for comparison).
+    tol : float, default=1e-4
+        Stop when an alternation lowers the objective by less than ``tol`` (relative);
+        also the tolerance of the block solves. The λ path uses max(tol, 1e-3).
+    max_iter : int, default=100
+        Alternations per λ.
+    inner_max_iter : int, default=500
+        Iteration cap of each block solve.
+    rtol : float, default=1e-10
+        Relative eigenvalue cut-off for W_j⁺ and for the rank of each T^(j).
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    kernels_ : the resolved KernelBank.
+    landmarks_, components_ : (m̃, d) shared landmarks Z.
+    weights_ : (M,) α, ≥ 0.
+    T_ : list of M (m̃, m̃) PSD blocks T^(j) = α_j S^(j) (the learned kernel is
+        Σ_j E^(j) T^(j) E^(j)ᵀ); T_[j] = normalizations_[j] @ normalizations_[j].T.
+    S_ : list of M (m̃, m̃) blocks S^(j) = T^(j) / α_j (zero where α_j = 0).
+    S0_ : list of M (m̃, m̃) priors W_j⁺.
+    lam_ : float; lam_grid_ : (g,) λ values tried, ascending.
+    alignment_scores_ : (g,) the criterion per λ; alignment_factors_ : (g, M + 1) its
+        per-block factors (NaN for a zero block) and the target factor.
+    objective_history_ : list, J (eq. 17) after each alternation at λ*, from its
+        starting point; objective_ : float, J at the solution.
+    n_iter_ : int, alternations in total (λ path and refinement); inner_iter_ : int,
+        block-solver iterations in total.
+    converged_ : bool.
+    normalizations_ : list of M (m̃, r_j) factors F_j (largest eigenvalue first).
+    block_ranks_ : (M,) r_j; n_components_ : Σ_j r_j (output features);
+    n_landmarks_ : m̃; n_kernels_ : M.
+    classes_, labeled_indices_ : labels seen and the rows that carried them.
+    """
+
+    def __init__(
+        self,
+        kernels=None,
+        *,
+        n_components="auto",
+        tau=3.0,
+        n_landmarks=None,
+        landmarks="kmeans",
+        lam="auto",
+        lam_grid=None,
+        center_ideal=True,
+        criterion="paper",
+        solver="auto",
+        rescale=True,
+        tol=1e-4,
+        max_iter=100,
+        inner_max_iter=500,
+        rtol=1e-10,
+        random_state=None,
+    ):
+        self.kernels = kernels
+        self.n_components = n_components
+        self.tau = tau
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.lam = lam
+        self.lam_grid = lam_grid
+        self.center_ideal = center_ideal
+        self.criterion = criterion
+        self.solver = solver
+        self.rescale = rescale
+        self.tol = tol
+        self.max_iter = max_iter
+        self.inner_max_iter = inner_max_iter
+        self.rtol = rtol
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self):
+        _check_choice(self.solver, "solver", SOLVERS)
+        _check_choice(self.criterion, "criterion", ("paper", "kernel"))
+        for name in ("tol", "rtol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
+                raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
+        for name in ("max_iter", "inner_max_iter"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
+        for name in ("center_ideal", "rescale"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        t = self.tau
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (np.isfinite(t) and t > 0):
+            raise ValueError(f"tau must be a number > 0; got {t!r}")
+        lam = self.lam
+        if isinstance(lam, str):
+            if lam != "auto":
+                raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+        elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
+            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+        grid = DEFAULT_LAMBDA_GRID if self.lam_grid is None else self.lam_grid
+        g = np.asarray(grid, dtype=np.float64).ravel()
+        if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
+            raise ValueError(
+                f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}"
+            )
+        return g
+
+    def _bank(self, X, rng):
+        k = self.kernels
+        if k is None:
+            bank = default_gnys_bank()
+        elif isinstance(k, KernelBank):
+            bank = k
+        else:
+            if isinstance(k, str) or not hasattr(k, "__iter__"):
+                raise TypeError(
+                    f"kernels must be a KernelBank, a sequence of kernels or None; got {k!r}"
+                )
+            ks = list(k)
+            if not ks:
+                raise ValueError("kernels is empty: give at least one kernel (or None)")
+            bank = KernelBank(ks)
+        if len(bank) == 0:  # pragma: no cover - KernelBank refuses empty banks
+            raise ValueError("kernels is empty: give at least one kernel (or None)")
+        return bank.resolve(X, rng)
+
+    def _n_shared_landmarks(self, n_samples, n_kernels):
+        """m̃ (None when the landmarks are given as points or indices)."""
+        lm = self.landmarks
+        if _is_per_kernel_sets(lm):
+            counts = [len(a) for a in lm]
+            raise ValueError(
+                f"landmarks holds {len(lm)} separate sets (sizes {counts}); the kernels share "
+                "one landmark set: pass a single array of points or row indices"
+            )
+        given = not isinstance(lm, str) and not callable(lm)
+        nl = self.n_landmarks
+        if nl is not None:
+            if isinstance(nl, bool) or not isinstance(nl, numbers.Integral) or nl < 1:
+                raise ValueError(f"n_landmarks must be an integer >= 1 or None; got {nl!r}")
+            if nl > n_samples:
+                raise ValueError(
+                    f"n_landmarks={nl} exceeds n_samples={n_samples}; lower n_landmarks"
+                )
+            if given:
+                count = np.shape(lm)[0] if not sp.issparse(lm) else lm.shape[0]
+                if count != nl:
+                    raise ValueError(
+                        f"landmarks holds {count} landmarks but n_landmarks={nl}; the counts "
+                        "must match (or leave n_landmarks=None)"
+                    )
+            return int(nl)
+        if given:
+            return None
+        m = self.n_components
+        if isinstance(m, str):
+            if m != "auto":
+                raise ValueError(f"n_components must be a positive integer or 'auto'; got {m!r}")
+            m = int(min(max(1, round(0.1 * n_samples)), MAX_AUTO_COMPONENTS, n_samples))
+        else:
+            m = self._check_n_components(n_samples)
+        return int(min(max(1, round(m * float(self.tau) / n_kernels)), n_samples))
+
+    # ------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        """Learn the blocks and weights from the labeled rows of y (−1 = unlabeled)."""
+        X = self._validate_fit_X(X)
+        grid = self._check_params()
+        n = X.shape[0]
+        name = type(self).__name__
+        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+        classes = np.unique(y_l)
+        if classes.size < 2:
+            raise _one_class_error(classes[0], name)
+        rng = check_generator(self.random_state)
+        bank = self._bank(X, rng)
+        M = len(bank)
+        mt = self._n_shared_landmarks(n, M)
+        lm = select_landmarks(self.landmarks, X, mt, rng=rng, kernel=bank[M // 2])
+        Z = lm.points
+        Z64 = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+        Z64 = np.ascontiguousarray(Z64, dtype=np.float64)
+        Xl = X[rows]
+        Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
+        Els = bank.blocks(Xl, Z64)
+        Ws = bank.blocks(Z64, Z64)
+        Y = ideal_kernel_factor(y_l)
+        if self.center_ideal:
+            Y = Y - Y.mean(axis=0)
+        fit = fit_mk_gen_nystrom(
+            Els,
+            Ws,
+            Y,
+            lam=self.lam,
+            lam_grid=grid,
+            solver=self.solver,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            inner_max_iter=self.inner_max_iter,
+            rtol=self.rtol,
+            criterion=self.criterion,
+            rescale=bool(self.rescale),
+        )
+        if not fit.converged:
+            warnings.warn(
+                f"{name}: the alternation reached max_iter={self.max_iter} at lam={fit.lam:g} "
+                f"before the objective settled to tol={self.tol:g}; increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        Fs = [psd_factor(T, self.rtol) for T in fit.T]
+        if sum(F.shape[1] for F in Fs) == 0:
+            raise ValueError(
+                "the learned kernel is zero (the labels pull every block to 0); raise lam or "
+                "check the labels"
+            )
+        self.kernels_ = bank
+        self.components_ = np.asarray(Z64, dtype=X.dtype)
+        self.T_ = [F @ F.T for F in Fs]
+        self.weights_ = fit.alphas.copy()
+        self.S_ = [
+            T / a if a > 0 else np.zeros_like(T)
+            for T, a in zip(self.T_, self.weights_, strict=True)
+        ]
+        self.S0_ = list(fit.S0)
+        self.lam_ = fit.lam
+        self.lam_grid_ = fit.lam_grid
+        self.alignment_scores_ = fit.scores
+        self.alignment_factors_ = np.column_stack([fit.rho_blocks, fit.rho_target])
+        self.objective_history_ = list(fit.objective_history)
+        self.objective_ = fit.objective
+        self.n_iter_ = int(max(fit.n_iter, 1))
+        self.inner_iter_ = int(fit.n_solves)
+        self.converged_ = fit.converged
+        self.path_n_iter_ = fit.path_n_iter
+        self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
+        self.block_ranks_ = np.array([F.shape[1] for F in Fs])
+        self.n_components_ = int(self.block_ranks_.sum())
+        self.n_landmarks_ = Z64.shape[0]
+        self.n_kernels_ = M
+        self.classes_ = classes
+        self.labeled_indices_ = rows
+        self.landmark_info_ = dict(lm.info or {})
+        logger.debug(
+            "%s: M=%d, m~=%d, l=%d, lam=%g, %d alternations, %d block iterations",
+            name,
+            M,
+            Z64.shape[0],
+            rows.size,
+            fit.lam,
+            fit.n_iter,
+            fit.n_solves,
+        )
+        return self
+
+    def fit_transform(self, X, y=None):
+        """``fit(X, y).transform(X)``: the virtual samples of the training rows."""
+        return self.fit(X, y).transform(X)
+
+    # ------------------------------------------------------------ transform
+    def transform(self, X):
+        """Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] (n × Σ r_j), with Q Qᵀ = K̃."""
+        check_is_fitted(self, "normalizations_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        n = X.shape[0]
+        dtype = X.dtype
+        out = np.empty((n, self.n_components_), dtype=dtype)
+        Z = self.components_.astype(dtype, copy=False)
+        Ns = [N.astype(dtype, copy=False) for N in self.normalizations_]
+        offsets = np.concatenate([[0], np.cumsum(self.block_ranks_)])
+        # one chunk holds the M kernel blocks (rows × m̃ each)
+        step = chunk_rows(self.n_kernels_ * Z.shape[0], dtype.itemsize, None, n)
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            blocks = self.kernels_.blocks(X[s:e], Z)
+            for j, (B, N) in enumerate(zip(blocks, Ns, strict=True)):
+                if N.shape[1]:
+                    np.matmul(B, N, out=out[s:e, offsets[j] : offsets[j + 1]])
+        return out
+
+    @property
+    def landmarks_(self):
+        check_is_fitted(self, "components_")
+        return self.components_
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
