@@ -107,6 +107,9 @@ DENSE_MAX_N = 5000
 # positive_eigenpairs); its odd degree
 FILTER_MIN_N = 2000
 FILTER_DEGREE = 5
+# the filter cut θ of Algorithm 1 stays this fraction of the wanted eigenvalue range
+# below the Ritz lower bound of the r-th eigenvalue (see _theta_hint)
+HINT_MARGIN = 0.05
 
 
 # ---------------------------------------------------------------- graph and Laplacian
@@ -583,7 +586,7 @@ def _theta_hint(A, U_prev: np.ndarray) -> float:
     The Ritz values μ_1 ≥ … of A on any subspace satisfy μ_j ≤ λ_j(A) (Courant–
     Fischer), so μ_r on span[U_prev, A·U_prev] (2r dimensions: one block-Krylov step
     from the previous eigenvectors, much closer than U_prev alone once α moved) is a
-    lower bound of λ_r. θ stays a quarter of the wanted range below it, so that λ_r is
+    lower bound of λ_r. θ stays ``HINT_MARGIN`` of the wanted range below it, so that λ_r is
     not at the edge of the damped interval. Costs two sparse products with r columns.
     """
     r = U_prev.shape[1]
@@ -597,7 +600,7 @@ def _theta_hint(A, U_prev: np.ndarray) -> float:
     mu = np.linalg.eigvalsh(0.5 * (H + H.T))[::-1]
     if mu.size < r:
         return 0.0
-    return max(0.0, float(mu[r - 1] - 0.25 * (mu[0] - mu[r - 1])))
+    return max(0.0, float(mu[r - 1] - HINT_MARGIN * (mu[0] - mu[r - 1])))
 
 
 def simple_npkl_sqhinge(
