@@ -29,7 +29,7 @@ from lorak.metrics import alignment, centered_alignment, factor_alignment
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 FAST = settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=True,
@@ -320,7 +320,7 @@ for _name in sorted(lorak.__all__):
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
-@settings(max_examples=4, deadline=None, derandomize=True)
+@settings(max_examples=3, deadline=None, derandomize=True)
 @given(seed=seeds, n=st.integers(25, 45), d=dims)
 def test_same_random_state_same_output(name, seed, n, d):
     X, y = _data(seed, n, d)
