@@ -6,18 +6,49 @@ Errors name the offending argument and say what was expected and what was found.
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array, check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data as _sk_validate_data
 
 __all__ = [
+    "check_classification_y",
     "check_data",
     "check_generator",
     "check_in_choices",
     "check_positive",
     "float_dtype",
+    "validate_data",
 ]
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """:func:`sklearn.utils.validation.validate_data` whose errors name the argument.
+
+    scikit-learn's messages for a 1-D, 3-D, empty or non-numeric X (and for X and y of
+    different lengths, or a non-numeric y) do not say which argument is wrong; these are
+    re-raised, same type, with "X: ", "y: " or "X and y: " in front. Messages that
+    already name X or y pass through unchanged.
+    """
+    try:
+        return _sk_validate_data(_estimator, X, y, **kwargs)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        if type(exc) not in (ValueError, TypeError) or re.search(r"\b[Xy]\b", msg):
+            raise
+        has_y = not (isinstance(y, str) and y == "no_validation") and y is not None
+        if has_y and "inconsistent numbers of samples" in msg:
+            name = "X and y"
+        elif has_y and (
+            (isinstance(X, str) and X == "no_validation") or _looks_numeric_2d(X)
+        ):
+            name = "y"
+        else:
+            name = "X"
+        raise type(exc)(f"{name}: {msg}") from exc
 
 
 def float_dtype(*arrays) -> np.dtype:
@@ -74,6 +105,24 @@ def check_data(
     return out
 
 
+def _looks_numeric_2d(X) -> bool:
+    if sp.issparse(X):
+        return True
+    try:
+        a = np.asarray(X)
+    except Exception:
+        return False
+    return a.ndim == 2 and a.size > 0 and a.dtype.kind in "biuf" and bool(np.isfinite(a).all())
+
+
+def check_classification_y(y, name: str = "y") -> None:
+    """:func:`sklearn.utils.multiclass.check_classification_targets`, naming ``name``."""
+    try:
+        check_classification_targets(y)
+    except ValueError as exc:
+        raise ValueError(f"{name} must hold class labels: {exc}") from exc
+
+
 def check_positive(value, name: str, *, strict: bool = True, integer: bool = False):
     """Return ``value`` if it is a (strictly) positive finite number, else raise."""
     kind = numbers.Integral if integer else numbers.Real
@@ -103,5 +152,11 @@ def check_generator(random_state) -> np.random.Generator:
         return random_state
     if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
         return np.random.default_rng(random_state)
-    rs = check_random_state(random_state)
+    try:
+        rs = check_random_state(random_state)
+    except ValueError as exc:
+        raise ValueError(
+            "random_state must be None, an int, a numpy RandomState or a numpy Generator; "
+            f"got {random_state!r}"
+        ) from exc
     return np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
