@@ -15,12 +15,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
-from lorak import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
+from lorak import GeneralizedNystroem
 from lorak.kernels import Gaussian, KernelBank
 from lorak.learn import ideal_kernel, solve_gen_nystrom
 from lorak.learn._mk_gen_nystrom import MKGenNystromProblem, fit_mk_gen_nystrom
 from lorak.metrics import ideal_kernel_factor
-from lorak.multiple_kernel import default_gnys_bank
+from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from lorak.semi_supervised import SemiSupervisedFactorClassifier
 
 MK = MultipleKernelGeneralizedNystroem
@@ -106,7 +106,11 @@ def test_single_kernel_bank_lambda_path_matches(data):
     ref = []
     for lam in grid:
         g = GeneralizedNystroem(
-            bandwidth=bank[0].bandwidth, landmarks=Z, lam=lam, beta="optimize", tol=1e-7,
+            bandwidth=bank[0].bandwidth,
+            landmarks=Z,
+            lam=lam,
+            beta="optimize",
+            tol=1e-7,
             max_iter=5000,
         ).fit(X, yu)
         ref.append(g.alignment_scores_[0])
@@ -133,8 +137,9 @@ def test_objective_non_increasing_across_alternations(data):
     X, _, yu = data
     bank = KernelBank.gaussian(factors=[0.25, 1.0, 4.0])
     for rescale in (True, False):
-        mk = MK(bank, n_landmarks=10, lam=0.01, rescale=rescale, tol=1e-7, max_iter=60,
-                random_state=0)
+        mk = MK(
+            bank, n_landmarks=10, lam=0.01, rescale=rescale, tol=1e-7, max_iter=60, random_state=0
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             mk.fit(X, yu)
@@ -199,8 +204,7 @@ def test_returned_point_is_blockwise_optimal(data):
         prob = P.residual_problem(j, A - P.block_kernel(j, fit.Xs[j]))
         others = priors.sum() - priors[j]
         assert prob.objective(fit.Xs[j], lam, fit.alphas[j]) + others == pytest.approx(J)
-        best = solve_gen_nystrom(prob, lam, fit.alphas[j], solver="admm", tol=1e-9,
-                                 max_iter=5000)
+        best = solve_gen_nystrom(prob, lam, fit.alphas[j], solver="admm", tol=1e-9, max_iter=5000)
         assert best.info["objective"] + others >= J * (1 - 1e-5)
         assert fit.alphas[j] == pytest.approx(P.alpha(j, fit.Xs[j]), rel=1e-9, abs=1e-15)
 

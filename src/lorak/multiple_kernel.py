@@ -7,11 +7,11 @@ Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the t
 and any new X. The math lives in :mod:`lorak.learn._mk_gen_nystrom`.
 
 >>> import numpy as np
->>> from lorak import MultipleKernelGeneralizedNystroem
+>>> from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem
 >>> rng = np.random.default_rng(0)
 >>> X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2))]
 >>> y = np.full(120, -1); y[:5] = 0; y[60:65] = 1          # 10 labels, -1 = unlabeled
->>> mk = MultipleKernelGeneralizedNystroem(n_landmarks=12, random_state=0).fit(X, y)
+>>> mk = MultipleKernelGeneralizedNystroem(n_landmarks=12, lam=1.0, random_state=0).fit(X, y)
 >>> mk.weights_.shape, bool(np.all(mk.weights_ >= 0))
 ((9,), True)
 >>> mk.transform(X).shape[0]
@@ -59,8 +59,7 @@ def _is_per_kernel_sets(landmarks) -> bool:
     if not isinstance(landmarks, (list, tuple)) or len(landmarks) < 2:
         return False
     return all(hasattr(a, "shape") and getattr(a, "ndim", 0) in (1, 2) for a in landmarks) and (
-        any(getattr(a, "ndim", 0) == 2 for a in landmarks)
-        or len({len(a) for a in landmarks}) > 1
+        any(getattr(a, "ndim", 0) == 2 for a in landmarks) or len({len(a) for a in landmarks}) > 1
     )
 
 

@@ -53,8 +53,11 @@ Decisions
   residual targets cost O(M (r² m̃ + r m̃²)) on top of the M ADMM solves (O(m̃³) per
   iteration).
 - λ path (``lam="auto"``): the grid from the largest λ down, each λ warm-started from
-  the previous (T, α), at ``path_tol`` = max(tol, 1e-3); the chosen λ* is then
-  refined to ``tol``. Shared across the grid: the per-kernel eigenbases, W_j⁺,
+  the previous (T, α), at ``path_tol`` = max(tol, 1e-3), each block visit one
+  warm-started ADMM iteration (``path_inner_max_iter``; measured on Digit1, m̃ = 50:
+  387 ADMM iterations for the path instead of 1241 with block solves to the path
+  tolerance, the same λ* and objective to 2e-6); the chosen λ* is then refined to
+  ``tol`` with full block solves. Shared across the grid: the per-kernel eigenbases, W_j⁺,
   the compressed blocks.
 - Criterion (§6.2): Π_j ρ[α_j S^(j), α_j S₀^(j)] · ρ[Σ_i E_l^(i) T^(i) E_l^(i)ᵀ, K*]
   with centered alignment (14); α_j S^(j) = T^(j), so the j-th factor is ρ[T^(j),
@@ -262,11 +265,38 @@ class MKGenNystromFit:
 
 @dataclass
 class _State:
+    """Iterate: blocks X_j (V bases), weights, block kernels B_j = E_j T^(j) E_jᵀ
+    (compressed coordinates) and their sum A, ADMM restarts per block."""
+
     Xs: list
     alphas: np.ndarray
-    A: np.ndarray
+    Bs: list
     restarts: list
     lam: float | None = None
+
+    @property
+    def A(self):
+        return np.sum(self.Bs, axis=0)
+
+    def copy(self):
+        return _State(
+            list(self.Xs), self.alphas.copy(), list(self.Bs), list(self.restarts), self.lam
+        )
+
+
+def _prior_kernels(problem):
+    """E_j S₀^(j) E_jᵀ per block and their Gram matrix (cached on the problem)."""
+    cache = problem.__dict__.get("_prior_cache")
+    if cache is None:
+        C = [problem.block_kernel(j, b.P_t) for j, b in enumerate(problem.blocks)]
+        M = len(C)
+        G = np.empty((M, M))
+        for i in range(M):
+            for k in range(i, M):
+                G[i, k] = G[k, i] = float(np.vdot(C[i], C[k]))
+        rhs = np.array([float(np.vdot(Ci, problem.K_hat)) for Ci in C])
+        cache = problem.__dict__["_prior_cache"] = (C, G, rhs)
+    return cache
 
 
 def _subspace_step(problem, st, lam):
@@ -274,36 +304,39 @@ def _subspace_step(problem, st, lam):
 
     With α eliminated (eq. 19), J = λ Σ_j ‖Π⊥_j T^(j)‖² + ‖K̂ − Σ_j E_j T^(j) E_jᵀ‖²
     (Π⊥_j removes the direction of S₀^(j)); on the 2M directions this is a
-    nonnegative least-squares problem. Returns the new (Xs, alphas) or None.
+    nonnegative least-squares problem. Returns the new (Xs, alphas, Bs) or None.
     """
     M = problem.n_kernels
-    dirs = [problem.block_kernel(j, X) for j, X in enumerate(st.Xs)]
-    dirs += [problem.block_kernel(j, b.P_t) for j, b in enumerate(problem.blocks)]
+    C, GC, rhsC = _prior_kernels(problem)
+    B = st.Bs
     n = 2 * M
     G = np.empty((n, n))
-    for i in range(n):
-        for k in range(i, n):
-            G[i, k] = G[k, i] = float(np.vdot(dirs[i], dirs[k]))
+    for i in range(M):
+        for k in range(i, M):
+            G[i, k] = G[k, i] = float(np.vdot(B[i], B[k]))
+        for k in range(M):
+            G[i, M + k] = G[M + k, i] = float(np.vdot(B[i], C[k]))
+    G[M:, M:] = GC
     perp = np.empty(M)
     for j, (X, b) in enumerate(zip(st.Xs, problem.blocks, strict=True)):
         c = float(np.vdot(X, b.P_t))
         perp[j] = max(float(np.vdot(X, X)) - (c * c / b.P_norm2 if b.P_norm2 > 0 else 0.0), 0.0)
     G[np.arange(M), np.arange(M)] += lam * perp
-    rhs = np.array([float(np.vdot(D, problem.K_hat)) for D in dirs])
+    rhs = np.concatenate([[float(np.vdot(Bi, problem.K_hat)) for Bi in B], rhsC])
     ev, U = np.linalg.eigh(G)
     top = ev[-1] if ev.size else 0.0
     if not top > 0:
         return None
     keep = ev > 1e-12 * top
     sq = np.sqrt(ev[keep])
-    C = sq[:, None] * U[:, keep].T  # CᵀC = G on the kept part
-    coef, _ = nnls(C, (U[:, keep].T @ rhs) / sq)
-    Xs = [
-        coef[j] * X + coef[M + j] * b.P_t
-        for j, (X, b) in enumerate(zip(st.Xs, problem.blocks, strict=True))
-    ]
+    Cm = sq[:, None] * U[:, keep].T  # CmᵀCm = G on the kept part
+    coef, _ = nnls(Cm, (U[:, keep].T @ rhs) / sq)
+    Xs, Bs = [], []
+    for j, b in enumerate(problem.blocks):
+        Xs.append(coef[j] * st.Xs[j] + coef[M + j] * b.P_t)
+        Bs.append(coef[j] * B[j] + coef[M + j] * C[j])
     alphas = np.array([problem.alpha(j, X) for j, X in enumerate(Xs)])
-    return Xs, alphas
+    return Xs, alphas, Bs
 
 
 def _alternate(problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, rescale, history):
@@ -316,7 +349,8 @@ def _alternate(problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, res
     if st.lam != lam:
         st.restarts = [None] * M
         st.lam = lam
-    J = problem.objective(st.Xs, st.alphas, lam, st.A)
+    A = st.A
+    J = problem.objective(st.Xs, st.alphas, lam, A)
     if history is not None:
         history.append(J)
     n_inner = 0
@@ -326,8 +360,7 @@ def _alternate(problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, res
         J_old = J
         for j in range(M):
             X = st.Xs[j]
-            Bj = problem.block_kernel(j, X)
-            A_mj = st.A - Bj
+            A_mj = A - st.Bs[j]
             prob = problem.residual_problem(j, A_mj)
             f_old = prob.objective(X, lam, st.alphas[j])
             res = solve_gen_nystrom(
@@ -345,22 +378,24 @@ def _alternate(problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, res
             n_inner += res.n_iter
             if res.info["objective"] < f_old:
                 st.Xs[j] = res.x
-                st.A = A_mj + problem.block_kernel(j, res.x)
+                st.Bs[j] = problem.block_kernel(j, res.x)
+                A = A_mj + st.Bs[j]
                 st.restarts[j] = res.info if res.info.get("solver") == "admm" else None
         st.alphas = np.array([problem.alpha(j, X) for j, X in enumerate(st.Xs)])
+        J = problem.objective(st.Xs, st.alphas, lam, A)
         if rescale:
             step = _subspace_step(problem, st, lam)
             if step is not None:
-                Xs, alphas = step
-                A = problem.stack(Xs)
-                J_c = problem.objective(Xs, alphas, lam, A)
-                if J_c < problem.objective(st.Xs, st.alphas, lam, st.A):
-                    st.Xs, st.alphas, st.A = Xs, alphas, A
+                Xs, alphas, Bs = step
+                A_c = np.sum(Bs, axis=0)
+                J_c = problem.objective(Xs, alphas, lam, A_c)
+                if J_c < J:
+                    st.Xs, st.alphas, st.Bs, A, J = Xs, alphas, Bs, A_c, J_c
                     # a rescaled block starts a new ADMM run (the multiplier scales too,
                     # but its penalty ρ was balanced for the old iterate)
                     st.restarts = [None] * M
-        st.A = problem.stack(st.Xs)  # refresh: no drift from the incremental updates
-        J = problem.objective(st.Xs, st.alphas, lam, st.A)
+        A = st.A  # re-summed: no drift from the incremental updates
+        J = problem.objective(st.Xs, st.alphas, lam, A)
         if history is not None:
             history.append(J)
         if J_old - J <= tol * max(abs(J), _TINY):
@@ -381,6 +416,7 @@ def fit_mk_gen_nystrom(
     path_tol: float | None = None,
     max_iter: int = 100,
     inner_max_iter: int = 500,
+    path_inner_max_iter: int = 1,
     rtol: float = 1e-10,
     criterion: str = "paper",
     rescale: bool = True,
@@ -401,6 +437,8 @@ def fit_mk_gen_nystrom(
     path_tol : the same along the λ path (default max(tol, 1e-3)).
     max_iter : alternations per λ.
     inner_max_iter : iteration cap of each block solve.
+    path_inner_max_iter : the same along the λ path (default 1: each block visit is one
+        warm-started ADMM iteration — inexact block minimization, still monotone).
     rtol : eigenvalue cut-off of W_j⁺.
     criterion : "paper" or "kernel": the per-block prior factor of the λ criterion.
     rescale : add the exact scaling step to each alternation (see the module docstring).
@@ -423,14 +461,14 @@ def fit_mk_gen_nystrom(
     M = problem.n_kernels
     ptol = max(tol, 1e-3) if path_tol is None else path_tol
 
-    def run(state, lam_, tol_, hist):
+    def run(state, lam_, tol_, hist, inner):
         return _alternate(
             problem,
             state,
             lam_,
             tol=tol_,
             max_sweeps=max_iter,
-            inner_max_iter=inner_max_iter,
+            inner_max_iter=inner,
             solver=solver,
             rescale=rescale,
             history=hist,
@@ -438,7 +476,8 @@ def fit_mk_gen_nystrom(
 
     alphas = np.full(M, 1.0 / M)  # §4.1: α_j = 1/M, T^(j) = α_j S₀^(j)
     Xs = [a * b.P_t for a, b in zip(alphas, problem.blocks, strict=True)]
-    st = _State(Xs=Xs, alphas=alphas, A=problem.stack(Xs), restarts=[None] * M)
+    Bs = [problem.block_kernel(j, X) for j, X in enumerate(Xs)]
+    st = _State(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
     g = grid.size
     scores = np.full(g, np.nan)
     rho_b = np.full((g, M), np.nan)
@@ -449,24 +488,19 @@ def fit_mk_gen_nystrom(
     for i in range(g - 1, -1, -1):  # largest λ first
         this_tol = tol if g == 1 else ptol
         hist = []
-        sweeps, n_in, conv, J = run(st, float(grid[i]), this_tol, hist)
+        inner = inner_max_iter if g == 1 else min(path_inner_max_iter, inner_max_iter)
+        sweeps, n_in, conv, J = run(st, float(grid[i]), this_tol, hist, inner)
         n_path[i] = sweeps
         n_solves += n_in
         scores[i], rho_b[i], rho_t[i] = problem.criterion(st.Xs, st.A, criterion)
         if best is None or scores[i] > scores[best[0]]:
-            snap = _State(
-                Xs=list(st.Xs),
-                alphas=st.alphas.copy(),
-                A=st.A.copy(),
-                restarts=list(st.restarts),
-                lam=st.lam,
-            )
+            snap = st.copy()
             best = (i, snap, hist, conv, J)
     i_best, st_b, history, conv, J = best
     total = int(n_path.sum())
     if g > 1 and ptol > tol:
         hist = []
-        sweeps, n_in, conv, J = run(st_b, float(grid[i_best]), tol, hist)
+        sweeps, n_in, conv, J = run(st_b, float(grid[i_best]), tol, hist, inner_max_iter)
         history = history + hist[1:]
         total += sweeps
         n_solves += n_in
