@@ -146,6 +146,8 @@ def test_bench_all_skip_and_exit_status(tmp_path, fake_registry):
         (["bench", "all", "--datasets", "wine"], "--datasets"),
         (["bench", "all", "--skip", "toy-ok,toy-fail,toy-error"], "no experiment left"),
         (["bench", "toy-ok", "--skip", "toy-fail"], "--skip"),
+        (["bench", "toy-ok", "--only", "toy-fail"], "--only"),
+        (["bench", "all", "--only", "toy-ok,nope"], "nope"),
     ],
 )
 def test_bench_all_bad_arguments(argv, match, capsys, fake_registry):
@@ -204,3 +206,31 @@ def test_prepare_receives_quick_when_it_takes_it():
     # a prepare without the keyword is called as before
     plain = Experiment(name="toy-p", description="", parts=(_part(),))
     assert run_experiment(plain, quick=True).rows[0]["reps"] == 2
+
+
+def test_bench_all_only_and_partial_report_while_running(tmp_path, monkeypatch):
+    """The combined report is rewritten after each experiment: an interrupted run
+    still leaves one, marked incomplete."""
+    out = tmp_path / "o"
+    seen = {}
+
+    def peek(task):
+        seen["report"] = (out / "report.md").read_text()
+        seen["index"] = json.loads((out / "index.json").read_text())
+        return 1.0
+
+    second = Experiment(name="toy-z", description="runs second", parts=(_part(run=peek),))
+    monkeypatch.setattr(_registry, "EXPERIMENTS", {**FAKES, "toy-z": second})
+    monkeypatch.setattr(_registry, "IMPORT_ERRORS", {})
+    monkeypatch.setattr(_registry, "_discovered", True)
+    rc = main(
+        ["bench", "all", "--only", "toy-ok,toy-z", "--quick", "--out", str(out), "--no-progress"]
+    )
+    assert rc == 0
+    assert "**Incomplete**" in seen["report"] and "toy-z" in seen["report"]
+    assert [e["name"] for e in seen["index"]["experiments"]] == ["toy-ok"]
+    assert seen["index"]["pending"] == ["toy-z"]
+    final = json.loads((out / "index.json").read_text())
+    assert [e["name"] for e in final["experiments"]] == ["toy-ok", "toy-z"]
+    assert final["pending"] == []
+    assert "**Incomplete**" not in (out / "report.md").read_text()

@@ -3,7 +3,7 @@
 ::
 
     lorak bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
-    lorak bench all [--quick] [--skip a,b] [--reps N] [--out DIR] [--seed S]
+    lorak bench all [--quick] [--skip a,b | --only a,b] [--reps N] [--out DIR] [--seed S]
     lorak bench --list
     lorak datasets [--data-home DIR]
     lorak --version
@@ -71,6 +71,12 @@ def _build():
         default=None,
         help="with 'all': comma-separated experiments to leave out",
     )
+    bench.add_argument(
+        "--only",
+        type=_csv,
+        default=None,
+        help="with 'all': comma-separated experiments to run (default: every one)",
+    )
     bench.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     bench.add_argument(
         "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
@@ -131,8 +137,8 @@ def _cmd_bench(bench_parser, args) -> int:
         bench_parser.error(f"an experiment name is required; valid names: {names}, all")
     if args.experiment == "all":
         return _cmd_bench_all(bench_parser, args)
-    if args.skip:
-        bench_parser.error("--skip applies to 'lorak bench all' only")
+    if args.skip or args.only:
+        bench_parser.error("--skip and --only apply to 'lorak bench all' only")
     try:
         exp = get_experiment(args.experiment)
     except ValueError as exc:
@@ -203,12 +209,15 @@ def _cmd_bench_all(bench_parser, args) -> int:
     exps = list_experiments()
     names = {e.name for e in exps}
     skip = list(args.skip or [])
-    unknown = [s for s in skip if s not in names]
-    if unknown:
-        bench_parser.error(
-            f"--skip: unknown experiment(s) {', '.join(unknown)}; valid names: "
-            + ", ".join(sorted(names))
-        )
+    for opt, given in (("--skip", skip), ("--only", args.only or [])):
+        unknown = [s for s in given if s not in names]
+        if unknown:
+            bench_parser.error(
+                f"{opt}: unknown experiment(s) {', '.join(unknown)}; valid names: "
+                + ", ".join(sorted(names))
+            )
+    if args.only:
+        exps = [e for e in exps if e.name in args.only]
     exps = [e for e in exps if e.name not in skip]
     if not exps:
         bench_parser.error("no experiment left to run")
@@ -226,9 +235,26 @@ def _cmd_bench_all(bench_parser, args) -> int:
         "out": str(out_dir),
         "seed": args.seed,
         "skip": skip,
+        "only": args.only,
         "data_home": None if args.data_home is None else str(args.data_home),
     }
     t0 = time.perf_counter()
+    names_all = [e.name for e in exps]
+
+    def meta_now(done):
+        return {
+            "quick": bool(args.quick),
+            "seed": int(args.seed),
+            "reps": args.reps,
+            "started_utc": started,
+            "wall_seconds": round(time.perf_counter() - t0, 3),
+            "skipped": skip,
+            "pending": names_all[len(done) :],
+            "import_errors": dict(IMPORT_ERRORS),
+            "environment": env,
+        }
+
+    env = capture_environment()
     entries = run_all(
         exps,
         out_dir,
@@ -239,19 +265,10 @@ def _cmd_bench_all(bench_parser, args) -> int:
         progress_factory=None if args.no_progress else (lambda: ProgressBar(sys.stderr)),
         config={"command": "bench all", "options": options},
         log=lambda line: print(line, flush=True),
+        on_entry=lambda done: write_combined(done, out_dir, meta=meta_now(done)),
     )
     wall = time.perf_counter() - t0
-    meta = {
-        "quick": bool(args.quick),
-        "seed": int(args.seed),
-        "reps": args.reps,
-        "started_utc": started,
-        "wall_seconds": round(wall, 3),
-        "skipped": skip,
-        "import_errors": dict(IMPORT_ERRORS),
-        "environment": capture_environment(),
-    }
-    paths = write_combined(entries, out_dir, meta=meta)
+    paths = write_combined(entries, out_dir, meta=meta_now(entries))
     bad = [e.name for e in entries if e.status in ("error", "no results")]
     print(
         f"\n{len(entries)} experiment(s) in {wall:.1f} s; wrote {paths['report']} and "

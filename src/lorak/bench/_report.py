@@ -505,6 +505,13 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
         f"{len(entries)} experiment(s), total wall time **{total:.1f} s**.",
         "",
     ]
+    pending = meta.get("pending") or []
+    if pending:
+        lines += [
+            f"**Incomplete**: {len(pending)} experiment(s) not finished yet (or the run was "
+            f"interrupted): {', '.join(pending)}.",
+            "",
+        ]
     if meta.get("environment"):
         lines += [f"Environment: {_env_lines(meta['environment'])}", ""]
     if meta.get("skipped"):

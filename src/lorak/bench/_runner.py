@@ -580,6 +580,7 @@ def run_all(
     progress_factory=None,
     config: dict | None = None,
     log=None,
+    on_entry=None,
 ) -> list[AllEntry]:
     """Run every experiment in ``experiments``, each into ``out_dir/NAME``.
 
@@ -587,7 +588,9 @@ def run_all(
     :func:`lorak.bench.write_outputs`; an experiment that raises is recorded (status
     ``"error"``) and the others still run. Returns one :class:`AllEntry` per
     experiment, in order. ``progress_factory()`` makes a fresh progress bar per
-    experiment; ``log(text)`` receives a line as each experiment ends.
+    experiment; ``log(text)`` receives a line as each experiment ends, and
+    ``on_entry(entries)`` the list so far (e.g. to rewrite the combined report, so that
+    an interrupted run still leaves one).
     """
     from pathlib import Path
 
@@ -645,4 +648,6 @@ def run_all(
                 f"{exp.name}: {entry.status}, {entry.seconds:.1f} s, {entry.n_rows} rows, "
                 f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
             )
+        if on_entry is not None:
+            on_entry(list(entries))
     return entries
