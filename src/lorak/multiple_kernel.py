@@ -7,15 +7,17 @@ Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the t
 and any new X. The math lives in :mod:`lorak.learn._mk_gen_nystrom`.
 
 >>> import numpy as np
+>>> from lorak.kernels import KernelBank
 >>> from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem
 >>> rng = np.random.default_rng(0)
 >>> X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2))]
 >>> y = np.full(120, -1); y[:5] = 0; y[60:65] = 1          # 10 labels, -1 = unlabeled
->>> mk = MultipleKernelGeneralizedNystroem(n_landmarks=12, lam=1.0, random_state=0).fit(X, y)
+>>> bank = KernelBank.gaussian(factors=[0.25, 1.0, 4.0])     # b = f · b0; default: 9 of them
+>>> mk = MultipleKernelGeneralizedNystroem(bank, n_landmarks=12, random_state=0).fit(X, y)
 >>> mk.weights_.shape, bool(np.all(mk.weights_ >= 0))
-((9,), True)
->>> mk.transform(X).shape[0]
-120
+((3,), True)
+>>> mk.transform(X).shape == (120, mk.block_ranks_.sum())
+True
 """
 
 from __future__ import annotations
