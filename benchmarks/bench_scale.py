@@ -108,13 +108,14 @@ def worker_peak_rss(client):
     return sorted(v["peak"] for v in client.run(_read_rss_probe).values())
 
 
-def run_dask(n, d, m, chunk, workers, lssvm, dask_ml):
+def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
     from distributed import Client, LocalCluster
 
     import lorak
     from lorak.parallel import centered_cross_products
 
-    out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers}
+    out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers,
+           "landmarks": landmarks}
     with LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
@@ -128,7 +129,7 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml):
         client.run(_start_rss_probe)
         out["worker_rss_start_bytes"] = worker_peak_rss(client)
         X = dask_data(n, d, chunk)
-        est = lorak.Nystroem(n_components=m, landmarks="kmeans", random_state=0)
+        est = lorak.Nystroem(n_components=m, landmarks=landmarks, random_state=0)
         t = time.perf_counter()
         est.fit(X)
         out["fit_seconds"] = time.perf_counter() - t
@@ -192,11 +193,11 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
     }
 
 
-def run_memmap(n, d, m, chunk, tmpdir, lssvm):
+def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     import lorak
     from lorak.parallel import _moments_block, reduce_rows
 
-    out = {"n": n, "d": d, "m": m}
+    out = {"n": n, "d": d, "m": m, "landmarks": landmarks}
     path = Path(tmpdir) / f"bench_scale_{n}.f32"
     t = time.perf_counter()
     mm = np.memmap(path, dtype=np.float32, mode="w+", shape=(n, d))
@@ -209,7 +210,7 @@ def run_memmap(n, d, m, chunk, tmpdir, lssvm):
     try:
         gc.collect()
         tracemalloc.start()
-        est = lorak.Nystroem(n_components=m, landmarks="kmeans", random_state=0)
+        est = lorak.Nystroem(n_components=m, landmarks=landmarks, random_state=0)
         t = time.perf_counter()
         est.fit(X)
         out["fit_seconds"] = time.perf_counter() - t
@@ -255,6 +256,7 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=25_000, help="rows per dask chunk")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--modes", nargs="+", default=["dask", "memmap"])
+    ap.add_argument("--landmarks", default="kmeans", choices=["kmeans", "uniform"])
     ap.add_argument("--lssvm-max-n", type=float, default=1e6)
     ap.add_argument("--dask-ml", type=float, nargs="*", default=[])
     ap.add_argument("--tmpdir", default=tempfile.gettempdir())
@@ -297,13 +299,21 @@ def main(argv=None):
             load = os.getloadavg()
             t = time.perf_counter()
             if mode == "dask":
-                r = run_dask(n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml)
+                r = run_dask(
+                    n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml, args.landmarks
+                )
             else:
-                r = run_memmap(n, args.d, args.m, args.chunk, args.tmpdir, lssvm)
+                r = run_memmap(n, args.d, args.m, args.chunk, args.tmpdir, lssvm, args.landmarks)
             r.update(mode=mode, wall_seconds=time.perf_counter() - t,
                      load_before=load, load_after=os.getloadavg())
             result["runs"] = [
-                x for x in result["runs"] if not (x["mode"] == mode and x["n"] == n)
+                x
+                for x in result["runs"]
+                if not (
+                    x["mode"] == mode
+                    and x["n"] == n
+                    and x.get("landmarks", "kmeans") == r["landmarks"]
+                )
             ] + [r]
             print(json.dumps(r, indent=None, default=float), flush=True)
             _summarize(result)
@@ -314,12 +324,19 @@ def main(argv=None):
 def _summarize(result):
     """Per-row time of each n relative to the smallest n of the same mode."""
     summary = {}
-    for mode in ("dask", "memmap"):
-        runs = sorted((r for r in result["runs"] if r["mode"] == mode), key=lambda r: r["n"])
+    for mode, lm in [(a, b) for a in ("dask", "memmap") for b in ("kmeans", "uniform")]:
+        runs = sorted(
+            (
+                r
+                for r in result["runs"]
+                if r["mode"] == mode and r.get("landmarks", "kmeans") == lm
+            ),
+            key=lambda r: r["n"],
+        )
         if not runs:
             continue
         base = runs[0]["fit_transform_us_per_row"]
-        summary[mode] = [
+        summary[f"{mode}/{lm}"] = [
             {
                 "n": r["n"],
                 "us_per_row": r["fit_transform_us_per_row"],
