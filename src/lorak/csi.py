@@ -10,9 +10,9 @@ import numbers
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator
+from ._validation import check_generator, validate_data
 from .decompose import pivot_transform_matrix
 from .estimators import _KernelFactor
 from .learn._csi import csi, csi_q
@@ -121,6 +121,8 @@ class CSI(_KernelFactor):
     >>> csi.transform(X[:5]).shape[0], bool(csi.prediction_error_[-1] < 0.5)
     (5, True)
     """
+
+    _lazy_fit_reason = "CSI is a pivoted greedy factorization that revisits every row at every step"
 
     def __init__(
         self,

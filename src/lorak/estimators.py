@@ -13,9 +13,9 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator
+from ._validation import check_generator, validate_data
 from .decompose import (
     default_rtol,
     incomplete_cholesky,
@@ -25,11 +25,14 @@ from .decompose import (
 )
 from .kernels import kernel_block, kernel_product, make_kernel
 from .landmarks import select_landmarks
+from .parallel import ChunkedRowsMixin, is_dask_array, validate_lazy
 
 __all__ = ["ExactEigen", "IncompleteCholesky", "Nystroem"]
 
 
-class _KernelFactor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _KernelFactor(
+    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Shared parts: kernel construction, input validation, chunked ``transform``."""
 
     _kernel_args = ("gamma", "bandwidth", "degree", "coef0", "kernel_params")
@@ -46,6 +49,8 @@ class _KernelFactor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return kernel.resolve(X, rng)
 
     def _validate_fit_X(self, X):
+        if is_dask_array(X):  # only classes with _lazy_fit = True get here
+            return validate_lazy(self, X, reset=True)
         return validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
         )
@@ -161,6 +166,8 @@ class Nystroem(_KernelFactor):
         self.rtol = rtol
         self.random_state = random_state
 
+    _lazy_fit = True  # fit on a dask array: see lorak.parallel
+
     def _build_kernel(self, X, rng):
         gamma = self.gamma
         uses_gamma = isinstance(self.kernel, str) and self.kernel in (
@@ -266,6 +273,8 @@ class IncompleteCholesky(_KernelFactor):
         self.n_components = n_components
         self.tol = tol
 
+    _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
+
     def fit(self, X, y=None):
         """Run the pivoted incomplete Cholesky on k(X, X)."""
         self._fit(X)
@@ -341,6 +350,8 @@ class ExactEigen(_KernelFactor):
         self.kernel_params = kernel_params
         self.n_components = n_components
         self.max_samples = max_samples
+
+    _lazy_fit_reason = "it forms the full n × n kernel matrix"
 
     def fit(self, X, y=None):
         """Eigendecompose the full kernel matrix of X."""

@@ -82,7 +82,14 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
     except (KeyError, TypeError):
         valid = ", ".join(repr(r) for r in BANDWIDTH_RULES)
         raise ValueError(f"unknown bandwidth rule {rule!r}; valid rules are {valid}") from None
-    s = fn(X, rng)
+    from ..parallel import is_dask_array
+
+    if is_dask_array(X):  # by reductions over the row chunks (see lorak.parallel)
+        from ..parallel import bandwidth_scale as lazy_scale
+
+        s = lazy_scale(rule, X, rng)
+    else:
+        s = fn(X, rng)
     if not np.isfinite(s) or s <= 0:
         raise ValueError(
             f"bandwidth rule {rule!r} gives {s!r} on this data (are all rows identical?); "

@@ -65,7 +65,8 @@ class Landmarks:
 
 
 def _rows(X, idx):
-    return X[idx]
+    P = X[idx]
+    return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P  # dask
 
 
 def uniform_landmarks(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
@@ -165,6 +166,17 @@ def select_landmarks(
                 f"unknown {name} strategy {landmarks!r}; valid names are {valid}, "
                 "or pass points, row indices or a callable"
             ) from None
+        from ..parallel import is_dask_array
+
+        if is_dask_array(X) and landmarks in ("uniform", "kmeans", "column_norm"):
+            from ..parallel import select_landmarks as lazy_select
+
+            return lazy_select(landmarks, X, n_landmarks, rng=rng, kernel=kernel)
+        if n_landmarks is not None and not 1 <= n_landmarks <= X.shape[0]:
+            raise ValueError(
+                f"n_landmarks={n_landmarks} must be between 1 and the number of rows of X "
+                f"({X.shape[0]})"
+            )
         return strategy(X, n_landmarks, rng=rng, kernel=kernel)
     if callable(landmarks):
         return _from_result(landmarks(X, n_landmarks, rng=rng, kernel=kernel), X, name)
@@ -185,6 +197,10 @@ def quantization_error(X, points, *, budget=None) -> float:
 
     dtype = np.float64
     P = points.toarray() if sp.issparse(points) else np.asarray(points, dtype=dtype)
+    if P.ndim != 2 or X.ndim != 2 or P.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"points must be 2-D with the n_features of X ({X.shape[-1]}); got shape {P.shape}"
+        )
     pn = np.einsum("ij,ij->i", P, P)
     total = 0.0
     Xd = X if sp.issparse(X) else np.asarray(X, dtype=dtype)

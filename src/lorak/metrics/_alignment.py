@@ -9,6 +9,7 @@ The ideal kernel of labels y (K*ᵢⱼ = 1 iff yᵢ = yⱼ) is Y Yᵀ with Y the
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["alignment", "centered_alignment", "factor_alignment", "ideal_kernel_factor"]
 
@@ -19,9 +20,13 @@ def _center_matrix(K):
 
 
 def _square(K, name):
+    if sp.issparse(K):
+        raise TypeError(f"{name} is a sparse matrix; alignment needs a dense array")
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square matrix; got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{name} contains NaN or inf")
     return K
 
 
@@ -43,13 +48,28 @@ def centered_alignment(K1, K2) -> float:
 
 
 def factor_alignment(G1, G2, *, centered=False) -> float:
-    """Alignment of K₁ = G₁G₁ᵀ and K₂ = G₂G₂ᵀ from the factors, O(n m₁ m₂)."""
+    """Alignment of K₁ = G₁G₁ᵀ and K₂ = G₂G₂ᵀ from the factors, O(n m₁ m₂).
+
+    Dask or memmap factors are reduced chunk by chunk (:mod:`lorak.parallel`).
+    """
+    from ..parallel import is_dask_array, is_memmap
+
+    if any(is_dask_array(G) or is_memmap(G) for G in (G1, G2)):
+        from ..parallel import factor_alignment as lazy_alignment
+
+        return lazy_alignment(G1, G2, centered=centered)
+    for name, G in (("G1", G1), ("G2", G2)):
+        if sp.issparse(G):
+            raise TypeError(f"{name} is a sparse matrix; factor_alignment needs dense factors")
     G1 = np.asarray(G1, dtype=np.float64)
     G2 = np.asarray(G2, dtype=np.float64)
     if G1.ndim != 2 or G2.ndim != 2 or G1.shape[0] != G2.shape[0]:
         raise ValueError(
             f"G1 and G2 must be 2-D with the same number of rows; got {G1.shape}, {G2.shape}"
         )
+    for name, G in (("G1", G1), ("G2", G2)):
+        if not np.all(np.isfinite(G)):
+            raise ValueError(f"{name} contains NaN or inf")
     if centered:
         G1 = G1 - G1.mean(axis=0)
         G2 = G2 - G2.mean(axis=0)

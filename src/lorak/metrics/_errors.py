@@ -15,6 +15,8 @@ def _check_factor(X, G):
         raise ValueError(
             f"G must be 2-D with one row per row of X ({X.shape[0]}); got shape {G.shape}"
         )
+    if G.dtype.kind not in "biuf" or not np.all(np.isfinite(G)):
+        raise ValueError("G must be numeric and finite (it contains NaN, inf or non-numbers)")
     return G
 
 

@@ -18,9 +18,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import euclidean_distances
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator
+from .._validation import check_generator, validate_data
+from ..parallel import ChunkedRowsMixin
 from ._base import fit_factor, transform_factor
 
 __all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]
@@ -79,7 +80,7 @@ def kernel_kmeans_factor(
     )
 
 
-class KernelKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """Kernel k-means through a low-rank factor: k-means on the factor rows.
 
     For K = G Gᵀ this is exactly kernel k-means (see :mod:`lorak.models._kkmeans`);
@@ -113,6 +114,8 @@ class KernelKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     n_iter_ : int
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
+
+    _lazy_fit_reason = "its k-means runs on the n factor rows held in memory"
 
     def __init__(
         self,

@@ -26,8 +26,10 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._validation import validate_data
+from ..parallel import ChunkedRowsMixin
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
 __all__ = ["FactorKPCA", "LowRankKernelPCA", "factor_kpca", "kpca_eigenvectors", "kpca_scores"]
@@ -110,7 +112,9 @@ def kpca_eigenvectors(G, result: FactorKPCA) -> np.ndarray:
     return Z * scale
 
 
-class LowRankKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LowRankKernelPCA(
+    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Kernel PCA through a low-rank factor: an m × m eigenproblem (Prop. 4).
 
     Fits ``factor`` on X, centers its rows in factor form and eigendecomposes ḠᵀḠ
@@ -141,6 +145,8 @@ class LowRankKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     n_components_ : int
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
+
+    _lazy_fit_reason = "its fit keeps the n training rows' embedding in memory"
 
     def __init__(self, factor=None, *, n_components=None):
         self.factor = factor

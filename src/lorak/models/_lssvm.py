@@ -41,10 +41,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_positive
+from .._validation import check_classification_y, check_positive, validate_data
+from ..parallel import ChunkedRowsMixin, is_dask_array, lazy_targets, validate_lazy
 from ._base import (
     centered_cross_products,
     column_mean,
@@ -81,7 +81,10 @@ class LSSVMSolution:
 
 
 def _as_2d_targets(T) -> np.ndarray:
-    T = np.asarray(T, dtype=np.float64)
+    try:
+        T = np.asarray(T, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"y must be numeric (regression targets); {exc}") from exc
     return T[:, None] if T.ndim == 1 else T
 
 
@@ -107,9 +110,15 @@ def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolut
     """
     T = _as_2d_targets(T)
     nu = 1.0 / C
-    g_mean = column_mean(G)
-    t_mean = T.mean(axis=0)
-    S, R = centered_cross_products(G, g_mean, T, t_mean)
+    if is_dask_array(G):  # one pass of merged per-chunk moments (lorak.parallel)
+        from ..parallel import centered_cross_products as lazy_products
+
+        g_mean, t_mean, S, R = lazy_products(G, T)
+        return_dual = False  # would be n-sized; not formed for a dask G
+    else:
+        g_mean = column_mean(G)
+        t_mean = T.mean(axis=0)
+        S, R = centered_cross_products(G, g_mean, T, t_mean)
     S[np.diag_indices_from(S)] += nu
     coef = solve_spd(S, R)
     intercept = t_mean - g_mean @ coef
@@ -165,7 +174,7 @@ def lssvm_fit_dense(K, T, C: float):
 
 
 def _n_rows(a):
-    if sp.issparse(a):
+    if sp.issparse(a) or is_dask_array(a):
         return a.shape[0]
     try:
         shape = np.shape(np.asarray(a) if hasattr(a, "__array__") else a)
@@ -183,8 +192,10 @@ def _check_y_length(X, y):
         raise ValueError(f"y has {n_y} rows but X has {n_x}")
 
 
-class _BaseLSSVM(BaseEstimator):
+class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
     """Fitting and decision values shared by :class:`LSSVC` and :class:`LSSVR`."""
+
+    _lazy_fit = True  # dask X: the factor's fit, then ḠᵀḠ, Ḡᵀȳ by reductions
 
     def __init__(self, factor=None, *, C=1.0):
         self.factor = factor
@@ -193,6 +204,9 @@ class _BaseLSSVM(BaseEstimator):
     def _validate(self, X, y, **kw):
         _check_y_length(X, y)
         C = check_positive(self.C, "C")
+        if is_dask_array(X):
+            X = validate_lazy(self, X, reset=True)
+            return X, lazy_targets(y, X.shape[0]), float(C)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kw)
         return X, y, float(C)
 
@@ -265,7 +279,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     def fit(self, X, y):
         """Fit the factor on X and solve the LS-SVM for the labels y."""
         X, y, C = self._validate(X, y)
-        check_classification_targets(y)
+        check_classification_y(y)
         lb = LabelBinarizer(neg_label=-1, pos_label=1)
         T = lb.fit_transform(y)
         self.classes_ = lb.classes_
