@@ -23,10 +23,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_generator
+from ._validation import check_classification_y, check_generator, validate_data
 from .estimators import _KernelFactor
 from .kernels import kernel_block
 from .landmarks import select_landmarks
@@ -38,6 +37,7 @@ from .learn import (
     must_link_target,
     psd_factor,
 )
+from .parallel import ChunkedRowsMixin, is_dask_array
 
 __all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem", "SemiSupervisedFactorClassifier"]
 
@@ -87,7 +87,7 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
             "y has no labeled rows (all -1); give labeled rows of at least two classes"
         )
     y_l = y[labeled]
-    check_classification_targets(y_l)
+    check_classification_y(y_l)
     return labeled, y_l
 
 
@@ -166,7 +166,7 @@ class GeneralizedNystroem(_KernelFactor):
         gradient; slow, for comparison). See :mod:`lorak.learn._gen_nystrom`.
     tol : float, default=1e-4
         Relative residual tolerance of the final solve (the λ path uses
-        max(tol, 1e-3)); 1e-4 gives objective values within ~1e-6 relative of the
+        max(tol, 1e-2)); 1e-4 gives objective values within ~1e-6 relative of the
         optimum on the paper's sets.
     max_iter : int, default=500
         Iteration cap of each solve.
@@ -196,7 +196,15 @@ class GeneralizedNystroem(_KernelFactor):
     classes_ : labels seen among the labeled rows (group ids with must-link).
     labeled_indices_ : rows of the training X that carried a label (or a group).
     kernel_ : the resolved kernel.
+
+    More data than memory: ``fit`` needs only the landmarks (chosen on all rows by a
+    strategy that runs over chunks: ``"uniform"``, ``"kmeans"``) and the labeled rows,
+    so X may be a dask array (only X[labeled rows] is brought into memory; y is an
+    n-vector in memory); ``transform`` of a dask array or memmap runs chunk by chunk
+    (see :mod:`lorak.parallel`).
     """
+
+    _lazy_fit = True
 
     def __init__(
         self,
@@ -332,6 +340,8 @@ class GeneralizedNystroem(_KernelFactor):
         Z = lm.points
         Z64 = Z.astype(np.float64)
         Xl = X[rows]
+        if is_dask_array(Xl):  # only the labeled rows are brought into memory
+            Xl = Xl.compute()
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         El = kernel_block(self.kernel_, Xl, Z64)
         W = kernel_block(self.kernel_, Z64, Z64)
@@ -432,7 +442,7 @@ def _default_classifier():
     return LinearSVC(C=1.0, dual=True, max_iter=10000, random_state=0)
 
 
-class SemiSupervisedFactorClassifier(ClassifierMixin, BaseEstimator):
+class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     """A low-rank factor fitted on all rows + a linear classifier on the labeled rows.
 
     ``fit(X, y)`` with ``y = -1`` on unlabeled rows: the factor is fitted on every row
@@ -463,6 +473,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, BaseEstimator):
     transduction_ : (n,) predictions for the rows given to ``fit``.
     labeled_indices_ : rows of the training X that carried a label.
     """
+
+    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
 
     def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
         self.factor = factor
@@ -497,6 +509,11 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, BaseEstimator):
         codes[rows] = codes_l
         factor = GeneralizedNystroem() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
+        for arg, obj, need in (("factor", factor, "transform"), ("classifier", clf, "predict")):
+            if not (hasattr(obj, "fit") and hasattr(obj, need)):
+                raise TypeError(
+                    f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
+                )
         self.factor_ = clone(factor)
         Q = self.factor_.fit_transform(X, codes)
         if sp.issparse(Q):  # pragma: no cover
