@@ -206,11 +206,13 @@ def test_shared_basis_solver_solves_the_same_svm():
 # ---------------------------------------------------------------- the factors
 
 
-def test_bank_factors_compressed_equals_explicit():
+@pytest.mark.parametrize("m", [20, 10])
+def test_bank_factors_compressed_equals_explicit(m):
+    # m = 20: Σ r_k = 160 > 150 rows, the basis from V Vᵀ; m = 10: from VᵀV
     X, _ = _xor(150)
     bank = KernelBank.gaussian_sigmas(np.logspace(-0.5, 1, 8))
     rng = np.random.default_rng(0)
-    Z = X[rng.choice(150, 20, replace=False)]
+    Z = X[rng.choice(150, m, replace=False)]
     ex = bank_factors(bank, X, Z, compress=False)
     co = bank_factors(bank, X, Z, compress=True, compress_rtol=1e-12)
     V = ex.stack.V
