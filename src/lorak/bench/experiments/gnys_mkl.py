@@ -181,9 +181,9 @@ def _factor_column(name, label, make, applies=None):
 
 def _combination(cls_name):
     def make(task, Z):
-        import lorak
+        from ... import kernel_combination
 
-        return getattr(lorak.kernel_combination, cls_name)(
+        return getattr(kernel_combination, cls_name)(
             task.context["bank"], landmarks=Z, random_state=0
         )
 
