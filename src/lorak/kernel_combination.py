@@ -38,9 +38,9 @@ from sklearn.base import (
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator
+from ._validation import check_generator, validate_data
 from .decompose import default_rtol, nystrom_normalization
 from .kernels import KernelBank, chunk_rows
 from .landmarks import select_landmarks
@@ -50,6 +50,7 @@ from .learn._kernel_combination import (
     alignment_statistics_from_kernels,
     combination_weights,
 )
+from .parallel import ChunkedRowsMixin
 from .semi_supervised import _one_class_error, parse_semi_supervised_y
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
@@ -78,7 +79,9 @@ def _as_float64(A):
     return np.asarray(A, dtype=np.float64)
 
 
-class _KernelCombination(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _KernelCombination(
+    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Shared landmarks, one Nyström factor per kernel, weights, concatenated transform."""
 
     _weighting = "uniform"
@@ -266,7 +269,7 @@ ABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
 CABMKL.__doc__ += _COMMON_DOC + _LABELED_ATTRS
 
 
-class _LabeledRowsMKL(ClassifierMixin, BaseEstimator):
+class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     """SVC on Σ_j d_j K_j over the labeled rows; subclasses learn d (``_learn_weights``)."""
 
     def _check_common(self):
