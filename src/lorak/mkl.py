@@ -27,13 +27,13 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator
+from ._validation import check_classification_y, check_generator, validate_data
 from .kernels import KernelBank, chunk_rows
 from .landmarks import select_landmarks
 from .learn._lp_mkl import SOLVERS, bank_factors, lp_mkl
+from .parallel import ChunkedRowsMixin
 from .solvers._gfb import WEIGHTS
 
 __all__ = ["LowRankMKLClassifier", "default_bank"]
@@ -47,7 +47,7 @@ def default_bank(n_kernels: int = 50, sigma_range=(1.0, 100.0)) -> KernelBank:
     return KernelBank.gaussian_sigmas(np.logspace(np.log10(lo), np.log10(hi), n_kernels))
 
 
-class LowRankMKLClassifier(ClassifierMixin, BaseEstimator):
+class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     """ℓp-norm multiple kernel learning on low-rank (Nyström) base kernels.
 
     Solves the ℓp-MKL problem (1) of Rakotomamonjy & Chanda by alternation
@@ -144,6 +144,8 @@ class LowRankMKLClassifier(ClassifierMixin, BaseEstimator):
     landmark_coef_ : (n_problems, M, R) β_k with decision(x) = Σ_k k_k(x, Z) β_k + b.
     factor_info_ : dict, ranks, compressed rank, compression error, seconds.
     """
+
+    _lazy_fit_reason = "its solver iterates over the n factor rows held in memory"
 
     def __init__(
         self,
@@ -282,11 +284,11 @@ class LowRankMKLClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
         )
-        check_classification_targets(y)
+        check_classification_y(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(
-                f"LowRankMKLClassifier needs samples of at least 2 classes; got 1 class "
+                f"LowRankMKLClassifier needs samples of at least 2 classes; got 1 class in y "
                 f"({self.classes_[0]!r})"
             )
         m = self._check_params(X.shape[0])
