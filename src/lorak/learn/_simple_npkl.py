@@ -264,7 +264,8 @@ def positive_eigenpairs(
     products. Lanczos then runs on p(A) (:func:`chebyshev_operator`, odd degree 5,
     interval [≈λ_min, θ]): same eigenvectors, the wanted eigenvalues (> θ) stretched
     apart and the rest squeezed into [−1, 1], so far fewer Lanczos steps are needed
-    (Algorithm 1 at n = 6414, k = 76: 1.5× faster, measured in one process). The
+    (Algorithm 1 at n = 6414, k = 76: 1.1× faster on an idle machine, 1.5× at load 22,
+    measured in one process). The
     eigenvalues of A are then recomputed by
     a Rayleigh–Ritz step on the returned vectors (exact: the positive ones span an
     invariant subspace). ``theta`` (≥ 0, default 0) is a hint from the caller: when
