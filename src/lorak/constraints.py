@@ -189,6 +189,8 @@ def check_constraints(
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
         raise TypeError(f"n_samples must be an integer; got {n_samples!r}")
     n = int(n_samples)
+    if n < 2:
+        raise ValueError(f"n_samples must be >= 2 (a pair needs two rows); got {n}")
     ml = _as_pairs(must_link, "must_link", n)
     cl = _as_pairs(cannot_link, "cannot_link", n)
     if len(ml) + len(cl) == 0:
@@ -203,7 +205,7 @@ def check_constraints(
             more = f" and {both.size - 5} more" if both.size > 5 else ""
             raise ValueError(
                 f"{both.size} pair(s) are both must-link and cannot-link: {shown}{more}; "
-                "remove them from one of the two sets"
+                "remove them from must_link or cannot_link"
             )
     if warn_transitive and len(ml) and len(cl):
         bad = transitive_conflicts(ml, cl, n)
@@ -225,7 +227,7 @@ def must_link_components(must_link, n_samples: int) -> tuple[int, np.ndarray]:
 
     Returns ``(n_components, labels)`` as :func:`scipy.sparse.csgraph.connected_components`.
     """
-    ml = np.asarray(must_link, dtype=np.int64).reshape(-1, 2)
+    ml = _as_pairs(must_link, "must_link", n_samples)
     g = sp.coo_matrix(
         (np.ones(len(ml)), (ml[:, 0], ml[:, 1])), shape=(n_samples, n_samples)
     ).tocsr()
@@ -248,6 +250,11 @@ def constraint_matrix(pairs, signs, n_samples: int, weights=None) -> sp.csr_matr
     vals = np.asarray(signs, dtype=np.float64)
     if weights is not None:
         vals = vals * np.asarray(weights, dtype=np.float64)
+    if vals.shape != (len(pairs),):
+        raise ValueError(
+            f"signs (and weights) must hold one value per pair ({len(pairs)}); got shape "
+            f"{vals.shape}"
+        )
     rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
     cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
     data = np.concatenate([vals, vals])

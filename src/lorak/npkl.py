@@ -14,11 +14,12 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, check_in_choices, check_positive
+from ._validation import check_generator, check_in_choices, check_positive, validate_data
 from .constraints import check_constraints
 from .learn import _simple_npkl as _npkl
+from .parallel import ChunkedRowsMixin
 
 __all__ = ["SimpleNPKL"]
 
@@ -30,7 +31,9 @@ SELECTIONS = ("margin", "random")
 EIGEN_SOLVERS = ("auto", "arpack", "dense")
 
 
-class SimpleNPKL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SimpleNPKL(
+    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
 
     Learns a PSD kernel matrix K = V Vᵀ on the n training rows that is smooth on the
@@ -155,6 +158,8 @@ class SimpleNPKL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     >>> V.shape[0]
     150
     """
+
+    _lazy_fit_reason = "SimpleNPKL is transductive: it learns a kernel matrix on the given rows"
 
     def __init__(
         self,
