@@ -366,7 +366,7 @@ def _curve(task, method: str) -> dict:
         G, piv, gains, trace = fit(kernel, Xtr, ytr, cap)
         seconds = time.perf_counter() - t0
         if task.rep == 0:
-            ctx["artifacts"][method] = trace
+            ctx.setdefault("artifacts", {})[method] = trace
         r = G.shape[1]
         r_stop = stop_rank(gains)
         used = np.minimum(ranks, r)
