@@ -49,9 +49,7 @@ SEED = 20261121
 
 
 def _centres(d):
-    return (4.0 * np.random.default_rng(SEED).standard_normal((N_CLUSTERS, d))).astype(
-        np.float32
-    )
+    return (4.0 * np.random.default_rng(SEED).standard_normal((N_CLUSTERS, d))).astype(np.float32)
 
 
 def gen_block(index, rows, d):
@@ -114,17 +112,19 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
     import lorak
     from lorak.parallel import centered_cross_products
 
-    out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers,
-           "landmarks": landmarks}
-    with LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        memory_limit="6GB",
-        silence_logs=40,
-    ) as cluster, Client(cluster) as client:
+    out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers, "landmarks": landmarks}
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit="6GB",
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         client.run(lambda: __import__("lorak"))  # imports are not part of the timing
         client.run(_start_rss_probe)
         out["worker_rss_start_bytes"] = worker_peak_rss(client)
@@ -304,8 +304,12 @@ def main(argv=None):
                 )
             else:
                 r = run_memmap(n, args.d, args.m, args.chunk, args.tmpdir, lssvm, args.landmarks)
-            r.update(mode=mode, wall_seconds=time.perf_counter() - t,
-                     load_before=load, load_after=os.getloadavg())
+            r.update(
+                mode=mode,
+                wall_seconds=time.perf_counter() - t,
+                load_before=load,
+                load_after=os.getloadavg(),
+            )
             result["runs"] = [
                 x
                 for x in result["runs"]
@@ -326,11 +330,7 @@ def _summarize(result):
     summary = {}
     for mode, lm in [(a, b) for a in ("dask", "memmap") for b in ("kmeans", "uniform")]:
         runs = sorted(
-            (
-                r
-                for r in result["runs"]
-                if r["mode"] == mode and r.get("landmarks", "kmeans") == lm
-            ),
+            (r for r in result["runs"] if r["mode"] == mode and r.get("landmarks", "kmeans") == lm),
             key=lambda r: r["n"],
         )
         if not runs:

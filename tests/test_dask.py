@@ -35,14 +35,17 @@ CHUNK = 600
 @pytest.fixture(scope="module")
 def client():
     """Two worker processes on loopback, one thread each: a real (small) cluster."""
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=50,
-    ) as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         yield c
 
 
@@ -131,14 +134,26 @@ def test_every_fitted_estimator_predicts_dask_chunkwise(client, data):
     fitted = [
         (IncompleteCholesky(n_components=10).fit(Xs), ["transform"]),
         (CSI(n_components=8, random_state=0).fit(Xs, ys), ["transform"]),
-        (LowRankKernelPCA(Nystroem(n_components=15, random_state=0), n_components=3).fit(Xs),
-         ["transform"]),
-        (KernelKMeans(3, Nystroem(n_components=15, random_state=0), n_init=1,
-                      random_state=0).fit(Xs), ["predict", "transform"]),
-        (SemiSupervisedFactorClassifier(GeneralizedNystroem(n_components=10, random_state=0))
-         .fit(Xs, yl), ["predict", "decision_function"]),
-        (LowRankMKLClassifier(n_kernels=2, rank=5, max_iter=3, random_state=0).fit(Xs, ys),
-         ["predict", "decision_function"]),
+        (
+            LowRankKernelPCA(Nystroem(n_components=15, random_state=0), n_components=3).fit(Xs),
+            ["transform"],
+        ),
+        (
+            KernelKMeans(
+                3, Nystroem(n_components=15, random_state=0), n_init=1, random_state=0
+            ).fit(Xs),
+            ["predict", "transform"],
+        ),
+        (
+            SemiSupervisedFactorClassifier(
+                GeneralizedNystroem(n_components=10, random_state=0)
+            ).fit(Xs, yl),
+            ["predict", "decision_function"],
+        ),
+        (
+            LowRankMKLClassifier(n_kernels=2, rank=5, max_iter=3, random_state=0).fit(Xs, ys),
+            ["predict", "decision_function"],
+        ),
     ]
     Xd = _dask(X, 700)
     for est, methods in fitted:
@@ -146,7 +161,10 @@ def test_every_fitted_estimator_predicts_dask_chunkwise(client, data):
             out = getattr(est, name)(Xd)
             assert is_dask_array(out), (type(est).__name__, name)
             np.testing.assert_allclose(
-                out.compute(), getattr(est, name)(X), rtol=1e-7, atol=1e-9,
+                out.compute(),
+                getattr(est, name)(X),
+                rtol=1e-7,
+                atol=1e-9,
                 err_msg=f"{type(est).__name__}.{name}",
             )
 

@@ -42,9 +42,7 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
         has_y = not (isinstance(y, str) and y == "no_validation") and y is not None
         if has_y and "inconsistent numbers of samples" in msg:
             name = "X and y"
-        elif has_y and (
-            (isinstance(X, str) and X == "no_validation") or _looks_numeric_2d(X)
-        ):
+        elif has_y and ((isinstance(X, str) and X == "no_validation") or _looks_numeric_2d(X)):
             name = "y"
         else:
             name = "X"

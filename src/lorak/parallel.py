@@ -219,9 +219,7 @@ def map_rows(func, X, *, out=None, budget=None, rows=None, _call=None):
             if out is None:
                 out = np.empty((n, *res.shape[1:]), dtype=res.dtype)
             elif out.shape[0] != n or out.shape[1:] != res.shape[1:]:
-                raise ValueError(
-                    f"out must have shape {(n, *res.shape[1:])}; got {out.shape}"
-                )
+                raise ValueError(f"out must have shape {(n, *res.shape[1:])}; got {out.shape}")
         out[s:e] = res
     return out
 
@@ -347,9 +345,7 @@ def centered_cross_products(G, T=None):
 def factor_alignment(G1, G2, *, centered=False) -> float:
     """Alignment of G₁G₁ᵀ and G₂G₂ᵀ by one reduction over the rows (no n × n array)."""
     if G1.shape[0] != G2.shape[0]:
-        raise ValueError(
-            f"G1 and G2 must have the same number of rows; got {G1.shape}, {G2.shape}"
-        )
+        raise ValueError(f"G1 and G2 must have the same number of rows; got {G1.shape}, {G2.shape}")
     m1 = G1.shape[1]
     n, mean, S = row_moments(G1, G2)
     if not centered:
@@ -488,8 +484,14 @@ def kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init_samp
     method = km._AUTO_INIT if init == "auto" else init
     if method == "k-means++" or km.default_init_sample(n, k) >= n:
         # seeding on all rows: only for data small enough to hold (or asked for)
-        return km.kmeans_landmarks(np.asarray(X.compute()), k, rng=rng, max_iter=max_iter,
-                                   init=init, init_sample=init_sample)
+        return km.kmeans_landmarks(
+            np.asarray(X.compute()),
+            k,
+            rng=rng,
+            max_iter=max_iter,
+            init=init,
+            init_sample=init_sample,
+        )
     cdt = np.dtype(np.float32)
     mu = reduce_rows(_norm_stats, X)[1] / n
     C, m = km._seed(_Rows(X), k, rng, method, init_sample, None, cdt, km._SKETCH_DIM)
@@ -525,8 +527,13 @@ def kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init_samp
         sums, counts, inertia, _ = lloyd_pass(C)
         if not moved:
             break
-    info = {"n_iter": n_iter, "inertia": inertia, "init": method, "init_sample": m,
-            "passes": n_iter + 2}
+    info = {
+        "n_iter": n_iter,
+        "inertia": inertia,
+        "init": method,
+        "init_sample": m,
+        "passes": n_iter + 2,
+    }
     return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info
 
 

@@ -34,7 +34,7 @@ def chunk_rows(n_cols: int, itemsize: int, budget: int | None = None, n_rows=Non
 def _prepare(kernel, X, Z):
     # cheap O(1) checks so that a wrong shape or dtype is named, not a numpy error deep
     # in a GEMM; a user's callable kernel may take non-numeric rows, so it is exempt
-    for name, A in (() if getattr(kernel, "name", None) == "callable" else (("X", X), ("Z", Z))):
+    for name, A in () if getattr(kernel, "name", None) == "callable" else (("X", X), ("Z", Z)):
         if getattr(A, "ndim", None) != 2:
             got = f"{A.ndim}-D" if hasattr(A, "ndim") else type(A).__name__
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got {got}")
