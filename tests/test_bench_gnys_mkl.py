@@ -3,6 +3,7 @@
 import dataclasses
 
 import numpy as np
+import pytest
 
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
 from lorak.bench.experiments import gnys_labels, gnys_mkl
@@ -42,7 +43,7 @@ def _twonorm_loader(spec, data_home):
     return LoadedData(spec=spec, X=X, y=np.asarray(y, dtype=np.int64))
 
 
-def test_tiny_end_to_end_table2():
+def test_tiny_end_to_end_table2(tmp_path):
     spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
     part = dataclasses.replace(gnys_mkl.GNYS_MKL.part("small"), datasets=(spec,), quick_datasets=())
     exp = dataclasses.replace(gnys_mkl.GNYS_MKL, parts=(part,))
@@ -55,6 +56,10 @@ def test_tiny_end_to_end_table2():
     assert sum(s["best_counts"].values()) == 1
     text = gnys_mkl._summary(res)
     assert "Lowest mean error among our columns" in text and "twonorm" in text
+    pytest.importorskip("matplotlib")
+    plots = gnys_mkl._plots(res, tmp_path)
+    assert [f for _, f in plots] == ["table2_errors.png"]
+    assert (tmp_path / "table2_errors.png").stat().st_size > 1000
 
 
 def test_tiny_end_to_end_labels(tmp_path):

@@ -19,6 +19,7 @@ __all__ = [
     "pivot",
     "plot_metric_lines",
     "render_report",
+    "save_figure",
     "summary_text",
     "text_table",
     "write_combined",
@@ -364,6 +365,17 @@ def write_outputs(result: RunResult, out_dir) -> dict:
     paths["report"] = out_dir / "report.md"
     paths["report"].write_text(render_report(result, plots, note), encoding="utf-8")
     return paths
+
+
+def save_figure(fig, out_dir, filename: str, title: str) -> list[tuple[str, str]]:
+    """Lay out, save as ``out_dir/filename`` (PNG, 110 dpi) and close ``fig``; returns the
+    ``[(title, filename)]`` entry an experiment's ``plots`` callable reports."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(Path(out_dir) / filename, dpi=110)
+    plt.close(fig)
+    return [(title, filename)]
 
 
 def plot_metric_lines(

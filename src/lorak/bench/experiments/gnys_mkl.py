@@ -53,7 +53,7 @@ from threadpoolctl import threadpool_limits
 
 from ...kernels import KernelBank
 from .._reference import load_reference
-from .._report import fmt_num, markdown_table, text_table
+from .._report import fmt_num, markdown_table, save_figure, text_table
 from .._spec import Experiment, Method, Metric, Part
 from .gnys import (
     BLAS_THREADS,
@@ -530,6 +530,48 @@ def _table2(result, *, markdown: bool) -> str:
     return "\n".join(lines)
 
 
+def _plots(result, out_dir):
+    """One row per dataset: each of our columns (mean ± std) and the paper's GN-MKL."""
+    s = table2_summary(result)
+    rows = s["rows"]
+    if not rows:
+        return []
+    import matplotlib.pyplot as plt
+
+    disp = {m.name: m.display for m in TABLE2_METHODS}
+    names = list(disp)
+    fig, ax = plt.subplots(figsize=(8.0, 0.42 * len(rows) + 1.6))
+    step = 0.8 / max(len(names), 1)
+    for k, m in enumerate(names):
+        ys, xs, es = [], [], []
+        for i, row in enumerate(rows):
+            c = row["cols"].get(m)
+            if c is None:
+                continue
+            ys.append(i - 0.4 + (k + 0.5) * step)
+            xs.append(c["mean"])
+            es.append(c.get("std") or 0.0)
+        if xs:
+            ax.errorbar(xs, ys, xerr=es, fmt="o", ms=3.5, capsize=2, label=disp[m])
+    px, py = [], []
+    for i, row in enumerate(rows):
+        paper = paper_row(row["dataset"])
+        if paper is not None and "GenNystromMKL" in paper["methods"]:
+            px.append(paper["methods"]["GenNystromMKL"]["error_pct_mean"])
+            py.append(i)
+    if px:
+        ax.scatter(px, py, marker="x", s=60, c="k", zorder=5, label="paper GN-MKL")
+    ax.set_yticks(range(len(rows)), [r["dataset"] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("error on the unlabeled rows (%)", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    ax.set_title("Table 2: our columns (mean ± std) and the paper's GN-MKL", fontsize=10)
+    return save_figure(
+        fig, out_dir, "table2_errors.png", "Table 2: errors per dataset, beside the paper's GN-MKL"
+    )
+
+
 def _checks(result) -> str:
     return "### Table 2, ours beside the paper's\n\n" + _table2(result, markdown=True)
 
@@ -571,6 +613,7 @@ GNYS_MKL = Experiment(
     reference=_reference,
     checks=_checks,
     summary=_summary,
+    plots=_plots,
     paper="K. Zhang, L. Lan, J. Liu, A. Rauber, F. Moerchen, Inductive kernel low-rank "
     "decomposition with priors: a generalized Nyström method, Pattern Recognition (2017), "
     "§6.2, Table 2",

@@ -29,7 +29,7 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-from .._report import fmt_num, markdown_table, summary_text
+from .._report import fmt_num, markdown_table, save_figure, summary_text
 from .._spec import DatasetSpec, Experiment, Method, Part
 from .npkl_adult import METRIC, _prepare
 from .npkl_uci import npkl_method
@@ -180,11 +180,7 @@ def _plots(result, out_dir):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("Fig. 2: active vs random constraint selection (a1a, SHL)", fontsize=9)
-    fig.tight_layout()
-    path = out_dir / "fig2_active.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [("Fig. 2: active vs random selection", path.name)]
+    return save_figure(fig, out_dir, "fig2_active.png", "Fig. 2: active vs random selection")
 
 
 FIG2 = Part(
