@@ -623,7 +623,7 @@ case(
 )
 case(
     "save-callable-kernel",
-    lambda: lorak.save(_nys(kernel=lambda a, b: a @ b.T), "/nonexistent/x"),
+    lambda: lorak.save(_nys(kernel=lambda a, b: a @ b.T), "no-such-dir/model.lorak"),
     VE,
     "kernel",
 )

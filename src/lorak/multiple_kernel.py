@@ -35,12 +35,13 @@ from ._validation import check_generator, validate_data
 from .estimators import _KernelFactor
 from .kernels import KernelBank, chunk_rows
 from .landmarks import select_landmarks
-from .learn import DEFAULT_LAMBDA_GRID, SOLVERS, psd_factor
+from .learn import SOLVERS, psd_factor
 from .learn._mk_gen_nystrom import fit_mk_gen_nystrom
 from .metrics import ideal_kernel_factor
 from .semi_supervised import (
     MAX_AUTO_COMPONENTS,
     _check_choice,
+    _check_lambda,
     _one_class_error,
     parse_semi_supervised_y,
 )
@@ -204,18 +205,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         t = self.tau
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (np.isfinite(t) and t > 0):
             raise ValueError(f"tau must be a number > 0; got {t!r}")
-        lam = self.lam
-        if isinstance(lam, str):
-            if lam != "auto":
-                raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
-            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        grid = DEFAULT_LAMBDA_GRID if self.lam_grid is None else self.lam_grid
-        g = np.asarray(grid, dtype=np.float64).ravel()
-        if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-            raise ValueError(
-                f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}"
-            )
+        g = _check_lambda(self.lam, self.lam_grid)
         return g
 
     def _bank(self, X, rng):

@@ -106,6 +106,20 @@ def _check_choice(value, name, choices):
     return value
 
 
+def _check_lambda(lam, lam_grid) -> np.ndarray:
+    """Validate ``lam`` ("auto" or a number > 0) and return the λ grid as a float array."""
+    if isinstance(lam, str):
+        if lam != "auto":
+            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
+        raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+    grid = DEFAULT_LAMBDA_GRID if lam_grid is None else lam_grid
+    g = np.asarray(grid, dtype=np.float64).ravel()
+    if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
+        raise ValueError(f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}")
+    return g
+
+
 class GeneralizedNystroem(_KernelFactor):
     """Generalized Nyström low-rank kernel learned from labels (Zhang et al. 2017, §3).
 
@@ -269,18 +283,7 @@ class GeneralizedNystroem(_KernelFactor):
             raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
         if not isinstance(self.center_ideal, (bool, np.bool_)):
             raise TypeError(f"center_ideal must be True or False; got {self.center_ideal!r}")
-        lam = self.lam
-        if isinstance(lam, str):
-            if lam != "auto":
-                raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
-            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        grid = DEFAULT_LAMBDA_GRID if self.lam_grid is None else self.lam_grid
-        g = np.asarray(grid, dtype=np.float64).ravel()
-        if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-            raise ValueError(
-                f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}"
-            )
+        g = _check_lambda(self.lam, self.lam_grid)
         beta = self.beta
         if isinstance(beta, str):
             _check_choice(beta, "beta", ("heuristic", "optimize"))

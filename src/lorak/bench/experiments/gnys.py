@@ -393,11 +393,8 @@ PAPER_METHOD = {
 }
 
 
-def _reference(dataset, method, params, metric):
-    if metric != "error_pct":
-        return None
-    row = _paper_row(dataset)
-    name = PAPER_METHOD.get(method)
+def reference_entry(row, name, source):
+    """The report's reference cell for paper method ``name`` of a table ``row`` (or None)."""
     if row is None or name is None or name not in row["methods"]:
         return None
     r = row["methods"][name]
@@ -405,8 +402,18 @@ def _reference(dataset, method, params, metric):
         "mean": r["error_pct_mean"],
         "std": r["error_pct_std"],
         "seconds": r["seconds"],
-        "source": f"generalized_nystrom.json#table1_single_kernel/{dataset}/{name}",
+        "source": f"{source}/{name}",
     }
+
+
+def _reference(dataset, method, params, metric):
+    if metric != "error_pct":
+        return None
+    return reference_entry(
+        _paper_row(dataset),
+        PAPER_METHOD.get(method),
+        f"generalized_nystrom.json#table1_single_kernel/{dataset}",
+    )
 
 
 # ---------------------------------------------------------------- tables and counts

@@ -67,6 +67,7 @@ from .gnys import (
     _paired,
     _prepare,
     draw_labeled,
+    reference_entry,
 )
 
 __all__ = [
@@ -295,17 +296,11 @@ def paper_row(dataset):
 def _reference(dataset, method, params, metric):
     if metric != "error_pct":
         return None
-    row = paper_row(dataset)
-    name = PAPER_METHOD.get(method)
-    if row is None or name is None or name not in row["methods"]:
-        return None
-    r = row["methods"][name]
-    return {
-        "mean": r["error_pct_mean"],
-        "std": r["error_pct_std"],
-        "seconds": r["seconds"],
-        "source": f"generalized_nystrom.json#table2_multiple_kernels/{dataset}/{name}",
-    }
+    return reference_entry(
+        paper_row(dataset),
+        PAPER_METHOD.get(method),
+        f"generalized_nystrom.json#table2_multiple_kernels/{dataset}",
+    )
 
 
 # ---------------------------------------------------------------- tables and counts
