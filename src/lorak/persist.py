@@ -36,6 +36,27 @@ that it cannot run code: only allowlisted classes are instantiated, with
 >>> save(est, path)
 >>> np.array_equal(load(path).transform(X), est.transform(X))
 True
+
+skops compatibility
+-------------------
+Every lorak estimator can also be written in `skops <https://skops.readthedocs.io>`_'s
+secure format (the optional extra ``lorak[skops]``), either with
+``save(est, path, format="skops")`` or with skops itself::
+
+    import skops.io
+    skops.io.dump(est, "est.skops")
+    est = skops.io.load("est.skops", trusted=lorak.persist.skops_trusted_types())
+
+skops refuses every type it does not trust by default (lorak's classes, scipy's CSR
+containers) unless the caller names it; :func:`skops_trusted_types` names exactly
+lorak's allowlist (:func:`trusted_classes`) plus the two sparse classes lorak
+estimators store, so a file holding anything else (a function, say a callable kernel)
+is still refused. :func:`load` recognises a skops file and loads it with that list
+(plus its ``trusted`` argument); a file naming another type raises
+:class:`PersistenceError`. The safety of that path rests on skops's audit (it rebuilds
+a trusted class with ``cls.__new__`` and ``__setstate__``/``__dict__``, and reads
+arrays with ``allow_pickle=False``); skops files carry no lorak checksum or lorak
+format version.
 """
 
 from __future__ import annotations
@@ -61,6 +82,7 @@ __all__ = [
     "load",
     "register_trusted",
     "save",
+    "skops_trusted_types",
     "trusted_classes",
 ]
 
@@ -94,6 +116,9 @@ _SKLEARN_TRUSTED = {
 }
 
 _extra_trusted: dict[str, type] = {}
+
+_FORMATS = ("lorak", "skops")
+_SKOPS_SCHEMA = "schema.json"
 
 
 class PersistenceError(ValueError):
@@ -165,6 +190,44 @@ def register_trusted(*classes: type) -> None:
         if not isinstance(cls, type):
             raise TypeError(f"register_trusted takes classes; got {cls!r}")
         _extra_trusted[_qualname(cls)] = cls
+
+
+def _skops_name(cls: type) -> str:
+    # skops names a type "module.ClassName" (its __module__ and __name__)
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def skops_trusted_types() -> list[str]:
+    """The type names to pass as ``skops.io.load(..., trusted=...)`` for lorak estimators.
+
+    Exactly lorak's own allowlist (:func:`trusted_classes`: lorak's estimators,
+    kernels, kernel banks and result dataclasses, the fixed list of scikit-learn
+    estimators lorak wraps, and classes added with :func:`register_trusted`) in
+    skops's ``"module.ClassName"`` spelling, plus ``scipy.sparse``'s ``csr_matrix`` and
+    ``csr_array`` (lorak stores sparse inputs such as Nystroem landmarks and
+    SimpleNPKL's constraint graph in CSR). numpy arrays, dtypes, random generators and
+    builtin containers are trusted by skops already. No function, method or module
+    name is in the list, so a file that asks skops to import one is still refused.
+    Needs no skops installed.
+    """
+    names = {
+        _skops_name(cls)
+        for cls in trusted_classes().values()
+        if cls.__qualname__ == cls.__name__  # skops looks classes up as module attributes
+    }
+    names.update(_skops_name(cls) for cls in (sp.csr_matrix, sp.csr_array))
+    return sorted(names)
+
+
+def _import_skops(what: str):
+    try:
+        import skops.io as skops_io
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} needs the optional dependency skops, which is not installed; "
+            "install it with: pip install 'lorak[skops]'"
+        ) from exc
+    return skops_io
 
 
 # --------------------------------------------------------------------------- encoding
@@ -477,25 +540,38 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()
 
 
-def save(estimator, path) -> None:
-    """Write ``estimator`` (fitted or not) to ``path`` in lorak's safe format.
+def save(estimator, path, *, format: str = "lorak") -> None:
+    """Write ``estimator`` (fitted or not) to ``path`` in a safe format.
 
     Parameters
     ----------
     estimator : a lorak estimator (or any object built from allowlisted classes)
     path : str or os.PathLike
         Written atomically (a temporary file in the same folder, then renamed).
+    format : {"lorak", "skops"}, default="lorak"
+        ``"lorak"``: lorak's own format (JSON + .npz, versioned, checksummed).
+        ``"skops"``: skops's secure format (needs the ``skops`` extra), readable with
+        :func:`load` or with ``skops.io.load(path, trusted=skops_trusted_types())``.
 
     Raises
     ------
     PersistenceError
         If the object holds something that cannot be stored without pickle: a
         function (a callable kernel or landmark strategy), or an instance of a class
-        outside the allowlist (:func:`trusted_classes`).
+        outside the allowlist (:func:`trusted_classes`, :func:`skops_trusted_types`).
+    ValueError
+        ``format`` is not one of the two names.
+    ImportError
+        ``format="skops"`` and skops is not installed.
     """
+    if not isinstance(format, str) or format not in _FORMATS:
+        raise ValueError(f"format must be one of {_FORMATS}; got {format!r}")
+    path = os.fspath(path)
+    if format == "skops":
+        _write_atomic(path, _skops_bytes(estimator))
+        return
     from . import __version__
 
-    path = os.fspath(path)
     enc = _Encoder(trusted_classes())
     tree = enc.encode(estimator, "estimator")
     state_bytes = json.dumps(tree, allow_nan=False).encode("utf-8")
@@ -510,16 +586,70 @@ def save(estimator, path) -> None:
         "sha256": _digest(state_bytes, array_bytes),
     }
     header_bytes = json.dumps(header, sort_keys=True, indent=1).encode("utf-8")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr(_HEADER, header_bytes)
+        zf.writestr(_STATE, state_bytes)
+        zf.writestr(_ARRAYS, array_bytes)
+    _write_atomic(path, buf.getvalue())
+
+
+def _write_atomic(path: str, data: bytes) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
-            zf.writestr(_HEADER, header_bytes)
-            zf.writestr(_STATE, state_bytes)
-            zf.writestr(_ARRAYS, array_bytes)
+        with open(tmp, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _skops_bytes(estimator) -> bytes:
+    skops_io = _import_skops('save(..., format="skops")')
+    try:
+        data = skops_io.dumps(estimator)
+    except (TypeError, ValueError) as exc:  # skops's UnsupportedTypeException is a TypeError
+        raise PersistenceError(f"skops cannot save this estimator: {exc}") from exc
+    # refuse what lorak.load would refuse, so that every file written here loads back
+    outside = sorted(set(skops_io.get_untrusted_types(data=data)) - set(skops_trusted_types()))
+    if outside:
+        raise PersistenceError(
+            f"cannot save the estimator in skops format: it holds {outside}, outside "
+            "lorak's allowlist (functions such as a callable kernel are never stored; use "
+            "a built-in kernel/strategy name, or see lorak.persist.register_trusted)"
+        )
+    return data
+
+
+def _load_skops(path: str, trusted: list[type]):
+    skops_io = _import_skops(f"load({path!r}) (a skops file)")
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    with open(path, "rb") as f:
+        data = f.read()
+    allow = set(skops_trusted_types()) | {_skops_name(cls) for cls in trusted}
+    try:
+        untrusted = set(skops_io.get_untrusted_types(data=data))
+    except Exception as exc:  # any failure to parse the schema: a corrupt file
+        raise PersistenceError(
+            f"{path} is a corrupt or truncated skops file ({type(exc).__name__}: {exc})"
+        ) from exc
+    outside = sorted(untrusted - allow)
+    if outside:
+        raise PersistenceError(
+            f"the skops file {path} holds types outside lorak's allowlist: {outside}; "
+            "refusing to load it (pass trusted=[...] classes, or use skops.io.load with "
+            "your own reviewed list, if you trust them)"
+        )
+    try:
+        return skops_io.loads(data, trusted=sorted(allow))
+    except UntrustedTypesFoundException as exc:  # the audit above should catch these
+        raise PersistenceError(f"{path}: {exc}") from exc
+    except (ValueError, TypeError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise PersistenceError(
+            f"{path} is a corrupt or truncated skops file ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _read_member(zf: zipfile.ZipFile, name: str, path) -> bytes:
@@ -552,7 +682,12 @@ def _header(zf: zipfile.ZipFile, path) -> dict:
 
 
 def load(path, *, trusted: Iterable[type] = ()):
-    """Read an estimator written by :func:`save`.
+    """Read an estimator written by :func:`save`, in either format.
+
+    A skops file (one with skops's ``schema.json``, whether written by
+    ``save(..., format="skops")`` or by ``skops.io.dump``) is loaded by skops with
+    ``trusted=skops_trusted_types()`` plus ``trusted``, after checking that it names
+    no other type; this needs the ``skops`` extra.
 
     Parameters
     ----------
@@ -577,6 +712,15 @@ def load(path, *, trusted: Iterable[type] = ()):
         raise PersistenceError(
             f"{path} is not a lorak file or is truncated (not a readable zip archive: {exc})"
         ) from exc
+    extra = list(trusted)
+    for cls in extra:
+        if not isinstance(cls, type):
+            zf.close()
+            raise TypeError(f"trusted must hold classes; got {cls!r}")
+    names = set(zf.namelist())
+    if _HEADER not in names and _SKOPS_SCHEMA in names:
+        zf.close()
+        return _load_skops(path, extra)
     with zf:
         for info in zf.infolist():
             # lorak writes members uncompressed, so a member's size on disk is its size
@@ -597,9 +741,7 @@ def load(path, *, trusted: Iterable[type] = ()):
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise PersistenceError(f"{path} has a corrupt state ({type(exc).__name__})") from exc
     allow = trusted_classes()
-    for cls in trusted:
-        if not isinstance(cls, type):
-            raise TypeError(f"trusted must hold classes; got {cls!r}")
+    for cls in extra:
         allow[_qualname(cls)] = cls
     try:
         with zipfile.ZipFile(io.BytesIO(array_bytes)) as inner:
