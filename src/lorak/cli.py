@@ -180,6 +180,10 @@ def _cmd_bench(bench_parser, args) -> int:
         f"\nwrote {paths['results']}, {paths['report']}"
         + (f" and {len(paths['plots'])} plot(s)" if paths["plots"] else "")
     )
+    print(
+        f"wall time {result.wall_seconds:.1f} s (timed fit + transform "
+        f"{result.fit_seconds:.1f} s over {len(result.records)} cells)"
+    )
     if result.failures:
         print(f"{len(result.failures)} failure(s); see the Failures section of report.md")
     if not result.rows:

@@ -216,13 +216,17 @@ def render_report(result: RunResult, plots: list | None, plot_note: str | None) 
     mode = "quick" if cfg.get("quick") else "full"
     out.append(
         f"Run: {cfg.get('started_utc')} UTC, {mode} mode, seed {cfg.get('seed')}, "
-        f"total wall time **{result.wall_seconds:.1f} s**."
+        f"total wall time **{result.wall_seconds:.1f} s** (timed fit + transform "
+        f"{result.fit_seconds:.1f} s over {len(result.records)} cells)."
     )
     for name, pc in cfg.get("parts", {}).items():
         ds = ", ".join(
             d["label"] + (" (stand-in)" if d["stand_in"] else "") for d in pc["datasets"]
         )
-        out.append(f"- {name}: {pc['reps']} reps (deterministic methods: 1); datasets: {ds}")
+        secs = f", {pc['wall_seconds']:.1f} s" if pc.get("wall_seconds") is not None else ""
+        out.append(
+            f"- {name}: {pc['reps']} reps (deterministic methods: 1){secs}; datasets: {ds}"
+        )
     out += ["", f"Environment: {_env_lines(result.environment)}", ""]
     if result.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
@@ -496,12 +500,53 @@ def _anchor(name: str) -> str:
     return re.sub(r"[^a-z0-9 -]", "", name.lower()).replace(" ", "-")
 
 
+def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
+    """The "Wall time" section of the combined report: one row per experiment and a
+    total row (the sums; the run's own wall time is ``total``)."""
+    rows = [
+        [
+            e.name,
+            e.status,
+            f"{e.seconds:.1f}",
+            f"{e.run_seconds:.1f}",
+            f"{e.fit_seconds:.1f}",
+            f"{100 * e.seconds / total:.0f} %" if total > 0 else "—",
+        ]
+        for e in entries
+    ]
+    rows.append(
+        [
+            "**total**",
+            f"{sum(e.status in ('ok', 'failures') for e in entries)}/{len(entries)} with results",
+            f"**{total:.1f}**",
+            f"{sum(e.run_seconds for e in entries):.1f}",
+            f"{sum(e.fit_seconds for e in entries):.1f}",
+            "100 %" if total > 0 else "—",
+        ]
+    )
+    return [
+        "## Wall time",
+        "",
+        f"The {mode} run took **{total:.1f} s** ({total / 60:.1f} min) of wall time. Per "
+        "experiment: wall = running it and writing its files and plots; run = the runner "
+        "alone (loading, preparing, every cell, metrics); timed fits = the sum of the "
+        "timed fit + transform of its cells, the part the results' `seconds_mean` report.",
+        "",
+        markdown_table(
+            ["experiment", "status", "wall s", "run s", "timed fits s", "share of wall"],
+            rows,
+        ),
+        "",
+    ]
+
+
 def write_combined(entries, out_dir, *, meta: dict) -> dict:
     """Write the combined ``report.md`` and ``index.json`` of ``lorak bench all``.
 
     ``entries`` are :class:`lorak.bench._runner.AllEntry` objects whose files lie in
-    ``out_dir/NAME``; the report has a summary table (status, seconds, links), then
-    every experiment's own report — its tables with the paper's numbers beside ours,
+    ``out_dir/NAME``; the report has a summary table (status, wall seconds, links), a
+    wall-time table (per experiment and in total: wall, run and timed-fit seconds),
+    then every experiment's own report — its tables with the paper's numbers beside ours,
     its checks and plots — with links rewritten to resolve from ``out_dir``.
     ``meta`` (mode, seed, started_utc, wall_seconds, environment, ...) goes into both.
     Returns ``{"report": path, "index": path}``.
@@ -549,13 +594,14 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
         "## Summary",
         "",
         markdown_table(
-            ["experiment", "status", "seconds", "result rows", "plots", "stand-ins", "files"],
+            ["experiment", "status", "wall seconds", "result rows", "plots", "stand-ins", "files"],
             body,
         ),
         "",
         "Every experiment's section below is its own report.md (tables: ours, with the "
         "paper's number in parentheses where the paper has one).",
         "",
+        *_wall_time_lines(entries, total, mode),
     ]
     for e in entries:
         lines += [f"## {e.name}", ""]
@@ -587,6 +633,8 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
                 "paper": e.paper,
                 "status": e.status,
                 "seconds": round(e.seconds, 3),
+                "run_seconds": round(e.run_seconds, 3),
+                "fit_seconds": round(e.fit_seconds, 3),
                 "n_rows": e.n_rows,
                 "n_failures": e.n_failures,
                 "error": e.error,

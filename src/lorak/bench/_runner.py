@@ -169,6 +169,9 @@ class RunResult:
         stand-in flag).
     notes : list of str
     wall_seconds : float
+        Wall time of the whole run (loading, preparing, every cell, metrics).
+    part_seconds : dict
+        Part name → wall time of that part.
     artifacts : dict
         Part name → dataset label → the ``task.context["artifacts"]`` dict that the
         part's ``prepare`` created and its methods filled (small objects for plots:
@@ -184,7 +187,13 @@ class RunResult:
     datasets: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     wall_seconds: float = 0.0
+    part_seconds: dict = field(default_factory=dict)
     artifacts: dict = field(default_factory=dict)
+
+    @property
+    def fit_seconds(self) -> float:
+        """Sum of the timed seconds of every cell that ran (fit + transform only)."""
+        return float(sum(r["seconds"] for r in self.records if r["seconds"] is not None))
 
     def select(self, *, part=None, dataset=None, method=None, metric=None) -> list[dict]:
         """Result rows matching all given fields."""
@@ -305,9 +314,11 @@ def run_experiment(
         notes=notes,
     )
     for part, specs, grid, n_reps in plans:
+        t_part = time.perf_counter()
         _run_part(
             experiment, part, specs, grid, n_reps, result, multi, quick, seed, data_home, progress
         )
+        result.part_seconds[part.name] = time.perf_counter() - t_part
     progress.close()
     result.wall_seconds = time.perf_counter() - t_start
 
@@ -329,6 +340,7 @@ def run_experiment(
                     "methods": [m.name for m in part.methods],
                     "deterministic_methods": [m.name for m in part.methods if m.deterministic],
                     "metrics": part.metric_names(),
+                    "wall_seconds": round(result.part_seconds.get(part.name, 0.0), 3),
                 }
                 for part, specs, grid, n_reps in plans
             },
@@ -337,7 +349,11 @@ def run_experiment(
             ),
             "notes": notes,
             "started_utc": started,
+            # wall: everything run_experiment did; fit: the timed part of the cells
+            # (fit + transform), a lower bound of the wall time
             "wall_seconds": round(result.wall_seconds, 3),
+            "fit_seconds": round(result.fit_seconds, 3),
+            "n_cells": len(result.records),
             "n_failures": len(result.failures),
         }
     )
@@ -382,6 +398,7 @@ def _run_part(
         except Exception as exc:
             _fail(result, part, spec, None, None, None, "load", exc)
             described.append(_describe(spec, None, _err(exc)))
+            described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
             progress.advance(cells, "load failed")
             progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
             continue
@@ -391,6 +408,7 @@ def _run_part(
             context = _prepare(part, data, quick) if part.prepare is not None else {}
         except Exception as exc:
             _fail(result, part, spec, None, None, None, "prepare", exc)
+            described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
             progress.advance(cells, "prepare failed")
             progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
             continue
@@ -411,6 +429,7 @@ def _run_part(
         if isinstance(arts, dict) and arts:
             result.artifacts.setdefault(part.name, {})[spec.display] = arts
         del context
+        described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
         progress.end_dataset(
             part.name,
             spec.display,
@@ -562,7 +581,10 @@ class AllEntry:
     ``status`` is ``"ok"`` (results, no failed cell), ``"failures"`` (results and some
     failed cells), ``"no results"`` (every cell failed) or ``"error"`` (the run itself
     raised: ``error`` holds the message). ``paths`` are the files written (relative to
-    the combined output folder), ``seconds`` the wall time including writing.
+    the combined output folder), ``seconds`` the wall time including writing the
+    outputs (plots), ``run_seconds`` that of :func:`run_experiment` alone and
+    ``fit_seconds`` the sum of its timed cells (fit + transform; no loading, preparing
+    or metrics).
     """
 
     name: str
@@ -573,6 +595,8 @@ class AllEntry:
     n_rows: int = 0
     n_failures: int = 0
     error: str | None = None
+    run_seconds: float = 0.0
+    fit_seconds: float = 0.0
     paths: dict = field(default_factory=dict)
     stand_ins: list = field(default_factory=list)
     notes: list = field(default_factory=list)
@@ -640,6 +664,8 @@ def run_all(
             }
             entry.n_rows = len(result.rows)
             entry.n_failures = len(result.failures)
+            entry.run_seconds = result.wall_seconds
+            entry.fit_seconds = result.fit_seconds
             entry.stand_ins = list(result.config.get("stand_ins_used", []))
             entry.notes = list(result.notes)
             if not any(r["mean"] is not None for r in result.rows):
@@ -654,7 +680,8 @@ def run_all(
         entries.append(entry)
         if log is not None:
             log(
-                f"{exp.name}: {entry.status}, {entry.seconds:.1f} s, {entry.n_rows} rows, "
+                f"{exp.name}: {entry.status}, {entry.seconds:.1f} s (timed fits "
+                f"{entry.fit_seconds:.1f} s), {entry.n_rows} rows, "
                 f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
             )
         if on_entry is not None:

@@ -1,0 +1,141 @@
+"""Wall time recording: results.json config (per run, part and dataset), `lorak bench all`'s
+index.json and the combined report's wall-time table (toy experiments that sleep)."""
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from lorak.bench import (
+    DatasetSpec,
+    Experiment,
+    LoadedData,
+    Method,
+    Metric,
+    Part,
+    _registry,
+    run_experiment,
+    write_outputs,
+)
+from lorak.cli import main
+
+NAP = 0.02  # seconds each cell sleeps inside the timed method
+
+
+def _loader(spec, data_home):
+    time.sleep(NAP)  # loading is wall time, not fit time
+    y = np.repeat([0, 1], 5)
+    return LoadedData(spec=spec, X=np.zeros((10, 2)) + y[:, None], y=y)
+
+
+def _broken_loader(spec, data_home):
+    raise OSError("no such file")
+
+
+def _nap(task):
+    time.sleep(NAP)
+    return float(task.rep)
+
+
+def _value(out, task):
+    time.sleep(NAP)  # metrics are wall time, not fit time
+    return out
+
+
+def _part(name, loader=_loader, run=_nap):
+    return Part(
+        name=name,
+        datasets=(DatasetSpec("toy", loader=loader),),
+        methods=(Method("nap", run),),
+        metrics=(Metric("value", _value),),
+        grid=({"m": 1}, {"m": 2}),
+        reps=2,
+        quick_reps=2,
+    )
+
+
+def _experiment(name="toy-nap"):
+    return Experiment(name=name, description="sleeps", parts=(_part("a"), _part("b")))
+
+
+def test_results_json_records_wall_and_fit_seconds(tmp_path):
+    result = run_experiment(_experiment(), quick=True)
+    cfg = result.config
+    n_cells = 2 * 2 * 2  # parts × grid × reps
+    assert cfg["n_cells"] == n_cells == len(result.records)
+    # each cell slept NAP inside the timed method; loading and metrics slept outside it
+    assert cfg["fit_seconds"] >= n_cells * NAP * 0.9
+    assert cfg["fit_seconds"] == pytest.approx(sum(r["seconds"] for r in result.records), abs=2e-3)
+    assert cfg["wall_seconds"] >= cfg["fit_seconds"] + (2 + n_cells) * NAP * 0.9
+    parts = cfg["parts"]
+    assert set(parts) == {"a", "b"}
+    for pc in parts.values():
+        assert pc["wall_seconds"] >= (1 + 2 * 4) * NAP * 0.9  # load + 4 × (fit + metric)
+        (ds,) = pc["datasets"]
+        assert ds["label"] == "toy" and 0 < ds["wall_seconds"] <= pc["wall_seconds"] + 1e-3
+    assert sum(pc["wall_seconds"] for pc in parts.values()) <= cfg["wall_seconds"] + 1e-3
+
+    paths = write_outputs(result, tmp_path)
+    saved = json.loads(paths["results"].read_text())["config"]
+    assert saved["wall_seconds"] == cfg["wall_seconds"]
+    assert saved["fit_seconds"] == cfg["fit_seconds"]
+    assert saved["parts"]["a"]["wall_seconds"] == parts["a"]["wall_seconds"]
+    report = paths["report"].read_text()
+    assert f"timed fit + transform {result.fit_seconds:.1f} s over {n_cells} cells" in report
+
+
+def test_failed_load_still_records_its_dataset_time():
+    exp = Experiment(name="toy-broken", description="x", parts=(_part("p", _broken_loader),))
+    result = run_experiment(exp, quick=True)
+    (ds,) = result.config["parts"]["p"]["datasets"]
+    assert ds["loaded"] is False and ds["wall_seconds"] >= 0
+    assert result.config["fit_seconds"] == 0 and result.config["n_cells"] == 0
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    fakes = {
+        "toy-nap": _experiment(),
+        "toy-broken": Experiment(
+            name="toy-broken", description="x", parts=(_part("p", _broken_loader),)
+        ),
+    }
+    monkeypatch.setattr(_registry, "EXPERIMENTS", fakes)
+    monkeypatch.setattr(_registry, "IMPORT_ERRORS", {})
+    monkeypatch.setattr(_registry, "_discovered", True)
+
+
+def test_bench_all_index_and_report_have_wall_times(tmp_path, capsys, fake_registry):
+    out = tmp_path / "all"
+    rc = main(["bench", "all", "--quick", "--out", str(out), "--no-progress"])
+    assert rc == 1  # toy-broken has no results
+    assert "toy-nap: ok" in capsys.readouterr().out
+    index = json.loads((out / "index.json").read_text())
+    by = {e["name"]: e for e in index["experiments"]}
+    nap, broken = by["toy-nap"], by["toy-broken"]
+    assert nap["fit_seconds"] >= 8 * NAP * 0.9
+    assert nap["seconds"] >= nap["run_seconds"] >= nap["fit_seconds"]
+    results = json.loads((out / nap["results"]).read_text())["config"]
+    assert nap["run_seconds"] == pytest.approx(results["wall_seconds"], abs=2e-3)
+    assert nap["fit_seconds"] == pytest.approx(results["fit_seconds"], abs=2e-3)
+    assert broken["status"] == "no results" and broken["fit_seconds"] == 0
+    assert index["wall_seconds"] >= nap["seconds"] + broken["seconds"] - 1e-3
+
+    report = (out / "report.md").read_text()
+    section = report.split("## Wall time", 1)[1].split("\n## ", 1)[0]
+    assert "| experiment | status | wall s | run s | timed fits s | share of wall |" in section
+    rows = [ln for ln in section.splitlines() if ln.startswith("| ")][1:]  # no header
+    assert [r.split("|")[1].strip() for r in rows] == ["toy-broken", "toy-nap", "**total**"]
+    nap_row = next(r for r in rows if "toy-nap" in r).split("|")
+    assert nap_row[2].strip() == "ok" and nap_row[3].strip() == f"{nap['seconds']:.1f}"
+    assert f"**{index['wall_seconds']:.1f}**" in rows[-1]
+    assert "1/2 with results" in rows[-1]
+
+
+def test_single_bench_prints_wall_time(tmp_path, capsys, fake_registry):
+    assert main(["bench", "toy-nap", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "wall time " in printed and "timed fit + transform" in printed
+    cfg = json.loads((tmp_path / "results.json").read_text())["config"]
+    assert cfg["wall_seconds"] >= cfg["fit_seconds"] > 0
