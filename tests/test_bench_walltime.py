@@ -139,3 +139,27 @@ def test_single_bench_prints_wall_time(tmp_path, capsys, fake_registry):
     assert "wall time " in printed and "timed fit + transform" in printed
     cfg = json.loads((tmp_path / "results.json").read_text())["config"]
     assert cfg["wall_seconds"] >= cfg["fit_seconds"] > 0
+
+
+class _Claimed:
+    seconds = 5.0  # a method that reports shared (cached) work's time in every cell
+
+    def __float__(self):  # the metric's value
+        return 1.0
+
+
+def test_report_flags_timed_fits_above_the_wall(tmp_path, monkeypatch, fake_registry):
+    part = _part("p", run=lambda task: _Claimed())
+    exp = Experiment(name="toy-claims", description="x", parts=(part,))
+    monkeypatch.setattr(_registry, "EXPERIMENTS", {"toy-claims": exp})
+    assert main(["bench", "all", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    (entry,) = json.loads((tmp_path / "index.json").read_text())["experiments"]
+    assert entry["fit_seconds"] == pytest.approx(4 * 5.0)  # 2 grid points × 2 reps
+    assert entry["run_seconds"] < entry["fit_seconds"]
+    report = (tmp_path / "report.md").read_text()
+    assert "Timed fits above the run's wall time (toy-claims)" in report
+
+
+def test_report_has_no_such_note_when_fits_fit(tmp_path, fake_registry):
+    main(["bench", "all", "--only", "toy-nap", "--quick", "--out", str(tmp_path), "--no-progress"])
+    assert "Timed fits above" not in (tmp_path / "report.md").read_text()

@@ -524,6 +524,7 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
             "100 %" if total > 0 else "—",
         ]
     )
+    over = [e.name for e in entries if e.fit_seconds > e.run_seconds > 0]
     return [
         "## Wall time",
         "",
@@ -537,7 +538,16 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
             rows,
         ),
         "",
-    ]
+    ] + (
+        [
+            f"Timed fits above the run's wall time ({', '.join(over)}): cells that share "
+            "cached work report its seconds each (e.g. one curve's time at every rank), so "
+            "their sum counts that work several times.",
+            "",
+        ]
+        if over
+        else []
+    )
 
 
 def write_combined(entries, out_dir, *, meta: dict) -> dict:
