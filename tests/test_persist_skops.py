@@ -162,3 +162,35 @@ def test_missing_skops_gives_a_clear_import_error(tmp_path, monkeypatch):
     # lorak's own format needs no skops
     lorak.save(est, tmp_path / "nys.lorak")
     _assert_same(lorak.load(tmp_path / "nys.lorak"), est)
+
+
+def test_kernels_banks_constraints_and_generators_through_skops(tmp_path):
+    from lorak.constraints import from_labels
+    from lorak.kernels import Gaussian, KernelBank, Laplacian, Polynomial
+
+    X, y = _data()
+    g = np.random.default_rng(7)
+    g.standard_normal(3)
+    objs = [
+        Gaussian(bandwidth="median"),
+        Polynomial(degree=2, gamma=0.5),
+        KernelBank.gaussian(factors=[0.5, 2.0]).resolve(X),
+        KernelBank(["linear", Laplacian(gamma=0.3)]),
+        from_labels(y, random_state=0),  # a dataclass holding CSR graphs
+    ]
+    for i, obj in enumerate(objs):
+        path = tmp_path / f"{i}.skops"
+        lorak.save(obj, path, format="skops")
+        back = skops_io.load(path, trusted=skops_trusted_types())
+        _assert_same(obj, back)
+        _assert_same(lorak.load(path), obj)
+    bank, back = objs[2], lorak.load(tmp_path / "2.skops")
+    for a, b in zip(bank.blocks(X, X[:5]), back.blocks(X, X[:5]), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # random states keep their stream (numpy Generator / RandomState, trusted by skops)
+    rs = np.random.RandomState(3)
+    for name, rng, draw in (("g", g, "standard_normal"), ("rs", rs, "rand")):
+        lorak.save(lorak.Nystroem(random_state=rng), tmp_path / f"{name}.skops", format="skops")
+        back = skops_io.load(tmp_path / f"{name}.skops", trusted=skops_trusted_types())
+        assert back.random_state is not rng
+        np.testing.assert_array_equal(getattr(back.random_state, draw)(4), getattr(rng, draw)(4))
