@@ -203,6 +203,27 @@ def test_shared_basis_solver_solves_the_same_svm():
         shared_basis_factor(bank_factors(bank, X, Z, compress=False).stack, d)
 
 
+def test_newton_solver_gives_the_same_mkl_as_the_gfb():
+    X, y = _xor(120, seed=4)
+    bank = KernelBank.gaussian_sigmas([0.2, 0.5, 1.0, 3.0])
+    Z = X[np.random.default_rng(0).choice(120, 20, replace=False)]
+    F = bank_factors(bank, X, Z, compress_rtol=1e-14).stack
+    gfb = {"criterion": "gap", "tol": 1e-4, "max_iter": 50000}
+    r1 = lp_mkl(F, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-8}, tol=1e-5, max_iter=100)
+    r2 = lp_mkl(F, y, 10.0, 2.0, solver="shared", inner=gfb, tol=1e-5, max_iter=100)
+    assert r1.converged and r2.converged
+    np.testing.assert_allclose(r1.d, r2.d, atol=1e-3)
+    np.testing.assert_allclose(r1.objective_history[-1], r2.objective_history[-1], rtol=1e-4)
+    assert r1.info["method"] == "newton" and r1.info["relative_gap"] <= 1e-8
+    # stacked factors too (the Newton system has Σ r_k + 1 unknowns then), and p = 1
+    Fs = bank_factors(bank, X, Z, compress=False).stack
+    r3 = lp_mkl(Fs, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-8}, tol=1e-5, max_iter=100)
+    np.testing.assert_allclose(r3.d, r1.d, atol=1e-3)
+    r4 = lp_mkl(F, y, 10.0, 1.0, solver="newton", tol=1e-5, max_iter=200, warn=False)
+    np.testing.assert_allclose(r4.d.sum(), 1.0)
+    assert np.all(r4.d >= 0)
+
+
 # ---------------------------------------------------------------- the factors
 
 
@@ -243,6 +264,7 @@ def test_bank_factors_compressed_equals_explicit(m):
         LowRankMKLClassifier(
             n_kernels=3, rank=5, max_iter=3, inner_max_iter=200, solver="split", random_state=0
         ),
+        LowRankMKLClassifier(n_kernels=3, rank=5, max_iter=5, solver="newton", random_state=0),
     ]
 )
 def test_sklearn_compatible(estimator, check):
@@ -263,6 +285,37 @@ def test_classifier_fits_xor_and_predicts_through_the_factors():
     dcol = np.repeat(clf.kernel_weights_, Fd.ranks)
     f = Fd.matvec(dcol * Fd.rmatvec(clf.dual_coef_[0])) + clf.intercept_[0]
     np.testing.assert_allclose(dec, f, atol=1e-3 * np.abs(f).max())  # compression: 1e-5
+
+
+def test_classifier_with_the_newton_solver():
+    X, y = _xor(200)
+    kw = {"n_kernels": 6, "rank": 30, "p": 2.0, "random_state": 0}
+    big = LowRankMKLClassifier(solver="newton", C=1000.0, inner_tol=1e-6, **kw).fit(X, y)
+    assert big.converged_[0]
+    assert big.score(X, y) > 0.95
+    np.testing.assert_allclose(np.linalg.norm(big.kernel_weights_, ord=2), 1.0)
+    # same SVM as the GFB in the shared basis run to a tight gap (C = 10: the GFB's
+    # iteration count grows with C)
+    nt = LowRankMKLClassifier(solver="newton", C=10.0, inner_tol=1e-6, **kw).fit(X, y)
+    gfb = LowRankMKLClassifier(
+        solver="shared", C=10.0, inner_tol=1e-5, inner_max_iter=100000, max_iter=100, **kw
+    ).fit(X, y)
+    np.testing.assert_allclose(nt.kernel_weights_, gfb.kernel_weights_, atol=2e-3)
+    agree = np.mean(np.sign(nt.decision_function(X)) == np.sign(gfb.decision_function(X)))
+    assert agree >= 0.99
+    # decision on the training rows through k(x, Z)β equals the factor form K_d Yα + b
+    dec = nt.decision_function(X)
+    Fd = bank_factors(nt.kernels_, X, nt.components_, compress=False).stack
+    dcol = np.repeat(nt.kernel_weights_, Fd.ranks)
+    f = Fd.matvec(dcol * Fd.rmatvec(nt.dual_coef_[0])) + nt.intercept_[0]
+    np.testing.assert_allclose(dec, f, atol=1e-3 * np.abs(f).max())
+    # multi-class one-vs-rest and float32 input
+    rng = np.random.default_rng(0)
+    centers = np.array([[0, 0], [3, 0], [0, 3]])
+    X3 = np.vstack([c + 0.5 * rng.standard_normal((40, 2)) for c in centers]).astype(np.float32)
+    y3 = np.repeat(["a", "b", "c"], 40)
+    clf = LowRankMKLClassifier(n_kernels=4, rank=15, C=5.0, solver="newton", random_state=0)
+    assert clf.fit(X3, y3).score(X3, y3) > 0.95
 
 
 def test_sparse_weights_with_p_one():
@@ -317,6 +370,9 @@ def test_float32_factors_and_kmeans_landmarks():
         ({"gfb_weights": "x"}, "unknown gfb_weights"),
         ({"n_kernels": 0}, "n_kernels must be an integer >= 1"),
         ({"compress": False}, "solver='shared' .* needs compress=True"),
+        ({"compress": False, "solver": "newton"}, "solver='newton' .* needs compress=True"),
+        ({"solver": "newton", "eta": 0.1}, "eta=0.1 is a GFB option"),
+        ({"solver": "newton", "inner_criterion": "objective"}, "inner_criterion='objective'"),
     ],
 )
 def test_bad_parameters(params, match):

@@ -93,7 +93,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         it stops far from the optimum at C = 1000 (svmguide1, R = 50: 88.1 % test
         accuracy against 96.85 % with the gap rule and 96.8 % for the full-kernel
         reference; see :mod:`lorak.solvers._gfb`).
-    solver : {"shared", "split", "naive"}, default="shared"
+    solver : {"shared", "split", "naive", "newton"}, default="shared"
         ``"split"``: Algorithm 2 (the paper); ``"naive"``: the GFB with all Σ r_k + 1
         equality constraints merged; ``"shared"``: the merged GFB on the single factor
         of Σ_k d_k V_k V_kᵀ in the shared basis of the landmarks (r + 1 constraints;
@@ -101,6 +101,12 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         the default because it measures best: two averaged copies instead of M + 2
         (tens of times fewer iterations, ``tests/test_gfb.py``) at O(ℓ r + r²) per
         iteration (svmguide1, R = 50, C = 1000, one BLAS thread: 88 s, 96.85 %).
+        ``"newton"``: not the paper's solver — the SVM for fixed d is a linear SVM on
+        the explicit features Φ = B L (r columns) of Σ_k d_k V_k V_kᵀ, solved in the
+        primal by Newton's method on the Huber-smoothed hinge with continuation
+        (:func:`lorak.solvers._newton.svm_newton`), stopped on the duality gap
+        ``inner_tol`` (``inner_max_iter`` caps the Newton steps); needs
+        ``compress=True``, ``eta=0``, ``inner_criterion="gap"``.
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
         Averaging weights of the split GFB (see :func:`lorak.solvers._gfb.gfb_split`;
         ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form,
@@ -234,10 +240,20 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"factor_dtype must be None, 'float32' or 'float64'; got {self.factor_dtype!r}"
             )
-        if self.solver == "shared" and not self.compress:
+        if self.solver in ("shared", "newton") and not self.compress:
             raise ValueError(
-                "solver='shared' works in the shared basis of the factors: it needs "
+                f"solver={self.solver!r} works in the shared basis of the factors: it needs "
                 "compress=True (or choose solver='split' or 'naive')"
+            )
+        if self.solver == "newton" and self.eta != 0:
+            raise ValueError(
+                f"eta={self.eta!r} is a GFB option (the paper's Remark 1); solver='newton' "
+                "solves the plain SVM: use eta=0"
+            )
+        if self.solver == "newton" and self.inner_criterion != "gap":
+            raise ValueError(
+                f"inner_criterion={self.inner_criterion!r} is a GFB option; solver='newton' "
+                "stops on the duality gap: use inner_criterion='gap'"
             )
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         if not given:
@@ -319,13 +335,16 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             logger.info("lp-mkl factors: %s", self.factor_info_)
 
         problems = [1] if self.classes_.size == 2 else list(range(self.classes_.size))
-        inner = {
-            "tol": self.inner_tol,
-            "max_iter": self.inner_max_iter,
-            "criterion": self.inner_criterion,
-            "eta": self.eta,
-            "scale": self.gfb_scale,
-        }
+        if self.solver == "newton":
+            inner = {"tol": self.inner_tol, "max_iter": self.inner_max_iter}
+        else:
+            inner = {
+                "tol": self.inner_tol,
+                "max_iter": self.inner_max_iter,
+                "criterion": self.inner_criterion,
+                "eta": self.eta,
+                "scale": self.gfb_scale,
+            }
         if self.solver == "split":
             inner["weights"] = self.gfb_weights
         M = F.n_kernels

@@ -21,9 +21,10 @@ Contents
 - :func:`lp_norm_weights` — eq. (3); :func:`kernel_norms` — ‖f_k‖² from the factors.
 - :func:`kkt_bias` — b from the KKT conditions of the free support vectors.
 - :func:`lp_mkl` — the outer loop on factors (warm-started inner solves), with the
-  split GFB (Algorithm 2), the naive GFB, or ``solver="shared"``: the naive GFB on the
+  split GFB (Algorithm 2), the naive GFB, ``solver="shared"``: the naive GFB on the
   single factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`),
-  r + 1 constraints, which measures best.
+  r + 1 constraints, the fastest GFB; or ``solver="newton"``: primal Newton on the
+  explicit r-dimensional features of that factor (:mod:`lorak.solvers._newton`).
 - :func:`bank_factors` — the factors V_k of a kernel bank on shared landmarks, with the
   shared-basis compression described below.
 - :func:`lp_mkl_full_kernel` — the same outer loop with scikit-learn's ``SVC`` on the
@@ -62,6 +63,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..decompose import nystrom_normalization
 from ..kernels import chunk_rows
 from ..solvers._gfb import FactorStack, _best_bias, gfb_naive, gfb_split
+from ..solvers._newton import svm_newton
 
 __all__ = [
     "BankFactors",
@@ -79,7 +81,7 @@ __all__ = [
 
 logger = logging.getLogger("lorak.mkl")
 
-SOLVERS = {"split": gfb_split, "naive": gfb_naive, "shared": gfb_naive}
+SOLVERS = {"split": gfb_split, "naive": gfb_naive, "shared": gfb_naive, "newton": svm_newton}
 
 
 def shared_basis_factor(F: FactorStack, d) -> FactorStack:
@@ -228,17 +230,21 @@ def lp_mkl(
         Stop when max_k |Δd_k| < tol (the paper's outer criterion).
     max_iter : int, default=100
         Outer iterations.
-    solver : {"split", "naive", "shared"}
-        The GFB variant: :func:`gfb_split` (Algorithm 2), :func:`gfb_naive` (all
-        Σ r_k + 1 constraints merged), or ``"shared"``: the naive GFB on the single
+    solver : {"split", "naive", "shared", "newton"}
+        The inner SVM solver: :func:`gfb_split` (Algorithm 2), :func:`gfb_naive` (all
+        Σ r_k + 1 constraints merged), ``"shared"``: the naive GFB on the single
         factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`; r + 1
-        constraints; needs compressed factors).
+        constraints; needs compressed factors), or ``"newton"``:
+        :func:`lorak.solvers._newton.svm_newton`, primal Newton on the explicit features
+        Φ = B L of Σ_k d_k V_k V_kᵀ (Huber-smoothed hinge with continuation, stopped on
+        the duality gap; not the paper's solver; its cost hardly grows with C).
     inner : dict, optional
         Keyword arguments of the inner solver (``tol``, ``max_iter``, ``criterion``,
-        ``weights``, ``step``, ``scale``, ``eta``, …).
+        ``weights``, ``step``, ``scale``, ``eta``, … for the GFB; ``tol``,
+        ``max_iter``, ``h0``, ``h_factor``, … for Newton).
     warm_start : bool, default=True
-        Start each inner solve from the previous one's auxiliary variables (split) or
-        α (naive).
+        Start each inner solve from the previous one's auxiliary variables (split),
+        α (naive, shared), or α and the bias and Huber width (newton).
     bias : {"primal", "kkt"}, default="primal"
         How b is chosen for the final α. ``"primal"``: the b minimizing the primal
         hinge loss C Σ max(0, 1 − y_i(f_i + b)) for the decision values f = K_d Yα
@@ -284,7 +290,7 @@ def lp_mkl(
         kw = dict(inner)
         if warm_start and alpha is not None:
             kw["alpha0"] = alpha
-            if solver == "split":
+            if solver in ("split", "newton"):
                 kw["state"] = state
         if solver == "shared":
             res = solve(shared_basis_factor(F, d), y, [1.0], C, **kw)
