@@ -194,3 +194,46 @@ def test_kernels_banks_constraints_and_generators_through_skops(tmp_path):
         back = skops_io.load(tmp_path / f"{name}.skops", trusted=skops_trusted_types())
         assert back.random_state is not rng
         np.testing.assert_array_equal(getattr(back.random_state, draw)(4), getattr(rng, draw)(4))
+
+
+def test_lorak_load_is_stricter_than_skops_defaults(tmp_path):
+    # GaussianNB: trusted by skops by default, not in lorak's allowlist
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = _data()
+    est = lorak.SemiSupervisedFactorClassifier(
+        lorak.Nystroem(n_components=5, random_state=0), GaussianNB()
+    ).fit(X, y)
+    path = tmp_path / "nb.skops"
+    skops_io.dump(est, path)
+    back = skops_io.load(path, trusted=skops_trusted_types())  # skops's own decision
+    assert np.array_equal(back.predict(X), est.predict(X))
+    with pytest.raises(PersistenceError, match=r"sklearn\.naive_bayes\.GaussianNB"):
+        lorak.load(path)
+    assert np.array_equal(lorak.load(path, trusted=[GaussianNB]).predict(X), est.predict(X))
+    with pytest.raises(PersistenceError, match="GaussianNB"):
+        lorak.save(est, tmp_path / "refused.skops", format="skops")
+    with pytest.raises(PersistenceError, match="GaussianNB"):  # as lorak's own format does
+        lorak.save(est, tmp_path / "refused.lorak")
+
+
+def test_tampered_skops_schema_naming_other_code_is_refused(tmp_path):
+    X, _ = _data()
+    path = tmp_path / "nys.skops"
+    lorak.save(lorak.Nystroem(n_components=5, random_state=0).fit(X), path, format="skops")
+    with zipfile.ZipFile(path) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    text = members["schema.json"].decode()
+    assert '"__module__": "lorak.estimators"' in text
+    for module, name in (("os", "system"), ("builtins", "eval"), ("sklearn.linear_model", "Lasso")):
+        bad = tmp_path / f"{name}.skops"
+        schema = text.replace('"__module__": "lorak.estimators"', f'"__module__": "{module}"')
+        schema = schema.replace('"__class__": "Nystroem"', f'"__class__": "{name}"')
+        with zipfile.ZipFile(bad, "w") as zf:
+            for member, data in members.items():
+                zf.writestr(member, schema if member == "schema.json" else data)
+        with pytest.raises(PersistenceError, match=f"{module}.{name}"):
+            lorak.load(bad)
+        if module != "sklearn.linear_model":  # skops trusts sklearn estimators by default
+            with pytest.raises(UntrustedTypesFoundException):
+                skops_io.load(bad, trusted=skops_trusted_types())

@@ -51,12 +51,15 @@ skops refuses every type it does not trust by default (lorak's classes, scipy's 
 containers) unless the caller names it; :func:`skops_trusted_types` names exactly
 lorak's allowlist (:func:`trusted_classes`) plus the two sparse classes lorak
 estimators store, so a file holding anything else (a function, say a callable kernel)
-is still refused. :func:`load` recognises a skops file and loads it with that list
-(plus its ``trusted`` argument); a file naming another type raises
-:class:`PersistenceError`. The safety of that path rests on skops's audit (it rebuilds
-a trusted class with ``cls.__new__`` and ``__setstate__``/``__dict__``, and reads
-arrays with ``allow_pickle=False``); skops files carry no lorak checksum or lorak
-format version.
+is still refused (skops itself also trusts some types by default, e.g. every
+scikit-learn estimator). :func:`load` recognises a skops file and is stricter: besides
+skops's audit it reads the file's schema and accepts only the allowlist (plus its
+``trusted`` argument) and plain data (builtin containers and scalars, numpy arrays,
+number scalars and random states); anything else raises :class:`PersistenceError`,
+and ``save(..., format="skops")`` refuses to write such a file. skops rebuilds a
+trusted class with ``cls.__new__`` and ``__setstate__``/``__dict__`` and reads arrays
+with ``allow_pickle=False``; skops files carry no lorak checksum or lorak format
+version (a truncated or damaged one still fails with :class:`PersistenceError`).
 """
 
 from __future__ import annotations
@@ -217,6 +220,50 @@ def skops_trusted_types() -> list[str]:
     }
     names.update(_skops_name(cls) for cls in (sp.csr_matrix, sp.csr_array))
     return sorted(names)
+
+
+def _skops_plain_types() -> set[str]:
+    """Plain-data types a skops file of a lorak estimator holds besides the allowlist:
+    builtin containers and scalars, numpy arrays and number scalars, numpy random
+    states. (skops trusts these by default; lorak.load accepts no other default.)"""
+    names = {
+        f"builtins.{t.__name__}" for t in (dict, list, tuple, set, str, int, float, bool)
+    }
+    names.add(_skops_name(np.ndarray))
+    names.update(
+        f"numpy.{t.__name__}"
+        for t in set(np.sctypeDict.values())
+        if issubclass(t, (np.number, np.bool_))
+    )
+    names.update(_skops_name(c) for c in (np.random.Generator, np.random.RandomState))
+    return names
+
+
+def _skops_outside(skops_io, data: bytes, allow: set[str], path) -> list[str]:
+    """Every type a skops file names that lorak does not accept: skops's own audit
+    (:func:`skops.io.get_untrusted_types`) minus ``allow``, plus every class named in
+    its schema outside ``allow`` and the plain-data types (skops trusts more types by
+    default, e.g. any scikit-learn estimator; lorak.load does not)."""
+    try:
+        untrusted = set(skops_io.get_untrusted_types(data=data))
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            schema = json.loads(zf.read(_SKOPS_SCHEMA).decode("utf-8"))
+    except Exception as exc:  # any failure to read the schema: a corrupt file
+        raise PersistenceError(
+            f"{path} is a corrupt or truncated skops file ({type(exc).__name__}: {exc})"
+        ) from exc
+    named: set[str] = set()
+    stack = [schema]
+    while stack:  # every node of the schema names its type with __module__ + __class__
+        node = stack.pop()
+        if isinstance(node, dict):
+            mod, cls = node.get("__module__"), node.get("__class__")
+            if isinstance(mod, str) and isinstance(cls, str):
+                named.add(f"{mod}.{cls}")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return sorted((untrusted - allow) | (named - allow - _skops_plain_types()))
 
 
 def _import_skops(what: str):
@@ -612,12 +659,13 @@ def _skops_bytes(estimator) -> bytes:
     except (TypeError, ValueError) as exc:  # skops's UnsupportedTypeException is a TypeError
         raise PersistenceError(f"skops cannot save this estimator: {exc}") from exc
     # refuse what lorak.load would refuse, so that every file written here loads back
-    outside = sorted(set(skops_io.get_untrusted_types(data=data)) - set(skops_trusted_types()))
+    outside = _skops_outside(skops_io, data, set(skops_trusted_types()), "the estimator")
     if outside:
         raise PersistenceError(
             f"cannot save the estimator in skops format: it holds {outside}, outside "
             "lorak's allowlist (functions such as a callable kernel are never stored; use "
-            "a built-in kernel/strategy name, or see lorak.persist.register_trusted)"
+            "a built-in kernel/strategy name, see lorak.persist.register_trusted, or call "
+            "skops.io.dump yourself if you will load it with skops.io.load)"
         )
     return data
 
@@ -629,13 +677,7 @@ def _load_skops(path: str, trusted: list[type]):
     with open(path, "rb") as f:
         data = f.read()
     allow = set(skops_trusted_types()) | {_skops_name(cls) for cls in trusted}
-    try:
-        untrusted = set(skops_io.get_untrusted_types(data=data))
-    except Exception as exc:  # any failure to parse the schema: a corrupt file
-        raise PersistenceError(
-            f"{path} is a corrupt or truncated skops file ({type(exc).__name__}: {exc})"
-        ) from exc
-    outside = sorted(untrusted - allow)
+    outside = _skops_outside(skops_io, data, allow, path)
     if outside:
         raise PersistenceError(
             f"the skops file {path} holds types outside lorak's allowlist: {outside}; "
@@ -687,7 +729,9 @@ def load(path, *, trusted: Iterable[type] = ()):
     A skops file (one with skops's ``schema.json``, whether written by
     ``save(..., format="skops")`` or by ``skops.io.dump``) is loaded by skops with
     ``trusted=skops_trusted_types()`` plus ``trusted``, after checking that it names
-    no other type; this needs the ``skops`` extra.
+    no other type than those and plain data (skops's wider defaults, such as
+    scikit-learn estimators outside lorak's list, are refused); this needs the
+    ``skops`` extra.
 
     Parameters
     ----------
