@@ -292,6 +292,7 @@ def test_classifier_with_the_newton_solver():
     kw = {"n_kernels": 6, "rank": 30, "p": 2.0, "random_state": 0}
     big = LowRankMKLClassifier(solver="newton", C=1000.0, inner_tol=1e-6, **kw).fit(X, y)
     assert big.converged_[0]
+    assert 0 <= big.duality_gap_[0] <= 1e-6
     assert big.score(X, y) > 0.95
     np.testing.assert_allclose(np.linalg.norm(big.kernel_weights_, ord=2), 1.0)
     # same SVM as the GFB in the shared basis run to a tight gap (C = 10: the GFB's

@@ -144,6 +144,9 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     inner_iter_ : list of lists, inner GFB iterations of each outer iteration.
     objective_history_ : list of lists, the inner objective (4) after each solve.
     converged_ : (n_problems,) bool.
+    duality_gap_ : (n_problems,) relative duality gap (P − D)/|D| of the last inner SVM
+        solve (for its d), the certificate of how far α is from the optimum (NaN with
+        ``eta`` > 0).
     components_ : (R, d) landmarks.
     kernels_ : the resolved KernelBank.
     normalizations_ : list of (R, r_k) arrays, V_k = k_k(X, Z) N_k.
@@ -355,6 +358,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         b = np.empty(len(problems))
         n_iter = np.empty(len(problems), dtype=int)
         conv = np.empty(len(problems), dtype=bool)
+        gaps = np.full(len(problems), np.nan)
         self.inner_iter_, self.objective_history_ = [], []
         not_converged = []
         for j, cls in enumerate(problems):
@@ -378,6 +382,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             b[j] = res.b
             n_iter[j] = res.n_iter
             conv[j] = res.converged
+            gaps[j] = res.info.get("relative_gap", np.nan)
             self.inner_iter_.append(res.inner_iter)
             self.objective_history_.append(res.objective_history)
             # β_k = d_k N_k V_kᵀ(y∘α): decision(x) = Σ_k k_k(x, Z) β_k + b
@@ -406,6 +411,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = b
         self.n_iter_ = n_iter
         self.converged_ = conv
+        self.duality_gap_ = gaps
         self.landmark_coef_ = beta
         return self
 

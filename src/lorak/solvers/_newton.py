@@ -106,7 +106,7 @@ class _Features:
         return (self.A.T @ v.astype(self.dtype, copy=False)).astype(np.float64, copy=False)
 
 
-def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor):
+def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen):
     if not isinstance(F, FactorStack):
         raise TypeError(f"F must be a FactorStack; got {type(F).__name__}")
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -129,6 +129,8 @@ def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor):
         raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
     if not 0 < h_min <= h0:
         raise ValueError(f"need 0 < h_min <= h0; got h_min={h_min!r}, h0={h0!r}")
+    if not warm_widen >= 1:
+        raise ValueError(f"warm_widen must be >= 1; got {warm_widen!r}")
     if not 0 < h_factor < 1:
         raise ValueError(f"h_factor must be in (0, 1); got {h_factor!r}")
     return y, d
@@ -150,6 +152,7 @@ def svm_newton(
     state: dict | None = None,
     rank_rtol: float = 1e-12,
     criterion: str = "gap",
+    warm_widen: float = 10.0,
 ) -> GFBResult:
     """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (module notes).
 
@@ -174,17 +177,20 @@ def svm_newton(
         (J the smoothed objective; the smoothing changes J by a relative O(h), so the
         optimization error is kept well below it — measured: 1e-9 without the factor h
         stalled the continuation at h = 1e-6), or when a full step leaves the quadratic
-        zone unchanged (the exact minimizer of a piecewise quadratic).
+        zone unchanged (the exact minimizer of a piecewise quadratic), or when the
+        direction is no longer one of descent at working precision (float32 factors).
     alpha0 : (ℓ,) array, optional
         Warm start: w₀ = Φᵀ(y∘α₀) (the representer form, meaningful when d changed),
         b₀ from ``state`` or the best bias for w₀.
     state : dict, optional
         ``GFBResult.state`` of a previous call (``b``, the last width ``h``): the warm
-        start begins at width min(h0, 10·h).
+        start begins at width min(h0, ``warm_widen``·h).
     rank_rtol : float
         Eigenvalues of H = S D Sᵀ below rank_rtol·λ_max are dropped (q ≤ r features).
     criterion : {"gap"}
         Only the duality-gap rule (accepted for interface compatibility with the GFB).
+    warm_widen : float ≥ 1, default=10
+        See ``state``.
 
     Returns
     -------
@@ -207,7 +213,7 @@ def svm_newton(
             f"got {criterion!r}"
         )
     t0 = time.perf_counter()
-    y, d = _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor)
+    y, d = _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen)
     C = float(C)
     ell = y.size
     phi = _Features(F, d, rank_rtol)
@@ -227,7 +233,7 @@ def svm_newton(
         if state is not None and "b" in state and np.isfinite(state["b"]):
             b = float(state["b"])
             if "h" in state and state["h"] > 0:
-                h = min(float(h0), 10.0 * float(state["h"]))
+                h = min(float(h0), float(warm_widen) * float(state["h"]))
         else:
             b = _best_bias(o, y, C)[0]
     else:
@@ -302,6 +308,8 @@ def svm_newton(
             pdw = phi.matvec(dw)
             delta = y * (pdw + db)
             t = _line_search(w, dw, m, delta, h, C)
+            if t == 0.0:  # not a descent direction at working precision: solved
+                break
             n += 1
             steps += 1
             w = w + t * dw
