@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
+from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import gnys
 from lorak.datasets import make_twonorm
 
@@ -60,9 +61,11 @@ def _twonorm_loader(spec, data_home):
     return LoadedData(spec=spec, X=X, y=np.asarray(y, dtype=np.int64))
 
 
-def test_tiny_end_to_end_run_renders_the_table():
+def test_tiny_end_to_end_run_renders_the_table(tmp_path):
     spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
-    part = dataclasses.replace(gnys.GNYS.part("small"), datasets=(spec,), quick_datasets=())
+    part = dataclasses.replace(
+        gnys.GNYS.part("small"), datasets=(spec,), quick_datasets=(), quick_paper_datasets=None
+    )
     exp = dataclasses.replace(gnys.GNYS, parts=(part,))
     res = run_experiment(exp, reps=2)
     assert not res.failures, res.failures
@@ -87,6 +90,53 @@ def test_tiny_end_to_end_run_renders_the_table():
     assert c["cpu_per_rep"] == pytest.approx(sum(by.values()) - 3 * c["landmarks_cpu_per_rep"])
     assert cost["total_cpu_at_target_reps"] == pytest.approx(30 * c["cpu_per_rep"])
     assert "Cost of the protocol" in text and "Projected cost" in text
+    pytest.importorskip("matplotlib")
+    plots = gnys._gnys_plots(res, tmp_path)
+    assert [f for _, f in plots] == ["table1_errors.png"]
+    assert (tmp_path / "table1_errors.png").stat().st_size > 1000
+
+
+def test_tiny_beta_run_and_plot(tmp_path):
+    spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
+    part = dataclasses.replace(
+        gnys.GNYS_BETA.part("a1"), datasets=(spec,), quick_paper_datasets=None
+    )
+    exp = dataclasses.replace(gnys.GNYS_BETA, parts=(part,))
+    res = run_experiment(exp, reps=1)
+    assert not res.failures, res.failures
+    assert "twonorm" in gnys._beta_checks(res)
+    pytest.importorskip("matplotlib")
+    plots = gnys._beta_plots(res, tmp_path)
+    assert [f for _, f in plots] == ["tableA1_errors.png"]
+    assert (tmp_path / "tableA1_errors.png").stat().st_size > 1000
+    assert (
+        gnys._beta_plots(run_experiment(dataclasses.replace(exp, parts=()), reps=1), tmp_path) == []
+    )
+
+
+def test_quick_runs_name_paper_sets():
+    """Every quick subset names sets of its part (a typo would silently run nothing)."""
+    for exp in gnys.EXPERIMENTS:
+        for part in exp.parts:
+            names = {d.display for d in part.datasets}
+            assert part.quick_paper_datasets, (exp.name, part.name)
+            assert set(part.quick_paper_datasets) <= names, (exp.name, part.name)
+
+
+def test_quick_without_data_still_runs_paper_sets(tmp_path):
+    """With an empty data home the SSL-book sets of the quick subsets run (the install
+    brings them), so a quick run without LORAK_DATA still has paper numbers beside ours."""
+    want = {
+        ("gnys", "small"): ["Digit1"],
+        ("gnys-alignment", "fig1"): ["g241C", "Digit1"],
+        ("gnys-beta", "a1"): ["g241C", "Digit1"],
+    }
+    for (name, part_name), labels in want.items():
+        part = get_experiment(name).part(part_name)
+        specs, notes = _resolve_specs(part, override=None, quick=True, data_home=tmp_path)
+        assert [s.display for s in specs] == labels, name
+        assert not any(s.stand_in for s in specs)
+        assert any("the full run uses all" in n for n in notes)
 
 
 def test_datasets_option_runs_each_set_in_its_own_part_only():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
+from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import gnys_labels, gnys_mkl
 from lorak.datasets import make_twonorm
 
@@ -45,7 +46,12 @@ def _twonorm_loader(spec, data_home):
 
 def test_tiny_end_to_end_table2(tmp_path):
     spec = DatasetSpec("twonorm", label="twonorm", loader=_twonorm_loader)
-    part = dataclasses.replace(gnys_mkl.GNYS_MKL.part("small"), datasets=(spec,), quick_datasets=())
+    part = dataclasses.replace(
+        gnys_mkl.GNYS_MKL.part("small"),
+        datasets=(spec,),
+        quick_datasets=(),
+        quick_paper_datasets=None,
+    )
     exp = dataclasses.replace(gnys_mkl.GNYS_MKL, parts=(part,))
     res = run_experiment(exp, reps=2)
     assert not res.failures, res.failures
@@ -68,6 +74,7 @@ def test_tiny_end_to_end_labels(tmp_path):
         gnys_labels.GNYS_LABELS.part("fig2"),
         datasets=(spec,),
         grid=({"l": 20}, {"l": 40}),
+        quick_paper_datasets=None,
     )
     exp = dataclasses.replace(gnys_labels.GNYS_LABELS, parts=(part,))
     res = run_experiment(exp, reps=1)
@@ -77,3 +84,22 @@ def test_tiny_end_to_end_labels(tmp_path):
     assert "l" in gnys_labels._checks(res)
     out = gnys_labels._plots(res, tmp_path)
     assert (tmp_path / out[0][1]).stat().st_size > 0
+
+
+def test_quick_subsets(tmp_path):
+    """Quick runs: named paper sets; without data the SSL sets (gnys-mkl) or the digits
+    stand-in (gnys-labels) run instead of nothing."""
+    for exp in (gnys_mkl.GNYS_MKL, gnys_labels.GNYS_LABELS):
+        for part in exp.parts:
+            names = {d.display for d in part.datasets}
+            assert part.quick_paper_datasets and set(part.quick_paper_datasets) <= names
+    small = gnys_mkl.GNYS_MKL.part("small")
+    specs, _ = _resolve_specs(small, override=None, quick=True, data_home=tmp_path)
+    assert [s.display for s in specs] == ["g241C", "Digit1"]
+    fig2 = gnys_labels.GNYS_LABELS.part("fig2")
+    specs, notes = _resolve_specs(fig2, override=None, quick=True, data_home=tmp_path)
+    assert [(s.display, s.stand_in) for s in specs] == [("digits", True)]
+    assert any("stand-ins digits" in n for n in notes)
+    data = specs[0].loader(specs[0], tmp_path)
+    assert data.n_samples == 1797 and data.X.min() == -1.0
+    np.testing.assert_array_equal(np.unique(data.y), np.arange(10))

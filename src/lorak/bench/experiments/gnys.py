@@ -51,6 +51,11 @@ Decisions (the same for every dataset; nothing is chosen from the unlabeled labe
   half (every solver iteration is an m × m eigendecomposition), and more on mnist-test
   (m = 1000, d = 784). 30 repetitions everywhere would cost about an hour of CPU, 10 on
   the large sets about 27 minutes; 2 keeps the default run near the 15-minute budget.
+- ``--quick``: with the paper's data present, Table 1 runs Digit1 and german (3
+  repetitions) and satimage (1), Fig. 1 g241C, Digit1 and german (2 repetitions, the
+  full λ grid), Table A1 the same three sets (2 repetitions); the report says which
+  sets were left out. Without ``LORAK_DATA`` the SSL-book sets among them (g241C,
+  Digit1: they come with the install) run, still beside the paper's numbers.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ from threadpoolctl import threadpool_limits
 from ...kernels import Gaussian
 from ...landmarks import select_landmarks
 from .._reference import load_reference
-from .._report import fmt_num, markdown_table, text_table
+from .._report import fmt_num, markdown_table, save_figure, text_table
 from .._runner import load_dataset
 from .._spec import DatasetSpec, Experiment, LoadedData, Method, Metric, Part
 
@@ -132,8 +137,8 @@ def _loader(classes=None):
     return load
 
 
-def _spec(name, label, *, split=None, classes=None):
-    return DatasetSpec(name, label=label, split=split, loader=_loader(classes))
+def _spec(name, label, *, split=None, classes=None, stand_in=False):
+    return DatasetSpec(name, label=label, split=split, loader=_loader(classes), stand_in=stand_in)
 
 
 SMALL_DATASETS = (
@@ -159,6 +164,14 @@ LARGE_DATASETS = (
 ALL_LABELS = tuple(d.display for d in SMALL_DATASETS + LARGE_DATASETS)
 LARGE_LABELS = tuple(d.display for d in LARGE_DATASETS)
 PAPER_KEY = {"mnist-test": None}  # the paper's mnist (70 000 rows) is not comparable
+
+# ``--quick`` with the paper's data present runs these sets only (the small, fast ones;
+# the paper's numbers stay beside ours). Digit1 and g241C come with the install (the
+# SSL book's sets), so a quick run without ``LORAK_DATA`` still runs paper sets.
+QUICK_SMALL = ("Digit1", "german")
+QUICK_LARGE = ("satimage",)
+QUICK_FIG1 = ("g241C", "Digit1", "german")
+QUICK_BETA = ("g241C", "Digit1", "german")
 
 
 def draw_labeled(y, n_labeled, rng) -> np.ndarray:
@@ -666,6 +679,95 @@ def _gnys_summary(result) -> str:
     return out + ("\n\nCost of the protocol\n\n" + cost if cost else "")
 
 
+def errors_by_dataset_figure(datasets, series, paper, *, title, xlabel=None):
+    """A dot plot of errors: one row per dataset, our columns beside the paper's.
+
+    Parameters
+    ----------
+    datasets : list of str
+        Row labels, top to bottom (a stand-in is marked by the caller in its label).
+    series : list of (label, {dataset: (mean, std)})
+        Our columns: a dot with a ± std bar each, side by side within a row.
+    paper : list of (label, marker, {dataset: mean})
+        The paper's numbers, drawn as black/grey markers on the row's centre line.
+
+    Returns the matplotlib figure (save it with :func:`save_figure`).
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10.5, 0.45 * len(datasets) + 2.0))
+    step = 0.8 / max(len(series), 1)
+    for k, (label, cols) in enumerate(series):
+        pts = [
+            (i - 0.4 + (k + 0.5) * step, *cols[d])
+            for i, d in enumerate(datasets)
+            if cols.get(d) is not None and cols[d][0] is not None
+        ]
+        if pts:
+            ys, xs, es = zip(*pts, strict=True)
+            es = [e if e is not None else 0.0 for e in es]
+            ax.errorbar(xs, ys, xerr=es, fmt="o", ms=3.5, capsize=2, label=label)
+    shades = ("k", "0.45", "0.7")
+    for j, (label, marker, vals) in enumerate(paper):
+        pts = [(vals[d], i) for i, d in enumerate(datasets) if vals.get(d) is not None]
+        if pts:
+            px, py = zip(*pts, strict=True)
+            ax.scatter(px, py, marker=marker, s=60, c=shades[j % 3], zorder=5, label=label)
+    ax.set_yticks(range(len(datasets)), list(datasets), fontsize=8)
+    ax.set_ylim(len(datasets) - 0.5, -0.5)
+    ax.set_xlabel(xlabel or "error on the unlabeled rows (%)", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def mean_std(rows_by_dataset):
+    """``{dataset: (mean, std)}`` from aggregated result rows (None: not run)."""
+    return {
+        d: None if r is None or r["mean"] is None else (r["mean"], r["std"] or 0.0)
+        for d, r in rows_by_dataset.items()
+    }
+
+
+def plot_label(result, part, dataset):
+    """The dataset's row label in a plot: stand-ins say so."""
+    return f"{dataset} (stand-in)" if result.is_stand_in(part, dataset) else dataset
+
+
+def _gnys_plots(result, out_dir):
+    """Table 1 per dataset: our seven columns (mean ± std) and the paper's GN and Nyström."""
+    rows = table1_summary(result)["rows"]
+    if not rows:
+        return []
+    shown = {
+        r["dataset"]: plot_label(result, _row(result, r["dataset"], "gennys")[0], r["dataset"])
+        for r in rows
+    }
+    series = []
+    for m in TABLE1_METHODS:
+        cols = mean_std({shown[r["dataset"]]: r["cols"].get(m.name) for r in rows})
+        if any(v is not None for v in cols.values()):
+            series.append((m.display, cols))
+    paper = []
+    for name, marker, label in (("GenNystrom", "x", "paper GN"), ("Nystrom", "+", "paper Nyström")):
+        vals = {}
+        for r in rows:
+            prow = _paper_row(r["dataset"])
+            if prow is not None and name in prow["methods"]:
+                vals[shown[r["dataset"]]] = prow["methods"][name]["error_pct_mean"]
+        paper.append((label, marker, vals))
+    fig = errors_by_dataset_figure(
+        list(shown.values()),
+        series,
+        paper,
+        title="Table 1: our columns (mean ± std) and the paper's GN / Nyström",
+    )
+    return save_figure(
+        fig, out_dir, "table1_errors.png", "Table 1: errors per dataset, beside the paper's"
+    )
+
+
 # ---------------------------------------------------------------- cost of a run
 
 
@@ -819,6 +921,7 @@ GNYS = Experiment(
             metrics=TABLE1_METRICS,
             reps=30,
             quick_reps=3,
+            quick_paper_datasets=QUICK_SMALL,
             # listed so that ``--datasets`` (which applies to every part) finds each set
             # with its loader; quick runs use ``datasets`` (these are all paper sets)
             quick_datasets=LARGE_DATASETS,
@@ -832,6 +935,7 @@ GNYS = Experiment(
             metrics=TABLE1_METRICS,
             reps=2,
             quick_reps=1,
+            quick_paper_datasets=QUICK_LARGE,
             quick_datasets=SMALL_DATASETS,
             prepare=_prepare,
         ),
@@ -839,6 +943,7 @@ GNYS = Experiment(
     reference=_reference,
     checks=_gnys_checks,
     summary=_gnys_summary,
+    plots=_gnys_plots,
     paper="K. Zhang, L. Lan, J. Liu, A. Rauber, F. Moerchen, Inductive kernel low-rank "
     "decomposition with priors: a generalized Nyström method, Pattern Recognition (2017), "
     "§6.1, Table 1",
@@ -1024,6 +1129,7 @@ GNYS_ALIGNMENT = Experiment(
             metrics=(Metric(("error_pct", "alignment", "rho_prior", "rho_target"), _fig1_metrics),),
             reps=10,
             quick_reps=2,
+            quick_paper_datasets=QUICK_FIG1,
             prepare=_prepare,
         ),
     ),
@@ -1098,6 +1204,42 @@ def _beta_checks(result) -> str:
     return "### Table A1: heuristic vs optimized β\n\n" + markdown_table(header, body)
 
 
+def _beta_plots(result, out_dir):
+    """Table A1 per dataset: our six columns (mean ± std), the paper's two β columns."""
+    labels = result.dataset_labels("a1")
+    if not labels:
+        return []
+    shown = {d: plot_label(result, "a1", d) for d in labels}
+    series = []
+    for m in BETA_METHODS:
+        got = {}
+        for d in labels:
+            r = result.select(part="a1", dataset=d, method=m.name, metric="error_pct")
+            got[shown[d]] = r[0] if r else None
+        cols = mean_std(got)
+        if any(v is not None for v in cols.values()):
+            series.append((m.display, cols))
+    table = load_reference("generalized_nystrom")["tableA1_beta"]
+    paper = []
+    for name, marker in (("heuristic", "x"), ("optimize", "+")):
+        vals = {}
+        for d in labels:
+            key = PAPER_KEY.get(d, d)
+            row = table.get(key) if key is not None and not result.is_stand_in("a1", d) else None
+            if row is not None:
+                vals[shown[d]] = row[name]["error_pct_mean"]
+        paper.append((f"paper β {name}", marker, vals))
+    fig = errors_by_dataset_figure(
+        [shown[d] for d in labels],
+        series,
+        paper,
+        title="Table A1: β heuristic / optimized / 1, ours (mean ± std) and the paper's",
+    )
+    return save_figure(
+        fig, out_dir, "tableA1_errors.png", "Table A1: errors per dataset, beside the paper's"
+    )
+
+
 GNYS_BETA = Experiment(
     name="gnys-beta",
     description="Generalized Nyström: heuristic (eq. 8) vs optimized β (Table A1)",
@@ -1110,11 +1252,13 @@ GNYS_BETA = Experiment(
             metrics=TABLE1_METRICS,
             reps=10,
             quick_reps=2,
+            quick_paper_datasets=QUICK_BETA,
             prepare=_prepare,
         ),
     ),
     reference=_beta_reference,
     checks=_beta_checks,
+    plots=_beta_plots,
     paper=GNYS.paper + " — Appendix A, Table A1",
 )
 
