@@ -101,17 +101,20 @@ def _fit_full(Xtr, ytr, Xte, yte, *, p=2.0, max_iter=30):
     yb = np.where(ytr == classes[1], 1.0, -1.0)
     b = [k.bandwidth for k in default_bank(50)]
     t0 = time.perf_counter()
+    c0 = time.process_time()
     D = _sqdist(Xtr, Xtr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res, svc = lp_mkl_full_kernel(GaussianGrams(D, b), yb, C, p, max_iter=max_iter)
     fit_s = time.perf_counter() - t0
+    fit_cpu = time.process_time() - c0
     del D
     Dte = _sqdist(Xte, Xtr[svc.support_])
     dec = GaussianGrams(Dte, b).weighted(res.d) @ svc.dual_coef_[0] + svc.intercept_[0]
     acc = float(np.mean(np.where(dec > 0, classes[1], classes[0]) == yte))
     return {
         "fit_seconds": fit_s,
+        "fit_cpu_seconds": fit_cpu,
         "accuracy": acc,
         "outer_iter": res.n_iter,
         "converged": res.converged,
@@ -148,20 +151,31 @@ def part_scale(args):
     return out
 
 
+def _default_solver():
+    from lorak.learn._lp_mkl import SOLVERS
+
+    return "newton" if "newton" in SOLVERS else "shared"
+
+
 def part_subsample(args):
+    """ijcnn1, 10k-row subsample, 70/30: ours at R = --subsample-rank (200) against the
+    full-kernel ℓp-MKL on the same 7k training rows (issue #8: within 1 point)."""
     ds = load("ijcnn1", split="all")
     rng = np.random.default_rng(args.seed)
-    idx = np.sort(rng.choice(ds.X.shape[0], 10000, replace=False))
+    idx = np.sort(rng.choice(ds.X.shape[0], args.subsample_rows, replace=False))
     X, y = np.asarray(ds.X[idx], dtype=np.float64), ds.y[idx]
     tr, te = _split(X.shape[0], args.seed)
-    ours = _fit_ours(X[tr], y[tr], X[te], y[te], R=200, max_iter=args.outer_max_iter)
+    solver = args.solver or _default_solver()
+    R = args.subsample_rank
+    out = {"n_train": int(tr.size), "n_test": int(te.size), "solver": solver, "R": R, "p": 2.0}
+    out["majority_accuracy"] = float(max(np.mean(y[te] == c) for c in np.unique(y)))
+    ours = _fit_ours(X[tr], y[tr], X[te], y[te], R=R, max_iter=args.outer_max_iter, solver=solver)
+    out[f"ours_R{R}"] = ours
+    print("ours", {k: ours[k] for k in ("fit_seconds", "fit_cpu_seconds", "accuracy")}, flush=True)
     full = _fit_full(X[tr], y[tr], X[te], y[te], max_iter=args.outer_max_iter)
-    return {
-        "n_train": int(tr.size),
-        "ours_R200": ours,
-        "full_kernel": full,
-        "accuracy_gap_points": 100 * (ours["accuracy"] - full["accuracy"]),
-    }
+    out["full_kernel"] = full
+    out["accuracy_gap_points"] = 100 * (ours["accuracy"] - full["accuracy"])
+    return out
 
 
 def _clarabel(F, y, d, *, accurate):
@@ -217,13 +231,24 @@ def part_solvers(args):
         except ImportError:
             fstar = None
         runs = {
-            "split": (gfb_split, {"weights": "uniform"}),
-            "split_blockwise": (gfb_split, {"weights": "blockwise"}),
-            "naive": (gfb_naive, {}),
+            "split": (gfb_split, {"weights": "uniform", "tol": 1e-4, "max_iter": 3000}),
+            "split_blockwise": (
+                gfb_split,
+                {"weights": "blockwise", "tol": 1e-4, "max_iter": 3000},
+            ),
+            "naive": (gfb_naive, {"tol": 1e-4, "max_iter": 3000}),
         }
+        if _default_solver() == "newton":
+            from lorak.learn._lp_mkl import SOLVERS
+
+            # primal Newton on the stacked features, stopped at a 0.1 % relative
+            # duality gap (the agreement the interior point is timed at)
+            runs["newton"] = (SOLVERS["newton"], {"tol": 1e-3})
+        if args.solver_methods:
+            runs = {k: v for k, v in runs.items() if k in args.solver_methods}
         for name, (fn, kw) in runs.items():
             t0 = time.perf_counter()
-            res = fn(F, y, d, C, tol=1e-4, max_iter=3000, **kw)
+            res = fn(F, y, d, C, **kw)
             wall = time.perf_counter() - t0
             entry = {
                 "seconds": wall,
@@ -262,31 +287,138 @@ def part_mklpy(args):
     tr, te = _split(X.shape[0], args.seed)
     out = {"n_train": int(tr.size), "n_kernels": 50}
     bank = default_bank(50)
+    t0 = time.perf_counter()
     Dtr, Dte = _sqdist(X[tr], X[tr]), _sqdist(X[te], X[tr])
     KL = [torch.from_numpy(np.exp(-Dtr.astype(np.float64) / k.bandwidth)) for k in bank]
     KLte = [torch.from_numpy(np.exp(-Dte.astype(np.float64) / k.bandwidth)) for k in bank]
+    build_s = time.perf_counter() - t0  # the 50 dense kernels MKLpy needs (not in fit)
     ytr_t = torch.tensor(y[tr])
     for name, build in (
         ("EasyMKL", lambda: EasyMKL(lam=0.1, learner=SVC(C=C))),
         ("GRAM", lambda: GRAM(max_iter=100, learner=SVC(C=C))),
     ):
+        if args.mklpy_methods and name not in args.mklpy_methods:
+            continue
         try:
             t0 = time.perf_counter()
+            c0 = time.process_time()
             mkl = build().fit(KL, ytr_t)
             fit_s = time.perf_counter() - t0
+            fit_cpu = time.process_time() - c0
             pred = np.asarray(mkl.predict(KLte))
-            out[name] = {"fit_seconds": fit_s, "accuracy": float(np.mean(pred == y[te]))}
+            out[name] = {
+                "fit_seconds": fit_s,
+                "fit_cpu_seconds": fit_cpu,
+                "accuracy": float(np.mean(pred == y[te])),
+                "kernel_build_seconds": build_s,
+            }
         except Exception as exc:
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         print(name, out[name], flush=True)
     del KL, KLte
-    out["ours_R50"] = _fit_ours(X[tr], y[tr], X[te], y[te], R=50)
-    out["ours_R200"] = _fit_ours(X[tr], y[tr], X[te], y[te], R=200)
-    out["full_kernel"] = _fit_full(X[tr], y[tr], X[te], y[te])
+    solver = args.solver or _default_solver()
+    out["solver"] = solver
+    for R in (50, 200):
+        out[f"ours_R{R}"] = _fit_ours(X[tr], y[tr], X[te], y[te], R=R, solver=solver)
+        print(R, {k: out[f"ours_R{R}"][k] for k in ("fit_seconds", "accuracy")}, flush=True)
+    if not args.mklpy_no_full:
+        out["full_kernel"] = _fit_full(X[tr], y[tr], X[te], y[te])
     return out
 
 
+def _grid_experiment(args):
+    """The ``lpmkl`` experiment's accuracy part, cut to what this machine affords.
+
+    Part ``accuracy``: the Newton inner solver with ``--reps`` runs over ``--ranks``;
+    part ``accuracy-full`` (``--full-reps`` > 0): the full-kernel reference, its first
+    ``--full-reps`` splits (one fit per split and p: 30 outer iterations, each forming
+    Σ d_k K_k from 50 exponentials of an n × n matrix); part ``accuracy-gfb`` (when
+    ``--gfb-ranks`` is given): the two GFB methods (merged, Algorithm 2) with
+    ``--gfb-reps`` runs over ``--gfb-ranks``. Run r uses the same seed, hence the same
+    70/30 split, in every part.
+    """
+    import dataclasses
+
+    from lorak.bench.experiments import lpmkl
+
+    base = lpmkl.ACCURACY
+    ps = args.ps
+    parts = [
+        dataclasses.replace(
+            base,
+            grid=tuple({"p": p, "R": R} for p in ps for R in args.ranks),
+            methods=(lpmkl.LOWRANK_NEWTON,),
+            reps=args.reps,
+        )
+    ]
+    if args.full_reps > 0:
+        parts.append(
+            dataclasses.replace(
+                base,
+                name="accuracy-full",
+                description="the full-kernel reference (first splits only)",
+                grid=tuple({"p": p, "R": max(args.ranks)} for p in ps),
+                methods=(lpmkl.FULL,),
+                reps=args.full_reps,
+            )
+        )
+    if args.gfb_ranks:
+        parts.append(
+            dataclasses.replace(
+                base,
+                name="accuracy-gfb",
+                description="the GFB inner solvers at fewer ranks/runs",
+                grid=tuple({"p": p, "R": R} for p in ps for R in args.gfb_ranks),
+                methods=(lpmkl.LOWRANK, lpmkl.LOWRANK_PAPER),
+                reps=args.gfb_reps,
+            )
+        )
+    return dataclasses.replace(lpmkl.EXPERIMENT, parts=tuple(parts))
+
+
+def part_grid(args):
+    """Run the reduced ``lpmkl`` grid; report.md/results.json/plots into --out."""
+    import logging
+
+    from lorak.bench import run_experiment, write_outputs
+
+    # one line per fitted cell (accuracy, seconds) in the log, so that a run cut short
+    # still leaves its numbers
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    logging.getLogger("lorak").setLevel(logging.WARNING)
+    logging.getLogger("lorak.bench.experiments.lpmkl").setLevel(logging.INFO)
+    exp = _grid_experiment(args)
+    cfg = {
+        "bench_lpmkl_grid": {
+            "datasets": args.datasets,
+            "ranks": args.ranks,
+            "reps": args.reps,
+            "ps": args.ps,
+            "gfb_ranks": args.gfb_ranks,
+            "gfb_reps": args.gfb_reps,
+            "full_reps": args.full_reps,
+        }
+    }
+    res = run_experiment(exp, datasets=args.datasets, seed=args.seed, config=cfg, data_home=None)
+    out_dir = Path(args.out) if args.out else Path("bench-out") / "lpmkl-grid"
+    written = write_outputs(res, out_dir)
+    print(exp.summary(res) if exp.summary else "", flush=True)
+    return {
+        "out": str(out_dir),
+        "written": {k: str(v) for k, v in dict(written or {}).items()},
+        "wall_seconds": res.wall_seconds,
+        "failures": res.failures,
+        "rows": [
+            {k: r[k] for k in ("dataset", "method", "params", "metric", "mean", "std")}
+            | {"seconds_mean": r.get("seconds_mean"), "reps": r.get("reps")}
+            for r in res.rows
+            if r["metric"] == "accuracy"
+        ],
+    }
+
+
 PARTS = {
+    "grid": part_grid,
     "scale": part_scale,
     "subsample": part_subsample,
     "solvers": part_solvers,
@@ -311,16 +443,41 @@ def main(argv=None):
         "--solver-sizes", type=lambda s: [int(v) for v in s.split(",")], default=[1000, 2000]
     )
     ap.add_argument("--mklpy-rows", type=int, default=3000)
+    ap.add_argument("--mklpy-methods", type=lambda s: s.split(","), default=None)
+    ap.add_argument(
+        "--mklpy-no-full", action="store_true", help="part mklpy: skip the full-kernel fit"
+    )
+    ap.add_argument(
+        "--solver-methods",
+        type=lambda s: s.split(","),
+        default=None,
+        help="part solvers: subset of split,split_blockwise,naive,newton (default all)",
+    )
+    ap.add_argument("--subsample-rows", type=int, default=10000)
+    ap.add_argument("--subsample-rank", type=int, default=200)
+    ap.add_argument(
+        "--solver", default=None, help="inner solver of ours (default: newton if present)"
+    )
+    ints = lambda s: [int(v) for v in s.split(",") if v]  # noqa: E731
+    ap.add_argument("--datasets", type=lambda s: s.split(","), default=None, help="part grid")
+    ap.add_argument("--ranks", type=ints, default=[10, 20, 50, 100, 200], help="part grid")
+    ap.add_argument("--reps", type=int, default=5, help="part grid: runs (Newton, full)")
+    ap.add_argument("--ps", type=lambda s: [float(v) for v in s.split(",")], default=[2.0, 1.1])
+    ap.add_argument("--gfb-ranks", type=ints, default=[], help="part grid: GFB methods")
+    ap.add_argument("--gfb-reps", type=int, default=1, help="part grid: GFB runs")
+    ap.add_argument("--full-reps", type=int, default=1, help="part grid: full-kernel runs")
+    ap.add_argument("--out", default=None, help="part grid: output folder")
     args = ap.parse_args(argv)
     if not os.environ.get("LORAK_DATA"):
         sys.exit("set LORAK_DATA to the benchmark data folder")
-    parts = list(PARTS) if args.part == "all" else args.part.split(",")
-    results = json.loads(OUT.read_text()) if OUT.exists() else {}
+    parts = [p for p in PARTS if p != "grid"] if args.part == "all" else args.part.split(",")
     for name in parts:
         t0 = time.perf_counter()
         res = PARTS[name](args)
-        results[name] = {"result": res, "wall_seconds": time.perf_counter() - t0}
-        results.setdefault("environment", {})
+        # re-read: another bench_lpmkl process may have written its part meanwhile
+        results = json.loads(OUT.read_text()) if OUT.exists() else {}
+        key = f"grid:{Path(args.out).name}" if name == "grid" and args.out else name
+        results[key] = {"result": res, "wall_seconds": time.perf_counter() - t0}
         from lorak.bench._env import capture_environment
 
         results["environment"] = capture_environment()
