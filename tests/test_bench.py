@@ -279,6 +279,21 @@ def test_quick_paper_datasets_subset():
     assert [s.name for s in specs] == ["wine"]
 
 
+def test_lookup_datasets_are_found_but_never_run(tmp_path, monkeypatch):
+    monkeypatch.delenv("LORAK_DATA", raising=False)
+    part = Part(
+        name="p",
+        datasets=("a1a",),
+        methods=(),
+        metrics=(),
+        lookup_datasets=(DatasetSpec("w1a", label="web1"),),
+    )
+    specs, notes = _resolve_specs(part, override=None, quick=True, data_home=tmp_path)
+    assert specs == [] and "no stand-in; nothing run" in notes[0]
+    specs, _ = _resolve_specs(part, override=["web1"], quick=False, data_home=None)
+    assert [(s.name, s.display, s.stand_in) for s in specs] == [("w1a", "web1", False)]
+
+
 def test_progress_bar_modes():
     plain = io.StringIO()
     bar = ProgressBar(plain, tty=False)

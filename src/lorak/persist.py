@@ -226,9 +226,7 @@ def _skops_plain_types() -> set[str]:
     """Plain-data types a skops file of a lorak estimator holds besides the allowlist:
     builtin containers and scalars, numpy arrays and number scalars, numpy random
     states. (skops trusts these by default; lorak.load accepts no other default.)"""
-    names = {
-        f"builtins.{t.__name__}" for t in (dict, list, tuple, set, str, int, float, bool)
-    }
+    names = {f"builtins.{t.__name__}" for t in (dict, list, tuple, set, str, int, float, bool)}
     names.add(_skops_name(np.ndarray))
     names.update(
         f"numpy.{t.__name__}"

@@ -115,7 +115,11 @@ def _cell_text(r, metric) -> str:
         return ""
     if metric is None:
         return fmt_num(r["seconds_mean"], 3)
-    text = fmt_mean_std(r["mean"], r["std"], r["reps"])
+    if r["mean"] is None and r.get("seconds_mean") is not None:
+        # the method ran but does not report this metric (or reported NaN)
+        text = "n/a"
+    else:
+        text = fmt_mean_std(r["mean"], r["std"], r["reps"])
     pp = r.get("paper")
     if isinstance(pp, dict) and "mean" in pp:
         text += f" (paper {fmt_mean_std(pp.get('mean'), pp.get('std'))})"
@@ -224,9 +228,7 @@ def render_report(result: RunResult, plots: list | None, plot_note: str | None) 
             d["label"] + (" (stand-in)" if d["stand_in"] else "") for d in pc["datasets"]
         )
         secs = f", {pc['wall_seconds']:.1f} s" if pc.get("wall_seconds") is not None else ""
-        out.append(
-            f"- {name}: {pc['reps']} reps (deterministic methods: 1){secs}; datasets: {ds}"
-        )
+        out.append(f"- {name}: {pc['reps']} reps (deterministic methods: 1){secs}; datasets: {ds}")
     out += ["", f"Environment: {_env_lines(result.environment)}", ""]
     if result.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]

@@ -104,7 +104,8 @@ def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[Data
     notes: list[str] = []
     if override:
         known = {}
-        for s in [*paper, *(_as_spec(d) for d in part.quick_datasets)]:
+        lookup = [*part.quick_datasets, *part.lookup_datasets]
+        for s in [*paper, *(_as_spec(d) for d in lookup)]:
             known.setdefault(_norm(s.display), s)
             known.setdefault(_norm(s.name), s)
         paper_names = {_norm(s.name) for s in paper} | {_norm(s.display) for s in paper}
@@ -142,6 +143,11 @@ def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[Data
             f"{part.name}: the paper's data ({', '.join(missing)}) were not found (LORAK_DATA "
             f"unset or absent); quick run on stand-ins {', '.join(s.display for s in stand)}, "
             "for which the paper has no numbers"
+        )
+    else:
+        notes.append(
+            f"{part.name}: the paper's data ({', '.join(missing)}) were not found (LORAK_DATA "
+            "unset or absent) and the part has no stand-in; nothing run"
         )
     return stand, notes
 

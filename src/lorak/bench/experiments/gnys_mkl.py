@@ -584,7 +584,7 @@ GNYS_MKL = Experiment(
             reps=REPS_SMALL,
             quick_reps=2,
             quick_paper_datasets=QUICK_SMALL,
-            quick_datasets=LARGE_DATASETS,
+            lookup_datasets=LARGE_DATASETS,
             prepare=prepare_mkl,
         ),
         Part(
@@ -596,7 +596,7 @@ GNYS_MKL = Experiment(
             reps=REPS_LARGE,
             quick_reps=1,
             quick_paper_datasets=QUICK_LARGE,
-            quick_datasets=SMALL_DATASETS,
+            lookup_datasets=SMALL_DATASETS,
             prepare=prepare_mkl,
         ),
     ),
