@@ -137,8 +137,10 @@ def part_scale(args):
         X[te],
         ds.y[te],
         R=args.rank,
+        p=args.p,
         max_iter=args.outer_max_iter,
         inner_max_iter=args.inner_max_iter,
+        solver=args.solver or _default_solver(),
     )
     out["majority_accuracy"] = float(max(np.mean(ds.y[te] == c) for c in np.unique(ds.y)))
     out.update(
@@ -349,14 +351,16 @@ def _grid_experiment(args):
 
     base = lpmkl.ACCURACY
     ps = args.ps
-    parts = [
-        dataclasses.replace(
-            base,
-            grid=tuple({"p": p, "R": R} for p in ps for R in args.ranks),
-            methods=(lpmkl.LOWRANK_NEWTON,),
-            reps=args.reps,
+    parts = []
+    if args.reps > 0:
+        parts.append(
+            dataclasses.replace(
+                base,
+                grid=tuple({"p": p, "R": R} for p in ps for R in args.ranks),
+                methods=(lpmkl.LOWRANK_NEWTON,),
+                reps=args.reps,
+            )
         )
-    ]
     if args.full_reps > 0:
         parts.append(
             dataclasses.replace(
@@ -379,6 +383,8 @@ def _grid_experiment(args):
                 reps=args.gfb_reps,
             )
         )
+    if not parts:
+        raise SystemExit("part grid: nothing to run (--reps 0, --full-reps 0, no --gfb-ranks)")
     return dataclasses.replace(lpmkl.EXPERIMENT, parts=tuple(parts))
 
 
@@ -437,6 +443,7 @@ def main(argv=None):
     ap.add_argument("--part", default="all", help=f"one of {list(PARTS)} or all")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rank", type=int, default=50)
+    ap.add_argument("--p", type=float, default=2.0, help="part scale: the l_p norm")
     ap.add_argument("--outer-max-iter", type=int, default=30)
     ap.add_argument(
         "--inner-max-iter",
@@ -467,7 +474,7 @@ def main(argv=None):
     ints = lambda s: [int(v) for v in s.split(",") if v]  # noqa: E731
     ap.add_argument("--datasets", type=lambda s: s.split(","), default=None, help="part grid")
     ap.add_argument("--ranks", type=ints, default=[10, 20, 50, 100, 200], help="part grid")
-    ap.add_argument("--reps", type=int, default=5, help="part grid: runs (Newton, full)")
+    ap.add_argument("--reps", type=int, default=5, help="part grid: Newton runs (0: none)")
     ap.add_argument("--ps", type=lambda s: [float(v) for v in s.split(",")], default=[2.0, 1.1])
     ap.add_argument("--gfb-ranks", type=ints, default=[], help="part grid: GFB methods")
     ap.add_argument("--gfb-reps", type=int, default=1, help="part grid: GFB runs")
