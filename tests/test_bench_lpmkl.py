@@ -120,3 +120,8 @@ def test_bench_grid_experiment_parts(bench):
     assert [g["R"] for g in gfb.grid] == [10]
     args.full_reps, args.gfb_ranks = 0, []
     assert [p.name for p in bench._grid_experiment(args).parts] == ["accuracy"]
+    args.reps, args.gfb_ranks = 0, [50]
+    assert [p.name for p in bench._grid_experiment(args).parts] == ["accuracy-gfb"]
+    args.gfb_ranks = []
+    with pytest.raises(SystemExit, match="nothing to run"):
+        bench._grid_experiment(args)
