@@ -6,21 +6,30 @@ Parts (``--part``, default all), each one process, results in
 ``scale``
     ijcnn1 (train + test = 141691 rows), a random 70/30 split (≈ 99k training rows),
     50 Gaussian kernels (σ ∈ [1, 100]), R = 50 shared uniform landmarks, C = 1000,
-    p = 2, float32 factors: fit seconds, peak resident memory, test accuracy, outer and
-    inner iterations, the compressed rank. Target (issue #8): ≤ 10 min on 2 cores,
-    memory O(M R ℓ).
+    p = 2 (``--p``), float32 factors, the Newton inner solver when present (``--solver``):
+    fit seconds (wall and CPU), peak resident memory, test accuracy, outer and inner
+    iterations, the compressed rank. Target (issue #8): ≤ 10 min on 2 cores, memory
+    O(M R ℓ).
 ``subsample``
-    ijcnn1, 10k-row subsample (70/30): ours at R = 200 against the full-kernel ℓp-MKL
-    reference (SVC on the precomputed Σ d_k K_k), same split. Target: within 1 point.
+    ijcnn1 (``--subsample-data``), 10k-row subsample (70/30): ours at R = 200 (Newton
+    inner solver when present) against the full-kernel ℓp-MKL reference (SVC on the
+    precomputed Σ d_k K_k), same 7k training rows. Target: within 1 point.
 ``solvers``
     problem (6), R = 500, 10 kernels, d_k = 1/M, C = 1000, a9a subsets of ℓ rows: split
     GFB (Algorithm 2, uniform and blockwise weights), naive GFB (paper's stopping rule:
-    1e-4 relative objective change or 3000 iterations), Clarabel (interior point) on the
-    lifted problem to high accuracy (the optimum f*) and to a 0.1 % gap (timed).
+    1e-4 relative objective change or 3000 iterations), the primal Newton solver (on the
+    shared-basis factors, compression timed; stopped at a 0.1 % duality gap), Clarabel
+    (interior point, through cvxpy on the dual (4) with its dense ℓ × ℓ Hessian) to high
+    accuracy (the optimum f*) and to a 0.1 % gap (timed). ``--solver-methods`` picks a
+    subset.
 ``mklpy``
     MKLpy's EasyMKL and GRAM (benchmark-only dependency) beside ours and the full-kernel
     reference on a 3000-row subsample of svmguide1 (min-max scaled), 50 kernels: MKLpy
-    needs the 50 full n × n kernels in memory.
+    needs the 50 full n × n kernels in memory (their construction is timed apart).
+``grid``
+    the ``lpmkl`` experiment's accuracy grid cut to ``--datasets``/``--ranks``/``--reps``
+    (Newton), ``--full-reps`` (full kernel) and ``--gfb-ranks``/``--gfb-reps`` (the two
+    GFB methods), with report.md/results.json/plots in ``--out`` (not part of ``all``).
 
 Run: ``LORAK_DATA=/work/shared/data python benchmarks/bench_lpmkl.py --part scale``.
 """
@@ -162,14 +171,23 @@ def _default_solver():
 def part_subsample(args):
     """ijcnn1, 10k-row subsample, 70/30: ours at R = --subsample-rank (200) against the
     full-kernel ℓp-MKL on the same 7k training rows (issue #8: within 1 point)."""
-    ds = load("ijcnn1", split="all")
+    ds = load(args.subsample_data, split="all")
     rng = np.random.default_rng(args.seed)
     idx = np.sort(rng.choice(ds.X.shape[0], args.subsample_rows, replace=False))
-    X, y = np.asarray(ds.X[idx], dtype=np.float64), ds.y[idx]
+    Xs = ds.X[idx]
+    X = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
+    y = ds.y[idx]
     tr, te = _split(X.shape[0], args.seed)
     solver = args.solver or _default_solver()
     R = args.subsample_rank
-    out = {"n_train": int(tr.size), "n_test": int(te.size), "solver": solver, "R": R, "p": 2.0}
+    out = {
+        "dataset": args.subsample_data,
+        "n_train": int(tr.size),
+        "n_test": int(te.size),
+        "solver": solver,
+        "R": R,
+        "p": 2.0,
+    }
     out["majority_accuracy"] = float(max(np.mean(y[te] == c) for c in np.unique(y)))
     ours = _fit_ours(X[tr], y[tr], X[te], y[te], R=R, max_iter=args.outer_max_iter, solver=solver)
     out[f"ours_R{R}"] = ours
@@ -467,6 +485,7 @@ def main(argv=None):
         help="part solvers: subset of split,split_blockwise,naive,newton (default all)",
     )
     ap.add_argument("--subsample-rows", type=int, default=10000)
+    ap.add_argument("--subsample-data", default="ijcnn1", help="part subsample: ijcnn1, a9a")
     ap.add_argument("--subsample-rank", type=int, default=200)
     ap.add_argument(
         "--solver", default=None, help="inner solver of ours (default: newton if present)"
@@ -489,7 +508,11 @@ def main(argv=None):
         res = PARTS[name](args)
         # re-read: another bench_lpmkl process may have written its part meanwhile
         results = json.loads(OUT.read_text()) if OUT.exists() else {}
-        key = f"grid:{Path(args.out).name}" if name == "grid" and args.out else name
+        key = name
+        if name == "grid" and args.out:
+            key = f"grid:{Path(args.out).name}"
+        elif name == "subsample" and args.subsample_data != "ijcnn1":
+            key = f"subsample:{args.subsample_data}"
         results[key] = {"result": res, "wall_seconds": time.perf_counter() - t0}
         from lorak.bench._env import capture_environment
 
