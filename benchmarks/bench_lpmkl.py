@@ -513,6 +513,8 @@ def main(argv=None):
             key = f"grid:{Path(args.out).name}"
         elif name == "subsample" and args.subsample_data != "ijcnn1":
             key = f"subsample:{args.subsample_data}"
+        elif name == "scale" and (args.seed != 0 or args.p != 2.0):
+            key = f"scale:seed{args.seed}:p{args.p:g}"
         results[key] = {"result": res, "wall_seconds": time.perf_counter() - t0}
         from lorak.bench._env import capture_environment
 
