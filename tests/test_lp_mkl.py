@@ -196,6 +196,7 @@ def test_shared_basis_solver_solves_the_same_svm():
     a = gfb_naive(shared_basis_factor(F, d), y, [1.0], 10.0, **inner)
     b = gfb_naive(F, y, d, 10.0, **inner)
     np.testing.assert_allclose(a.objective, b.objective, rtol=1e-5)
+    inner = {"criterion": "gap", "tol": 1e-4, "max_iter": 50000}
     r1 = lp_mkl(F, y, 10.0, 2.0, solver="shared", inner=inner, tol=1e-5, max_iter=100)
     r2 = lp_mkl(F, y, 10.0, 2.0, solver="naive", inner=inner, tol=1e-5, max_iter=100)
     np.testing.assert_allclose(r1.d, r2.d, atol=1e-3)
@@ -260,11 +261,13 @@ def test_bank_factors_compressed_equals_explicit(m):
 
 @parametrize_with_checks(
     [
-        LowRankMKLClassifier(n_kernels=3, rank=5, max_iter=5, inner_max_iter=300, random_state=0),
+        LowRankMKLClassifier(
+            n_kernels=3, rank=5, max_iter=5, inner_max_iter=300, solver="shared", random_state=0
+        ),
         LowRankMKLClassifier(
             n_kernels=3, rank=5, max_iter=3, inner_max_iter=200, solver="split", random_state=0
         ),
-        LowRankMKLClassifier(n_kernels=3, rank=5, max_iter=5, solver="newton", random_state=0),
+        LowRankMKLClassifier(n_kernels=3, rank=5, max_iter=5, random_state=0),
     ]
 )
 def test_sklearn_compatible(estimator, check):
@@ -315,8 +318,10 @@ def test_classifier_with_the_newton_solver():
     centers = np.array([[0, 0], [3, 0], [0, 3]])
     X3 = np.vstack([c + 0.5 * rng.standard_normal((40, 2)) for c in centers]).astype(np.float32)
     y3 = np.repeat(["a", "b", "c"], 40)
-    clf = LowRankMKLClassifier(n_kernels=4, rank=15, C=5.0, solver="newton", random_state=0)
+    clf = LowRankMKLClassifier(n_kernels=4, rank=15, C=5.0, random_state=0)
+    assert clf.solver == "newton" and clf.inner_tol is None  # the defaults
     assert clf.fit(X3, y3).score(X3, y3) > 0.95
+    assert clf.duality_gap_.shape == (3,) and np.all(clf.duality_gap_ <= 1e-3)
 
 
 def test_sparse_weights_with_p_one():
@@ -370,7 +375,7 @@ def test_float32_factors_and_kmeans_landmarks():
         ({"solver": "smo"}, "unknown solver 'smo'"),
         ({"gfb_weights": "x"}, "unknown gfb_weights"),
         ({"n_kernels": 0}, "n_kernels must be an integer >= 1"),
-        ({"compress": False}, "solver='shared' .* needs compress=True"),
+        ({"compress": False, "solver": "shared"}, "solver='shared' .* needs compress=True"),
         ({"compress": False, "solver": "newton"}, "solver='newton' .* needs compress=True"),
         ({"solver": "newton", "eta": 0.1}, "eta=0.1 is a GFB option"),
         ({"solver": "newton", "inner_criterion": "objective"}, "inner_criterion='objective'"),
