@@ -168,6 +168,8 @@ def test_line_search_is_exact(rng):
         ({"d": [1.0, 1.0]}, ValueError, "d has 2 weights, but there are 3 kernels"),
         ({"y": "zeros"}, ValueError, "y must contain only the labels -1 and \\+1"),
         ({"y": "short"}, ValueError, "y has 10 entries, but the factors have 120 rows"),
+        ({"y": "ones"}, ValueError, "y has a single class"),
+        ({"C": True}, ValueError, "C must be a finite number > 0; got True"),
         ({"criterion": "objective"}, ValueError, "criterion must be 'gap'"),
         ({"max_iter": 0}, ValueError, "max_iter must be an integer >= 1"),
         ({"h_factor": 1.0}, ValueError, "h_factor must be in \\(0, 1\\)"),
@@ -182,7 +184,7 @@ def test_bad_input(kwargs, exc, match):
     args = {"F": F, "y": y, "d": d, "C": C}
     args.update(kwargs)
     if args["y"] is not y:
-        args["y"] = np.zeros(y.size) if args["y"] == "zeros" else y[:10]
+        args["y"] = {"zeros": np.zeros(y.size), "ones": np.ones(y.size), "short": y[:10]}[args["y"]]
     if isinstance(args.get("alpha0"), str):
         args["alpha0"] = np.zeros(5)
     if isinstance(args["F"], str):

@@ -114,6 +114,8 @@ def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen):
         raise ValueError(f"y has {y.shape[0]} entries, but the factors have {F.n_samples} rows")
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must contain only the labels -1 and +1")
+    if np.all(y == y[0]):
+        raise ValueError("y has a single class: the SVM needs both labels -1 and +1")
     d = np.asarray(d, dtype=np.float64).ravel()
     if d.shape[0] != F.n_kernels:
         raise ValueError(f"d has {d.shape[0]} weights, but there are {F.n_kernels} kernels")
@@ -121,7 +123,8 @@ def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen):
         raise ValueError(f"kernel weights d must be finite and >= 0; got {d}")
     if not np.any(d > 0):
         raise ValueError("every kernel weight is 0: the SVM has no kernel")
-    if not (isinstance(C, (int, float, np.floating, np.integer)) and C > 0 and math.isfinite(C)):
+    number = isinstance(C, (int, float, np.floating, np.integer)) and not isinstance(C, bool)
+    if not (number and C > 0 and math.isfinite(C)):
         raise ValueError(f"C must be a finite number > 0; got {C!r}")
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0; got {tol!r}")
