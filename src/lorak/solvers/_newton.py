@@ -329,7 +329,8 @@ def svm_newton(
         rel_h = info_h["relative_gap"]
         history.append(-info_h["dual"])
         widths.append((h, steps, rel_h))
-        if rel_h < rel:  # keep the best certificate (round-off can stall tiny widths)
+        # keep the best certificate (round-off can stall tiny widths)
+        if rel_h < rel or best is None:
             rel, gap_info, best = rel_h, info_h, (w.copy(), b, h)
             worse = 0
         else:
