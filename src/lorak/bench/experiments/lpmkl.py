@@ -31,10 +31,11 @@ Decisions
   uniform weights, inner stop at 1e-4 relative objective change or 3000 iterations);
   ``lowrank`` is the merged GFB in the shared basis (inner stop at a 1e-2 relative
   duality gap or 3000 iterations); ``lowrank_newton`` solves the same inner SVM by
-  primal Newton (``solver="newton"``, same duality-gap stop; run when the installed
-  lorak has it). At C = 1000 the GFB iteration count grows with C and ℓ: on mushrooms
-  (5.7k training rows) every merged-GFB inner solve hit its 3000 cap (114 s CPU per fit
-  against 11 s for Newton, same accuracy), so the GFB methods run only up to
+  primal Newton (``solver="newton"``, stopped at the classifier's default relative
+  duality gap for it, 1e-3; run when the installed lorak has it). At C = 1000 the GFB
+  iteration count grows with C and ℓ: on mushrooms (5.7k training rows) every
+  merged-GFB inner solve hit its 3000 cap (114 s CPU per fit against 11 s for Newton,
+  same accuracy), so the GFB methods run only up to
   ``GFB_MAX_TRAIN`` = 10k training rows (a9a and ijcnn1: Newton only). Outer: max
   |Δd_k| < 1e-4 or 30 outer iterations (the paper gives no cap; hitting it is
   recorded).
@@ -136,7 +137,8 @@ _INNER = {
     },
     # the merged GFB in the shared basis, stopped on a 1e-2 relative duality gap
     "gfb": {"solver": "shared"},
-    # primal Newton on the explicit shared-basis features (same duality-gap stop)
+    # primal Newton on the explicit shared-basis features (the classifier's default
+    # duality-gap stop for it)
     "newton": {"solver": "newton"},
 }
 
