@@ -76,6 +76,14 @@ def test_matches_naive_gfb_run_to_convergence():
     assert nt.n_iter < 100 < gfb.n_iter
 
 
+def test_newton_steps_barely_grow_with_C():
+    """The GFB needs ~C/ζ iterations for α to reach C; Newton a few steps per width."""
+    F, _, y, d, _ = _problem(seed=0)
+    steps = {C: svm_newton(F, y, d, C, tol=1e-6).n_iter for C in (1.0, 1000.0)}
+    assert steps[1000.0] <= 3 * steps[1.0]
+    assert steps[1000.0] <= 80
+
+
 def test_primal_point_is_reported_honestly():
     """info['primal'] is the hinge primal of the returned w and bias on Φ = V D^½."""
     F, blocks, y, d, C = _problem(seed=4)
