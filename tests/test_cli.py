@@ -83,3 +83,28 @@ def test_nystrom_error_on_german(tmp_path):
     by = {(r["method"], r["params"]["ratio"]): r["mean"] for r in fig1}
     for ratio in (0.02, 0.06, 0.1):
         assert by[("exact", ratio)] <= min(v for (m, q), v in by.items() if q == ratio)
+
+
+def test_threads_option(capsys):
+    from threadpoolctl import threadpool_info
+
+    from lorak.cli import _thread_limit, build_parser
+
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["bench", "kpca", "--threads", "-1"])
+    assert "expected an integer >= 0" in capsys.readouterr().err
+    before = [p["num_threads"] for p in threadpool_info()]
+    for argv, expected in (
+        (["bench", "kpca", "--quick"], 1),
+        (["bench", "kpca", "--quick", "--threads", "0"], None),
+        (["bench", "kpca"], None),
+        (["bench", "kpca", "--threads", "1"], 1),
+    ):
+        with _thread_limit(parser.parse_args(argv)):
+            now = [p["num_threads"] for p in threadpool_info()]
+        if expected is None:
+            assert now == before
+        else:
+            assert all(n == expected for n in now)
+    assert [p["num_threads"] for p in threadpool_info()] == before

@@ -3,7 +3,9 @@
 ::
 
     lorak bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
+                           [--threads N]
     lorak bench all [--quick] [--skip a,b | --only a,b] [--reps N] [--out DIR] [--seed S]
+                    [--threads N]
     lorak bench --list
     lorak datasets [--data-home DIR]
     lorak --version
@@ -79,6 +81,14 @@ def _build():
     )
     bench.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     bench.add_argument(
+        "--threads",
+        type=_nonnegative_int,
+        default=None,
+        help="BLAS/OpenMP threads of the run (0: the libraries' defaults; default: 1 with "
+        "--quick, whose small problems run faster on one thread, else the libraries' "
+        "defaults)",
+    )
+    bench.add_argument(
         "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
     )
     bench.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -104,6 +114,28 @@ def _positive_int(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {v}")
     return v
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0; got {v}")
+    return v
+
+
+def _thread_limit(args):
+    """The BLAS/OpenMP limit of a bench run (``--threads``; 1 by default with --quick)."""
+    import contextlib
+
+    n = args.threads if args.threads is not None else (1 if args.quick else 0)
+    if not n:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(n))
 
 
 def _cmd_list(out) -> int:
@@ -159,6 +191,7 @@ def _cmd_bench(bench_parser, args) -> int:
             "quick": args.quick,
             "out": str(out_dir),
             "seed": args.seed,
+            "threads": args.threads,
             "data_home": None if args.data_home is None else str(args.data_home),
         },
     }
@@ -240,6 +273,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
         "seed": args.seed,
         "skip": skip,
         "only": args.only,
+        "threads": args.threads,
         "data_home": None if args.data_home is None else str(args.data_home),
     }
     t0 = time.perf_counter()
@@ -298,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     parser, bench_parser = _build()
     args = parser.parse_args(argv)
     if args.command == "bench":
-        return _cmd_bench(bench_parser, args)
+        with _thread_limit(args):
+            return _cmd_bench(bench_parser, args)
     if args.command == "datasets":
         return _cmd_datasets(args)
     parser.print_help()

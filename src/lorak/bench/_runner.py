@@ -118,17 +118,20 @@ def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[Data
         return out, notes
     if not quick:
         return paper, notes
+    subset_note = None
     if part.quick_paper_datasets is not None:
         keep = {_norm(n) for n in part.quick_paper_datasets}
         chosen = [s for s in paper if _norm(s.display) in keep or _norm(s.name) in keep]
         if len(chosen) < len(paper):
-            notes.append(
+            subset_note = (
                 f"{part.name}: quick run on {', '.join(s.display for s in chosen)} of the "
                 f"paper's {len(paper)} sets (the full run uses all)"
             )
         paper = chosen
     present = [s for s in paper if _present(s, data_home)]
     missing = [s.display for s in paper if s not in present]
+    if present and subset_note:
+        notes.append(subset_note)
     if present:
         if missing:
             notes.append(
