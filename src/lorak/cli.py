@@ -138,6 +138,13 @@ def _thread_limit(args):
     return threadpool_limits(limits=int(n))
 
 
+def _quiet_matplotlib(args) -> None:
+    """matplotlib's font fallbacks (mathtext on log axes) warn once per glyph family;
+    they say nothing about the results, so only ``-vv`` shows them."""
+    if args.verbose < 2:
+        logging.getLogger("matplotlib").setLevel(logging.ERROR)
+
+
 def _cmd_list(out) -> int:
     from .bench import list_experiments
     from .bench._registry import IMPORT_ERRORS
@@ -180,6 +187,7 @@ def _cmd_bench(bench_parser, args) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    _quiet_matplotlib(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
     progress = None if args.no_progress else ProgressBar(sys.stderr)
     config = {
@@ -263,6 +271,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    _quiet_matplotlib(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / "all"
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     options = {
