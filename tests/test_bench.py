@@ -331,3 +331,15 @@ def test_minmax_preprocess_is_reported():
     )
     res = run_experiment(Experiment("t4", "", [part]))
     assert "svm-scale" in res.config["parts"]["main"]["datasets"][0]["preprocessing"]
+
+
+def test_series_keys_split_lines_only_by_parameters_that_differ_at_one_x():
+    from lorak.bench._report import _series_keys
+
+    def row(**params):
+        return {"params": params}
+
+    # p varies at fixed R: one line per p; m = 2R moves with R only: no split
+    rows = [row(R=r, p=p, m=2 * r) for r in (10, 20) for p in (2.0, 1.1)]
+    assert _series_keys(rows, "R") == ["p"]
+    assert _series_keys([row(R=r, m=2 * r) for r in (10, 20)], "R") == []

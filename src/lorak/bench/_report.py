@@ -384,6 +384,22 @@ def save_figure(fig, out_dir, filename: str, title: str) -> list[tuple[str, str]
     return [(title, filename)]
 
 
+def _series_keys(rows: list[dict], x: str) -> list[str]:
+    """The grid parameters (besides ``x``) that tell apart rows of one method at the same
+    ``x`` — each of their value combinations is its own line. Parameters that only move
+    with ``x`` (derived ones, such as m = ratio · n) do not split lines."""
+    keys: list[str] = []
+    by_x: dict[str, list[dict]] = {}
+    for r in rows:
+        by_x.setdefault(json.dumps(r["params"][x], sort_keys=True), []).append(r["params"])
+    for group in by_x.values():
+        for params in group[1:]:
+            for k in params:
+                if k != x and k not in keys and params.get(k) != group[0].get(k):
+                    keys.append(k)
+    return keys
+
+
 def plot_metric_lines(
     result: RunResult,
     part: str,
@@ -417,25 +433,29 @@ def plot_metric_lines(
         rows = result.select(part=part, dataset=label, metric=metric)
         methods = list(dict.fromkeys(r["method"] for r in rows))
         for m in methods:
-            pts = sorted(
-                (r["params"][x], r["mean"], r["std"] or 0.0)
-                for r in rows
-                if r["method"] == m and r["mean"] is not None and x in r["params"]
-            )
-            if not pts:
-                continue
-            xs, ys, ss = map(np.asarray, zip(*pts, strict=False))
-            lplot.error_vs_rank(
-                xs,
-                ys,
-                std=ss,
-                label=names.get(m, m),
-                ax=ax,
-                logy=logy,
-                xlabel=xlabel or x,
-                ylabel=ylabel or metric,
-                legend=False,
-            )
+            mine = [
+                r for r in rows if r["method"] == m and r["mean"] is not None and x in r["params"]
+            ]
+            split = _series_keys(mine, x)
+            series: dict[tuple, list] = {}
+            for r in mine:
+                key = tuple((k, json.dumps(r["params"].get(k), sort_keys=True)) for k in split)
+                series.setdefault(key, []).append(r)
+            for key, members in series.items():
+                pts = sorted((r["params"][x], r["mean"], r["std"] or 0.0) for r in members)
+                xs, ys, ss = map(np.asarray, zip(*pts, strict=False))
+                extra = ", ".join(f"{k}={json.loads(v)}" for k, v in key)
+                lplot.error_vs_rank(
+                    xs,
+                    ys,
+                    std=ss,
+                    label=names.get(m, m) + (f" ({extra})" if extra else ""),
+                    ax=ax,
+                    logy=logy,
+                    xlabel=xlabel or x,
+                    ylabel=ylabel or metric,
+                    legend=False,
+                )
         stand = " (stand-in)" if result.is_stand_in(part, label) else ""
         ax.set_title(f"{label}{stand}", fontsize=9)
         ax.xaxis.label.set_fontsize(8)
