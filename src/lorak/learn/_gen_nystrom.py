@@ -655,6 +655,23 @@ def _eig_dtype(tol):
     return np.float32 if tol >= 1e-5 else np.float64
 
 
+def lambda_path(lam, lam_grid, criterion) -> np.ndarray:
+    """The sorted λ values a fit visits (``lam="auto"``: the grid; else ``[lam]``), after
+    checking ``criterion`` — shared by the single- and multiple-kernel fits."""
+    if criterion not in ("paper", "kernel"):
+        raise ValueError(f"unknown criterion {criterion!r}; valid names are 'paper', 'kernel'")
+    if isinstance(lam, str):
+        if lam != "auto":
+            raise ValueError(f"unknown lam {lam!r}; give 'auto' or a positive number")
+        grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
+        if grid.size == 0 or not np.all(grid > 0):
+            raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
+        return grid
+    if not (np.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+    return np.array([float(lam)])
+
+
 def _check_beta(beta):
     if isinstance(beta, str):
         if beta not in ("heuristic", "optimize"):
@@ -708,21 +725,10 @@ def fit_gen_nystrom(
     problem : a prebuilt :class:`GenNystromProblem` (then El, W, K, mask are ignored).
     """
     beta = _check_beta(beta)
-    if criterion not in ("paper", "kernel"):
-        raise ValueError(f"unknown criterion {criterion!r}; valid names are 'paper', 'kernel'")
+    grid = lambda_path(lam, lam_grid, criterion)
     if problem is None:
         problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
     optimize = beta == "optimize"
-    if isinstance(lam, str):
-        if lam != "auto":
-            raise ValueError(f"unknown lam {lam!r}; give 'auto' or a positive number")
-        grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-        if grid.size == 0 or not np.all(grid > 0):
-            raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-    else:
-        if not (np.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        grid = np.array([float(lam)])
     if optimize:
         beta0 = _optimal_beta_unconstrained(problem, float(grid[-1])) or problem.beta_heuristic()
     elif beta == "heuristic":

@@ -81,6 +81,7 @@ from ._gen_nystrom import (
     DEFAULT_LAMBDA_GRID,
     GenNystromProblem,
     _eig_dtype,
+    lambda_path,
     solve_gen_nystrom,
 )
 
@@ -447,20 +448,9 @@ def fit_mk_gen_nystrom(
     rescale : add the exact scaling step to each alternation (see the module docstring).
     problem : a prebuilt :class:`MKGenNystromProblem` (then Els, Ws, Y are ignored).
     """
-    if criterion not in ("paper", "kernel"):
-        raise ValueError(f"unknown criterion {criterion!r}; valid names are 'paper', 'kernel'")
+    grid = lambda_path(lam, lam_grid, criterion)
     if problem is None:
         problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
-    if isinstance(lam, str):
-        if lam != "auto":
-            raise ValueError(f"unknown lam {lam!r}; give 'auto' or a positive number")
-        grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-        if grid.size == 0 or not np.all(grid > 0):
-            raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-    else:
-        if not (np.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-        grid = np.array([float(lam)])
     M = problem.n_kernels
     ptol = max(tol, 1e-3) if path_tol is None else path_tol
 
