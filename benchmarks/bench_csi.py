@@ -27,16 +27,15 @@ import collections
 import gc
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import lorak
 import lorak.learn._csi as csi_module
 from lorak import IncompleteCholesky
+from lorak.bench._env import capture_environment
 from lorak.csi import CSI
 from lorak.datasets import load
 from lorak.kernels import Gaussian
@@ -179,14 +178,7 @@ def main():
     doc = {
         "issue": "#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
         "settings": vars(args) | {"out": str(args.out)},
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "lorak": lorak.__version__,
-            "machine": platform.machine(),
-            "cpu_count": os.cpu_count(),
-            "load_average": os.getloadavg(),
-        },
+        "environment": capture_environment(),
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

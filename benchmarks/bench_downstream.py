@@ -32,20 +32,17 @@ import argparse
 import gc
 import json
 import os
-import platform
 import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.decomposition import KernelPCA
 from sklearn.kernel_ridge import KernelRidge
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import lorak
 from lorak import Nystroem
+from lorak.bench._env import capture_environment
 from lorak.kernels import Gaussian, kernel_block
 from lorak.models import LSSVC, LowRankKernelPCA, lssvm_fit_dense
 
@@ -292,21 +289,12 @@ def bench_kpca(X, b, m, repeats, *, dense: bool, label: str) -> dict:
 
 
 def environment(threads: int) -> dict:
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "sklearn": sklearn.__version__,
-        "lorak": lorak.__version__,
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
+    return capture_environment() | {
         "blas_threads": threads,
         "threadpools": [
             {k: i.get(k) for k in ("internal_api", "num_threads", "version")}
             for i in threadpool_info()
         ],
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 
 

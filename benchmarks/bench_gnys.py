@@ -30,17 +30,14 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import platform
 import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from threadpoolctl import threadpool_limits
 
-import lorak
+from lorak.bench._env import capture_environment
 from lorak.datasets import load
 from lorak.estimators import Nystroem
 from lorak.kernels import Gaussian, kernel_block
@@ -336,16 +333,7 @@ def main():
             print("(d) one repetition on a large set", flush=True)
             large = large_rep()
     out = {
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "sklearn": sklearn.__version__,
-            "lorak": lorak.__version__,
-            "cpu_count": __import__("os").cpu_count(),
-            "loadavg": list(__import__("os").getloadavg()),
-            "blas_threads": 1,
-        },
+        "environment": capture_environment() | {"blas_threads": 1},
         "per_repetition": rep,
         "breakdown": bd,
         "convergence": conv,

@@ -28,20 +28,17 @@ import argparse
 import gc
 import json
 import os
-import platform
 import time
 import tracemalloc
 import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-import lorak
+from lorak.bench._env import capture_environment
 from lorak.datasets import load
 from lorak.kernels import KernelBank
 from lorak.landmarks import select_landmarks
@@ -276,16 +273,8 @@ def main():
     ap.add_argument("--skip-convergence", action="store_true")
     args = ap.parse_args()
     out = {
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "sklearn": sklearn.__version__,
-            "lorak": lorak.__version__,
-            "cpu_count": os.cpu_count(),
-            "loadavg_start": os.getloadavg(),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+        "environment": capture_environment()
+        | {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
 

@@ -32,18 +32,16 @@ import argparse
 import gc
 import json
 import os
-import platform
 import time
 import tracemalloc
 import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from lorak.bench._env import capture_environment
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.learn import _simple_npkl as M
@@ -184,15 +182,7 @@ def main(argv=None):
     repeats = 1 if args.quick else args.repeats
     res = {
         "targets": {"linear_a1a_seconds": TARGET_LL, "sqhinge_n6414_seconds": TARGET_SHL},
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "sklearn": sklearn.__version__,
-            "cpu_count": os.cpu_count(),
-            "blas_threads": args.threads,
-            "loadavg_before": os.getloadavg(),
-        },
+        "environment": capture_environment() | {"blas_threads": args.threads},
     }
     t_all = time.perf_counter()
     with threadpool_limits(args.threads):

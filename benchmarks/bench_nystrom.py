@@ -22,19 +22,17 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import platform
 import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.cluster import KMeans
 from sklearn.kernel_approximation import Nystroem as SkNystroem
 from threadpoolctl import threadpool_limits
 
 import lorak
+from lorak.bench._env import capture_environment
 from lorak.kernels import Gaussian
 from lorak.landmarks import quantization_error
 
@@ -148,15 +146,7 @@ def main(argv=None):
     result = {
         "benchmark": "bench_nystrom",
         "config": vars(args),
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "sklearn": sklearn.__version__,
-            "lorak": lorak.__version__,
-            "platform": platform.platform(),
-            "processor": platform.processor(),
-        },
+        "environment": capture_environment(),
         "targets": {
             "block_ratio_float64": 1.4,
             "block_ratio_float32": 1.7,

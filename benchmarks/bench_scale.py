@@ -34,7 +34,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -276,15 +275,11 @@ def main(argv=None):
     import dask
     import distributed
 
-    import lorak
+    from lorak.bench._env import capture_environment
 
-    result["environment"] = {
-        "python": platform.python_version(),
-        "lorak": lorak.__version__,
+    result["environment"] = capture_environment() | {
         "dask": dask.__version__,
         "distributed": distributed.__version__,
-        "numpy": np.__version__,
-        "cpus": os.cpu_count(),
         "argv": sys.argv[1:],
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -57,17 +57,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.cluster import KMeans, kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
+from lorak.bench._env import capture_environment
 from lorak.landmarks._kmeans import _kmeans, _Lloyd, default_init_sample
 
 
@@ -388,15 +386,7 @@ def main(argv=None):
     result = {
         "study": "kmeans_init",
         "config": vars(args),
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "sklearn": sklearn.__version__,
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "loadavg_start": os.getloadavg(),
-        },
+        "environment": capture_environment(),
         "large": {},
     }
     out = Path(args.out)

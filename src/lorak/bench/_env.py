@@ -43,7 +43,8 @@ def _threads() -> dict:
 
 
 def capture_environment() -> dict:
-    """Versions, CPU model, BLAS/OpenMP threads and platform, as a JSON-ready dict."""
+    """Versions, CPU model, BLAS/OpenMP threads, platform and the load average (1, 5,
+    15 min; the machine may be shared), as a JSON-ready dict."""
     import os
 
     from .. import __version__
@@ -58,4 +59,5 @@ def capture_environment() -> dict:
         "threads": _threads(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
