@@ -98,10 +98,7 @@ def shared_basis_factor(F: FactorStack, d) -> FactorStack:
             "solver='shared' needs factors with a shared basis (compress=True); got "
             "explicit stacked factors"
         )
-    dcol = np.repeat(np.asarray(d, dtype=np.float64), F.ranks)
-    H = (F.coef * dcol) @ F.coef.T
-    lam, U = eigh(0.5 * (H + H.T), check_finite=False)
-    L = U * np.sqrt(np.clip(lam, 0.0, None))
+    L = F.weighted_root(d)
     out = FactorStack(ranks=[L.shape[1]], basis=F.basis, coef=L)
     out._basis_gram = F.basis_gram()
     return out

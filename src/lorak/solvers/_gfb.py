@@ -81,7 +81,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, eigh, solve_triangular
 
 __all__ = [
     "FactorStack",
@@ -249,6 +249,21 @@ class FactorStack:
                 Sk = self.coef[:, self.block(k)]
                 out.append(Sk.T @ BtB @ Sk)
         return out
+
+    def weighted_root(self, d, rank_rtol: float | None = None) -> np.ndarray:
+        """L (r × q, float64) with L Lᵀ = S D Sᵀ (D = the weights d_k repeated over each
+        block), for a shared basis: Σ_k d_k V_k V_kᵀ = (B L)(B L)ᵀ. From the
+        eigendecomposition of the r × r matrix: eigenvalues clipped at 0
+        (``rank_rtol=None``, q = r) or those ≤ rank_rtol · λ_max dropped."""
+        if self.basis is None:
+            raise ValueError("weighted_root needs factors with a shared basis")
+        dcol = np.repeat(np.asarray(d, dtype=np.float64), self.ranks)
+        H = (self.coef * dcol) @ self.coef.T
+        lam, U = eigh(0.5 * (H + H.T), check_finite=False)
+        if rank_rtol is None:
+            return U * np.sqrt(np.clip(lam, 0.0, None))
+        keep = lam > rank_rtol * max(float(lam[-1]), 0.0)
+        return U[:, keep] * np.sqrt(lam[keep])
 
     def subset(self, kernels) -> FactorStack:
         """The stack of the chosen kernels only (copies V's columns when stacked)."""

@@ -52,7 +52,7 @@ import math
 import time
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._gfb import FactorStack, GFBResult, _best_bias, project_feasible
 
@@ -77,16 +77,12 @@ class _Features:
     """Φ = A L as an operator: A the stored factors (ℓ × p), L (p × q) float64."""
 
     def __init__(self, F: FactorStack, d, rank_rtol: float):
-        dcol = np.repeat(d, F.ranks)
         if F.basis is not None:
             self.A = F.basis
-            H = (F.coef * dcol) @ F.coef.T  # S D Sᵀ
-            lam, U = eigh(0.5 * (H + H.T), check_finite=False)
-            top = max(float(lam[-1]), 0.0)
-            keep = lam > rank_rtol * top
-            self.L = U[:, keep] * np.sqrt(lam[keep])
+            self.L = F.weighted_root(d, rank_rtol)
         else:  # stacked V: Φ = V D^{1/2} on the columns with d_k > 0
             self.A = F.V
+            dcol = np.repeat(d, F.ranks)
             nz = np.flatnonzero(dcol > 0)
             self.L = np.zeros((F.total_rank, nz.size))
             self.L[nz, np.arange(nz.size)] = np.sqrt(dcol[nz])
