@@ -359,7 +359,8 @@ def run_experiment(
             "notes": notes,
             "started_utc": started,
             # wall: everything run_experiment did; fit: the timed part of the cells
-            # (fit + transform), a lower bound of the wall time
+            # (fit + transform); it can exceed the wall time where several cells report
+            # one shared computation (csi-rank's cached curves)
             "wall_seconds": round(result.wall_seconds, 3),
             "fit_seconds": round(result.fit_seconds, 3),
             "n_cells": len(result.records),
