@@ -121,9 +121,12 @@ def test_generalized_nystroem_fit_on_a_dask_array(client, data):
     ref = GeneralizedNystroem(**kw).fit(X, yl)
     est = GeneralizedNystroem(**kw).fit(_dask(X), yl)
     np.testing.assert_allclose(est.components_, ref.components_, atol=1e-10)
-    np.testing.assert_allclose(
-        est.transform(_dask(X)).compute(), ref.transform(X), rtol=1e-6, atol=1e-8
-    )
+    # the rank decision must not flip on the summation order (a spectral gap, not a
+    # fixed threshold inside the round-off); the learned kernels E S Eᵀ agree
+    assert est.n_components_ == ref.n_components_
+    G, Gr = est.transform(_dask(X)).compute(), ref.transform(X)
+    np.testing.assert_allclose(G @ G[:300].T, Gr @ Gr[:300].T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(G, Gr, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -30,6 +30,8 @@ import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigh, solve_triangular
 from scipy.linalg.lapack import dtrcon
 
+from .._linalg import spectral_keep
+
 __all__ = ["NystromNormalization", "default_rtol", "nystrom_normalization"]
 
 
@@ -102,7 +104,7 @@ def nystrom_normalization(
             "the landmark kernel matrix W has no positive eigenvalue; the kernel is zero "
             "on the landmarks"
         )
-    keep = lam > rtol * top
+    keep = spectral_keep(lam, rtol)
     N = U[:, keep] / np.sqrt(lam[keep])
     if weights is not None:
         N *= w[:, None]

@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
+from .._linalg import spectral_keep
 from ..metrics import ideal_kernel_factor
 from ..solvers import (
     SolverResult,
@@ -127,7 +128,11 @@ def _sym(M):
 
 
 def pinv_psd(W, rtol: float = 1e-10):
-    """W⁺ of a symmetric PSD matrix, eigenvalues ≤ rtol·λ_max dropped; returns (W⁺, rank)."""
+    """W⁺ of a symmetric PSD matrix over the eigenvalues kept by :func:`spectral_keep`; (W⁺, rank).
+
+    The cut is at least rtol·λ_max and above the round-off that negative eigenvalues
+    show, placed at a gap of the spectrum so that it does not flip on rounding.
+    """
     lam, U = eigh(_sym(np.asarray(W, dtype=np.float64)), driver="evd", check_finite=False)
     top = lam[-1] if lam.size else 0.0
     if not top > 0:
@@ -135,7 +140,7 @@ def pinv_psd(W, rtol: float = 1e-10):
             "the landmark kernel matrix W has no positive eigenvalue; the kernel is zero "
             "on the landmarks"
         )
-    keep = lam > rtol * top
+    keep = spectral_keep(lam, rtol)
     Uk = U[:, keep]
     return _sym((Uk / lam[keep]) @ Uk.T), int(keep.sum())
 
@@ -191,7 +196,7 @@ def psd_factor(S, rtol: float = 1e-10) -> np.ndarray:
     top = lam[-1] if lam.size else 0.0
     if not top > 0:
         return np.zeros((lam.size, 0))
-    keep = lam > rtol * top
+    keep = spectral_keep(lam, rtol)
     # largest first, like every other factor in lorak
     return (U[:, keep] * np.sqrt(lam[keep]))[:, ::-1]
 

@@ -246,6 +246,10 @@ def admm_psd(
     use_gap = lower_bound is not None and objective is not None
     tiny = np.finfo(float).tiny
     r_rel = s_rel = gap = math.inf
+    # floors that floating point can reach (see fista_psd)
+    eps = np.finfo(np.float64).eps
+    res_tol = max(tol, 4.0 * Z.shape[0] * eps)
+    gap_tol = max(tol, 16.0 * eps)
     converged = False
     k = 0
     for k in range(1, max_iter + 1):  # noqa: B007 - k counts the iterations done
@@ -270,7 +274,7 @@ def admm_psd(
             Lam = -rho * (U if one else U * s)
             fz = history[-1]
             gap = (fz - float(lower_bound(_sym(Lam)))) / max(abs(fz), tiny)
-        if gap <= tol or (r_rel <= tol and s_rel <= tol and gap <= residual_gap_cap):
+        if gap <= gap_tol or (r_rel <= res_tol and s_rel <= res_tol and gap <= residual_gap_cap):
             converged = True
             break
         if r > balance * sd:
@@ -360,8 +364,10 @@ def fista_psd(
 
     Requires f(X + H) ≤ f(X) + ⟨∇f(X), H⟩ + (L/2) Σᵢⱼ dᵢdⱼ Hᵢⱼ² (L-smooth in the
     metric). Step: X⁺ = Π_d(Y − (1/L) D⁻¹ ∇f(Y) D⁻¹), Nesterov momentum on Y, momentum
-    reset whenever f increases (adaptive restart). Stops when the gradient-mapping
-    residual ‖X⁺ − Y‖_d ≤ tol · ‖X⁺‖_d and the relative decrease of f is ≤ tol.
+    reset whenever f increases beyond rounding (adaptive restart). Stops when the
+    gradient-mapping residual ‖X⁺ − Y‖_d ≤ tol · ‖X⁺‖_d and the relative decrease of f
+    is ≤ tol, each tolerance floored at what floating point resolves (4·m·eps for the
+    residual of an eigensolver's projection, 16·eps for f) so the test stays reachable.
     """
     s = _scale_matrix(d)
     dd = None if s is None else s * s
@@ -373,6 +379,12 @@ def fista_psd(
     t = 1.0
     converged = False
     res = math.inf
+    # What floating point can resolve: f is known to a few ulps of its size, and the
+    # residual of a projection computed by an eigensolver to about n·eps. A stop test
+    # below these floors would never pass, however close the iterate is.
+    eps = np.finfo(np.float64).eps
+    res_tol = max(tol, 4.0 * X.shape[0] * eps)
+    dec_tol = max(tol, 16.0 * eps)
     k = 0
     for k in range(1, max_iter + 1):  # noqa: B007 - k counts the iterations done
         g = grad(Y)
@@ -380,7 +392,14 @@ def fista_psd(
         Xn = proj(Y - step)
         fn = float(f(Xn))
         res = _norm(Xn - Y, s) / max(_norm(Xn, s), np.finfo(float).tiny)
-        if restart and fn > fx:
+        rounding = 16.0 * eps * max(abs(fx), abs(fn))
+        if restart and fn > fx + rounding:
+            if Y is X and res <= res_tol:
+                # a plain projected-gradient step from the accepted point does not move
+                # it (the gradient-mapping residual at X itself): X is optimal to working
+                # precision, and f's last digits are the projection's round-off
+                converged = True
+                break
             # momentum overshot: restart from the last accepted point
             Y = X
             t = 1.0
@@ -388,10 +407,10 @@ def fista_psd(
             continue
         tn = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         Y = Xn + ((t - 1.0) / tn) * (Xn - X)
-        decrease = abs(fx - fn) / max(abs(fn), np.finfo(float).tiny)
+        decrease = max(fx - fn, 0.0) / max(abs(fn), np.finfo(float).tiny)
         X, fx, t = Xn, fn, tn
         history.append(fx)
-        if res <= tol and decrease <= tol:
+        if res <= res_tol and decrease <= dec_tol:
             converged = True
             break
     return SolverResult(
@@ -425,6 +444,7 @@ def armijo_projected_gradient(
     S = psd_projection(np.asarray(x0, dtype=np.float64))
     fs = float(f(S))
     history = [fs]
+    eps = np.finfo(np.float64).eps
     a = a0
     converged = False
     res = math.inf
@@ -445,7 +465,8 @@ def armijo_projected_gradient(
         decrease = abs(fs - fb) / max(abs(fb), np.finfo(float).tiny)
         S, fs = B, fb
         history.append(fs)
-        if res <= tol and decrease <= tol:
+        # the floors are what floating point resolves (see fista_psd)
+        if res <= max(tol, 4.0 * S.shape[0] * eps) and decrease <= max(tol, 16.0 * eps):
             converged = True
             break
     return SolverResult(
