@@ -793,8 +793,12 @@ def fit_gen_nystrom(
     X = res.x
     res.info.pop("u", None)
     beta_f = float(res.info["beta"])
+    # The solver's iterate is PSD to the precision of its projections (float32 ones at
+    # loose tolerances): clean it in float64 so that S is PSD to round-off and its
+    # rank does not depend on that noise (the factor F Fᵀ = S over the kept spectrum).
+    F = psd_factor(problem.to_landmark_basis(X), rtol)
     return GenNystromFit(
-        S=problem.to_landmark_basis(X),
+        S=_sym(F @ F.T),
         S0=beta_f * problem.Wp,
         beta=beta_f,
         lam=float(grid[i_best]),
