@@ -35,10 +35,64 @@ def _row_sq_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X, dtype=np.float64)
 
 
+_ROWS = 4096  # row chunk of the O(nd) passes below (temporaries stay small)
+# squared-distance scales outside this range cannot be used by the kernels: their
+# squares (and the kernel's ‖x‖²/b) leave float64's normal range
+_S_MIN = np.finfo(np.float64).tiny * 2.0**10
+_S_MAX = np.finfo(np.float64).max * 2.0**-10
+
+
+def _pow2_scale(X) -> float:
+    """A power of two near max |X|: the rules work on X / t, which is exact, so their
+    squares neither overflow nor underflow and cX gives c² times the scale of X."""
+    if sp.issparse(X):
+        a = float(abs(X).max()) if X.nnz else 0.0
+    else:
+        a = 0.0
+        for s in range(0, X.shape[0], _ROWS):
+            a = max(a, float(np.max(np.abs(X[s : s + _ROWS]), initial=0.0)))
+    if not np.isfinite(a):
+        raise ValueError("X contains NaN or infinity; a bandwidth rule needs finite data")
+    return float(2.0 ** np.frexp(a)[1]) if a > 0 else 1.0
+
+
+def _unscaled(s: float, t: float) -> float:
+    """s · t², or a ValueError saying that it leaves the range the kernels can use."""
+    if s <= 0:
+        return 0.0
+    log10 = np.log10(s) + 2 * np.log10(t)
+    if not _S_MIN <= s * t * t <= _S_MAX:
+        raise ValueError(
+            f"the squared distances of X are about 1e{log10:.0f}, outside the range "
+            f"[1e{np.log10(_S_MIN):.0f}, 1e{np.log10(_S_MAX):.0f}] where float64 can "
+            f"evaluate a kernel of them (X's entries reach about {t:.3g}): the squares "
+            "would underflow or overflow; rescale X, e.g. with "
+            "sklearn.preprocessing.StandardScaler"
+        )
+    return s * t * t
+
+
 def _mean_sq_norm_minus_centroid(X) -> float:
-    mean_sq = float(_row_sq_norms(X).mean())
-    mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-    return max(mean_sq - float(mu @ mu), 0.0)
+    # mean ‖x − x̄‖², on X / t (t a power of two: exact) and centred before squaring:
+    # no overflow or underflow of the squares, and no cancellation from a common
+    # offset (mean ‖x‖² − ‖x̄‖² loses every digit at X + 1e8)
+    t = _pow2_scale(X)
+    n = X.shape[0]
+    if sp.issparse(X):  # centring would densify: the identity, on X / t
+        Xs = X * (1.0 / t)
+        mean_sq = float(_row_sq_norms(Xs).mean())
+        mu = np.asarray(Xs.mean(axis=0), dtype=np.float64).ravel()
+        return _unscaled(max(mean_sq - float(mu @ mu), 0.0), t)
+    mu = np.zeros(X.shape[1])
+    for s in range(0, n, _ROWS):
+        mu += np.sum(np.asarray(X[s : s + _ROWS], dtype=np.float64) / t, axis=0)
+    mu /= n
+    acc = 0.0
+    for s in range(0, n, _ROWS):
+        D = np.asarray(X[s : s + _ROWS], dtype=np.float64) / t
+        D -= mu
+        acc += float(np.einsum("ij,ij->", D, D))
+    return _unscaled(acc / n, t)
 
 
 def _mean_pairwise(X, rng=None) -> float:
@@ -57,11 +111,15 @@ def _median(X, rng=None) -> float:
         X = X[idx]
     S = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     S = S.astype(np.float64, copy=False)
+    # scaled by a power of two and centred, as in _mean_sq_norm_minus_centroid
+    t = _pow2_scale(S)
+    S = S / t
+    S -= S.mean(axis=0)
     sq = np.einsum("ij,ij->i", S, S)
     D = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
     iu = np.triu_indices(S.shape[0], k=1)
     d = np.maximum(D[iu], 0.0)
-    return float(np.median(d)) if d.size else 0.0
+    return _unscaled(float(np.median(d)), t) if d.size else 0.0
 
 
 BANDWIDTH_RULES = {
@@ -90,7 +148,9 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
         s = lazy_scale(rule, X, rng)
     else:
         s = fn(X, rng)
-    if not np.isfinite(s) or s <= 0:
+    if not np.isfinite(s):
+        raise ValueError(f"bandwidth rule {rule!r} gives {float(s)!r}: X contains NaN or infinity")
+    if s <= 0:
         raise ValueError(
             f"bandwidth rule {rule!r} gives {s!r} on this data (are all rows identical?); "
             "pass a numeric bandwidth instead"

@@ -10,6 +10,7 @@ Three entry points, all O(chunk · m) extra memory:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 
 import numpy as np
@@ -27,6 +28,11 @@ __all__ = ["chunk_rows", "iter_kernel_blocks", "kernel_block", "kernel_product"]
 def chunk_rows(n_cols: int, itemsize: int, budget: int | None = None, n_rows=None) -> int:
     """Rows per chunk so that one (rows × n_cols) block fits ``budget`` bytes."""
     budget = get_config()["memory_budget"] if budget is None else budget
+    for name, v, low in (("n_cols", n_cols, 0), ("itemsize", itemsize, 1), ("budget", budget, 1)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} must be an integer; got {v!r} ({type(v).__name__})")
+        if v < low:
+            raise ValueError(f"{name} must be >= {low}; got {v!r}")
     rows = max(1, budget // max(1, n_cols * itemsize))
     return rows if n_rows is None else max(1, min(rows, n_rows))
 
@@ -44,7 +50,12 @@ def _prepare(kernel, X, Z):
         raise ValueError(f"Z has {Z.shape[1]} features, but X has {X.shape[1]}")
     kernel._require_resolved()
     dtype = float_dtype(X, Z)
-    Zd, aux = kernel._prepare(Z, dtype)
+    try:
+        Zd, aux = kernel._prepare(Z, dtype)
+    except ValueError as exc:  # k(X, X): the user passed X, so name it
+        if Z is X and str(exc).startswith("Z "):
+            raise ValueError("X" + str(exc)[1:]) from None
+        raise
     return dtype, Zd, aux
 
 

@@ -90,6 +90,66 @@ def _check_number(value, name, *, strict=True):
     return float(value)
 
 
+def _check_finite_rows(A, name, norms=None):
+    """Raise if ``A`` holds NaN or inf (``norms``: its row norms, when already computed:
+    a row norm is finite unless the row has NaN/inf or its square overflows)."""
+    if norms is not None and np.all(np.isfinite(norms)):
+        return
+    data = A.data if sp.issparse(A) else np.asarray(A)
+    if data.dtype.kind == "f" and not np.all(np.isfinite(data)):
+        raise ValueError(f"{name} contains NaN or infinity; a kernel needs finite data")
+
+
+class _ZAux:
+    """Per-Z data of a stationary kernel, computed once per call (not per row chunk).
+
+    ``center``: a reference point subtracted from X and Z before the expansion
+    ‖x − c‖² − 2(x − c)ᵀ(z − c) + ‖z − c‖², set only when Z lies far from the origin
+    compared with the bandwidth (there the plain expansion cancels: X + 1e8 loses
+    every digit); ``zn``: squared norms of the (centred) Z rows; ``direct``: the
+    expansion cannot resolve distances at this bandwidth at all (the bandwidth is
+    tiny next to the spread of Z, or the squares overflow), so blocks are computed
+    from differences instead.
+    """
+
+    __slots__ = ("center", "direct", "zn")
+
+    def __init__(self, zn, center=None, direct=False):
+        self.zn = zn
+        self.center = center
+        self.direct = direct
+
+
+def _centered(X, center, dtype):
+    Xd = X.toarray() if sp.issparse(X) else X
+    return np.asarray(Xd, dtype=dtype) - center
+
+
+def _direct_sqdist(X, Zd, center, inv_len, dtype, out=None):
+    """‖x − z‖² · inv_len² from differences, one feature at a time (O(rows·m·d)).
+
+    The fallback for bandwidths the GEMM expansion cannot resolve: no cancellation, and
+    the scaling comes before the square (no underflow at tiny bandwidths; an overflow
+    gives inf, a kernel value of 0, which is right)."""
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+    Xd = np.asarray(Xd, dtype=np.float64)
+    Z64 = np.asarray(Zd, dtype=np.float64)
+    if center is not None:
+        Xd = Xd - np.asarray(center, dtype=np.float64)
+    D = np.zeros((Xd.shape[0], Z64.shape[0]))
+    T = np.empty_like(D)
+    with np.errstate(over="ignore"):
+        for k in range(Xd.shape[1]):
+            np.subtract.outer(Xd[:, k], Z64[:, k], out=T)
+            T *= inv_len
+            np.square(T, out=T)
+            D += T
+    if out is None:
+        return D.astype(dtype, copy=False)
+    out[...] = D
+    return out
+
+
 class Kernel:
     """Base class. Subclasses set ``name`` and implement ``_block`` and ``diag``."""
 
@@ -122,7 +182,9 @@ class Kernel:
 
     def _prepare(self, Z, dtype):
         """Per-Z data reused across row chunks of X (e.g. squared norms)."""
-        return _dense(Z, dtype), None
+        Zd = _dense(Z, dtype)
+        _check_finite_rows(Zd, "Z")
+        return Zd, None
 
     def _block(self, X, Zd, aux, dtype, out=None) -> np.ndarray:  # pragma: no cover
         """k(X, Zd) for one chunk; written into ``out`` (C-contiguous) when given."""
@@ -192,14 +254,69 @@ class _Stationary(Kernel):
         s = bandwidth_scale(self.bandwidth, X, rng)
         return self._with(bandwidth=s if self._squared_scale else float(np.sqrt(s)))
 
+    def _sq_scale(self) -> float:
+        """The bandwidth in units of squared distance (b, or σ² for kernels of ‖x − z‖)."""
+        s = self.scale
+        return s if self._squared_scale else s * s
+
+    def _inv_len(self) -> float:
+        """1/√b (Gaussian) or 1/σ: the factor that makes distances unit-free."""
+        s = self.scale
+        return 1.0 / np.sqrt(s) if self._squared_scale else 1.0 / s
+
     def _prepare(self, Z, dtype):
         Zd = _dense(Z, dtype)
-        return Zd, _sq_norms(Zd, dtype)
+        _check_finite_rows(Zd, "Z")
+        b = self._sq_scale()
+        center = None
+        if Zd.shape[0]:
+            with np.errstate(over="ignore", invalid="ignore"):
+                c = Zd.mean(axis=0, dtype=np.float64)
+                if not np.all(np.isfinite(c)):
+                    c = Zd[0].astype(np.float64)
+                # far from the origin compared with the bandwidth: centre first (one
+                # subtraction per X chunk, only then), else the expansion cancels
+                if float(c @ c) > 64.0 * b:
+                    center = c.astype(dtype)
+                    Zd = Zd - center
+        with np.errstate(over="ignore"):
+            zn = _sq_norms(Zd, dtype)
+            r2 = float(np.max(zn, initial=0.0))
+        # round-off of the expansion, eps·r², must stay far below the bandwidth
+        direct = not (np.finfo(dtype).eps * r2 <= 2.0**-10 * b)
+        return Zd, _ZAux(zn, center, direct)
 
-    def _sqdist(self, X, Zd, zn, dtype, out=None):
-        D = _cross(X, Zd, dtype, scale=-2.0, out=out)
-        D += _sq_norms(X, dtype)[:, None]
-        D += zn[None, :]
+    def _scaled_sqdist(self, X, Zd, aux, dtype, out=None):
+        """‖x − z‖² / (b or σ²) for one chunk (normalized; no overflow at tiny σ)."""
+        if aux.direct:
+            return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            xn = _sq_norms(Xc, dtype)
+        if not np.all(np.isfinite(xn)):
+            _check_finite_rows(X, "X")
+            return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+        D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
+        D += xn[:, None]
+        D += aux.zn[None, :]
+        np.maximum(D, 0, out=D)
+        D *= dtype.type(1.0 / self._sq_scale())
+        return D
+
+    def _sqdist(self, X, Zd, aux, dtype, out=None):
+        """‖x − z‖² for one chunk (``aux`` from ``_prepare``)."""
+        if aux.direct:
+            D = _direct_sqdist(X, Zd, aux.center, 1.0, dtype, out=out)
+            return D
+        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            xn = _sq_norms(Xc, dtype)
+        if not np.all(np.isfinite(xn)):
+            _check_finite_rows(X, "X")
+            return _direct_sqdist(X, Zd, aux.center, 1.0, dtype, out=out)
+        D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
+        D += xn[:, None]
+        D += aux.zn[None, :]
         np.maximum(D, 0, out=D)
         return D
 
@@ -209,13 +326,25 @@ class Gaussian(_Stationary):
 
     name = "gaussian"
 
-    def _block(self, X, Zd, zn, dtype, out=None):
+    def _block(self, X, Zd, aux, dtype, out=None):
         b = self.scale
+        if aux.direct:
+            D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+            np.negative(D, out=D)
+            return np.exp(D, out=D)
+        # centred only where the data sit far from the origin (see _ZAux)
+        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            xn = _sq_norms(Xc, dtype) * dtype.type(1.0 / b)
+        if not np.all(np.isfinite(xn)):  # NaN/inf rows, or squares that overflow
+            _check_finite_rows(X, "X")
+            D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+            np.negative(D, out=D)
+            return np.exp(D, out=D)
         # exp(2⟨x,z⟩/b − ‖x‖²/b − ‖z‖²/b): the 2/b goes into the GEMM through Z, the
         # rest is one fused, cache-blocked pass (see _elementwise).
-        G = _cross(X, Zd, dtype, scale=2.0 / b, out=out)
-        xn = _sq_norms(X, dtype) * dtype.type(1.0 / b)
-        exp_neg_sqdist_inplace(G, xn, zn * dtype.type(1.0 / b))
+        G = _cross(Xc, Zd, dtype, scale=2.0 / b, out=out)
+        exp_neg_sqdist_inplace(G, xn, aux.zn * dtype.type(1.0 / b))
         return G
 
     def diag(self, X):
@@ -246,11 +375,14 @@ class Laplacian(_Stationary):
         if self.norm == "l1":
             from sklearn.metrics.pairwise import manhattan_distances
 
-            D = _into(out, np.asarray(manhattan_distances(X, Zd), dtype=dtype))
+            _check_finite_rows(X, "X")
+            Xc = X if zn.center is None else _centered(X, zn.center, dtype)
+            D = _into(out, np.asarray(manhattan_distances(Xc, Zd), dtype=dtype))
+            D *= dtype.type(-1.0 / self.scale)
         else:
-            D = self._sqdist(X, Zd, zn, dtype, out=out)
+            D = self._scaled_sqdist(X, Zd, zn, dtype, out=out)  # ‖x − z‖² / σ²
             np.sqrt(D, out=D)
-        D *= dtype.type(-1.0 / self.scale)
+            np.negative(D, out=D)
         np.exp(D, out=D)
         return D
 
@@ -270,9 +402,8 @@ class InverseDistance(_Stationary):
         self.eps = _check_number(eps, "eps")
 
     def _block(self, X, Zd, zn, dtype, out=None):
-        D = self._sqdist(X, Zd, zn, dtype, out=out)
+        D = self._scaled_sqdist(X, Zd, zn, dtype, out=out)  # ‖x − z‖² / σ²
         np.sqrt(D, out=D)
-        D *= dtype.type(1.0 / self.scale)
         D += dtype.type(self.eps)
         np.reciprocal(D, out=D)
         return D
@@ -305,6 +436,7 @@ class Polynomial(Kernel):
 
     def _block(self, X, Zd, aux, dtype, out=None):
         self._require_resolved()
+        _check_finite_rows(X, "X", _sq_norms(X, dtype))
         G = _cross(X, Zd, dtype, scale=self.gamma, out=out)
         G += dtype.type(self.coef0)
         if self.degree > 1:
@@ -323,6 +455,7 @@ class Linear(Kernel):
     name = "linear"
 
     def _block(self, X, Zd, aux, dtype, out=None):
+        _check_finite_rows(X, "X", _sq_norms(X, dtype))
         return _cross(X, Zd, dtype, out=out)
 
     def diag(self, X):

@@ -299,6 +299,20 @@ def _dense(A):
     return A.toarray() if sp.issparse(A) else A
 
 
+def _float32_resolves(amax, mu, xsq) -> bool:
+    """Whether float32 products resolve the k-means distances of float64 data.
+
+    The products x·(c − μ) are taken with uncentred rows: float32 needs the data's
+    magnitude within its comfortable range (squares of 2^±40 stay normal) and the
+    common offset ‖μ‖ not far above the spread (else x·(c − μ) cancels against
+    μ·(c − μ)). Otherwise the products stay in float64.
+    """
+    if not 2.0**-40 <= amax <= 2.0**40:
+        return amax == 0.0
+    spread = float(np.mean(xsq)) if xsq.size else 0.0
+    return float(mu @ mu) <= 16.0 * spread
+
+
 # ---------------------------------------------------------------------------------------
 # Seeding
 
@@ -412,18 +426,15 @@ class _Lloyd:
         cdt = np.dtype(compute_dtype)
         if cdt.itemsize > X.dtype.itemsize:
             cdt = X.dtype
-        self.cdt = cdt
-        # Products are taken with Xc (X itself when the dtypes agree).
-        self.Xc = X if X.dtype == cdt else None
         n, d = X.shape
         self.n, self.d, self.k = n, d, k
         self.block = int(min(8192, max(128, _BLOCK_ENTRIES // max(k, 1))))
+        amax = 0.0
         if self.sparse:
             self.mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
             sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
             self.xsq = np.maximum(sq - 2.0 * (X @ self.mu) + self.mu @ self.mu, 0.0)
-            if self.Xc is None:
-                self.Xc = X.astype(cdt)
+            amax = float(abs(X).max()) if X.nnz else 0.0
         else:
             self.mu = X.mean(axis=0, dtype=np.float64)
             mu = self.mu.astype(X.dtype)
@@ -431,8 +442,14 @@ class _Lloyd:
             for s in range(0, n, self.block):
                 R = X[s : s + self.block] - mu
                 self.xsq[s : s + self.block] = np.einsum("ij,ij->i", R, R)
-            if self.Xc is None and n * d <= _CONVERT_ONCE_ENTRIES:
-                self.Xc = X.astype(cdt)
+                amax = max(amax, float(np.max(np.abs(X[s : s + self.block]), initial=0.0)))
+        if cdt != X.dtype and not _float32_resolves(amax, self.mu, self.xsq):
+            cdt = X.dtype  # float64 data float32 cannot hold: keep float64 products
+        self.cdt = cdt
+        # Products are taken with Xc (X itself when the dtypes agree).
+        self.Xc = X if X.dtype == cdt else None
+        if self.Xc is None and (self.sparse or n * d <= _CONVERT_ONCE_ENTRIES):
+            self.Xc = X.astype(cdt)
 
     # -- products ------------------------------------------------------------------------
 
