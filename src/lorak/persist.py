@@ -264,6 +264,55 @@ def _skops_outside(skops_io, data: bytes, allow: set[str], path) -> list[str]:
     return sorted((untrusted - allow) | (named - allow - _skops_plain_types()))
 
 
+def _check_skops_random_states(data: bytes, path) -> None:
+    """Validate every random state a skops file holds before skops rebuilds it.
+
+    skops trusts numpy random states and hands their stored state to numpy, which does
+    not bound-check an MT19937 position: a file could make it read out of bounds. Each
+    ``"pos"`` must be an integer in [0, 624] and each ``"key"`` array 624 words; any
+    other MT19937-like payload is refused."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            schema = json.loads(zf.read(_SKOPS_SCHEMA).decode("utf-8"))
+            stack = [(schema, False)]
+            while stack:
+                node, in_state = stack.pop()
+                if isinstance(node, list):
+                    stack.extend((v, in_state) for v in node)
+                    continue
+                if not isinstance(node, dict):
+                    continue
+                rs = in_state or node.get("__loader__") in (
+                    "RandomStateNode",
+                    "RandomGeneratorNode",
+                )
+                content = node.get("content")
+                if rs and isinstance(content, dict):
+                    if "pos" in content:
+                        pos = json.loads(content["pos"].get("content", "null"))
+                        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos <= 624:
+                            raise PersistenceError(
+                                f"{path}: a random state's MT19937 position {pos!r} is not "
+                                "in [0, 624]; refusing to load it"
+                            )
+                    if "key" in content and "file" in content["key"]:
+                        f = content["key"]["file"]
+                        with zf.open(f) as fh:
+                            arr = np.load(fh, allow_pickle=False)
+                        if arr.shape != (624,):
+                            raise PersistenceError(
+                                f"{path}: a random state's MT19937 key has shape "
+                                f"{arr.shape}, not (624,); refusing to load it"
+                            )
+                stack.extend((v, rs) for v in node.values() if isinstance(v, (dict, list)))
+    except PersistenceError:
+        raise
+    except Exception as exc:
+        raise PersistenceError(
+            f"{path} is a corrupt or truncated skops file ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 def _import_skops(what: str):
     try:
         import skops.io as skops_io
@@ -436,6 +485,111 @@ class _Encoder:
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 
 
+def _check_npy_size(zf: zipfile.ZipFile, key: str) -> None:
+    """Refuse an .npy member whose header claims more (or less) data than it holds,
+    before numpy allocates what the header asks for."""
+    try:
+        info = zf.getinfo(key + ".npy")
+        with zf.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"npy format version {version}")
+            start = f.tell()
+    except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise PersistenceError(f"corrupt file: array {key!r} has a bad header ({exc})") from exc
+    if dtype.hasobject:
+        raise PersistenceError(
+            f"array {key!r} cannot be read safely: it holds Python objects (pickle)"
+        )
+    claimed = math.prod(shape) * dtype.itemsize
+    held = info.file_size - start
+    if claimed != held:
+        raise PersistenceError(
+            f"corrupt file: array {key!r} claims shape {shape} of {dtype} "
+            f"({claimed} bytes) but holds {held} bytes"
+        )
+
+
+def _check_mt_state(key, pos, what: str) -> None:
+    """An MT19937 state numpy can use: 624 words and a position within them (numpy
+    does not check the position; one outside reads out of bounds)."""
+    key = np.asarray(key)
+    if key.shape != (624,) or key.dtype.kind not in "iu":
+        raise PersistenceError(f"corrupt file: {what} MT19937 key of shape {key.shape}")
+    if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)) or not 0 <= pos <= 624:
+        raise PersistenceError(f"corrupt file: {what} MT19937 position {pos!r} not in [0, 624]")
+
+
+# attributes whose arrays may hold NaN in a genuine fit (entries never evaluated)
+_MAY_HOLD_NAN = frozenset({"duality_gap_", "alignment_scores_", "alignment_factors_"})
+
+
+def _check_state(name: str, cls: type, attrs: dict) -> None:
+    """What a decoded lorak object must satisfy: fitted arrays finite, kernels kernels.
+
+    Arrays of a genuine fit are finite (but for the few attributes listed in
+    ``_MAY_HOLD_NAN``), and ``kernel_`` holds a kernel: a file whose checksum was
+    recomputed after editing its state would otherwise load and transform to NaN, or
+    fail later with an AttributeError far from the cause.
+    """
+    if not cls.__module__.startswith("lorak"):
+        return
+    from .kernels import Kernel, KernelBank
+
+    for key, value in attrs.items():
+        if (
+            isinstance(value, np.ndarray)
+            and value.dtype.kind in "fc"
+            and key not in _MAY_HOLD_NAN
+            and not np.all(np.isfinite(value))
+        ):
+            raise PersistenceError(
+                f"corrupt file: {name}.{key} holds NaN or infinity, which a fitted "
+                "lorak estimator never stores; the file was altered or damaged"
+            )
+        if key == "kernel_" and not isinstance(value, (Kernel, KernelBank)):
+            raise PersistenceError(
+                f"corrupt file: {name}.kernel_ must be a lorak kernel; got {type(value).__name__}"
+            )
+
+
+def _probe(obj, path) -> None:
+    """Run one row through a loaded fitted estimator: a state that decodes but does
+    not fit together (a string where an array belongs, …) fails here, at load time,
+    with a PersistenceError, rather than later with an AttributeError."""
+    n = getattr(obj, "n_features_in_", None)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        return
+    for method in ("decision_function", "transform", "predict"):
+        fn = getattr(obj, method, None)
+        if fn is None:
+            continue
+        import warnings
+
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = fn(np.zeros((1, int(n))))
+        except NotImplementedError:  # e.g. a transductive estimator
+            continue
+        except Exception as exc:
+            raise PersistenceError(
+                f"{path}: the loaded {type(obj).__name__} is inconsistent: {method} fails "
+                f"({type(exc).__name__}: {exc}); the file was altered or damaged"
+            ) from exc
+        out = np.asarray(out)
+        if out.dtype.kind in "fc" and not np.all(np.isfinite(out)):
+            raise PersistenceError(
+                f"{path}: the loaded {type(obj).__name__} gives NaN or infinity from "
+                f"{method}; the file was altered or damaged"
+            )
+        return
+
+
 class _Decoder:
     def __init__(self, trusted: dict[str, type], arrays):
         self.trusted = trusted
@@ -448,6 +602,7 @@ class _Decoder:
         if key not in self._cache:
             if key not in self.arrays.files:
                 raise PersistenceError(f"corrupt file: array {key!r} is missing")
+            _check_npy_size(self.arrays.zip, key)
             try:
                 self._cache[key] = self.arrays[key]
             except ValueError as exc:  # object arrays need pickle: refused
@@ -514,11 +669,18 @@ class _Decoder:
             if name not in _BIT_GENERATORS:
                 raise PersistenceError(f"bit generator {name!r} is not allowed")
             bg = getattr(np.random, name)()
-            bg.state = self.decode(node["state"])
+            state = self.decode(node["state"])
+            if name == "MT19937":
+                inner = state["state"]
+                _check_mt_state(inner["key"], inner["pos"], "generator")
+            if name == "Philox" and not 0 <= int(state["buffer_pos"]) <= 4:
+                raise PersistenceError("corrupt file: Philox buffer_pos out of range")
+            bg.state = state
             return np.random.Generator(bg)
         if tag == "random_state":
             rs = np.random.RandomState()
             keys = np.asarray(self._array(node["keys"]), dtype=np.uint32)
+            _check_mt_state(keys, node["pos"], "random_state")
             rs.set_state(
                 (
                     "MT19937",
@@ -562,6 +724,7 @@ class _Decoder:
             raise PersistenceError(f"corrupt file: state of {name}")
         obj = object.__new__(cls)
         attrs = {str(k): self.decode(v) for k, v in state.items()}
+        _check_state(name, cls, attrs)
         # the attribute dict is set directly (frozen dataclasses included); no method
         # of the class runs.
         obj.__dict__.update(attrs)
@@ -676,6 +839,7 @@ def _load_skops(path: str, trusted: list[type]):
         data = f.read()
     allow = set(skops_trusted_types()) | {_skops_name(cls) for cls in trusted}
     outside = _skops_outside(skops_io, data, allow, path)
+    _check_skops_random_states(data, path)
     if outside:
         raise PersistenceError(
             f"the skops file {path} holds types outside lorak's allowlist: {outside}; "
@@ -683,7 +847,9 @@ def _load_skops(path: str, trusted: list[type]):
             "your own reviewed list, if you trust them)"
         )
     try:
-        return skops_io.loads(data, trusted=sorted(allow))
+        obj = skops_io.loads(data, trusted=sorted(allow))
+        _probe(obj, path)
+        return obj
     except UntrustedTypesFoundException as exc:  # the audit above should catch these
         raise PersistenceError(f"{path}: {exc}") from exc
     except (ValueError, TypeError, KeyError, OSError, EOFError, zipfile.BadZipFile) as exc:
@@ -796,6 +962,8 @@ def load(path, *, trusted: Iterable[type] = ()):
         raise PersistenceError(f"{path} has a corrupt array archive ({exc})") from exc
     with arrays:
         try:
-            return _Decoder(allow, arrays).decode(tree)
+            obj = _Decoder(allow, arrays).decode(tree)
         except RecursionError as exc:
             raise PersistenceError(f"{path}: the object tree is nested too deeply") from exc
+    _probe(obj, path)
+    return obj
