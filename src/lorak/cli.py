@@ -79,7 +79,9 @@ def _build():
         default=None,
         help="with 'all': comma-separated experiments to run (default: every one)",
     )
-    bench.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    bench.add_argument(
+        "--seed", type=_nonnegative_int, default=0, help="base seed, >= 0 (default 0)"
+    )
     bench.add_argument(
         "--threads",
         type=_nonnegative_int,
@@ -144,6 +146,22 @@ def _quiet_matplotlib(args) -> None:
         logging.getLogger("matplotlib").setLevel(logging.ERROR)
 
 
+def _check_out_dir(bench_parser, out_dir: Path) -> None:
+    """Create the output folder before the run: a path that cannot hold it (under a
+    file, no permission) fails now, not after the whole benchmark."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        bench_parser.error(f"--out {str(out_dir)!r}: cannot create the output folder ({exc})")
+
+
+def _check_data_home(parser, args) -> None:
+    home = getattr(args, "data_home", None)
+    if home is not None and not Path(home).is_dir():
+        what = "is not a folder" if Path(home).exists() else "does not exist"
+        parser.error(f"--data-home {str(home)!r} {what}")
+
+
 def _cmd_list(out) -> int:
     from .bench import list_experiments
     from .bench._registry import IMPORT_ERRORS
@@ -188,6 +206,8 @@ def _cmd_bench(bench_parser, args) -> int:
     )
     _quiet_matplotlib(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
+    _check_data_home(bench_parser, args)
+    _check_out_dir(bench_parser, out_dir)
     progress = None if args.no_progress else ProgressBar(sys.stderr)
     config = {
         "command": "bench",
@@ -272,6 +292,8 @@ def _cmd_bench_all(bench_parser, args) -> int:
     )
     _quiet_matplotlib(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / "all"
+    _check_data_home(bench_parser, args)
+    _check_out_dir(bench_parser, out_dir)
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     options = {
         "experiment": "all",
@@ -343,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         with _thread_limit(args):
             return _cmd_bench(bench_parser, args)
     if args.command == "datasets":
+        _check_data_home(parser, args)
         return _cmd_datasets(args)
     parser.print_help()
     return 2

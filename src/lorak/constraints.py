@@ -356,6 +356,21 @@ def from_labels(
                     f"labeled refers to row {int(idx[0] if idx[0] < 0 else idx[-1])} but y "
                     f"has {n} rows"
                 )
+    yl = y[idx]
+    if yl.dtype.kind in "fc" and not np.all(np.isfinite(yl)):
+        bad = int(idx[np.flatnonzero(~np.isfinite(yl))[0]])
+        raise ValueError(
+            f"y contains NaN or infinity at labelled row {bad} (NaN is not equal to itself, "
+            "so it would make every pair with it a cannot-link); give class labels, and "
+            "leave unlabelled rows out with labeled="
+        )
+    if yl.dtype == object:
+        try:
+            np.unique(yl)
+        except TypeError as exc:
+            raise ValueError(f"y must hold comparable class labels: {exc}") from None
+        if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in yl):
+            raise ValueError("y contains None or NaN at labelled rows; give class labels")
     m = idx.size
     if m < 2:
         raise ValueError(f"need at least 2 labelled rows to draw pairs; got {m}")

@@ -81,11 +81,25 @@ def ordered_splits(entry: dict[str, Any]) -> list[str]:
 
 def _split_info(name: str, entry: dict[str, Any], split: str) -> dict[str, Any]:
     info = entry["files"][split]
+    if not isinstance(info, dict):
+        raise ValueError(f"manifest entry {name!r} split {split!r} should be an object")
     missing = [k for k in ("file", "n_features", "n_samples") if k not in info]
     if missing:
         raise ValueError(
             f"manifest entry {name!r} split {split!r} should have keys file, n_features, "
             f"n_samples; missing {missing}"
+        )
+    for key, low in (("n_features", 1), ("n_samples", 0)):
+        v = info[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise ValueError(
+                f"manifest entry {name!r} split {split!r}: {key} should be an integer "
+                f">= {low}; found {v!r}"
+            )
+    if not isinstance(info["file"], str) or not info["file"]:
+        raise ValueError(
+            f"manifest entry {name!r} split {split!r}: file should be a path relative to "
+            f"the data folder; found {info['file']!r}"
         )
     return info
 
@@ -94,6 +108,11 @@ def _read_one(
     home: Path, name: str, split: str, info: dict[str, Any], dtype, verify: bool
 ) -> tuple[sp.csr_matrix, np.ndarray]:
     path = home / info["file"]
+    if not path.resolve().is_relative_to(home.resolve()):
+        raise ValueError(
+            f"manifest entry {name!r} split {split!r}: file {info['file']!r} points outside "
+            f"the data folder {str(home)!r}; manifest files must lie inside it"
+        )
     if not path.is_file():
         raise DataNotFoundError(
             f"dataset {name!r} split {split!r}: expected the file {str(path)!r} "
@@ -111,6 +130,16 @@ def _read_one(
                 f"could not read {str(path)!r} as LIBSVM with n_features={n_features} "
                 f"(from the manifest): {exc}"
             ) from exc
+        except (OSError, EOFError) as exc:  # bz2: not a bz2 stream, or truncated
+            raise DataIntegrityError(
+                f"could not decompress {str(path)!r} (a .bz2 LIBSVM file): {exc}; the file "
+                "is corrupt or truncated"
+            ) from exc
+    if not (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))):
+        raise DataIntegrityError(
+            f"{str(path)!r} holds NaN or infinite values (in the features or the labels); "
+            "a LIBSVM data set must be finite"
+        )
     logger.debug("read %s: %s in %.2fs", path, X.shape, time.perf_counter() - t0)
     expected_n = int(info["n_samples"])
     if X.shape[0] != expected_n:

@@ -201,6 +201,10 @@ def quantization_error(X, points, *, budget=None) -> float:
         raise ValueError(
             f"points must be 2-D with the n_features of X ({X.shape[-1]}); got shape {P.shape}"
         )
+    if X.shape[0] == 0:
+        raise ValueError("X is empty: the quantization error needs at least one point")
+    if P.shape[0] == 0:
+        raise ValueError("points is empty: the quantization error needs at least one point")
     pn = np.einsum("ij,ij->i", P, P)
     total = 0.0
     Xd = X if sp.issparse(X) else np.asarray(X, dtype=dtype)

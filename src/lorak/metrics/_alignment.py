@@ -84,6 +84,13 @@ def ideal_kernel_factor(y) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D; got shape {y.shape}")
+    if y.size == 0:
+        raise ValueError("y is empty: expected one class label per row")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError(
+            "y contains NaN or infinity; give a class label for every row (NaN is not "
+            "equal to itself, so each NaN would become a class of its own)"
+        )
     classes, inv = np.unique(y, return_inverse=True)
     Y = np.zeros((y.shape[0], classes.size))
     Y[np.arange(y.shape[0]), inv] = 1.0

@@ -26,6 +26,8 @@ def _codes(labels, name):
     a = np.asarray(labels)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {a.shape}")
+    if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinity; give a cluster label per point")
     if a.dtype.kind in "iub" and a.size:
         lo, hi = int(a.min()), int(a.max())
         if lo >= 0 and hi < 2 * a.size + 16:
@@ -49,14 +51,17 @@ def pairwise_cluster_accuracy(labels_true, labels_pred) -> float:
 
     Returns
     -------
-    float in [0, 1]; 1.0 when n < 2 (there is no pair to disagree on), as
-    :func:`sklearn.metrics.rand_score` does. Equal to the Rand index.
+    float in [0, 1]; 1.0 for a single point (there is no pair to disagree on), as
+    :func:`sklearn.metrics.rand_score` does. Equal to the Rand index. Empty labels, or
+    NaN labels, raise ``ValueError``.
     """
     ct, kt = _codes(labels_true, "labels_true")
     cp, kp = _codes(labels_pred, "labels_pred")
     n = ct.shape[0]
     if cp.shape[0] != n:
         raise ValueError(f"labels_pred has {cp.shape[0]} entries but labels_true has {n}")
+    if n == 0:
+        raise ValueError("labels_true and labels_pred are empty: there is no point to compare")
     if n < 2:
         return 1.0
     if kt * kp <= max(4 * n, 1 << 16):

@@ -9,6 +9,23 @@ from ..kernels import iter_kernel_blocks
 __all__ = ["approximation_error", "frobenius_error", "trace_error"]
 
 
+def _check_kernel(kernel):
+    if not getattr(kernel, "is_resolved", True):
+        raise ValueError(
+            f"kernel {kernel!r} has a bandwidth rule that needs data; pass "
+            "kernel.resolve(X) (the estimator's kernel_ is resolved already)"
+        )
+
+
+def _relative(err, ref, what):
+    if not ref > 0:
+        raise ValueError(
+            f"relative {what} error is undefined: the kernel matrix K is zero on X "
+            f"({what} norm of K = {ref!r}); use relative=False"
+        )
+    return err / ref
+
+
 def _check_factor(X, G):
     G = np.asarray(G)
     if G.ndim != 2 or G.shape[0] != X.shape[0]:
@@ -26,6 +43,7 @@ def frobenius_error(kernel, X, G, *, relative=False, budget=None) -> float:
     ``kernel`` must be resolved (``kernel.resolve(X)``); the difference is taken
     block by block, so there is no cancellation from expanding the square.
     """
+    _check_kernel(kernel)
     G = _check_factor(X, G).astype(np.float64, copy=False)
     err = 0.0
     ref = 0.0
@@ -36,7 +54,7 @@ def frobenius_error(kernel, X, G, *, relative=False, budget=None) -> float:
         B -= G[s:e] @ G.T
         err += float(np.einsum("ij,ij->", B, B))
     err = np.sqrt(err)
-    return err / np.sqrt(ref) if relative else err
+    return _relative(err, np.sqrt(ref), "Frobenius") if relative else err
 
 
 def trace_error(kernel, X, G, *, relative=False) -> float:
@@ -45,10 +63,11 @@ def trace_error(kernel, X, G, *, relative=False) -> float:
     For Nyström and incomplete Cholesky the residual K − GGᵀ is PSD, so this is its
     trace (nuclear) norm.
     """
+    _check_kernel(kernel)
     G = _check_factor(X, G).astype(np.float64, copy=False)
     tr = float(np.sum(kernel.diag(X), dtype=np.float64))
     err = tr - float(np.einsum("ij,ij->", G, G))
-    return err / tr if relative else err
+    return _relative(err, tr, "trace") if relative else err
 
 
 def approximation_error(kernel, X, G, *, norm="fro", relative=False) -> float:
