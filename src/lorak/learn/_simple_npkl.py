@@ -119,6 +119,18 @@ def knn_graph(X, n_neighbors: int, *, mutual: bool = False, n_jobs=None) -> sp.c
     brute force in blocks, scikit-learn's choice). ``mutual=False``: S_ij = 1 if j is
     among i's ``n_neighbors`` nearest or i among j's; ``mutual=True``: both.
     """
+    # the graph depends on X only up to scale and offset: centre and divide by a power
+    # of two near max |X| (exact), so that squared distances neither overflow (X·1e300
+    # made scikit-learn's neighbour search fail) nor underflow, nor cancel at X + 1e8
+    if sp.issparse(X):
+        a = float(abs(X).max()) if X.nnz else 0.0
+        X = X * (1.0 / (2.0 ** np.frexp(a)[1] if a > 0 else 1.0))
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        X = X - X.mean(axis=0)
+        a = float(np.max(np.abs(X), initial=0.0))
+        if a > 0:
+            X /= 2.0 ** np.frexp(a)[1]
     nn = NearestNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs).fit(X)
     G = nn.kneighbors_graph(mode="connectivity")  # excludes each point itself
     G = sp.csr_matrix(G, dtype=np.float64)

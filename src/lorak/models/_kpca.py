@@ -190,16 +190,19 @@ class LowRankKernelPCA(
     def fit_transform(self, X, y=None):
         """Fit, and return the principal scores Ḡ V of the training rows."""
         G, res = self._fit(X, y)
-        return kpca_scores(G, res)
+        Z = kpca_scores(G, res)
+        # float32 in, float32 out (the eigenproblem itself runs in float64)
+        return Z.astype(np.float32) if getattr(X, "dtype", None) == np.float32 else Z
 
     def transform(self, X):
         """Scores (g(x) − mean_)ᵀ V of new points on the training directions."""
         check_is_fitted(self, "components_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         G = transform_factor(self.factor_, X)
-        return safe_sparse_dot(G, self.components_.T, dense_output=True) - (
+        Z = safe_sparse_dot(G, self.components_.T, dense_output=True) - (
             self.mean_ @ self.components_.T
         )
+        return Z.astype(X.dtype, copy=False)  # float32 in, float32 out
 
     @property
     def _n_features_out(self):
@@ -208,4 +211,5 @@ class LowRankKernelPCA(
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
