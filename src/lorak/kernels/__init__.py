@@ -25,18 +25,26 @@ from ._kernels import (
     Polynomial,
     make_kernel,
 )
+from ._pairwise import PAIRWISE_KERNELS, AdditiveChi2, Chi2, Cosine, PairwiseKernel, Sigmoid
+
+KERNELS.update(PAIRWISE_KERNELS)  # scikit-learn's other kernel names
 
 __all__ = [
     "BANDWIDTH_RULES",
     "KERNELS",
+    "AdditiveChi2",
     "CallableKernel",
+    "Chi2",
+    "Cosine",
     "Gaussian",
     "InverseDistance",
     "Kernel",
     "KernelBank",
     "Laplacian",
     "Linear",
+    "PairwiseKernel",
     "Polynomial",
+    "Sigmoid",
     "bandwidth_scale",
     "chunk_rows",
     "iter_kernel_blocks",

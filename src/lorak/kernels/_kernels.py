@@ -419,9 +419,13 @@ class Polynomial(Kernel):
     _param_names = ("degree", "gamma", "coef0")
 
     def __init__(self, degree=3, gamma=None, coef0=1.0):
-        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
-            raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
-        self.degree = int(degree)
+        # a real degree (scikit-learn accepts 3.1) is a real power: NaN where the base
+        # γ⟨x, z⟩ + c₀ is negative, as in scikit-learn
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Real) or not degree > 0:
+            raise ValueError(f"degree must be a positive number; got {degree!r}")
+        if not np.isfinite(degree):
+            raise ValueError(f"degree must be finite; got {degree!r}")
+        self.degree = int(degree) if float(degree).is_integer() else float(degree)
         self.gamma = None if gamma is None else _check_number(gamma, "gamma")
         self.coef0 = _check_number(coef0, "coef0", strict=False)
 
@@ -439,7 +443,7 @@ class Polynomial(Kernel):
         _check_finite_rows(X, "X", _sq_norms(X, dtype))
         G = _cross(X, Zd, dtype, scale=self.gamma, out=out)
         G += dtype.type(self.coef0)
-        if self.degree > 1:
+        if self.degree != 1:
             np.power(G, self.degree, out=G)
         return G
 
@@ -482,13 +486,49 @@ class CallableKernel(Kernel):
 
     def _detect(self, X, Zd):
         if self._pairwise is None:
-            x = X[:1].toarray() if sp.issparse(X) else np.asarray(X[:1])
-            try:
-                r = np.asarray(self.function(x, Zd[:1], **self.kwargs))
-                self._pairwise = r.ndim == 0
-            except Exception:
-                self._pairwise = True
+            self._detect_value(X, Zd)
         return self._pairwise
+
+    def _detect_value(self, X, Zd):
+        """Call f once on the first rows; returns k(x₀, z₀) when f is pairwise."""
+        x = X[:1].toarray() if sp.issparse(X) else np.asarray(X[:1])
+        try:
+            r = np.asarray(self.function(x, Zd[:1], **self.kwargs))
+        except Exception:
+            self._pairwise = True
+            return None
+        self._pairwise = r.ndim == 0
+        return float(r) if self._pairwise else None
+
+    def __call__(self, X, Z=None, *, out=None):
+        """k(X, Z); with Z None and a pairwise f, each unordered pair is evaluated once.
+
+        That is scikit-learn's contract for a callable kernel on one set of rows
+        (``pairwise_kernels(X, metric=f)``): n(n − 1)/2 + n calls for k(X, X).
+        """
+        if Z is not None or self._pairwise is False:
+            return super().__call__(X, X if Z is None else Z, out=out)
+        numeric = getattr(getattr(X, "dtype", None), "kind", "O") in "biuf"
+        dtype = _float_dtype_of(X) if numeric else np.dtype(np.float64)
+        Xd = X if sp.issparse(X) or not numeric else np.asarray(X, dtype=dtype)
+        first = self._detect_value(Xd, Xd) if self._pairwise is None else None
+        if self._pairwise is False:
+            return super().__call__(X, X, out=out)
+        n = Xd.shape[0]
+
+        def row(i):
+            return Xd[[i]] if sp.issparse(Xd) else Xd[i]
+
+        K = np.empty((n, n), dtype=np.float64)
+        f, kw = self.function, self.kwargs
+        for i in range(n):
+            xi = row(i)
+            K[i, i] = first if (i == 0 and first is not None) else f(xi, xi, **kw)
+            for j in range(i + 1, n):
+                K[i, j] = K[j, i] = f(xi, row(j), **kw)
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"kernel function {self.function!r} returned NaN or inf")
+        return _into(out, K.astype(dtype, copy=False))
 
     def _prepare(self, Z, dtype):
         if sp.issparse(Z):

@@ -14,6 +14,11 @@ A strategy is ``f(X, n_landmarks, *, rng, kernel) -> Landmarks``. Built in:
     column norms need every entry of K: O(n²d) time (in chunks, O(n·chunk) memory) —
     the reason the paper calls it expensive. With replacement, repeated columns make
     W singular; the pseudo-inverse of the Nyström factor handles that.
+``"rls"``
+    m distinct rows drawn ∝ approximate λ-ridge leverage scores, estimated bottom-up
+    over nested uniform subsamples without forming K (Musco & Musco 2017): O(n m²)
+    time, O(chunk · m) memory. λ by a scale-free tail rule; see
+    :mod:`lorak.landmarks._rls`.
 
 User-given landmarks: a 2-D array of points (m × d), a 1-D integer array of row
 indices, or a callable with the strategy signature that returns a :class:`Landmarks`,
@@ -83,6 +88,13 @@ def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     return Landmarks(points=centers, info=info)
 
 
+def rls_landmarks_strategy(X, n_landmarks, *, rng, kernel) -> Landmarks:
+    """Rows drawn ∝ approximate ridge leverage scores (see :mod:`lorak.landmarks._rls`)."""
+    from ._rls import rls_landmarks
+
+    return rls_landmarks(X, n_landmarks, rng=rng, kernel=kernel)
+
+
 def column_norm_landmarks(X, n_landmarks, *, rng, kernel) -> Landmarks:
     """Drineas–Mahoney column sampling, p_i ∝ ‖K(:, i)‖², with 1/√(m p_i) weights."""
     from ..kernels import iter_kernel_blocks
@@ -102,6 +114,7 @@ LANDMARK_STRATEGIES: dict[str, Callable] = {
     "uniform": uniform_landmarks,
     "kmeans": kmeans_landmarks_strategy,
     "column_norm": column_norm_landmarks,
+    "rls": rls_landmarks_strategy,
 }
 
 
