@@ -43,6 +43,7 @@ ROW_KEYS = {
     "mean",
     "std",
     "seconds_mean",
+    "cpu_seconds_mean",
     "reps",
     "paper",
 }

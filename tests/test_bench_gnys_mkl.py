@@ -7,7 +7,7 @@ import pytest
 
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
 from lorak.bench._runner import _resolve_specs
-from lorak.bench.experiments import gnys_labels, gnys_mkl
+from lorak.bench.experiments import _zhang2017, gnys_labels, gnys_mkl
 from lorak.datasets import make_twonorm
 from test_bench_gnys import ssl_sets_without_data
 
@@ -33,11 +33,11 @@ def test_reference_numbers_table2():
 def test_landmark_count_is_m_tau_over_M():
     X, y = make_twonorm(600, random_state=0)
     data = LoadedData(spec=DatasetSpec("twonorm"), X=X, y=np.asarray(y))
-    ctx = gnys_mkl.prepare_mkl(data)
+    ctx = _zhang2017.prepare_mkl(data)
     assert ctx["m_single"] == 60 and ctx["m"] == 20 and len(ctx["bank"]) == 9
     ratios = [k.bandwidth / ctx["b0"] for k in ctx["bank"].resolve(X)]
     np.testing.assert_allclose(ratios, 2.0 ** np.arange(-4, 5))
-    assert gnys_mkl.prepare_mkl(data, m_single=100)["m"] == 33
+    assert _zhang2017.prepare_mkl(data, m_single=100)["m"] == 33
 
 
 def _twonorm_loader(spec, data_home):

@@ -11,6 +11,7 @@ from lorak.bench import get_experiment
 from lorak.bench._runner import _norm, _resolve_specs
 from lorak.bench._spec import LoadedData, Task
 from lorak.bench.experiments import csi_rank, kpca, lssvm_usps, npkl_uci, nystrom_error
+from lorak.constraints import from_labels
 
 NPKL_UCI = ["iris", "wine", "glass", "sonar", "chessboard", "double_spiral"]
 
@@ -158,7 +159,7 @@ def test_sdp_loose_tolerance_solves():
     rng = np.random.default_rng(1)
     X = np.vstack([rng.normal(-2, 1, (12, 2)), rng.normal(2, 1, (12, 2))])
     y = np.repeat([0, 1], 12)
-    c = npkl_uci.from_labels(y, ratio=0.7, random_state=0)
+    c = from_labels(y, ratio=0.7, random_state=0)
     pairs, signs = c.pairs()
     V, status = npkl_uci.sdp_npkl(
         X, pairs, signs, C=0.3, loss="hinge", n_neighbors=5, eps=npkl_uci.QUICK_SDP_EPS

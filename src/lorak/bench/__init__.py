@@ -42,16 +42,23 @@ a custom ``loader``, a ``preprocess`` step such as :func:`minmax_scale`),
 per-dataset ``task.context`` cache) and :class:`Experiment` (parts plus ``reference``,
 ``checks(result) -> markdown``, ``plots(result, out_dir) -> [(title, file)]``). A
 :class:`Task` carries ``data`` (``X, y, X_test, y_test, splits_labeled``), ``params``,
-``rep`` and ``seed`` (``SeedSequence([base_seed, rep])``). Paper numbers come from
-:func:`load_reference` (the JSON files in ``bench/reference``).
+``rep`` and ``seed`` (``SeedSequence([base_seed, rep])``); ``task.shared(key, compute)``
+computes work several cells share once (the runner charges its cost to each cell that
+uses it) and ``with task.untimed():`` marks a method's input preparation. The runner
+records wall and CPU seconds per cell: no experiment reads a clock. Paper numbers come
+from :func:`load_reference` (the JSON files in ``bench/reference``); the semi-supervised
+protocol (:mod:`lorak.bench._ssl`), paired comparisons and win counts
+(:mod:`lorak.bench._compare`) and the shared figures (:mod:`lorak.bench._figures`) are
+there for every experiment.
 """
 
 from ._preprocess import minmax_scale, standardize
 from ._progress import NullProgress, ProgressBar
+from ._record import RunResult
 from ._reference import load_reference, reference_names
 from ._registry import EXPERIMENTS, get_experiment, list_experiments, register
 from ._report import plot_metric_lines, render_report, summary_text, write_outputs
-from ._runner import RunResult, derive_seed, load_dataset, run_experiment
+from ._runner import derive_seed, load_dataset, run_experiment
 from ._spec import (
     DatasetSpec,
     Experiment,

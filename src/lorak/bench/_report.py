@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._runner import RunResult
+from ._record import RunResult
 
 __all__ = [
     "embed_report",
@@ -221,7 +221,9 @@ def render_report(result: RunResult, plots: list | None, plot_note: str | None) 
     out.append(
         f"Run: {cfg.get('started_utc')} UTC, {mode} mode, seed {cfg.get('seed')}, "
         f"total wall time **{result.wall_seconds:.1f} s** (timed fit + transform "
-        f"{result.fit_seconds:.1f} s over {len(result.records)} cells)."
+        f"{result.fit_seconds:.1f} s wall, {result.cpu_seconds:.1f} s CPU, over "
+        f"{len(result.records)} cells; shared cached work is charged to every cell "
+        "that uses it)."
     )
     for name, pc in cfg.get("parts", {}).items():
         ds = ", ".join(

@@ -1,9 +1,11 @@
 """The generic runner: datasets × grid × methods × repetitions of a declared experiment.
 
 Per cell (dataset, params, method, rep) it derives the seed, times ``method.run``
-(fit + transform only, ``time.perf_counter``), evaluates the metrics (not timed) and
-records the outcome; an exception in one cell is recorded with its message and the
-run goes on. Deterministic methods run once per (dataset, params).
+(wall and process CPU seconds, with the shared cached work the cell used charged in
+full: :mod:`lorak.bench._cost`), evaluates the metrics (not timed) and records the
+outcome; an exception in one cell is recorded with its message and the run goes on.
+Deterministic methods run once per (dataset, params). Experiments never time
+themselves.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ import logging
 import math
 import time
 import traceback
-from dataclasses import dataclass, field
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
+from ._cost import Ledger, Stopwatch, charging
 from ._env import capture_environment
 from ._progress import NullProgress
+from ._record import AllEntry, RunResult
+from ._report import write_outputs
 from ._spec import DatasetSpec, Experiment, LoadedData, Part, Task
 
 __all__ = ["AllEntry", "RunResult", "derive_seed", "load_dataset", "run_all", "run_experiment"]
@@ -155,97 +160,6 @@ def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[Data
     return stand, notes
 
 
-@dataclass
-class RunResult:
-    """Everything a run produced; :meth:`to_json` gives results.json.
-
-    Attributes
-    ----------
-    experiment : Experiment
-    config : dict
-        CLI options and resolved settings (datasets, grids, reps per part, notes).
-    environment : dict
-    rows : list of dict
-        Aggregated results (the results.json rows, plus an internal ``_part`` key).
-    records : list of dict
-        One per (cell, rep): ``part, dataset, method, params, rep, seed, seconds,
-        metrics`` (a dict) and ``error`` (None or the message).
-    failures : list of dict
-        ``part, dataset, method, params, rep, stage`` (load/prepare/fit/metric) and
-        ``error``.
-    datasets : dict
-        Part name → list of dataset descriptions (label, lorak name, split, shape,
-        stand-in flag).
-    notes : list of str
-    wall_seconds : float
-        Wall time of the whole run (loading, preparing, every cell, metrics).
-    part_seconds : dict
-        Part name → wall time of that part.
-    artifacts : dict
-        Part name → dataset label → the ``task.context["artifacts"]`` dict that the
-        part's ``prepare`` created and its methods filled (small objects for plots:
-        a fitted estimator's traces, a sample's embedding). Not written to JSON.
-    """
-
-    experiment: Experiment
-    config: dict
-    environment: dict
-    rows: list = field(default_factory=list)
-    records: list = field(default_factory=list)
-    failures: list = field(default_factory=list)
-    datasets: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
-    wall_seconds: float = 0.0
-    part_seconds: dict = field(default_factory=dict)
-    artifacts: dict = field(default_factory=dict)
-
-    @property
-    def fit_seconds(self) -> float:
-        """Sum of the timed seconds of every cell that ran (fit + transform only)."""
-        return float(sum(r["seconds"] for r in self.records if r["seconds"] is not None))
-
-    def select(self, *, part=None, dataset=None, method=None, metric=None) -> list[dict]:
-        """Result rows matching all given fields."""
-        out = []
-        for r in self.rows:
-            if part is not None and r["_part"] != part:
-                continue
-            if dataset is not None and r["dataset"] != dataset:
-                continue
-            if method is not None and r["method"] != method:
-                continue
-            if metric is not None and r["metric"] != metric:
-                continue
-            out.append(r)
-        return out
-
-    def select_records(self, *, part=None, dataset=None, method=None) -> list[dict]:
-        """Per-repetition records matching all given fields."""
-        return [
-            r
-            for r in self.records
-            if (part is None or r["part"] == part)
-            and (dataset is None or r["dataset"] == dataset)
-            and (method is None or r["method"] == method)
-        ]
-
-    def dataset_labels(self, part: str) -> list[str]:
-        return [d["label"] for d in self.datasets.get(part, []) if d.get("loaded")]
-
-    def is_stand_in(self, part: str, label: str) -> bool:
-        return any(d["label"] == label and d["stand_in"] for d in self.datasets.get(part, []))
-
-    def to_json(self) -> dict:
-        """The results.json document."""
-        rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows]
-        return {
-            "experiment": self.experiment.name,
-            "config": self.config,
-            "environment": self.environment,
-            "results": rows,
-        }
-
-
 def _finite(x):
     if x is None:
         return None
@@ -359,10 +273,11 @@ def run_experiment(
             "notes": notes,
             "started_utc": started,
             # wall: everything run_experiment did; fit: the timed part of the cells
-            # (fit + transform); it can exceed the wall time where several cells report
-            # one shared computation (csi-rank's cached curves)
+            # (fit + transform); it can exceed the wall time where several cells use
+            # one shared computation (each is charged its cost: csi-rank's curves)
             "wall_seconds": round(result.wall_seconds, 3),
             "fit_seconds": round(result.fit_seconds, 3),
+            "fit_cpu_seconds": round(result.cpu_seconds, 3),
             "n_cells": len(result.records),
             "n_failures": len(result.failures),
         }
@@ -415,7 +330,10 @@ def _run_part(
         described.append(_describe(spec, data, None))
         progress.status("preparing")
         try:
-            context = _prepare(part, data, quick) if part.prepare is not None else {}
+            with Stopwatch() as sw:
+                context = _prepare(part, data, quick) if part.prepare is not None else {}
+            described[-1]["prepare_seconds"] = round(sw.cost.wall, 3)
+            described[-1]["prepare_cpu_seconds"] = round(sw.cost.cpu, 3)
         except Exception as exc:
             _fail(result, part, spec, None, None, None, "prepare", exc)
             described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
@@ -505,6 +423,7 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
     metric_names = part.metric_names()
     values: dict[str, list[float]] = {m: [] for m in metric_names}
     seconds: list[float] = []
+    cpu: list[float] = []
     for rep, s in enumerate(use):
         task = Task(
             data=data,
@@ -523,24 +442,30 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
             "rep": rep,
             "seed": s,
             "seconds": None,
+            "cpu_seconds": None,
+            "shared_seconds": None,
+            "shared_cpu_seconds": None,
             "metrics": {},
             "error": None,
         }
         result.records.append(rec)
         progress.status(f"{method.name} {_short(params)} rep {rep}")
+        ledger = Ledger()
         try:
-            t0 = time.perf_counter()
-            out = method.run(task)
-            dt = time.perf_counter() - t0
+            with _threads(part.threads), charging(ledger), Stopwatch() as sw:
+                out = method.run(task)
         except Exception as exc:
             _fail(result, part, spec, method.name, params, rep, "fit", exc)
             rec["error"] = _err(exc)
             progress.advance(1)
             continue
-        given = getattr(out, "seconds", None)
-        dt = float(given) if given is not None else dt
-        rec["seconds"] = dt
-        seconds.append(dt)
+        cost = ledger.charge(sw.cost)
+        rec["seconds"] = cost.wall
+        rec["cpu_seconds"] = cost.cpu
+        rec["shared_seconds"] = ledger.shared.wall
+        rec["shared_cpu_seconds"] = ledger.shared.cpu
+        seconds.append(cost.wall)
+        cpu.append(cost.cpu)
         for metric in part.metrics:
             try:
                 got = metric.evaluate(out, task)
@@ -570,6 +495,7 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
                 "mean": _finite(v.mean()) if v.size else None,
                 "std": _finite(v.std(ddof=1)) if v.size > 1 else (0.0 if v.size else None),
                 "seconds_mean": _finite(np.mean(seconds)) if seconds else None,
+                "cpu_seconds_mean": _finite(np.mean(cpu)) if cpu else None,
                 "reps": int(v.size),
                 "paper": paper,
                 "_part": part.name,
@@ -577,39 +503,20 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
         )
 
 
+def _threads(n):
+    """BLAS/OpenMP threads limited to ``n`` inside the block (None: unchanged)."""
+    if n is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(int(n))
+
+
 def _short(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items() if k != "part")
 
 
 # ---------------------------------------------------------------- every experiment
-
-
-@dataclass
-class AllEntry:
-    """The outcome of one experiment within :func:`run_all`.
-
-    ``status`` is ``"ok"`` (results, no failed cell), ``"failures"`` (results and some
-    failed cells), ``"no results"`` (every cell failed) or ``"error"`` (the run itself
-    raised: ``error`` holds the message). ``paths`` are the files written (relative to
-    the combined output folder), ``seconds`` the wall time including writing the
-    outputs (plots), ``run_seconds`` that of :func:`run_experiment` alone and
-    ``fit_seconds`` the sum of its timed cells (fit + transform; no loading, preparing
-    or metrics).
-    """
-
-    name: str
-    description: str
-    paper: str
-    status: str
-    seconds: float
-    n_rows: int = 0
-    n_failures: int = 0
-    error: str | None = None
-    run_seconds: float = 0.0
-    fit_seconds: float = 0.0
-    paths: dict = field(default_factory=dict)
-    stand_ins: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
 
 
 def run_all(
@@ -636,8 +543,6 @@ def run_all(
     an interrupted run still leaves one).
     """
     from pathlib import Path
-
-    from ._report import write_outputs
 
     out_dir = Path(out_dir)
     entries: list[AllEntry] = []

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ._cost import shared, untimed
+
 __all__ = [
     "DatasetSpec",
     "Experiment",
@@ -142,33 +144,46 @@ class Task:
         """A Generator seeded from ``seed`` (fresh per task)."""
         return np.random.default_rng(self.seed)
 
+    def shared(self, key, compute: Callable[[], Any]):
+        """``compute()`` once per (part, dataset) and ``key``, cached in ``context``.
+
+        For work several cells share (an eigendecomposition serving every rank, the
+        landmarks of a repetition serving several methods): the runner times it when
+        it is computed and charges that cost to every cell that uses it, so no method
+        needs a clock (:mod:`lorak.bench._cost`).
+        """
+        return shared(self.context, key, compute)
+
+    def untimed(self):
+        """``with task.untimed(): ...`` — work that is the method's input, not its cost
+        (a problem instance, the reference optimum it is scored against): the runner
+        leaves it out of the cell's seconds."""
+        return untimed()
+
 
 @dataclass
 class FactorOutput:
-    """What a factor method returns: the fitted estimator and its training rows G.
-
-    ``seconds`` overrides the runner's timing for methods whose cost lies in a shared,
-    cached computation (e.g. one eigendecomposition serving every rank m); ``extra``
-    carries anything else a metric needs.
+    """What a factor method returns: the fitted estimator and its training rows G;
+    ``extra`` carries anything else a metric needs. (Costs shared between cells go
+    through :meth:`Task.shared`, which the runner charges; nothing here is a time.)
     """
 
     estimator: Any = None
     G: Any = None
-    seconds: float | None = None
     extra: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Method:
-    """A method: ``run(task)`` builds and fits something; the call is timed.
+    """A method: ``run(task)`` builds and fits something; the runner times the call
+    (wall and CPU seconds, plus the shared work it used through :meth:`Task.shared`).
 
     Parameters
     ----------
     name : str
         Key in results (and in the reference lookup).
     run : callable
-        ``run(task) -> output``; the output is handed to the metrics. If it has a
-        ``seconds`` attribute that is not None, that replaces the measured time.
+        ``run(task) -> output``; the output is handed to the metrics.
     deterministic : bool
         Run once per (dataset, params) instead of once per repetition; reported with
         reps = 1 and std 0.
@@ -295,8 +310,11 @@ class Part:
         (their ``display`` or loader names; the smaller, faster sets) so that a quick
         run stays short. ``None`` (default): every paper set that is present.
     prepare : callable, optional
-        ``prepare(data) -> dict``, called once per dataset (not timed); the dict becomes
-        every task's ``context``.
+        ``prepare(data) -> dict``, called once per dataset (timed apart from the cells:
+        the dataset's ``prepare_seconds``); the dict becomes every task's ``context``.
+    threads : int, optional
+        BLAS/OpenMP threads inside every cell of the part (``threadpoolctl``); None
+        (default) leaves the run's setting.
     description : str
     """
 
@@ -313,6 +331,7 @@ class Part:
     quick_paper_datasets: Sequence[str] | None = None
     lookup_datasets: Sequence[DatasetSpec | str] = ()
     prepare: Callable[[LoadedData], dict] | None = None
+    threads: int | None = None
     description: str = ""
 
     def metric_names(self) -> list[str]:

@@ -22,8 +22,9 @@ Decisions
   triangular). With S = ḠᵀḠ + I/C = L Lᵀ (Ḡ the centred training rows), the LS-SVM
   (:func:`lorak.models.lssvm_fit_factor`, eq. 3: ridge with a free intercept) of every
   rank comes from one Cholesky: w_r = L_r⁻ᵀ (L⁻¹Ḡᵀȳ)_{:r}, and the decisions of all
-  ranks are cumulative sums of (G_test − ḡ) L⁻ᵀ times that vector — O((n + n_test) R²).
-  A test checks a prefix against a separate fit.
+  ranks are cumulative sums of (G_test − ḡ) L⁻ᵀ times that vector — O((n + n_test) R²)
+  (:func:`lorak.models.lssvm_prefix_decisions`). A test checks a prefix against a
+  separate fit.
 - *Stopping.* The paper stops both decompositions after the first step whose gain is
   below 1e-4 (CSI: its true gain; ICD: ‖g_k‖²/tr K, CSI's gain at κ = 0), with no
   other rank bound. CSI's true gain is not monotone — a pivot outside the look-ahead
@@ -57,23 +58,23 @@ Decisions
   are left unscaled).
 - *Multi-class*: one-vs-rest ±1 targets, the largest decision wins (as
   :class:`lorak.models.LSSVC`; the same predictions as the paper's one-hot targets).
-- *Seconds* are the decomposition's fit time to its last rank (ICD or CSI on the
-  training rows, the same for a method and its ``_nostop`` variant) and, for ``full``,
-  the dense LS-SVM fit; the rank sweep is not timed.
+- *Seconds*: one split's curve (the decomposition to its last rank, its test rows and
+  the LS-SVM at every rank; for ``full``, the dense LS-SVM fit and its test decisions)
+  is computed once and shared by every rank's cell and by a method and its ``_nostop``
+  variant; the runner charges its cost to each of them. The width and ridge
+  cross-validation is the dataset's prepare time.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from types import SimpleNamespace
 
 import numpy as np
-import scipy.linalg
 
 from ...decompose import incomplete_cholesky, pivot_transform_matrix
 from ...kernels import Gaussian, kernel_block, kernel_product
-from ...models import lssvm_fit_dense
+from ...models import lssvm_fit_dense, lssvm_prefix_decisions
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
@@ -174,31 +175,6 @@ def _predict(D, classes):
     return classes[np.argmax(D, axis=-1)]
 
 
-def lssvm_prefix_decisions(G, T, G_test, C: float) -> np.ndarray:
-    """LS-SVM decisions on ``G_test`` for every prefix rank r = 1..R of the factor G.
-
-    The LS-SVM on the first r columns is ridge regression with a free intercept
-    (:func:`lorak.models.lssvm_fit_factor`, eq. 3): w_r = (νI + Ḡ_rᵀḠ_r)⁻¹ Ḡ_rᵀ T̄,
-    ν = 1/C. With νI + ḠᵀḠ = L Lᵀ, the leading r × r block of L is the Cholesky factor
-    of the rank-r system, so z = L⁻¹ḠᵀT̄ and H = (G_test − ḡ) L⁻ᵀ serve every rank:
-    f_r = H[:, :r] z[:r] + T̄. Returns the (n_test, R, k) decisions.
-    """
-    G = np.asarray(G, dtype=np.float64)
-    Gt = np.asarray(G_test, dtype=np.float64)
-    T = np.asarray(T, dtype=np.float64)
-    g_mean = G.mean(axis=0)
-    t_mean = T.mean(axis=0)
-    Gc = G - g_mean
-    S = Gc.T @ Gc
-    S[np.diag_indices_from(S)] += 1.0 / C
-    L = scipy.linalg.cholesky(S, lower=True, check_finite=False)
-    z = scipy.linalg.solve_triangular(L, Gc.T @ (T - t_mean), lower=True, check_finite=False)
-    H = scipy.linalg.solve_triangular(L, (Gt - g_mean).T, lower=True, check_finite=False).T
-    D = np.cumsum(H[:, :, None] * z[None, :, :], axis=1)
-    D += t_mean
-    return D
-
-
 def _prefix_errors(G, y, G_test, y_test, C, classes, ranks_used):
     """Test error at each rank in ``ranks_used`` (≥ 1, ≤ G's columns)."""
     D = lssvm_prefix_decisions(G, _targets(y, classes), G_test, C)
@@ -224,7 +200,7 @@ def _fit_icd(kernel, X, y, cap):
 
 
 def _fit_csi(kernel, X, y, cap):
-    from ...csi import CSI
+    from lorak import CSI
 
     est = CSI(kernel=kernel, n_components=cap, kappa=KAPPA, lookahead=LOOKAHEAD, tol=0.0)
     est.fit(X, y)
@@ -319,7 +295,6 @@ def _prepare(data, quick: bool = False) -> dict:
     data.X, data.y = X, y
     classes = np.unique(y)
     tr, _ = _split(X.shape[0], 0)
-    t0 = time.perf_counter()
     gamma, C, g0, cv = _cv_choose(X[tr], y[tr], classes, QUICK_CV_RANK if quick else CV_RANK)
     return {
         "classes": classes,
@@ -327,9 +302,7 @@ def _prepare(data, quick: bool = False) -> dict:
         "C": float(C),
         "gamma0": float(g0),
         "cv_errors": cv.tolist(),
-        "cv_seconds": time.perf_counter() - t0,
         "notes": notes,
-        "curves": {},
         "artifacts": {},  # traces of the first split, kept by the runner for the plots
     }
 
@@ -345,22 +318,22 @@ def _split_data(task):
 
 
 def _curve(task, method: str) -> dict:
-    """The method's test errors at every grid rank on this repetition's split (cached)."""
+    """The method's test errors at every grid rank on this repetition's split, computed
+    once and shared by every rank's cell (the runner charges its cost to each)."""
+    return task.shared(("curve", method, task.rep), lambda: _compute_curve(task, method))
+
+
+def _compute_curve(task, method: str) -> dict:
     ctx = task.context
-    key = (method, task.rep)
-    if key in ctx["curves"]:
-        return ctx["curves"][key]
     ranks = np.asarray(QUICK_RANKS if task.quick else RANKS)
     cap = int(min(ranks[-1], math.ceil((1 - TEST_FRACTION) * task.data.n_samples)))
     Xtr, ytr, Xte, yte = _split_data(task)
     classes = ctx["classes"]
     kernel = Gaussian(gamma=ctx["gamma"])
     C = ctx["C"]
-    t0 = time.perf_counter()
     if method == "full":
         K = kernel_block(kernel, Xtr, Xtr)
         beta, b = lssvm_fit_dense(K, _targets(ytr, classes), C)
-        seconds = time.perf_counter() - t0
         del K
         D = kernel_block(kernel, Xte, Xtr) @ beta + b
         err = float(np.mean(_predict(D, classes) != yte))
@@ -369,7 +342,6 @@ def _curve(task, method: str) -> dict:
         cap = min(cap, Xtr.shape[0])
         fit = _fit_icd if method == "icd" else _fit_csi
         G, piv, gains, trace = fit(kernel, Xtr, ytr, cap)
-        seconds = time.perf_counter() - t0
         if task.rep == 0:
             ctx.setdefault("artifacts", {})[method] = trace
         r = G.shape[1]
@@ -385,9 +357,7 @@ def _curve(task, method: str) -> dict:
             "rank_used_nostop": used.astype(float),
             "stop_rank": r_stop,
         }
-    out["seconds"] = seconds
     out["ranks"] = ranks
-    ctx["curves"][key] = out
     return out
 
 
@@ -399,7 +369,6 @@ def _method(name: str, label: str) -> Method:
         c = _curve(task, base)
         i = int(np.searchsorted(c["ranks"], task.params["rank"]))
         return FactorOutput(
-            seconds=c["seconds"],
             extra={
                 "error": float(c["error" + suffix][i]),
                 "rank_used": float(c["rank_used" + suffix][i]),

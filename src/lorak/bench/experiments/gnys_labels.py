@@ -7,15 +7,16 @@ We could not obtain the MNIST training images, so the sets are the largest we ha
 mnist-test (10 000 digits, the official test set), usps train + test (9 298 digits)
 and SecStr (83 679 rows, 2 classes, the SSL book's set).
 
-Decisions (as in ``gnys-mkl``, whose methods this experiment runs)
+Decisions (as in ``gnys-mkl``, whose columns this experiment runs)
 -----------------------------------------------------------------
 - m = 100 is the single-kernel landmark count, so the 9 kernels share m̃ = m·τ/M =
   33 k-means landmarks (τ = 3, §4.2); the learned kernel's rank is at most 9·33 = 297.
-  k-means centres are computed once per repetition and shared by every l.
+  k-means centres are computed once per repetition and shared by every l (the runner
+  charges their time to every cell that uses them).
 - Columns: uniform sum, ABMKL, CABMKL (factors, LinearSVC C = 1), CABMKL-svc (weights
   from the 9 exact l × l kernels, SVC C = 1), GLMKL (SVC C = 1 on the 9 full kernels of
   the l labeled rows; ≤ 50 weight updates) and the
-  multiple-kernel generalized Nyström ("pending" until importable).
+  multiple-kernel generalized Nyström.
 - GLMKL holds 9 l × l kernels (l = 3000: 0.65 GB) and runs an SVC per class per
   weight update, so its cost grows with l — the trend Fig. 2(b) shows for the paper's
   comparators. It runs for l ≤ ``GLMKL_MAX_L`` = 1000 (measured on usps-all, 10
@@ -31,22 +32,22 @@ Decisions (as in ``gnys-mkl``, whose methods this experiment runs)
 
 from __future__ import annotations
 
-import numpy as np
-
+from .._figures import curve_panels
 from .._report import fmt_num, markdown_table
 from .._spec import Experiment, Method, Part
-from .gnys import _spec
-from .gnys_mkl import (
+from .._ssl import ssl_spec
+from ._zhang2017 import (
     ABMKL_COL,
+    BLAS_THREADS,
     CABMKL_COL,
     CABMKL_SVC,
+    GLMKL_LABEL,
     MKGN_COL,
-    MKGN_PENDING,
-    TABLE2_METRICS,
+    MULTI_METRICS,
+    PAPER,
     UNIFORM,
-    _run_glmkl,
-    mkgn_available,
     prepare_mkl,
+    run_glmkl,
 )
 
 __all__ = ["EXPERIMENTS", "GNYS_LABELS", "L_GRID"]
@@ -57,17 +58,17 @@ GLMKL_MAX_L = 1000
 REPS = 2
 
 DATASETS = (
-    _spec("mnist-test", "mnist-test"),
-    _spec("usps", "usps-all", split="all"),
-    _spec("ssl-secstr", "SecStr"),
+    ssl_spec("mnist-test", "mnist-test"),
+    ssl_spec("usps", "usps-all", split="all"),
+    ssl_spec("ssl-secstr", "SecStr"),
 )
 QUICK_DATASETS = ("usps-all",)
-STAND_INS = (_spec("digits", "digits", stand_in=True),)
+STAND_INS = (ssl_spec("digits", "digits", stand_in=True),)
 
 GLMKL_L = Method(
     "glmkl",
-    _run_glmkl,
-    label="GLMKL (SVC, full kernels on labeled rows)",
+    run_glmkl,
+    label=GLMKL_LABEL,
     applies=lambda data, params: params.get("l", 0) <= GLMKL_MAX_L,
 )
 METHODS = (UNIFORM, ABMKL_COL, CABMKL_COL, CABMKL_SVC, GLMKL_L, MKGN_COL)
@@ -77,30 +78,25 @@ def _prepare(data):
     return prepare_mkl(data, m_single=M_SINGLE)
 
 
-def _curves(result, dataset, method, metric):
-    pts = sorted(
-        (r["params"]["l"], r["mean"], r["std"] or 0.0)
-        for r in result.select(part="fig2", dataset=dataset, method=method, metric=metric)
-        if r["mean"] is not None
+def _points(result, dataset, method, key):
+    """``(l, mean, std)`` of the error rows (``key``: ``"mean"``) or of their CPU
+    seconds (``"cpu_seconds_mean"``: the runner's process CPU time — on the shared
+    machine wall-clock seconds mostly measure the load)."""
+    return sorted(
+        (r["params"]["l"], r[key], (r["std"] or 0.0) if key == "mean" else 0.0)
+        for r in result.select(part="fig2", dataset=dataset, method=method, metric="error_pct")
+        if r[key] is not None
     )
-    return pts
-
-
-def _seconds_curve(result, dataset, method):
-    """CPU seconds (fit + predict) against l: on the shared machine wall-clock seconds
-    mostly measure the load, so the time curve uses the process CPU time."""
-    return _curves(result, dataset, method, "cpu_seconds")
 
 
 def _checks(result) -> str:
     out = ["Error (%) on the unlabeled rows and, in parentheses, CPU seconds (fit + predict).", ""]
     names = [m.name for m in METHODS]
     for d in result.dataset_labels("fig2"):
-        err = {m: dict((p[0], p[1]) for p in _curves(result, d, m, "error_pct")) for m in names}
-        sec = {m: dict((p[0], p[1]) for p in _seconds_curve(result, d, m)) for m in names}
-        ls = sorted({lv for m in names for lv in err[m]})
+        err = {m: {p[0]: p[1] for p in _points(result, d, m, "mean")} for m in names}
+        sec = {m: {p[0]: p[1] for p in _points(result, d, m, "cpu_seconds_mean")} for m in names}
         body = []
-        for lv in ls:
+        for lv in sorted({lv for m in names for lv in err[m]}):
             row = [str(lv)]
             for m in names:
                 e, s = err[m].get(lv), sec[m].get(lv)
@@ -113,51 +109,40 @@ def _checks(result) -> str:
             row.append(best or "—")
             body.append(row)
         out += [f"**{d}**", "", markdown_table(["l", *names, "best"], body), ""]
-    if not mkgn_available():
-        out.append(f"mkgn: {MKGN_PENDING}.")
     return "\n".join(out)
 
 
-def _plots(result, out_dir):
-    import matplotlib.pyplot as plt
-
-    labels = result.dataset_labels("fig2")
-    if not labels:
-        return []
-    disp = {m.name: m.display for m in METHODS}
+def _axis(ax, i):
     from matplotlib.ticker import NullFormatter
 
-    width = max(3.8 * len(labels), 7.0)
-    fig, axes = plt.subplots(2, len(labels), figsize=(width, 6.4), squeeze=False)
-    for j, d in enumerate(labels):
-        for m in disp:
-            for i, pts in enumerate(
-                (_curves(result, d, m, "error_pct"), _seconds_curve(result, d, m))
-            ):
-                if not pts:
-                    continue
-                x, y, s = map(np.asarray, zip(*pts, strict=False))
-                axes[i, j].errorbar(x, y, yerr=s, marker="o", ms=3, capsize=2, label=disp[m])
-        axes[0, j].set_title(d, fontsize=9)
-        for i, lab in enumerate(("error on unlabeled (%)", "CPU seconds (fit + predict)")):
-            ax = axes[i, j]
-            ax.set_xscale("log")
-            ax.set_xticks([200, 500, 1000, 2000, 3000], ["200", "500", "1000", "2000", "3000"])
-            ax.xaxis.set_minor_formatter(NullFormatter())
-            if i == 1:
-                ax.set_yscale("log")
-            ax.set_xlabel("labeled rows l", fontsize=8)
-            ax.set_ylabel(lab, fontsize=8)
-            ax.tick_params(labelsize=7)
-            ax.grid(alpha=0.3)
-    h, lg = axes[0, 0].get_legend_handles_labels()
-    fig.legend(h, lg, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    fig.suptitle("Fig. 2 analogue: error and CPU time against l (m = 100)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
-    path = out_dir / "fig2_labels.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [("Fig. 2: error and time against the number of labeled rows", path.name)]
+    ax.set_xticks([200, 500, 1000, 2000, 3000], ["200", "500", "1000", "2000", "3000"])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if i == 1:
+        ax.set_yscale("log")
+
+
+def _plots(result, out_dir):
+    return curve_panels(
+        result,
+        "fig2",
+        "l",
+        {m.name: m.display for m in METHODS},
+        (
+            (lambda res, d, m: _points(res, d, m, "mean"), "error on unlabeled (%)"),
+            (
+                lambda res, d, m: _points(res, d, m, "cpu_seconds_mean"),
+                "CPU seconds (fit + predict)",
+            ),
+        ),
+        out_dir,
+        "fig2_labels.png",
+        title="Fig. 2: error and time against the number of labeled rows",
+        suptitle="Fig. 2 analogue: error and CPU time against l (m = 100)",
+        xlabel="labeled rows l",
+        figsize=lambda k: (max(3.8 * k, 7.0), 6.4),
+        rect=(0, 0.1, 1, 0.95),
+        axis=_axis,
+    )
 
 
 GNYS_LABELS = Experiment(
@@ -171,19 +156,18 @@ GNYS_LABELS = Experiment(
             grid=tuple({"l": lv} for lv in L_GRID),
             quick_grid=({"l": 200}, {"l": 1000}),
             methods=METHODS,
-            metrics=TABLE2_METRICS,
+            metrics=MULTI_METRICS,
             reps=REPS,
             quick_reps=1,
             quick_paper_datasets=QUICK_DATASETS,
             quick_datasets=STAND_INS,
             prepare=_prepare,
+            threads=BLAS_THREADS,
         ),
     ),
     checks=_checks,
     plots=_plots,
-    paper="K. Zhang, L. Lan, J. Liu, A. Rauber, F. Moerchen, Inductive kernel low-rank "
-    "decomposition with priors: a generalized Nyström method, Pattern Recognition (2017), "
-    "§6.2, Fig. 2",
+    paper=PAPER + ", §6.2, Fig. 2",
 )
 
 EXPERIMENTS = [GNYS_LABELS]

@@ -31,8 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._report import fmt_num, markdown_table, save_figure, summary_text
 from .._spec import DatasetSpec, Experiment, Method, Part
-from .npkl_adult import METRIC, _prepare
-from .npkl_uci import npkl_method
+from ._npkl import ADULT_METRIC, npkl_method, prepare_adult
 
 __all__ = ["EXPERIMENT"]
 
@@ -191,10 +190,10 @@ FIG2 = Part(
     grid=tuple({"active": f} for f in FRACTIONS),
     quick_grid=tuple({"active": f} for f in QUICK_FRACTIONS),
     methods=(ACTIVE, RANDOM),
-    metrics=(METRIC,),
+    metrics=(ADULT_METRIC,),
     reps=5,
     quick_reps=1,
-    prepare=_prepare,
+    prepare=prepare_adult,
 )
 
 EXPERIMENT = Experiment(

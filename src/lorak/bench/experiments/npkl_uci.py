@@ -54,39 +54,33 @@ Decisions
 from __future__ import annotations
 
 import importlib.util
-import time
 
 import numpy as np
-from sklearn.cluster import KMeans
 
-from ...constraints import from_labels
-from ...learn import _simple_npkl as npkl_math
-from ...metrics._cluster import pairwise_cluster_accuracy
-from ...models import kernel_kmeans_factor
-from ...npkl import SimpleNPKL
+from ...learn import knn_graph, normalized_laplacian
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, plot_metric_lines, summary_text
-from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
+from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Part
+from ._npkl import (
+    B_SMALL,
+    CLUSTER_METRIC,
+    K_SMALL,
+    LABELS,
+    RATIO,
+    kmeans_method,
+    npkl_method,
+    paired_wins,
+    prepare_standardized,
+    task_constraints,
+)
 
-__all__ = [
-    "EXPERIMENT",
-    "cluster_metric",
-    "kmeans_method",
-    "npkl_method",
-    "paired_wins",
-    "sdp_npkl",
-    "standardize",
-]
+__all__ = ["EXPERIMENT", "sdp_npkl"]
 
 C_SMALL = 0.3
-K_SMALL = 5
-B_SMALL = 1.0
-RATIO = 0.7
 C_GRID = (0.03, 0.1, 0.3, 0.5, 1.0)
 SDP_MAX_N = 250
 SDP_TIME_LIMIT = 600.0  # seconds per SCS solve; beyond, the cell is recorded as failed
 QUICK_SDP_EPS = 1e-3  # --quick: SCS tolerance (full run: SCS's default, 1e-4)
-N_INIT = 10
 
 DATASETS = (
     DatasetSpec("iris"),
@@ -105,146 +99,6 @@ METHOD_ORDER = (
     "simplenpkl_linear",
     "simplenpkl_sqhinge",
 )
-LABELS = {
-    "kmeans": "k-means",
-    "npkl_sdp_linear": "NPKL+LL (SDP)",
-    "npkl_sdp_hinge": "NPKL+HL (SDP)",
-    "simplenpkl_linear": "SimpleNPKL+LL",
-    "simplenpkl_sqhinge": "SimpleNPKL+SHL",
-}
-
-
-# ---------------------------------------------------------------- shared helpers
-
-
-def standardize(X) -> np.ndarray:
-    """Dense float64 copy with zero-mean, unit-variance columns (constant columns → 0)."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    X = np.array(X, dtype=np.float64)
-    X -= X.mean(axis=0)
-    sd = X.std(axis=0)
-    sd[sd == 0] = 1.0
-    X /= sd
-    return X
-
-
-def _prepare_standardized(data) -> dict:
-    data.X = standardize(data.X)
-    return {"n_classes": len(np.unique(data.y))}
-
-
-def task_constraints(task, *, ratio: float = RATIO, n_pairs: int | None = None):
-    """The repetition's constraints: the same for every method (seeded by ``task.seed``)."""
-    key = ("constraints", task.seed, ratio, n_pairs)
-    cache = task.context.setdefault("_constraints", {})
-    if key not in cache:
-        cache.clear()  # one repetition at a time is enough
-        cache[key] = from_labels(task.data.y, ratio=ratio, n_pairs=n_pairs, random_state=task.seed)
-    return cache[key]
-
-
-def npkl_method(
-    name: str,
-    loss: str,
-    *,
-    label: str | None = None,
-    C: float | None = None,
-    B=B_SMALL,
-    n_neighbors: int = K_SMALL,
-    ratio: float = RATIO,
-    n_pairs: int | None = None,
-    applies=None,
-    **est_kw,
-) -> Method:
-    """A timed SimpleNPKL fit (constraints drawn before the clock starts).
-
-    ``C=None`` reads C from the grid point (``params["C"]``); so do ``ratio`` /
-    ``n_pairs`` / ``active``/``selection`` when present in the params.
-    """
-
-    def run(task):
-        p = task.params
-        c = task_constraints(task, ratio=p.get("ratio", ratio), n_pairs=p.get("n_pairs", n_pairs))
-        kw = dict(est_kw)
-        if "active" in p:
-            kw["active_constraints"] = p["active"] if p["active"] < 1 else None
-        if "selection" in p:
-            kw["selection"] = p["selection"]
-        est = SimpleNPKL(
-            loss,
-            C=p["C"] if C is None else C,
-            B=B,
-            n_neighbors=n_neighbors,
-            random_state=task.seed,
-            **kw,
-        )
-        t0 = time.perf_counter()
-        V = est.fit_transform(task.data.X, **c)
-        dt = time.perf_counter() - t0
-        return FactorOutput(
-            estimator=est,
-            G=V,
-            seconds=dt,
-            extra={
-                "n_constraints": est.n_constraints_,
-                "rank": est.n_components_,
-                "n_iter": est.n_iter_,
-                "gap": est.duality_gap_,
-            },
-        )
-
-    run.__name__ = f"run_{name}"
-    return Method(name, run, label=label or LABELS.get(name), applies=applies)
-
-
-def kmeans_method(name: str = "kmeans") -> Method:
-    """Plain k-means on the (prepared) features, as many clusters as classes; timed."""
-
-    def run(task):
-        k = task.context["n_classes"]
-        t0 = time.perf_counter()
-        km = KMeans(n_clusters=k, n_init=N_INIT, random_state=task.seed).fit(task.data.X)
-        dt = time.perf_counter() - t0
-        return FactorOutput(seconds=dt, extra={"labels": km.labels_, "n_constraints": 0})
-
-    return Method(name, run, label=LABELS.get(name, name))
-
-
-def cluster_metric(out: FactorOutput, task) -> dict:
-    """Pairwise accuracy (%) of kernel k-means on the embedding (or of given labels)."""
-    labels = out.extra.get("labels")
-    if labels is None:
-        rng = np.random.default_rng(task.seed)
-        labels = kernel_kmeans_factor(
-            out.G, task.context["n_classes"], rng=rng, n_init=N_INIT
-        ).labels
-    return {
-        "accuracy": 100.0 * pairwise_cluster_accuracy(task.data.y, labels),
-        "n_constraints": out.extra.get("n_constraints", np.nan),
-        "rank": out.extra.get("rank", np.nan),
-        "n_iter": out.extra.get("n_iter", np.nan),
-    }
-
-
-CLUSTER_METRIC = Metric(("accuracy", "n_constraints", "rank", "n_iter"), cluster_metric, False)
-
-
-def paired_wins(result, part: str, dataset: str, a: str, b: str, other_part: str | None = None):
-    """(mean of accuracy(a) − accuracy(b), #reps a > b, #reps a = b, #paired reps),
-    pairing repetitions by index (same constraints). ``b`` may come from ``other_part``."""
-    ra = {
-        r["rep"]: r["metrics"].get("accuracy")
-        for r in result.select_records(part=part, dataset=dataset, method=a)
-    }
-    rb = {
-        r["rep"]: r["metrics"].get("accuracy")
-        for r in result.select_records(part=other_part or part, dataset=dataset, method=b)
-    }
-    common = [k for k in ra if k in rb and ra[k] is not None and rb[k] is not None]
-    if not common:
-        return None
-    d = np.array([ra[k] - rb[k] for k in common])
-    return float(d.mean()), int((d > 1e-9).sum()), int((np.abs(d) <= 1e-9).sum()), len(common)
 
 
 # ---------------------------------------------------------------- SDP baseline
@@ -270,7 +124,7 @@ def sdp_npkl(X, pairs, signs, *, C: float, loss: str, n_neighbors: int, B: float
     except ImportError as exc:  # pragma: no cover - the method's applies() checks first
         raise RuntimeError("the SDP-NPKL baseline needs cvxpy with SCS: pip install cvxpy") from exc
     n = X.shape[0]
-    Ld = npkl_math.normalized_laplacian(npkl_math.knn_graph(X, n_neighbors)).toarray()
+    Ld = normalized_laplacian(knn_graph(X, n_neighbors)).toarray()
     K = cp.Variable((n, n), PSD=True)
     kij = K[pairs[:, 0], pairs[:, 1]]
     if loss == "hinge":
@@ -295,7 +149,6 @@ def sdp_method(name: str, loss: str) -> Method:
     def run(task):
         c = task_constraints(task)
         pairs, signs = c.pairs()
-        t0 = time.perf_counter()
         V, status = sdp_npkl(
             task.data.X,
             pairs,
@@ -305,10 +158,8 @@ def sdp_method(name: str, loss: str) -> Method:
             n_neighbors=K_SMALL,
             eps=QUICK_SDP_EPS if task.quick else None,
         )
-        dt = time.perf_counter() - t0
         return FactorOutput(
             G=V,
-            seconds=dt,
             extra={"n_constraints": c.n_constraints, "rank": V.shape[1], "status": status},
         )
 
@@ -566,7 +417,7 @@ TABLE2 = Part(
     metrics=(CLUSTER_METRIC,),
     reps=20,
     quick_reps=3,
-    prepare=_prepare_standardized,
+    prepare=prepare_standardized,
 )
 
 SDP = Part(
@@ -579,7 +430,7 @@ SDP = Part(
     reps=3,
     quick_reps=1,
     quick_paper_datasets=("iris",),
-    prepare=_prepare_standardized,
+    prepare=prepare_standardized,
 )
 
 C_SWEEP = Part(
@@ -591,7 +442,7 @@ C_SWEEP = Part(
     metrics=(CLUSTER_METRIC,),
     reps=6,
     quick_reps=2,
-    prepare=_prepare_standardized,
+    prepare=prepare_standardized,
 )
 
 EXPERIMENT = Experiment(

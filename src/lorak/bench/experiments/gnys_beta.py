@@ -1,0 +1,136 @@
+"""``gnys-beta``: Zhang et al. (2017), Appendix A, Table A1 — the heuristic β of eq. 8
+against β optimized jointly with S.
+
+The protocol of ``gnys`` (:mod:`lorak.bench._ssl`) on Table 1's 13 small sets: the
+k-means Nyström baseline, then β by eq. 8 and optimized, each in the paper's literal
+reading (0/1 ideal kernel, raw features; the paper's Table A1 numbers are set beside
+these) and in the default reading (centered ideal kernel, scaled features), and β = 1
+in the default reading. All columns share the repetition's landmarks and labeled rows.
+
+``--quick``: g241C, Digit1 and german, 2 repetitions.
+"""
+
+from __future__ import annotations
+
+from .._compare import mean_std_text
+from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._report import markdown_table, save_figure
+from .._spec import Experiment, Part
+from .._ssl import prepare
+from ._zhang2017 import (
+    BLAS_THREADS,
+    NYS_KMEANS,
+    PAPER,
+    SINGLE_METRICS,
+    SMALL_DATASETS,
+    gennys,
+    paper_row,
+    single_column,
+)
+
+__all__ = ["EXPERIMENTS", "GNYS_BETA"]
+
+TABLE = "tableA1_beta"
+QUICK_BETA = ("g241C", "Digit1", "german")
+PAPER_COLUMNS = ("heuristic", "optimize")
+
+BETA_METHODS = (
+    NYS_KMEANS,
+    single_column("heuristic", "β eq. 8 (literal)", gennys("heuristic", False), feature_scale=None),
+    single_column(
+        "optimize", "β optimized (literal)", gennys("optimize", False), feature_scale=None
+    ),
+    single_column("heuristic-default", "β eq. 8 (default reading)", gennys("heuristic", True)),
+    single_column("optimize-default", "β optimized (default reading)", gennys("optimize", True)),
+    single_column("beta1-default", "β = 1 (default reading)", gennys(1.0, True)),
+)
+
+
+def _beta_reference(dataset, method, params, metric):
+    if metric != "error_pct" or method not in PAPER_COLUMNS:
+        return None
+    row = paper_row(TABLE, dataset)
+    if row is None:
+        return None
+    r = row[method]
+    return {"mean": r["error_pct_mean"], "std": r["error_pct_std"], "seconds": r["seconds"]}
+
+
+def _row(result, d, m):
+    r = result.select(part="a1", dataset=d, method=m, metric="error_pct")
+    return r[0] if r else None
+
+
+def _beta_checks(result) -> str:
+    body = []
+    for d in result.dataset_labels("a1"):
+        cells = [d]
+        for m in BETA_METHODS:
+            r = _row(result, d, m.name)
+            cells.append(mean_std_text(*((r["mean"], r["std"]) if r else (None, None))))
+        row = paper_row(TABLE, d)
+        for name in PAPER_COLUMNS:
+            cells.append(
+                "—"
+                if row is None
+                else mean_std_text(row[name]["error_pct_mean"], row[name]["error_pct_std"])
+            )
+        body.append(cells)
+    header = ["dataset", *[m.display for m in BETA_METHODS], "paper heuristic", "paper optimize"]
+    return "### Table A1: heuristic vs optimized β\n\n" + markdown_table(header, body)
+
+
+def _beta_plots(result, out_dir):
+    """Table A1 per dataset: our six columns (mean ± std), the paper's two β columns."""
+    labels = result.dataset_labels("a1")
+    if not labels:
+        return []
+    shown = {d: plot_label(result, "a1", d) for d in labels}
+    series = []
+    for m in BETA_METHODS:
+        cols = mean_std({shown[d]: _row(result, d, m.name) for d in labels})
+        if any(v is not None for v in cols.values()):
+            series.append((m.display, cols))
+    paper = []
+    for name, marker in zip(PAPER_COLUMNS, ("x", "+"), strict=True):
+        vals = {}
+        for d in labels:
+            row = None if result.is_stand_in("a1", d) else paper_row(TABLE, d)
+            if row is not None:
+                vals[shown[d]] = row[name]["error_pct_mean"]
+        paper.append((f"paper β {name}", marker, vals))
+    fig = errors_by_dataset_figure(
+        [shown[d] for d in labels],
+        series,
+        paper,
+        title="Table A1: β heuristic / optimized / 1, ours (mean ± std) and the paper's",
+    )
+    return save_figure(
+        fig, out_dir, "tableA1_errors.png", "Table A1: errors per dataset, beside the paper's"
+    )
+
+
+GNYS_BETA = Experiment(
+    name="gnys-beta",
+    description="Generalized Nyström: heuristic (eq. 8) vs optimized β (Table A1)",
+    parts=(
+        Part(
+            name="a1",
+            description="β heuristic, optimized and 1, in both readings",
+            datasets=SMALL_DATASETS,
+            methods=BETA_METHODS,
+            metrics=SINGLE_METRICS,
+            reps=10,
+            quick_reps=2,
+            quick_paper_datasets=QUICK_BETA,
+            prepare=prepare,
+            threads=BLAS_THREADS,
+        ),
+    ),
+    reference=_beta_reference,
+    checks=_beta_checks,
+    plots=_beta_plots,
+    paper=PAPER + ", Appendix A, Table A1",
+)
+
+EXPERIMENTS = [GNYS_BETA]
