@@ -141,8 +141,7 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
-    # the reproduction tables need the width of the right-hand column
-    "secondary_sidebar_items": {"**": ["page-toc"], "reproduction/*": []},
+    "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

@@ -1,4 +1,5 @@
 """Bigger than memory: a factor learned from a sample, applied to a memory-mapped file.
+====================================================================================
 
 The rows live in a ``numpy.memmap`` on disk. The Nyström factor needs only its
 landmarks, so it is fitted on a random sample of rows; the n × m feature matrix is
@@ -25,7 +26,7 @@ from lorak.datasets import make_twonorm
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",

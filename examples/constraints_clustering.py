@@ -1,4 +1,5 @@
 """Pairwise constraints → a learned kernel → clustering (SimpleNPKL + kernel k-means).
+===================================================================================
 
 Must-link / cannot-link pairs are drawn from the class labels of the wine data set
 (scikit-learn's copy), as in the SimpleNPKL paper's protocol; SimpleNPKL learns a
@@ -24,7 +25,7 @@ from lorak.metrics import pairwise_cluster_accuracy
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",

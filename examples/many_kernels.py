@@ -1,4 +1,5 @@
 """Many kernels at once: ℓp-norm MKL on low-rank base kernels, and learned weights.
+================================================================================
 
 ``LowRankMKLClassifier`` learns an SVM on Σ_k d_k K_k over a bank of Gaussian kernels
 of different widths, each K_k a Nyström factor on shared landmarks (nothing n × n);
@@ -22,11 +23,11 @@ from sklearn.preprocessing import MinMaxScaler
 
 import lorak
 from lorak import LowRankMKLClassifier
-from lorak.mkl import default_bank
+from lorak.estimators import default_bank
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",

@@ -1,4 +1,5 @@
 """Save a fitted model and load it back — without pickle.
+======================================================
 
 ``lorak.save`` writes arrays (.npz) and parameters (JSON) with a format version;
 ``lorak.load`` rebuilds only classes it trusts and never executes code from the file,
@@ -22,7 +23,7 @@ from lorak import LSSVC, GeneralizedNystroem, Nystroem
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",

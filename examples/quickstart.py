@@ -1,4 +1,5 @@
 """Quickstart: a low-rank kernel factor, its error, and models on top of it.
+=========================================================================
 
 A factor G (n × m) with G Gᵀ ≈ K is a scikit-learn transformer: ``transform`` gives the
 rows of G for any X, so every downstream model takes it — here an LS-SVM classifier
@@ -20,7 +21,7 @@ from lorak.metrics import frobenius_error
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",

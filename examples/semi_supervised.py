@@ -1,4 +1,5 @@
 """Semi-supervised classification with 10 labels: a kernel learned by generalized Nyström.
+=======================================================================================
 
 Only 10 of the rows carry a label (``y = -1`` elsewhere). ``GeneralizedNystroem``
 learns a low-rank kernel from the labels *and* the unlabeled rows (the landmarks come
@@ -21,7 +22,7 @@ N_LABELS = 10
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     p.add_argument(
         "--quick",
         action="store_true",
