@@ -30,6 +30,15 @@ from ._kernels import Kernel, _check_number, _float_dtype_of, _into
 __all__ = ["PAIRWISE_KERNELS", "AdditiveChi2", "Chi2", "Cosine", "PairwiseKernel", "Sigmoid"]
 
 
+def _writable(A, dtype):
+    # scikit-learn's Cython χ² kernels refuse read-only buffers (pandas' copy-on-write
+    # views, memory-mapped arrays)
+    if sp.issparse(A):
+        return A.astype(dtype)
+    A = np.ascontiguousarray(A, dtype=dtype)
+    return A if A.flags.writeable else A.copy()
+
+
 class PairwiseKernel(Kernel):
     """A kernel evaluated by :func:`sklearn.metrics.pairwise.pairwise_kernels`.
 
@@ -41,14 +50,12 @@ class PairwiseKernel(Kernel):
         return {k: getattr(self, k) for k in self._param_names if getattr(self, k) is not None}
 
     def _prepare(self, Z, dtype):
-        if sp.issparse(Z):
-            return Z.astype(dtype), None
-        return np.ascontiguousarray(Z, dtype=dtype), None
+        return _writable(Z, dtype), None
 
     def _block(self, X, Zd, aux, dtype, out=None):
         from sklearn.metrics.pairwise import pairwise_kernels
 
-        Xd = X.astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
+        Xd = _writable(X, dtype)
         K = pairwise_kernels(Xd, Zd, metric=self.name, **self._params())
         return _into(out, np.asarray(K, dtype=dtype))
 
