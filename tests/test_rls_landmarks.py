@@ -151,3 +151,13 @@ def test_needs_a_kernel(blobs):
     X, _ = blobs
     with pytest.raises(ValueError, match="need the kernel"):
         rls_landmarks(X, 10, rng=np.random.default_rng(0), kernel=None)
+
+
+def test_dask_array_gives_the_same_landmarks():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).normal(size=(1500, 5))
+    a = lorak.Nystroem(n_components=30, landmarks="rls", random_state=0).fit(X)
+    b = lorak.Nystroem(n_components=30, landmarks="rls", random_state=0).fit(
+        da.from_array(X, chunks=400)
+    )
+    np.testing.assert_array_equal(a.component_indices_, b.component_indices_)
