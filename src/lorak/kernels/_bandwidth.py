@@ -73,9 +73,19 @@ def _unscaled(s: float, t: float) -> float:
 
 
 def _mean_sq_norm_minus_centroid(X) -> float:
-    # mean ‖x − x̄‖², on X / t (t a power of two: exact) and centred before squaring:
-    # no overflow or underflow of the squares, and no cancellation from a common
-    # offset (mean ‖x‖² − ‖x̄‖² loses every digit at X + 1e8)
+    # One pass through the identity mean ‖x‖² − ‖x̄‖² where it is accurate: the means
+    # inside float64's normal range and the offset ‖x̄‖² not far above the result
+    # (each bit of ‖x̄‖²/s above 1 is a bit of s lost).
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        mean_sq = float(_row_sq_norms(X).mean())
+        mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        mm = float(mu @ mu)
+    s = mean_sq - mm
+    if _S_MIN * 2.0**52 <= mean_sq <= _S_MAX and 0 < s and mm <= 2.0**10 * s:
+        return s
+    # Otherwise mean ‖x − x̄‖² on X / t (t a power of two: exact), centred before
+    # squaring: no overflow or underflow of the squares, and no cancellation from a
+    # common offset (the identity loses every digit at X + 1e8)
     t = _pow2_scale(X)
     n = X.shape[0]
     if sp.issparse(X):  # centring would densify: the identity, on X / t
