@@ -36,8 +36,8 @@ from threadpoolctl import threadpool_limits
 import lorak.learn._csi as csi_module
 from lorak import IncompleteCholesky
 from lorak.bench._env import capture_environment
-from lorak.csi import CSI
 from lorak.datasets import load
+from lorak.estimators import CSI
 from lorak.kernels import Gaussian
 
 HERE = Path(__file__).resolve().parent

@@ -39,7 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from lorak.bench._env import capture_environment
 from lorak.datasets import load
-from lorak.estimators import Nystroem
+from lorak.estimators import GeneralizedNystroem, Nystroem
 from lorak.kernels import Gaussian, kernel_block
 from lorak.landmarks import select_landmarks
 from lorak.learn import (
@@ -49,7 +49,7 @@ from lorak.learn import (
     ideal_kernel,
     solve_gen_nystrom,
 )
-from lorak.semi_supervised import GeneralizedNystroem, SemiSupervisedFactorClassifier
+from lorak.models import SemiSupervisedFactorClassifier
 
 
 def _draw(y, l, rng):

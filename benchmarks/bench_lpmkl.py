@@ -48,9 +48,9 @@ from pathlib import Path
 import numpy as np
 
 from lorak.datasets import load
+from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import KernelBank
 from lorak.learn._lp_mkl import GaussianGrams, bank_factors, lp_mkl_full_kernel
-from lorak.mkl import LowRankMKLClassifier, default_bank
 from lorak.solvers._gfb import gfb_naive, gfb_split, project_feasible, svm_dual_objective
 
 OUT = Path(__file__).parent / "out" / "bench_lpmkl.json"

@@ -40,12 +40,12 @@ from threadpoolctl import threadpool_limits
 
 from lorak.bench._env import capture_environment
 from lorak.datasets import load
+from lorak.estimators import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
 from lorak.kernels import KernelBank
 from lorak.landmarks import select_landmarks
 from lorak.learn._mk_gen_nystrom import MKGenNystromProblem, fit_mk_gen_nystrom
 from lorak.metrics import ideal_kernel_factor
-from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem
-from lorak.semi_supervised import GeneralizedNystroem, SemiSupervisedFactorClassifier
+from lorak.models import SemiSupervisedFactorClassifier
 
 
 def _codes(y):

@@ -39,9 +39,9 @@ from threadpoolctl import threadpool_limits
 from lorak.bench._runner import derive_seed
 from lorak.bench.experiments.gnys import LARGE_DATASETS, SMALL_DATASETS, draw_labeled
 from lorak.bench.experiments.gnys_mkl import N_LABELED, prepare_mkl
-from lorak.kernel_combination import CABMKL, GLMKLClassifier
+from lorak.estimators import CABMKL, GLMKLClassifier
 from lorak.landmarks import select_landmarks
-from lorak.semi_supervised import SemiSupervisedFactorClassifier
+from lorak.models import SemiSupervisedFactorClassifier
 
 OUT = Path(__file__).parent / "out" / "bench_mklpy.json"
 warnings.filterwarnings("ignore", category=UserWarning, module="MKLpy")

@@ -44,8 +44,8 @@ from threadpoolctl import threadpool_limits
 from lorak.bench._env import capture_environment
 from lorak.constraints import from_labels
 from lorak.datasets import load
+from lorak.estimators import SimpleNPKL
 from lorak.learn import _simple_npkl as M
-from lorak.npkl import SimpleNPKL
 
 K = 50
 TARGET_LL = 1.0

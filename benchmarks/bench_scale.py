@@ -4,7 +4,7 @@ Pipeline (issue #9): ``Nystroem(n_components=m, landmarks="kmeans")`` fitted on 
 k-means seeding on a random sample, then 10 Lloyd iterations as passes over the row
 chunks), then ``transform(X)`` reduced chunk by chunk (column sums of G, so that the n×m
 factor is never held). Optionally (``--lssvm-max-n``) the LS-SVM statistics ḠᵀḠ, Ḡᵀȳ
-of one more pass (``lorak.parallel.centered_cross_products``).
+of one more pass (``lorak.models._base.lazy_centered_cross_products``).
 
 Data: a mixture of 30 Gaussian clusters in d dimensions (float32), generated block by
 block from (seed, block index) inside the tasks, so X is never materialized: every pass
@@ -109,7 +109,7 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
     from distributed import Client, LocalCluster
 
     import lorak
-    from lorak.parallel import centered_cross_products
+    from lorak.models._base import lazy_centered_cross_products as centered_cross_products
 
     out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers, "landmarks": landmarks}
     with (
@@ -194,7 +194,7 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
 
 def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     import lorak
-    from lorak.parallel import _moments_block, reduce_rows
+    from lorak._chunked import _merge_moments, _moments_block, reduce_rows
 
     out = {"n": n, "d": d, "m": m, "landmarks": landmarks}
     path = Path(tmpdir) / f"bench_scale_{n}.f32"
@@ -228,7 +228,7 @@ def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
             reduce_rows(
                 lambda B: _moments_block(est.transform(B), target_of(B)),
                 X,
-                combine=lorak.parallel._merge_moments,
+                combine=_merge_moments,
                 rows=chunk,
             )
             out["lssvm_stats_seconds"] = time.perf_counter() - t

@@ -8,8 +8,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak.bench.experiments import csi_rank
-from lorak.csi import CSI
 from lorak.decompose import incomplete_cholesky
+from lorak.estimators import CSI
 from lorak.learn._csi import _hysteresis_argmax, csi, csi_q
 from lorak.models import lssvm_fit_factor
 

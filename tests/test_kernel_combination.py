@@ -7,7 +7,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
-from lorak.kernel_combination import (
+from lorak.estimators import (
     ABMKL,
     CABMKL,
     AlignmentMKLClassifier,

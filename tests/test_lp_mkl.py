@@ -10,6 +10,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from _naive import gaussian_dense
+from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import Gaussian, KernelBank
 from lorak.learn._lp_mkl import (
     GaussianGrams,
@@ -22,7 +23,6 @@ from lorak.learn._lp_mkl import (
     shared_basis_factor,
     uniform_weights,
 )
-from lorak.mkl import LowRankMKLClassifier, default_bank
 from lorak.solvers._gfb import FactorStack, gfb_naive
 
 

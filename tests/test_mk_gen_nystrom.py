@@ -1,4 +1,4 @@
-"""Generalized Nyström with multiple kernels (lorak.multiple_kernel, learn._mk_gen_nystrom).
+"""Generalized Nyström with multiple kernels (lorak.estimators, learn._mk_gen_nystrom).
 
 Tiers: reduction to the single-kernel method (M = 1), invariants (α ≥ 0, PSD blocks,
 monotone objective, block-diagonal factor reproducing the learned kernel), optimality
@@ -16,12 +16,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak import GeneralizedNystroem
+from lorak.estimators import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from lorak.kernels import Gaussian, KernelBank
 from lorak.learn import ideal_kernel, solve_gen_nystrom
 from lorak.learn._mk_gen_nystrom import MKGenNystromProblem, fit_mk_gen_nystrom
 from lorak.metrics import ideal_kernel_factor
-from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem, default_gnys_bank
-from lorak.semi_supervised import SemiSupervisedFactorClassifier
+from lorak.models import SemiSupervisedFactorClassifier
 
 MK = MultipleKernelGeneralizedNystroem
 

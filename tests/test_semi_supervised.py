@@ -1,4 +1,4 @@
-"""GeneralizedNystroem and SemiSupervisedFactorClassifier (lorak.semi_supervised)."""
+"""GeneralizedNystroem (lorak.estimators) and SemiSupervisedFactorClassifier (lorak.models)."""
 
 import warnings
 
@@ -11,12 +11,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak import Nystroem
+from lorak.estimators import MAX_AUTO_COMPONENTS, GeneralizedNystroem
 from lorak.kernels import kernel_block
-from lorak.semi_supervised import (
-    MAX_AUTO_COMPONENTS,
-    GeneralizedNystroem,
-    SemiSupervisedFactorClassifier,
-)
+from lorak.models import SemiSupervisedFactorClassifier
 
 _SEMI_SUPERVISED_XFAIL = {
     "check_classifiers_classes": (

@@ -9,8 +9,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from conftest import readonly
 from lorak.constraints import check_constraints, constraint_matrix, from_labels
+from lorak.estimators import SimpleNPKL
 from lorak.learn import _simple_npkl as M
-from lorak.npkl import SimpleNPKL
 
 
 def blobs(n=40, seed=0, d=2):

@@ -5,27 +5,38 @@ rows G with G Gᵀ ≈ K — unsupervised (Nyström with chosen landmarks, incom
 Cholesky, exact eigen) and learned from side information (generalized Nyström from
 labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — and the
 downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means).
+
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. Below them: kernels/, landmarks/, solvers/, metrics/ and the leaf
+modules (_validation, _chunked, _linalg, _config); nothing below imports what is above.
 """
 
 from . import constraints, plot  # plot imports matplotlib only when called
 from ._config import config_context, get_config, set_config
-from .csi import CSI
-from .estimators import ExactEigen, IncompleteCholesky, Nystroem
-from .kernel_combination import (
+from ._version import __version__
+from .estimators import (
     ABMKL,
     CABMKL,
+    CSI,
     AlignmentMKLClassifier,
+    ExactEigen,
+    GeneralizedNystroem,
     GLMKLClassifier,
+    IncompleteCholesky,
+    LowRankMKLClassifier,
+    MultipleKernelGeneralizedNystroem,
+    Nystroem,
+    SimpleNPKL,
     UniformKernelSum,
 )
-from .mkl import LowRankMKLClassifier
-from .models import LSSVC, LSSVR, KernelKMeans, LowRankKernelPCA
-from .multiple_kernel import MultipleKernelGeneralizedNystroem
-from .npkl import SimpleNPKL
+from .models import (
+    LSSVC,
+    LSSVR,
+    KernelKMeans,
+    LowRankKernelPCA,
+    SemiSupervisedFactorClassifier,
+)
 from .persist import load, save
-from .semi_supervised import GeneralizedNystroem, SemiSupervisedFactorClassifier
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "ABMKL",

@@ -1,43 +1,12 @@
-"""More data than memory: Dask arrays and memory-mapped arrays, chunk by chunk.
+"""Row-chunked and dask machinery: map rows, reduce rows, the estimator mixin.
 
-Everything that lets lorak run on data that do not fit in memory lives here, so that the
-estimators only opt in.
-
-Prediction and transform
-    Every fitted lorak transformer and estimator accepts a ``dask.array.Array`` in
-    ``transform``, ``predict``, ``decision_function`` and ``predict_proba`` and returns a
-    lazy dask array with the same row chunks (one task per block of rows; the fitted
-    estimator is shipped once per worker as one graph key). A ``numpy.memmap`` is read
-    in row chunks of about ``memory_budget`` bytes (:func:`lorak.get_config`): only one
-    chunk of the input is in memory at a time; the result is an in-memory array (or the
-    ``out=`` array of :func:`map_rows`, which may itself be a memmap). This comes from
-    :class:`ChunkedRowsMixin`, a base class of the estimators.
-
-Fitting, where a method touches all rows
-    * landmarks ``"uniform"`` (the same rows as in memory for the same seed) and
-      ``"kmeans"`` (the same seeding on a random sample, then Lloyd iterations as
-      passes over the row chunks: per chunk one GEMM with the centres, per-cluster
-      sums and counts reduced over the chunks — same seed, same centres as in memory);
-      ``"column_norm"`` needs every kernel entry (O(n²)) and is refused;
-    * bandwidth rules by reductions (``"mean_pairwise"``, ``"mean_to_centroid"``) or a
-      row sample (``"median"``);
-    * :class:`lorak.Nystroem` (landmarks, then an m × m problem);
-    * LS-SVM statistics ḠᵀḠ and Ḡᵀȳ in one pass (per-chunk centred moments merged by
-      the pairwise update of Chan, Golub & LeVeque 1979, so no cancellation);
-    * factor alignment by the same reductions;
-    * :class:`lorak.GeneralizedNystroem`, whose fit needs only the labeled rows and the
-      landmarks.
-
-    Methods that need all rows in memory at once refuse a dask array with a clear
-    error instead of computing it silently: incomplete Cholesky and CSI (pivoted
-    greedy factorizations that revisit every row at every step), SimpleNPKL
-    (transductive), the exact eigendecomposition, and the models that keep an n-sized
-    state (kernel k-means, kernel PCA, ℓp-MKL, the semi-supervised classifier).
-    Compute the array first (``X.compute()``) when it fits in memory.
-
-With a ``dask.distributed.Client`` active, every computation here runs on its cluster
-(Dask's default scheduler); otherwise on the local threaded scheduler. Dask is imported
-only when a dask array is passed in (it is an optional dependency: ``lorak[dask]``).
+A leaf module: nothing here imports lorak's math. The math modules keep their lazy
+variants beside their in-memory originals (k-means passes in ``landmarks/_kmeans``,
+bandwidth reductions in ``kernels/_bandwidth``, factor alignment in
+``metrics/_alignment``, LS-SVM statistics in ``models/_base``) and take from here only
+the generic parts: detection, validation of a dask X, :func:`map_rows`,
+:func:`reduce_rows`, :func:`row_moments`, :class:`LazyRows` and
+:class:`ChunkedRowsMixin`. What users see is documented in :mod:`lorak.parallel`.
 """
 
 from __future__ import annotations
@@ -53,11 +22,15 @@ from ._config import get_config
 
 __all__ = [
     "ChunkedRowsMixin",
+    "LazyRows",
     "is_dask_array",
     "is_memmap",
+    "lazy_targets",
     "map_rows",
+    "norm_stats",
     "reduce_rows",
     "row_moments",
+    "validate_lazy",
 ]
 
 #: Methods that map rows to rows; :class:`ChunkedRowsMixin` applies them chunk-wise.
@@ -155,7 +128,7 @@ def _call_method(block, est, name, args, kwargs):
     return getattr(est, name)(block, *args, **kwargs)
 
 
-def _probe(func, X):
+def _probe_output(func, X):
     """A result of ``func`` on one row, for the output's dtype and trailing shape."""
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     try:
@@ -205,7 +178,7 @@ def map_rows(func, X, *, out=None, budget=None, rows=None, _call=None):
         if out is not None:
             raise ValueError("out= is not supported for a dask array: the result is lazy")
         _check_2d(X)
-        sample = _probe(func, X)
+        sample = _probe_output(func, X)
         return _dask_map(func, X, sample, _call)
     X = X if isinstance(X, np.ndarray) else np.asarray(X)
     n = X.shape[0]
@@ -330,41 +303,16 @@ def row_moments(*arrays):
     return reduce_rows(_moments_block, *arrays, combine=_merge_moments)
 
 
-def centered_cross_products(G, T=None):
-    """``(mean(G), mean(T), ḠᵀḠ, ḠᵀT̄)`` in one pass: the LS-SVM statistics."""
-    m = G.shape[1]
-    if T is None:
-        _, mean, S = row_moments(G)
-        return mean, None, 0.5 * (S + S.T), None
-    T = np.asarray(T) if not is_dask_array(T) else T
-    _, mean, S = row_moments(G, T)
-    Sg = S[:m, :m]
-    return mean[:m], mean[m:], 0.5 * (Sg + Sg.T), S[:m, m:]
+# --------------------------------------------------------------------------- row access
 
 
-def factor_alignment(G1, G2, *, centered=False) -> float:
-    """Alignment of G₁G₁ᵀ and G₂G₂ᵀ by one reduction over the rows (no n × n array)."""
-    if G1.shape[0] != G2.shape[0]:
-        raise ValueError(f"G1 and G2 must have the same number of rows; got {G1.shape}, {G2.shape}")
-    m1 = G1.shape[1]
-    n, mean, S = row_moments(G1, G2)
-    if not centered:
-        S = S + n * np.outer(mean, mean)
-    cross = np.linalg.norm(S[:m1, m1:]) ** 2
-    n1 = np.linalg.norm(S[:m1, :m1])
-    n2 = np.linalg.norm(S[m1:, m1:])
-    return float(cross / (n1 * n2)) if n1 > 0 and n2 > 0 else 0.0
-
-
-# --------------------------------------------------------------------------- bandwidth
-
-
-def _norm_stats(B):
+def norm_stats(B):
+    """(Σ‖xᵢ‖², Σxᵢ, n) of a block of rows, float64: a :func:`reduce_rows` summand."""
     B = np.asarray(B, dtype=np.float64)
     return np.einsum("ij,ij->", B, B), B.sum(axis=0), B.shape[0]
 
 
-class _Rows:
+class LazyRows:
     """Random access to rows of a dask array (each access computes those rows only)."""
 
     def __init__(self, X):
@@ -379,162 +327,6 @@ class _Rows:
     def __array__(self, dtype=None, copy=None):
         a = np.asarray(self.X.compute())
         return a if dtype is None else a.astype(dtype)
-
-
-def bandwidth_scale(rule, X, rng=None) -> float:
-    """The rules of :mod:`lorak.kernels._bandwidth` on a dask array, by reductions."""
-    from .kernels import _bandwidth as bw
-
-    if rule in ("mean_pairwise", "mean_to_centroid"):
-        sq, s, n = reduce_rows(_norm_stats, X)
-        mu = s / n
-        v = max(sq / n - float(mu @ mu), 0.0)
-        return 2.0 * v if rule == "mean_pairwise" else v
-    if rule == "median":
-        return bw._median(_Rows(X), rng)
-    return bw.bandwidth_scale(rule, np.zeros((1, 1)))  # raises the usual message
-
-
-# --------------------------------------------------------------------------- landmarks
-
-
-def select_landmarks(name, X, n_landmarks, *, rng, kernel=None):
-    """Named landmark strategies on a dask array (see the module docstring)."""
-    from .landmarks import Landmarks
-
-    if name == "uniform":
-        idx = np.sort(rng.choice(X.shape[0], size=n_landmarks, replace=False))
-        return Landmarks(points=np.asarray(X[idx].compute()), indices=idx)
-    if name == "kmeans":
-        centers, info = kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
-        return Landmarks(points=centers, info=info)
-    raise ValueError(
-        f"landmarks={name!r} is not available for a dask array"
-        + (
-            ": column-norm sampling needs every entry of the n × n kernel matrix"
-            if name == "column_norm"
-            else ""
-        )
-        + "; use 'uniform' or 'kmeans', or pass points / row indices"
-    )
-
-
-def _lloyd_block(B, mu, W, b, C, want_far):
-    """One chunk of a Lloyd pass: sums, counts, inertia, and (optionally) far rows."""
-    import scipy.sparse as sp
-
-    from .landmarks._kmeans import _BLOCK_ENTRIES
-
-    B = np.asarray(B)
-    if B.dtype not in (np.float32, np.float64):
-        B = B.astype(np.float64)
-    n_b, k = B.shape[0], W.shape[1]
-    lab = np.empty(n_b, dtype=np.intp)
-    step = int(min(8192, max(128, _BLOCK_ENTRIES // max(k, 1))))
-    for s in range(0, n_b, step):  # the (rows × k) products stay small
-        G = B[s : s + step].astype(W.dtype, copy=False) @ W
-        G += b
-        lab[s : s + step] = np.argmin(G, axis=1)
-    onehot = sp.csr_matrix(
-        (np.ones(n_b, dtype=B.dtype), lab, np.arange(n_b + 1)), shape=(n_b, k)
-    ).T.tocsr()
-    sums = np.asarray(onehot @ B, dtype=np.float64)
-    counts = np.bincount(lab, minlength=k).astype(np.float64)
-    R = B - C.astype(B.dtype)[lab]
-    dist = np.einsum("ij,ij->i", R, R, dtype=np.float64)
-    far = None
-    if want_far:
-        # candidates for relocating empty clusters: this chunk's farthest rows
-        t = min(want_far, B.shape[0])
-        top = np.argpartition(-dist, t - 1)[:t]
-        far = (dist[top], np.asarray(B[top], dtype=np.float64), lab[top])
-    return sums, counts, float(dist.sum()), far
-
-
-def _merge_lloyd(a, b):
-    far = None
-    if a[3] is not None:
-        d = np.concatenate([a[3][0], b[3][0]])
-        keep = np.argsort(-d, kind="stable")[: max(a[3][0].size, b[3][0].size)]
-        far = tuple(np.concatenate([x, y])[keep] for x, y in zip(a[3], b[3], strict=True))
-    return a[0] + b[0], a[1] + b[1], a[2] + b[2], far
-
-
-def kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init_sample=None):
-    """k-means centres of a dask array: seeding on a sample, Lloyd by passes over chunks.
-
-    The seeding is :mod:`lorak.landmarks._kmeans`'s (``"subsample++"``: greedy
-    k-means++ on ``min(n, max(2000, 10k))`` random rows, which are computed and held in
-    memory; the same random draws as in memory). Each Lloyd iteration is one pass: per
-    chunk, one product with the centres (float32, as in memory) gives the assignment,
-    and per-cluster sums (float64) and counts are reduced over the chunks. Memory per
-    task: one chunk plus k × d. Iterations stop after ``max_iter`` updates or when the
-    centres stop moving. Empty clusters take the rows farthest from their centres
-    (found in one extra pass, only when a cluster empties). No per-row state is kept
-    between passes, so the data are read ``max_iter + 2`` times (means, iterations,
-    final inertia); the distance bounds of the in-memory version, which need per-row
-    state, are not used — the centres are the same up to round-off.
-    """
-    from .landmarks import _kmeans as km
-
-    n = X.shape[0]
-    k = int(n_landmarks)
-    if not 1 <= k <= n:
-        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
-    method = km._AUTO_INIT if init == "auto" else init
-    if method == "k-means++" or km.default_init_sample(n, k) >= n:
-        # seeding on all rows: only for data small enough to hold (or asked for)
-        return km.kmeans_landmarks(
-            np.asarray(X.compute()),
-            k,
-            rng=rng,
-            max_iter=max_iter,
-            init=init,
-            init_sample=init_sample,
-        )
-    cdt = np.dtype(np.float32)
-    mu = reduce_rows(_norm_stats, X)[1] / n
-    C, m = km._seed(_Rows(X), k, rng, method, init_sample, None, cdt, km._SKETCH_DIM)
-
-    def operands(C):
-        Ct = C - mu
-        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
-        W = np.ascontiguousarray((-2.0 * Ct).T, dtype=cdt)
-        return W, b.astype(cdt)
-
-    def lloyd_pass(C, want_far=0):
-        W, b = operands(C)
-        return reduce_rows(_lloyd_block, X, args=(mu, W, b, C, want_far), combine=_merge_lloyd)
-
-    n_iter = 0
-    sums, counts, inertia, _ = lloyd_pass(C)
-    for _ in range(max_iter):
-        empty = np.flatnonzero(counts == 0)
-        if empty.size:
-            _, _, _, (fd, frows, flab) = lloyd_pass(C, want_far=empty.size)
-            order = np.argsort(-fd, kind="stable")[: empty.size]
-            for j, i in zip(empty, order, strict=False):
-                sums[flab[i]] -= frows[i]
-                counts[flab[i]] -= 1.0
-                sums[j] = frows[i]
-                counts[j] = 1.0
-        new = C.copy()
-        nz = counts > 0
-        new[nz] = sums[nz] / counts[nz, None]
-        n_iter += 1
-        moved = not np.array_equal(new, C)
-        C = new
-        sums, counts, inertia, _ = lloyd_pass(C)
-        if not moved:
-            break
-    info = {
-        "n_iter": n_iter,
-        "inertia": inertia,
-        "init": method,
-        "init_sample": m,
-        "passes": n_iter + 2,
-    }
-    return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info
 
 
 # --------------------------------------------------------------------------- the mixin
@@ -562,7 +354,7 @@ def _row_method(func):
             def probe(block):
                 return func(self, block, *rest_args, **rest_kw)
 
-            sample = _probe(probe, X)
+            sample = _probe_output(probe, X)
             return _dask_map(probe, X, sample, (self, name, rest_args, rest_kw))
 
         def run(block):

@@ -59,3 +59,9 @@ def spectral_keep(lam, rtol: float, *, noise_margin: float = 10.0) -> np.ndarray
     best = int(np.flatnonzero(cand)[np.argmax(ratio[cand])]) + 1
     keep[order[:best]] = True
     return keep
+
+
+def symmetrize(M):
+    """(M + Mᵀ)/2: the symmetric part, which removes the round-off asymmetry of products
+    such as Eᵀ S E before an eigendecomposition or a PSD projection."""
+    return 0.5 * (M + M.T)

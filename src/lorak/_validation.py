@@ -12,15 +12,24 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
 __all__ = [
+    "UNLABELED",
+    "as_float64",
+    "check_bool",
     "check_classification_y",
     "check_data",
     "check_generator",
     "check_in_choices",
+    "check_lambda",
+    "check_n_components",
     "check_positive",
+    "check_rtol",
     "float_dtype",
+    "one_class_error",
+    "parse_semi_supervised_y",
     "validate_data",
 ]
 
@@ -57,6 +66,13 @@ def float_dtype(*arrays) -> np.dtype:
         if np.dtype(getattr(a, "dtype", np.float64)) != np.float32:
             return np.dtype(np.float64)
     return np.dtype(np.float32)
+
+
+def as_float64(A):
+    """A float64 version of a dense array or sparse matrix (no copy when it already is)."""
+    if sp.issparse(A):
+        return A.astype(np.float64) if A.dtype != np.float64 else A
+    return np.asarray(A, dtype=np.float64)
 
 
 def check_data(
@@ -134,6 +150,7 @@ def check_positive(value, name: str, *, strict: bool = True, integer: bool = Fal
 
 
 def check_in_choices(value, name: str, choices) -> str:
+    """``value`` if it is one of the string ``choices``, else a ValueError listing them."""
     if not isinstance(value, str) or value not in choices:
         valid = ", ".join(repr(c) for c in sorted(choices))
         raise ValueError(f"unknown {name} {value!r}; valid names are {valid}")
@@ -158,3 +175,110 @@ def check_generator(random_state) -> np.random.Generator:
             f"got {random_state!r}"
         ) from exc
     return np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+
+
+def check_n_components(m, n_samples: int, *, what: str = "a rank-{m} factor needs") -> int:
+    """``n_components`` as an int in [1, n_samples]; ``what`` says what needs m rows.
+
+    The upper bound is the number of rows: m landmarks, pivots or eigenpairs need at
+    least m rows of X.
+    """
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral):
+        raise TypeError(f"n_components must be an integer; got {m!r}")
+    if m < 1:
+        raise ValueError(f"n_components must be >= 1; got {m}")
+    if m > n_samples:
+        need = what.format(m=m)
+        raise ValueError(
+            f"n_components={m} exceeds n_samples={n_samples}: {need} at least {m} "
+            "rows; lower n_components"
+        )
+    return int(m)
+
+
+def check_rtol(rtol):
+    """``rtol``: None (the dtype's default) or a number in [0, 1)."""
+    if rtol is not None and not (
+        isinstance(rtol, numbers.Real) and not isinstance(rtol, bool) and 0 <= rtol < 1
+    ):
+        raise ValueError(f"rtol must be a number in [0, 1); got {rtol!r}")
+    return rtol
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` if it is True or False (numpy's bool too), else a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_lambda(lam, lam_grid, default_grid) -> np.ndarray:
+    """Validate ``lam`` ("auto" or a number > 0) and return the λ grid as a float array.
+
+    ``lam_grid=None`` means ``default_grid`` (the estimator's own default path).
+    """
+    if isinstance(lam, str):
+        if lam != "auto":
+            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
+        raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
+    grid = default_grid if lam_grid is None else lam_grid
+    g = np.asarray(grid, dtype=np.float64).ravel()
+    if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
+        raise ValueError(f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}")
+    return g
+
+
+# ------------------------------------------------------------ semi-supervised labels
+
+#: The label of an unlabeled row (scikit-learn's semi-supervised convention).
+UNLABELED = -1
+
+
+def _is_unlabeled(y) -> np.ndarray:
+    """Boolean mask of entries equal to −1 (numbers, objects, or the string "-1")."""
+    if y.dtype.kind in "iuf":
+        return y == UNLABELED
+    if y.dtype.kind in "US":
+        return y == str(UNLABELED)
+    return np.array([(v == UNLABELED) is True or v == str(UNLABELED) for v in y], dtype=bool)
+
+
+def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
+    """Split ``y`` into (labeled row indices, their labels); −1 marks unlabeled rows.
+
+    Raises with messages that name the fix: y missing, wrong length, NaN/None used as
+    the unlabeled marker, no labeled row, a single labeled class, continuous labels.
+    """
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None; give class labels "
+            "with -1 for unlabeled rows (or must_link= groups)"
+        )
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise ValueError(
+            "y contains NaN; mark unlabeled rows with -1 (the scikit-learn "
+            "semi-supervised convention)"
+        )
+    if y.dtype.kind == "O" and any(v is None for v in y):
+        raise ValueError("y contains None; mark unlabeled rows with -1")
+    labeled = np.flatnonzero(~_is_unlabeled(y))
+    if labeled.size == 0:
+        raise ValueError(
+            "y has no labeled rows (all -1); give labeled rows of at least two classes"
+        )
+    y_l = y[labeled]
+    check_classification_y(y_l)
+    return labeled, y_l
+
+
+def one_class_error(label, owner) -> ValueError:
+    """The error for labeled rows of a single class: the ideal kernel is then constant."""
+    return ValueError(
+        f"y has one class among its labeled rows (label {label!r}), so the ideal kernel "
+        "(eq. 6) is constant and carries no information; label rows of at least two "
+        f"classes, or pass must-link groups to {owner}.fit(X, must_link=...)"
+    )

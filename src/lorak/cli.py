@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _build():
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="lorak", description="lorak — LOw-RAnk Kernels: benchmarks and datasets."

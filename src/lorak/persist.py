@@ -120,6 +120,45 @@ _SKLEARN_TRUSTED = {
 
 _extra_trusted: dict[str, type] = {}
 
+#: Classes that moved since files were first written: ``{"old:Qual": "new:Qual"}``.
+#: ``load`` reads a class name through this table before the allowlist lookup, so a
+#: file saved under an old module path still loads (the class itself must still be in
+#: the allowlist under its new path). Files are always written under the current path.
+MOVED_CLASSES: dict[str, str] = {
+    f"{old}:{cls}": f"{new}:{cls}"
+    for old, moves in {
+        # 0.1.0.dev0: the seven flat estimator modules became lorak.estimators/<stem>
+        # and lorak.models/<stem>, each named after the math it calls
+        "lorak.estimators": {
+            "Nystroem": "lorak.estimators._nystrom",
+            "ExactEigen": "lorak.estimators._nystrom",
+            "IncompleteCholesky": "lorak.estimators._icd",
+        },
+        "lorak.semi_supervised": {
+            "GeneralizedNystroem": "lorak.estimators._gen_nystrom",
+            "SemiSupervisedFactorClassifier": "lorak.models._semi_supervised",
+        },
+        "lorak.csi": {"CSI": "lorak.estimators._csi"},
+        "lorak.landmarks": {"Landmarks": "lorak.landmarks._base"},
+        "lorak.npkl": {"SimpleNPKL": "lorak.estimators._simple_npkl"},
+        "lorak.mkl": {"LowRankMKLClassifier": "lorak.estimators._lp_mkl"},
+        "lorak.multiple_kernel": {
+            "MultipleKernelGeneralizedNystroem": "lorak.estimators._mk_gen_nystrom"
+        },
+        "lorak.kernel_combination": {
+            name: "lorak.estimators._kernel_combination"
+            for name in (
+                "UniformKernelSum",
+                "ABMKL",
+                "CABMKL",
+                "GLMKLClassifier",
+                "AlignmentMKLClassifier",
+            )
+        },
+    }.items()
+    for cls, new in moves.items()
+}
+
 _FORMATS = ("lorak", "skops")
 _SKOPS_SCHEMA = "schema.json"
 
@@ -712,6 +751,8 @@ class _Decoder:
 
     def _decode_object(self, node):
         name = node["class"]
+        if isinstance(name, str):
+            name = MOVED_CLASSES.get(name, name)
         cls = self.trusted.get(name) if isinstance(name, str) else None
         if cls is None:
             raise PersistenceError(
@@ -778,7 +819,7 @@ def save(estimator, path, *, format: str = "lorak") -> None:
     if format == "skops":
         _write_atomic(path, _skops_bytes(estimator))
         return
-    from . import __version__
+    from ._version import __version__
 
     enc = _Encoder(trusted_classes())
     tree = enc.encode(estimator, "estimator")

@@ -30,7 +30,7 @@ __all__ = [
     "get_data_home",
 ]
 
-logger = logging.getLogger("lorak.datasets")
+logger = logging.getLogger(__name__)
 
 DATA_ENV_VAR = "LORAK_DATA"
 MANIFEST_NAME = "MANIFEST.json"

@@ -35,7 +35,7 @@ from ._base import (
 
 __all__ = ["KNOWN_LIBSVM", "libsvm_entries", "load_libsvm", "ordered_splits"]
 
-logger = logging.getLogger("lorak.datasets")
+logger = logging.getLogger(__name__)
 
 #: Names of the LIBSVM sets in the project's shared data. They are recognised even
 #: when no data home is configured, so that ``load("a1a")`` without data explains how

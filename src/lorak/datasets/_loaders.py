@@ -42,7 +42,7 @@ from ._ssl import SSL_SETS, load_ssl, ssl_files_present, ssl_labeled_sizes
 
 __all__ = ["available", "describe_available", "load"]
 
-logger = logging.getLogger("lorak.datasets")
+logger = logging.getLogger(__name__)
 
 SSL_PREFIX = "ssl-"
 

@@ -42,7 +42,7 @@ from ._base import DataIntegrityError, DataNotFoundError, as_labels, check_sha25
 
 __all__ = ["SSL_SETS", "SSLSet", "load_ssl", "ssl_files_present", "ssl_labeled_sizes"]
 
-logger = logging.getLogger("lorak.datasets")
+logger = logging.getLogger(__name__)
 
 _LABELED_CANDIDATES = (10, 100, 1000, 10000)
 _SECSTR_CODES = 21  # 20 amino acids + end-of-chain

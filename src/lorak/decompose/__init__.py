@@ -1,20 +1,25 @@
-"""Unsupervised low-rank factors as pure functions on arrays.
+"""Low-rank factors as pure functions on arrays: Nyström, incomplete Cholesky, eigen,
+and the multiple-kernel :class:`FactorBank`.
 
-Each function assumes validated input and returns plain arrays or a small record;
-the scikit-learn estimators in :mod:`lorak.estimators` validate, call these, and
-store the results as fitted attributes.
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. Each function assumes validated input and returns plain arrays or a
+small record; the scikit-learn estimators in :mod:`lorak.estimators` validate, call
+these, and store the results as fitted attributes.
 """
 
+from ._bank import FactorBank, resolve_kernel_bank
 from ._eigen import top_eigenpairs
 from ._icd import ICDResult, incomplete_cholesky, pivot_transform_matrix
 from ._nystrom import NystromNormalization, default_rtol, nystrom_normalization
 
 __all__ = [
+    "FactorBank",
     "ICDResult",
     "NystromNormalization",
     "default_rtol",
     "incomplete_cholesky",
     "nystrom_normalization",
     "pivot_transform_matrix",
+    "resolve_kernel_bank",
     "top_eigenpairs",
 ]

@@ -12,10 +12,10 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, validate_data
-from .decompose import pivot_transform_matrix
-from .estimators import _KernelFactor
-from .learn._csi import csi, csi_q
+from .._validation import check_generator, validate_data
+from ..decompose import pivot_transform_matrix
+from ..learn import csi, csi_q
+from ._base import _KernelFactor
 
 __all__ = ["CSI"]
 

@@ -1,15 +1,11 @@
-"""Semi-supervised low-rank kernel learning as scikit-learn estimators.
+"""The generalized Nyström factor (Zhang et al. 2017, §3) as a scikit-learn transformer.
 
-- :class:`GeneralizedNystroem` — the generalized Nyström factor of Zhang et al. (2017,
-  §3): a transformer fitted on labeled and unlabeled rows (``y = -1`` marks unlabeled
-  rows, the :mod:`sklearn.semi_supervised` convention) or on must-link groups, whose
-  ``transform`` gives the virtual samples Q = k(X, Z) U Λ^{1/2} with Q Qᵀ = E S Eᵀ —
-  inductive for any new X.
-- :class:`SemiSupervisedFactorClassifier` — any factor fitted on all rows plus a linear
-  classifier trained on the labeled rows' features (the paper's protocol: a linear SVM
-  on the factor).
-
-The math lives in :mod:`lorak.learn._gen_nystrom` (pure functions).
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: here :func:`lorak.learn.fit_gen_nystrom`. Fitted on labeled and
+unlabeled rows (``y = -1`` marks unlabeled rows, the :mod:`sklearn.semi_supervised`
+convention) or on must-link groups; ``transform`` gives the virtual samples
+Q = k(X, Z) U Λ^{1/2} with Q Qᵀ = E S Eᵀ — inductive for any new X. The paper's
+protocol, a linear SVM on the factor, is :class:`lorak.SemiSupervisedFactorClassifier`.
 """
 
 from __future__ import annotations
@@ -20,16 +16,21 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_classification_y, check_generator, validate_data
-from .estimators import _KernelFactor
-from .kernels import kernel_block
-from .landmarks import select_landmarks
-from .learn import (
+from .._chunked import is_dask_array
+from .._validation import (
+    UNLABELED,
+    check_generator,
+    check_in_choices,
+    check_lambda,
+    one_class_error,
+    parse_semi_supervised_y,
+)
+from ..kernels import kernel_block
+from ..landmarks import select_landmarks
+from ..learn import (
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
     fit_gen_nystrom,
@@ -37,87 +38,16 @@ from .learn import (
     must_link_target,
     psd_factor,
 )
-from .parallel import ChunkedRowsMixin, is_dask_array
+from ._base import _KernelFactor
 
-__all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem", "SemiSupervisedFactorClassifier"]
+__all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
 
-logger = logging.getLogger("lorak")
+logger = logging.getLogger(__name__)
 
 #: Cap of ``n_components="auto"`` (10 % of n): the fit costs O(m³) per solver
-#: iteration and the transform O(n m d), so m stays at most 1000 (SPEC §2: "a constant
-#: when n is large; mnist: m = 1000").
+#: iteration and the transform O(n m d), so for large n m stays a constant; 1000 is
+#: what the paper's largest set (mnist) takes with one kernel.
 MAX_AUTO_COMPONENTS = 1000
-
-UNLABELED = -1
-
-
-def _is_unlabeled(y) -> np.ndarray:
-    """Boolean mask of entries equal to −1 (numbers, objects, or the string "-1")."""
-    if y.dtype.kind in "iuf":
-        return y == UNLABELED
-    if y.dtype.kind in "US":
-        return y == str(UNLABELED)
-    return np.array([(v == UNLABELED) is True or v == str(UNLABELED) for v in y], dtype=bool)
-
-
-def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
-    """Split ``y`` into (labeled row indices, their labels); −1 marks unlabeled rows.
-
-    Raises with messages that name the fix: y missing, wrong length, NaN/None used as
-    the unlabeled marker, no labeled row, a single labeled class, continuous labels.
-    """
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None; give class labels "
-            "with -1 for unlabeled rows (or must_link= groups)"
-        )
-    y = column_or_1d(y, warn=True)
-    if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise ValueError(
-            "y contains NaN; mark unlabeled rows with -1 (the scikit-learn "
-            "semi-supervised convention)"
-        )
-    if y.dtype.kind == "O" and any(v is None for v in y):
-        raise ValueError("y contains None; mark unlabeled rows with -1")
-    labeled = np.flatnonzero(~_is_unlabeled(y))
-    if labeled.size == 0:
-        raise ValueError(
-            "y has no labeled rows (all -1); give labeled rows of at least two classes"
-        )
-    y_l = y[labeled]
-    check_classification_y(y_l)
-    return labeled, y_l
-
-
-def _one_class_error(label, owner):
-    return ValueError(
-        f"y has one class among its labeled rows (label {label!r}), so the ideal kernel "
-        "(eq. 6) is constant and carries no information; label rows of at least two "
-        f"classes, or pass must-link groups to {owner}.fit(X, must_link=...)"
-    )
-
-
-def _check_choice(value, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        valid = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"unknown {name} {value!r}; valid values are {valid}")
-    return value
-
-
-def _check_lambda(lam, lam_grid) -> np.ndarray:
-    """Validate ``lam`` ("auto" or a number > 0) and return the λ grid as a float array."""
-    if isinstance(lam, str):
-        if lam != "auto":
-            raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
-        raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-    grid = DEFAULT_LAMBDA_GRID if lam_grid is None else lam_grid
-    g = np.asarray(grid, dtype=np.float64).ravel()
-    if g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-        raise ValueError(f"lam_grid must be a non-empty sequence of positive numbers; got {grid!r}")
-    return g
 
 
 class GeneralizedNystroem(_KernelFactor):
@@ -134,8 +64,9 @@ class GeneralizedNystroem(_KernelFactor):
     k̃(x, x') = k(x, Z) S k(Z, x'); ``transform`` returns Q = k(X, Z) U Λ^{1/2}
     (S = U Λ Uᵀ), so Q Qᵀ = E S Eᵀ, for the training rows and any new X.
 
-    Two readings (SPEC §2, "Measured reproduction notes"; the ``gnys`` benchmark
-    reports both):
+    Two readings (the ``gnys`` benchmark reports both; a reference run on seven sets
+    with 100 labels, paired against k-means Nyström under the same SVM, decided the
+    default):
 
     - literal: ``beta="heuristic"`` (eq. 8), ``center_ideal=False``, and the features
       given to the linear SVM unscaled;
@@ -272,8 +203,8 @@ class GeneralizedNystroem(_KernelFactor):
         return self._check_n_components(n_samples)
 
     def _check_params(self):
-        _check_choice(self.solver, "solver", SOLVERS)
-        _check_choice(self.criterion, "criterion", ("paper", "kernel"))
+        check_in_choices(self.solver, "solver", SOLVERS)
+        check_in_choices(self.criterion, "criterion", ("paper", "kernel"))
         for name in ("tol", "rtol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
@@ -283,10 +214,10 @@ class GeneralizedNystroem(_KernelFactor):
             raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
         if not isinstance(self.center_ideal, (bool, np.bool_)):
             raise TypeError(f"center_ideal must be True or False; got {self.center_ideal!r}")
-        g = _check_lambda(self.lam, self.lam_grid)
+        g = check_lambda(self.lam, self.lam_grid, DEFAULT_LAMBDA_GRID)
         beta = self.beta
         if isinstance(beta, str):
-            _check_choice(beta, "beta", ("heuristic", "optimize"))
+            check_in_choices(beta, "beta", ("heuristic", "optimize"))
         elif isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta > 0:
             raise ValueError(f"beta must be 'heuristic', 'optimize' or a number > 0; got {beta!r}")
         return g
@@ -317,7 +248,7 @@ class GeneralizedNystroem(_KernelFactor):
         rows, y_l = parse_semi_supervised_y(y, n, owner=name)
         classes = np.unique(y_l)
         if classes.size < 2:
-            raise _one_class_error(classes[0], name)
+            raise one_class_error(classes[0], name)
         return rows, ideal_kernel(y_l, centered=bool(self.center_ideal)), None, classes
 
     # ------------------------------------------------------------ fit
@@ -419,145 +350,5 @@ class GeneralizedNystroem(_KernelFactor):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
-
-
-def _scale_of(Q) -> float:
-    ms = float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
-    return 1.0 / np.sqrt(ms) if ms > 0 else 1.0
-
-
-def _has(attr):
-    def check(self):
-        obj = getattr(self, "classifier_", None)
-        if obj is None:
-            obj = self.classifier if self.classifier is not None else _default_classifier()
-        return hasattr(obj, attr)
-
-    return check
-
-
-def _default_classifier():
-    from sklearn.svm import LinearSVC
-
-    # random_state fixed: liblinear's dual coordinate descent visits rows in random order
-    return LinearSVC(C=1.0, dual=True, max_iter=10000, random_state=0)
-
-
-class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
-    """A low-rank factor fitted on all rows + a linear classifier on the labeled rows.
-
-    ``fit(X, y)`` with ``y = -1`` on unlabeled rows: the factor is fitted on every row
-    (the generalized Nyström factor uses the labels; an unsupervised factor such as
-    :class:`lorak.Nystroem` ignores them), the features Q = factor.transform(X) are
-    scaled, and the classifier is trained on the labeled rows of Q. ``predict`` works
-    for any new X (inductive); ``transduction_`` holds the predictions for the training
-    rows. With no −1 in y this is plain supervised learning on the factor.
-
-    Parameters
-    ----------
-    factor : transformer, default=GeneralizedNystroem()
-        Cloned and fitted with ``fit(X, y_codes)`` where ``y_codes`` are integer class
-        codes with −1 for unlabeled rows.
-    classifier : classifier, default=LinearSVC(C=1.0, dual=True, random_state=0)
-        Cloned and fitted on the labeled rows' features.
-    feature_scale : "mean_norm", None or float, default="mean_norm"
-        "mean_norm": multiply the features by 1/√(mean ‖qᵢ‖²) over the training rows
-        (unit mean squared row norm, i.e. trace(K̃)/n = 1), a factor stored in
-        ``scale_`` and applied to new X too, so that a fixed C means the same for
-        every factor; None: no scaling; a number: that factor.
-
-    Attributes
-    ----------
-    factor_, classifier_ : the fitted estimators.
-    scale_ : float, the feature scale used.
-    classes_ : labels of the labeled rows.
-    transduction_ : (n,) predictions for the rows given to ``fit``.
-    labeled_indices_ : rows of the training X that carried a label.
-    """
-
-    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
-
-    def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
-        self.factor = factor
-        self.classifier = classifier
-        self.feature_scale = feature_scale
-
-    def _features(self, X):
-        check_is_fitted(self, "classifier_")
-        Q = self.factor_.transform(X)
-        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
-            Q = Q.toarray()
-        return Q * self.scale_ if self.scale_ != 1.0 else Q
-
-    def fit(self, X, y):
-        """Fit the factor on all rows of X and the classifier on the labeled ones."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
-        fs = self.feature_scale
-        if not (
-            fs is None
-            or (isinstance(fs, str) and fs == "mean_norm")
-            or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
-        ):
-            raise ValueError(
-                f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
-            )
-        name = type(self).__name__
-        rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
-        classes, codes_l = np.unique(y_l, return_inverse=True)
-        if classes.size < 2:
-            raise _one_class_error(classes[0], name)
-        codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
-        codes[rows] = codes_l
-        factor = GeneralizedNystroem() if self.factor is None else self.factor
-        clf = _default_classifier() if self.classifier is None else self.classifier
-        for arg, obj, need in (("factor", factor, "transform"), ("classifier", clf, "predict")):
-            if not (hasattr(obj, "fit") and hasattr(obj, need)):
-                raise TypeError(
-                    f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
-                )
-        self.factor_ = clone(factor)
-        Q = self.factor_.fit_transform(X, codes)
-        if sp.issparse(Q):  # pragma: no cover
-            Q = Q.toarray()
-        if fs == "mean_norm":
-            self.scale_ = _scale_of(Q)
-        else:
-            self.scale_ = 1.0 if fs is None else float(fs)
-        if self.scale_ != 1.0:
-            Q = Q * self.scale_
-        self.classifier_ = clone(clf).fit(Q[rows], codes_l)
-        self.classes_ = classes
-        self.labeled_indices_ = rows
-        self.transduction_ = classes[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
-        return self
-
-    def _check_X(self, X):
-        check_is_fitted(self, "classifier_")
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
-        )
-
-    def predict(self, X):
-        """Class labels for X (any rows, not only the training ones)."""
-        Q = self._features(self._check_X(X))
-        return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
-
-    @available_if(_has("decision_function"))
-    def decision_function(self, X):
-        """The classifier's decision function on the features of X."""
-        check_is_fitted(self, "classifier_")
-        return self.classifier_.decision_function(self._features(self._check_X(X)))
-
-    @available_if(_has("predict_proba"))
-    def predict_proba(self, X):
-        """The classifier's class probabilities on the features of X."""
-        check_is_fitted(self, "classifier_")
-        return self.classifier_.predict_proba(self._features(self._check_X(X)))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags

@@ -40,43 +40,32 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, validate_data
-from .decompose import default_rtol, nystrom_normalization
-from .kernels import KernelBank, chunk_rows
-from .landmarks import select_landmarks
-from .learn._kernel_combination import (
+from .._chunked import ChunkedRowsMixin
+from .._validation import (
+    as_float64,
+    check_generator,
+    check_n_components,
+    check_rtol,
+    one_class_error,
+    parse_semi_supervised_y,
+    validate_data,
+)
+from ..decompose import FactorBank, default_rtol, resolve_kernel_bank
+from ..kernels import KernelBank, chunk_rows
+from ..learn import (
     WEIGHTINGS,
     alignment_statistics_from_factors,
     alignment_statistics_from_kernels,
     combination_weights,
 )
-from .parallel import ChunkedRowsMixin
-from .semi_supervised import _one_class_error, parse_semi_supervised_y
+from ._base import shared_landmarks
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
 
-def _resolve_bank(kernels, X, rng) -> KernelBank:
-    if kernels is None:
-        bank = KernelBank.gaussian()
-    elif isinstance(kernels, KernelBank):
-        bank = kernels
-    elif isinstance(kernels, (list, tuple)):
-        bank = KernelBank(kernels)  # raises on an empty list
-    else:
-        raise TypeError(
-            "kernels must be a lorak.kernels.KernelBank, a list of kernels or None; got "
-            f"{type(kernels).__name__}"
-        )
-    if len(bank) == 0:
-        raise ValueError("kernels is an empty bank; give at least one kernel")
-    return bank.resolve(X, rng)
-
-
-def _as_float64(A):
-    if sp.issparse(A):
-        return A.astype(np.float64) if A.dtype != np.float64 else A
-    return np.asarray(A, dtype=np.float64)
+def _default_bank() -> KernelBank:
+    """9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance."""
+    return KernelBank.gaussian()
 
 
 class _KernelCombination(
@@ -102,26 +91,10 @@ class _KernelCombination(
         self.random_state = random_state
 
     def _check_params(self, n):
-        given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
-        if self.rtol is not None and not (
-            isinstance(self.rtol, numbers.Real)
-            and not isinstance(self.rtol, bool)
-            and 0 <= self.rtol < 1
-        ):
-            raise ValueError(f"rtol must be a number in [0, 1); got {self.rtol!r}")
-        if given:
-            return None
-        m = self.n_components
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral):
-            raise TypeError(f"n_components must be an integer; got {m!r}")
-        if m < 1:
-            raise ValueError(f"n_components must be >= 1; got {m}")
-        if m > n:
-            raise ValueError(
-                f"n_components={m} exceeds n_samples={n}: {m} landmarks need at least {m} "
-                "rows; lower n_components"
-            )
-        return int(m)
+        check_rtol(self.rtol)
+        if not isinstance(self.landmarks, str) and not callable(self.landmarks):
+            return None  # given points or indices
+        return check_n_components(self.n_components, n, what="{m} landmarks need")
 
     def fit(self, X, y=None):
         """Choose landmarks, factor each kernel on them, and learn the weights.
@@ -140,21 +113,16 @@ class _KernelCombination(
             rows, y_l = parse_semi_supervised_y(y, n, owner=name)
             classes = np.unique(y_l)
             if classes.size < 2:
-                raise _one_class_error(classes[0], name)
+                raise one_class_error(classes[0], name)
         rng = check_generator(self.random_state)
-        bank = _resolve_bank(self.kernels, X, rng)
-        middle = bank[len(bank) // 2]
-        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=middle)
+        bank = resolve_kernel_bank(self.kernels, X, rng, default=_default_bank)
+        lm = shared_landmarks(self.landmarks, X, m, bank, rng)
         Z = lm.points
         Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
-        Z64 = _as_float64(Z)
-        norms = [
-            nystrom_normalization(W, rtol=self.rtol, dtype=np.float64)
-            for W in bank.blocks(Z64, Z64)
-        ]
+        factors = FactorBank.nystrom(bank, Z, rtol=self.rtol)
         if needs_y:
-            Els = bank.blocks(_as_float64(X[rows]), Z64)
-            Gl = [E @ nrm.N for E, nrm in zip(Els, norms, strict=True)]
+            Els = bank.blocks(as_float64(X[rows]), factors.points)
+            Gl = [E @ N for E, N in zip(Els, factors.normalizations, strict=True)]
             stats = alignment_statistics_from_factors(
                 Gl, y_l, centered=self._weighting == "centered_alignment"
             )
@@ -168,8 +136,10 @@ class _KernelCombination(
         self.weights_ = weights
         self.kernels_ = bank
         self.components_ = Z
-        self.normalizations_ = [np.ascontiguousarray(nrm.N, dtype=X.dtype) for nrm in norms]
-        self.ranks_ = np.array([nrm.rank for nrm in norms])
+        self.normalizations_ = [
+            np.ascontiguousarray(N, dtype=X.dtype) for N in factors.normalizations
+        ]
+        self.ranks_ = factors.ranks
         self.n_landmarks_ = Z.shape[0]
         self.n_components_ = int(self.ranks_[weights > 0].sum())
         self.landmark_info_ = dict(lm.info or {})
@@ -180,22 +150,13 @@ class _KernelCombination(
         """[√μ_j k_j(X, Z) N_j]_j over the kernels with μ_j > 0, computed in row chunks."""
         check_is_fitted(self, "normalizations_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        n = X.shape[0]
-        active = np.flatnonzero(self.weights_ > 0)
-        out = np.empty((n, self.n_components_), dtype=X.dtype)
-        Z = self.components_
-        Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
-        cols = np.concatenate([[0], np.cumsum(self.ranks_[active])])
-        scales = np.sqrt(self.weights_[active]).astype(X.dtype)
-        Ns = [self.normalizations_[j].astype(X.dtype, copy=False) for j in active]
-        step = chunk_rows(self.n_landmarks_ * len(self.kernels_), X.dtype.itemsize, n_rows=n)
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            blocks = self.kernels_.blocks(X[s:e], Z)
-            for k, j in enumerate(active):
-                np.matmul(blocks[j], Ns[k], out=out[s:e, cols[k] : cols[k + 1]])
-                out[s:e, cols[k] : cols[k + 1]] *= scales[k]
-        return out
+        bank = FactorBank(
+            self.kernels_,
+            self.components_,
+            tuple(self.normalizations_),
+            scales=np.sqrt(self.weights_),
+        )
+        return bank.astype(X.dtype).transform(X)
 
     @property
     def _n_features_out(self):
@@ -305,8 +266,8 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
                 "max_labeled if that fits in memory"
             )
         self.classes_ = classes
-        bank = _resolve_bank(self.kernels, X, check_generator(0))
-        Xl = _as_float64(X[rows])
+        bank = resolve_kernel_bank(self.kernels, X, check_generator(0), default=_default_bank)
+        Xl = as_float64(X[rows])
         Ks = bank.blocks(Xl, Xl)
         for K in Ks:
             np.copyto(K, 0.5 * (K + K.T))
@@ -329,7 +290,7 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         step = chunk_rows(l * len(self.kernels_), 8, n_rows=n)
         for s in range(0, n, step):
             e = min(s + step, n)
-            blocks = self.kernels_.blocks(_as_float64(X[s:e]), self.X_fit_)
+            blocks = self.kernels_.blocks(as_float64(X[s:e]), self.X_fit_)
             Kc = np.zeros((e - s, l))
             for dj, B in zip(self.weights_, blocks, strict=True):
                 if dj > 0:

@@ -30,16 +30,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_classification_y, check_generator, validate_data
-from .kernels import KernelBank, chunk_rows
-from .landmarks import select_landmarks
-from .learn._lp_mkl import SOLVERS, bank_factors, lp_mkl
-from .parallel import ChunkedRowsMixin
-from .solvers._gfb import WEIGHTS
+from .._chunked import ChunkedRowsMixin
+from .._validation import check_classification_y, check_generator, validate_data
+from ..decompose import resolve_kernel_bank
+from ..kernels import KernelBank, chunk_rows
+from ..learn import LP_MKL_SOLVERS as SOLVERS
+from ..learn import bank_factors, lp_mkl
+from ..solvers import WEIGHTS
+from ._base import shared_landmarks
 
 __all__ = ["LowRankMKLClassifier", "default_bank"]
 
-logger = logging.getLogger("lorak.mkl")
+logger = logging.getLogger(__name__)
 
 
 def default_bank(n_kernels: int = 50, sigma_range=(1.0, 100.0)) -> KernelBank:
@@ -288,26 +290,16 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
                 )
         return None if given else int(self.rank)
 
-    def _bank(self, X, rng):
-        if self.kernels is None:
-            real_n = self.n_kernels
-            if isinstance(real_n, bool) or not isinstance(real_n, numbers.Integral) or real_n < 1:
-                raise ValueError(f"n_kernels must be an integer >= 1; got {real_n!r}")
-            lo, hi = self.sigma_range
-            if not 0 < lo <= hi:
-                raise ValueError(
-                    f"sigma_range must be (low, high) with 0 < low <= high; got "
-                    f"{self.sigma_range!r}"
-                )
-            bank = default_bank(int(real_n), (lo, hi))
-        elif isinstance(self.kernels, KernelBank):
-            bank = self.kernels
-        else:
-            kernels = list(self.kernels)
-            if not kernels:
-                raise ValueError("kernels is empty: give at least one kernel (or None)")
-            bank = KernelBank(kernels)
-        return bank.resolve(X, rng)
+    def _default_bank(self):
+        real_n = self.n_kernels
+        if isinstance(real_n, bool) or not isinstance(real_n, numbers.Integral) or real_n < 1:
+            raise ValueError(f"n_kernels must be an integer >= 1; got {real_n!r}")
+        lo, hi = self.sigma_range
+        if not 0 < lo <= hi:
+            raise ValueError(
+                f"sigma_range must be (low, high) with 0 < low <= high; got {self.sigma_range!r}"
+            )
+        return default_bank(int(real_n), (lo, hi))
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -332,10 +324,9 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             )
         m = self._check_params(X.shape[0])
         rng = check_generator(self.random_state)
-        bank = self._bank(X, rng)
+        bank = resolve_kernel_bank(self.kernels, X, rng, default=self._default_bank)
         self.kernels_ = bank
-        middle = bank[len(bank) // 2]
-        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=middle)
+        lm = shared_landmarks(self.landmarks, X, m, bank, rng)
         Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
         Z = np.asarray(Z, dtype=np.float64)
         dtype = X.dtype if self.factor_dtype is None else np.dtype(self.factor_dtype)

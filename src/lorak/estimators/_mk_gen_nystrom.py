@@ -31,24 +31,24 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, validate_data
-from .estimators import _KernelFactor
-from .kernels import KernelBank, chunk_rows
-from .landmarks import select_landmarks
-from .learn import SOLVERS, psd_factor
-from .learn._mk_gen_nystrom import fit_mk_gen_nystrom
-from .metrics import ideal_kernel_factor
-from .semi_supervised import (
-    MAX_AUTO_COMPONENTS,
-    _check_choice,
-    _check_lambda,
-    _one_class_error,
+from .._validation import (
+    check_generator,
+    check_in_choices,
+    check_lambda,
+    one_class_error,
     parse_semi_supervised_y,
+    validate_data,
 )
+from ..decompose import FactorBank, resolve_kernel_bank
+from ..kernels import KernelBank
+from ..learn import DEFAULT_LAMBDA_GRID, SOLVERS, fit_mk_gen_nystrom, psd_factor
+from ..metrics import ideal_kernel_factor
+from ._base import _KernelFactor, shared_landmarks
+from ._gen_nystrom import MAX_AUTO_COMPONENTS
 
 __all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]
 
-logger = logging.getLogger("lorak")
+logger = logging.getLogger(__name__)
 
 
 def default_gnys_bank() -> KernelBank:
@@ -189,8 +189,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
-        _check_choice(self.solver, "solver", SOLVERS)
-        _check_choice(self.criterion, "criterion", ("paper", "kernel"))
+        check_in_choices(self.solver, "solver", SOLVERS)
+        check_in_choices(self.criterion, "criterion", ("paper", "kernel"))
         for name in ("tol", "rtol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
@@ -205,27 +205,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         t = self.tau
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (np.isfinite(t) and t > 0):
             raise ValueError(f"tau must be a number > 0; got {t!r}")
-        g = _check_lambda(self.lam, self.lam_grid)
+        g = check_lambda(self.lam, self.lam_grid, DEFAULT_LAMBDA_GRID)
         return g
-
-    def _bank(self, X, rng):
-        k = self.kernels
-        if k is None:
-            bank = default_gnys_bank()
-        elif isinstance(k, KernelBank):
-            bank = k
-        else:
-            if isinstance(k, str) or not hasattr(k, "__iter__"):
-                raise TypeError(
-                    f"kernels must be a KernelBank, a sequence of kernels or None; got {k!r}"
-                )
-            ks = list(k)
-            if not ks:
-                raise ValueError("kernels is empty: give at least one kernel (or None)")
-            bank = KernelBank(ks)
-        if len(bank) == 0:  # pragma: no cover - KernelBank refuses empty banks
-            raise ValueError("kernels is empty: give at least one kernel (or None)")
-        return bank.resolve(X, rng)
 
     def _n_shared_landmarks(self, n_samples, n_kernels):
         """m̃ (None when the landmarks are given as points or indices)."""
@@ -274,12 +255,12 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         rows, y_l = parse_semi_supervised_y(y, n, owner=name)
         classes = np.unique(y_l)
         if classes.size < 2:
-            raise _one_class_error(classes[0], name)
+            raise one_class_error(classes[0], name)
         rng = check_generator(self.random_state)
-        bank = self._bank(X, rng)
+        bank = resolve_kernel_bank(self.kernels, X, rng, default=default_gnys_bank)
         M = len(bank)
         mt = self._n_shared_landmarks(n, M)
-        lm = select_landmarks(self.landmarks, X, mt, rng=rng, kernel=bank[M // 2])
+        lm = shared_landmarks(self.landmarks, X, mt, bank, rng)
         Z = lm.points
         Z64 = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
         Z64 = np.ascontiguousarray(Z64, dtype=np.float64)
@@ -365,21 +346,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         """Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] (n × Σ r_j), with Q Qᵀ = K̃."""
         check_is_fitted(self, "normalizations_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        n = X.shape[0]
-        dtype = X.dtype
-        out = np.empty((n, self.n_components_), dtype=dtype)
-        Z = self.components_.astype(dtype, copy=False)
-        Ns = [N.astype(dtype, copy=False) for N in self.normalizations_]
-        offsets = np.concatenate([[0], np.cumsum(self.block_ranks_)])
-        # one chunk holds the M kernel blocks (rows × m̃ each)
-        step = chunk_rows(self.n_kernels_ * Z.shape[0], dtype.itemsize, None, n)
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            blocks = self.kernels_.blocks(X[s:e], Z)
-            for j, (B, N) in enumerate(zip(blocks, Ns, strict=True)):
-                if N.shape[1]:
-                    np.matmul(B, N, out=out[s:e, offsets[j] : offsets[j + 1]])
-        return out
+        bank = FactorBank(self.kernels_, self.components_, tuple(self.normalizations_))
+        return bank.astype(X.dtype).transform(X)
 
     @property
     def landmarks_(self):

@@ -1,95 +1,23 @@
-"""Unsupervised low-rank kernel factors as scikit-learn transformers.
+"""Nyström factors (landmarks, then the m × m landmark kernel) and the exact baseline.
 
-Every factor stores ``components_`` (the points the factor is expressed on: landmarks,
-pivots or training rows), ``normalization_`` (m × r) and ``kernel_`` (the resolved
-kernel), and ``transform(X) = k(X, components_) @ normalization_`` — rows G with
-G Gᵀ ≈ K — computed chunk by chunk so that only the n × r output is ever n-sized.
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: here :func:`lorak.decompose.nystrom_normalization` (Nyström with
+chosen landmarks) and :func:`lorak.decompose.top_eigenpairs` (the exact eigen factor).
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, validate_data
-from .decompose import (
-    default_rtol,
-    incomplete_cholesky,
-    nystrom_normalization,
-    pivot_transform_matrix,
-    top_eigenpairs,
-)
-from .kernels import kernel_block, kernel_product, make_kernel
-from .landmarks import select_landmarks
-from .parallel import ChunkedRowsMixin, is_dask_array, validate_lazy
+from .._validation import check_generator
+from ..decompose import default_rtol, nystrom_normalization, top_eigenpairs
+from ..kernels import kernel_block, make_kernel
+from ..landmarks import select_landmarks
+from ._base import _KernelFactor
 
-__all__ = ["ExactEigen", "IncompleteCholesky", "Nystroem"]
-
-
-class _KernelFactor(
-    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
-):
-    """Shared parts: kernel construction, input validation, chunked ``transform``."""
-
-    _kernel_args = ("gamma", "bandwidth", "degree", "coef0", "kernel_params")
-
-    def _build_kernel(self, X, rng):
-        kernel = make_kernel(
-            self.kernel,
-            gamma=self.gamma,
-            bandwidth=self.bandwidth,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-        )
-        return kernel.resolve(X, rng)
-
-    def _validate_fit_X(self, X):
-        if is_dask_array(X):  # only classes with _lazy_fit = True get here
-            return validate_lazy(self, X, reset=True)
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
-        )
-
-    def _check_n_components(self, n_samples):
-        m = self.n_components
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral):
-            raise TypeError(f"n_components must be an integer; got {m!r}")
-        if m < 1:
-            raise ValueError(f"n_components must be >= 1; got {m}")
-        if m > n_samples:
-            raise ValueError(
-                f"n_components={m} exceeds n_samples={n_samples}: a rank-{m} factor needs "
-                f"at least {m} rows; lower n_components"
-            )
-        return int(m)
-
-    def transform(self, X):
-        """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X')."""
-        check_is_fitted(self, "normalization_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        N = self.normalization_.astype(X.dtype, copy=False)
-        return kernel_product(
-            self.kernel_,
-            X,
-            self.components_,
-            N,
-            upper_triangular=getattr(self, "normalization_is_upper_", False),
-        )
-
-    @property
-    def _n_features_out(self):
-        return self.normalization_.shape[1]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
+__all__ = ["ExactEigen", "Nystroem"]
 
 
 class Nystroem(_KernelFactor):
@@ -221,92 +149,6 @@ class Nystroem(_KernelFactor):
     def landmarks_(self):
         check_is_fitted(self, "components_")
         return self.components_
-
-
-class IncompleteCholesky(_KernelFactor):
-    """Pivoted incomplete Cholesky factor K ≈ G Gᵀ, inductive through its pivots.
-
-    Needs only diag(K) and one kernel column per step (O(r²n) time, O(rn) memory).
-    ``transform(X_new)`` = k(X_new, X_pivots) L⁻ᵀ with L = G(pivots, :) (Bach & Jordan
-    2005, §6.2); on the training rows it reproduces ``G_`` up to round-off.
-
-    Parameters
-    ----------
-    kernel, gamma, bandwidth, coef0, degree, kernel_params :
-        As for :class:`Nystroem`, except that the default bandwidth is the rule
-        ``"mean_pairwise"`` when neither gamma nor bandwidth is given.
-    n_components : int, default=100
-        Maximum rank.
-    tol : float, default=0.0
-        Stop once tr(K − GGᵀ) ≤ tol · tr(K). With tol = 0 the factor stops at
-        ``n_components`` or when the residual is zero to working precision.
-
-    Attributes
-    ----------
-    G_ : (n, r) factor of the training rows (Fortran order).
-    pivots_ : (r,) pivot rows in the order chosen.
-    components_ : (r, d) the pivot points X[pivots_].
-    normalization_ : (r, r) upper-triangular L⁻ᵀ.
-    residual_trace_ : (r + 1,) tr(K − G_k G_kᵀ)/tr(K) after k = 0..r steps.
-    n_components_ : int, the rank reached.
-    kernel_ : the resolved kernel.
-    """
-
-    def __init__(
-        self,
-        kernel="rbf",
-        *,
-        gamma=None,
-        bandwidth=None,
-        coef0=None,
-        degree=None,
-        kernel_params=None,
-        n_components=100,
-        tol=0.0,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.tol = tol
-
-    _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
-
-    def fit(self, X, y=None):
-        """Run the pivoted incomplete Cholesky on k(X, X)."""
-        self._fit(X)
-        return self
-
-    def fit_transform(self, X, y=None):
-        return self._fit(X).G_
-
-    def _fit(self, X):
-        X = self._validate_fit_X(X)
-        m = self._check_n_components(X.shape[0])
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real):
-            raise TypeError(f"tol must be a number; got {self.tol!r}")
-        if not 0 <= self.tol < 1:
-            raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
-        kernel = self.kernel_ = self._build_kernel(X, None)
-        res = incomplete_cholesky(
-            kernel.diag(X),
-            lambda i: kernel(X, X[i : i + 1]).ravel(),
-            m,
-            tol=self.tol,
-            dtype=X.dtype,
-        )
-        self.G_ = res.G
-        self.pivots_ = res.pivots
-        self.components_ = X[res.pivots]
-        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(X.dtype)
-        self.normalization_is_upper_ = True
-        self.residual_trace_ = res.residual_trace
-        self.n_components_ = res.G.shape[1]
-        self.converged_ = res.converged
-        return self
 
 
 class ExactEigen(_KernelFactor):

@@ -16,14 +16,14 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_generator, check_in_choices, check_positive, validate_data
-from .constraints import check_constraints
-from .learn import _simple_npkl as _npkl
-from .parallel import ChunkedRowsMixin
+from .. import learn as _npkl
+from .._chunked import ChunkedRowsMixin
+from .._validation import check_generator, check_in_choices, check_positive, validate_data
+from ..constraints import check_constraints
 
 __all__ = ["SimpleNPKL"]
 
-logger = logging.getLogger("lorak.learn")
+logger = logging.getLogger(__name__)
 
 LOSSES = ("linear", "squared_hinge")
 STEPS = ("adaptive", "harmonic", "constant")

@@ -28,10 +28,11 @@ a 1-D integer array (row indices) or a 2-D array (points).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._base import Landmarks, take_rows
 
 __all__ = [
     "LANDMARK_STRATEGIES",
@@ -44,40 +45,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Landmarks:
-    """Selected landmarks.
-
-    Attributes
-    ----------
-    points : (m, d) array (CSR when the rows of a sparse X were picked)
-    indices : (m,) int array or None
-        Rows of X the points were taken from, when they are data rows.
-    weights : (m,) array or None
-        Column scaling of the Nyström reconstruction (Drineas–Mahoney), or None.
-    info : dict
-        Strategy-specific diagnostics (e.g. k-means inertia and iterations).
-    """
-
-    points: object
-    indices: np.ndarray | None = None
-    weights: np.ndarray | None = None
-    info: dict | None = None
-
-    @property
-    def n_landmarks(self) -> int:
-        return self.points.shape[0]
-
-
-def _rows(X, idx):
-    P = X[idx]
-    return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P  # dask
-
-
 def uniform_landmarks(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     """``n_landmarks`` distinct rows of X, uniformly at random."""
     idx = np.sort(rng.choice(X.shape[0], size=n_landmarks, replace=False))
-    return Landmarks(points=_rows(X, idx), indices=idx)
+    return Landmarks(points=take_rows(X, idx), indices=idx)
 
 
 def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
@@ -107,7 +78,7 @@ def column_norm_landmarks(X, n_landmarks, *, rng, kernel) -> Landmarks:
     idx = rng.choice(n, size=n_landmarks, replace=True, p=p)
     idx.sort()
     w = 1.0 / np.sqrt(n_landmarks * p[idx])
-    return Landmarks(points=_rows(X, idx), indices=idx, weights=w, info={"probabilities": p})
+    return Landmarks(points=take_rows(X, idx), indices=idx, weights=w, info={"probabilities": p})
 
 
 LANDMARK_STRATEGIES: dict[str, Callable] = {
@@ -146,7 +117,7 @@ def _from_indices(idx, X, name) -> Landmarks:
     bad = idx[(idx < 0) | (idx >= n)]
     if bad.size:
         raise ValueError(f"{name} refers to row {int(bad[0])} but X has {n} rows")
-    return Landmarks(points=_rows(X, idx), indices=idx.astype(np.intp))
+    return Landmarks(points=take_rows(X, idx), indices=idx.astype(np.intp))
 
 
 def _from_points(P, X, name) -> Landmarks:
@@ -179,12 +150,10 @@ def select_landmarks(
                 f"unknown {name} strategy {landmarks!r}; valid names are {valid}, "
                 "or pass points, row indices or a callable"
             ) from None
-        from ..parallel import is_dask_array
+        from .._chunked import is_dask_array
 
         if is_dask_array(X) and landmarks in ("uniform", "kmeans", "column_norm"):
-            from ..parallel import select_landmarks as lazy_select
-
-            return lazy_select(landmarks, X, n_landmarks, rng=rng, kernel=kernel)
+            return lazy_select_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel)
         if n_landmarks is not None and not 1 <= n_landmarks <= X.shape[0]:
             raise ValueError(
                 f"n_landmarks={n_landmarks} must be between 1 and the number of rows of X "
@@ -198,6 +167,32 @@ def select_landmarks(
     if landmarks is None:
         raise ValueError(f"{name} must be a strategy name, a callable, indices or points")
     return _from_result(landmarks, X, name)
+
+
+def lazy_select_landmarks(name, X, n_landmarks, *, rng, kernel=None) -> Landmarks:
+    """The built-in strategies on a dask array.
+
+    ``"uniform"`` draws the same rows as in memory for the same seed (and computes only
+    those); ``"kmeans"`` seeds on a random sample and runs Lloyd by passes over the row
+    chunks (:func:`lorak.landmarks._kmeans.lazy_kmeans_landmarks`); ``"column_norm"``
+    needs every entry of the n × n kernel matrix and is refused.
+    """
+    if name == "uniform":
+        return uniform_landmarks(X, n_landmarks, rng=rng)
+    if name == "kmeans":
+        from ._kmeans import lazy_kmeans_landmarks
+
+        centers, info = lazy_kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
+        return Landmarks(points=centers, info=info)
+    raise ValueError(
+        f"landmarks={name!r} is not available for a dask array"
+        + (
+            ": column-norm sampling needs every entry of the n × n kernel matrix"
+            if name == "column_norm"
+            else ""
+        )
+        + "; use 'uniform' or 'kmeans', or pass points / row indices"
+    )
 
 
 def quantization_error(X, points, *, budget=None) -> float:

@@ -116,7 +116,7 @@ from threadpoolctl import threadpool_limits
 
 __all__ = ["INIT_METHODS", "kmeans_landmarks"]
 
-logger = logging.getLogger("lorak.landmarks")
+logger = logging.getLogger(__name__)
 
 #: Valid values of ``init``; ``"auto"`` resolves to :data:`_AUTO_INIT`.
 INIT_METHODS = ("auto", "k-means++", "subsample++", "random")
@@ -295,7 +295,7 @@ def _as_float(X):
     return X
 
 
-def _dense(A):
+def _toarray(A):
     return A.toarray() if sp.issparse(A) else A
 
 
@@ -322,7 +322,7 @@ def _seed(X, k, rng, method, init_sample, n_trials, cdt, sketch):
     n = X.shape[0]
     if method == "random":
         idx = np.sort(rng.choice(n, size=k, replace=False))
-        return np.asarray(_dense(X[idx]), dtype=np.float64), None
+        return np.asarray(_toarray(X[idx]), dtype=np.float64), None
     if method == "k-means++":
         m, sample, sketch = n, X, None
     else:
@@ -333,7 +333,7 @@ def _seed(X, k, rng, method, init_sample, n_trials, cdt, sketch):
         chosen = rng.permutation(m)
     else:
         chosen = _greedy_kmeanspp(_seeding_rows(sample, cdt, sketch, rng), k, rng, n_trials)
-    return np.asarray(_dense(sample[chosen]), dtype=np.float64), m
+    return np.asarray(_toarray(sample[chosen]), dtype=np.float64), m
 
 
 def _seeding_rows(S, cdt, sketch, rng):
@@ -373,7 +373,7 @@ def _greedy_kmeanspp(S, k, rng, n_trials=None):
     sq = sq.astype(S.dtype)
 
     def sqdist(idx):  # (len(idx), m)
-        C = _dense(S[idx])
+        C = _toarray(S[idx])
         D = (S @ C.T).T if sp.issparse(S) else C @ S.T
         D *= -2.0
         D += sq[idx, None]
@@ -496,7 +496,7 @@ class _Lloyd:
         out = np.empty(rows.size)
         for s in range(0, rows.size, self.block):
             r = rows[s : s + self.block]
-            R = _dense(self.X[r]) - C[lab[r]]
+            R = _toarray(self.X[r]) - C[lab[r]]
             out[s : s + r.size] = np.einsum("ij,ij->i", R, R)
         return np.sqrt(out)
 
@@ -508,7 +508,7 @@ class _Lloyd:
         onehot = sp.csr_matrix(
             (np.ones(n, dtype=self.dtype), lab, np.arange(n + 1)), shape=(n, k)
         ).T.tocsr()
-        sums = np.asarray(_dense(onehot @ self.X), dtype=np.float64)
+        sums = np.asarray(_toarray(onehot @ self.X), dtype=np.float64)
         counts = np.bincount(lab, minlength=k).astype(np.float64)
         moved = np.empty(0, dtype=np.intp)
         empty = np.flatnonzero(counts == 0)
@@ -518,7 +518,7 @@ class _Lloyd:
             e = min(empty.size, n)
             moved = np.argpartition(-u, e - 1)[:e]
             moved = moved[np.argsort(-u[moved], kind="stable")]
-            rows = np.asarray(_dense(self.X[moved]), dtype=np.float64)
+            rows = np.asarray(_toarray(self.X[moved]), dtype=np.float64)
             for j, i, x in zip(empty[:e], moved, rows, strict=True):
                 old = lab[i]
                 sums[old] -= x
@@ -598,6 +598,124 @@ class _Lloyd:
         """Σᵢ ‖xᵢ − C[labᵢ]‖², from differences, accumulated in float64."""
         total = 0.0
         for s in range(0, self.n, self.block):
-            R = _dense(self.X[s : s + self.block]) - C[lab[s : s + self.block]]
+            R = _toarray(self.X[s : s + self.block]) - C[lab[s : s + self.block]]
             total += float(np.einsum("ij,ij->i", R, R).sum(dtype=np.float64))
         return total
+
+
+# --------------------------------------------------------------------------- dask arrays
+
+
+def _lloyd_block(B, mu, W, b, C, want_far):
+    """One chunk of a Lloyd pass: sums, counts, inertia, and (optionally) far rows."""
+    B = np.asarray(B)
+    if B.dtype not in (np.float32, np.float64):
+        B = B.astype(np.float64)
+    n_b, k = B.shape[0], W.shape[1]
+    lab = np.empty(n_b, dtype=np.intp)
+    step = int(min(8192, max(128, _BLOCK_ENTRIES // max(k, 1))))
+    for s in range(0, n_b, step):  # the (rows × k) products stay small
+        G = B[s : s + step].astype(W.dtype, copy=False) @ W
+        G += b
+        lab[s : s + step] = np.argmin(G, axis=1)
+    onehot = sp.csr_matrix(
+        (np.ones(n_b, dtype=B.dtype), lab, np.arange(n_b + 1)), shape=(n_b, k)
+    ).T.tocsr()
+    sums = np.asarray(onehot @ B, dtype=np.float64)
+    counts = np.bincount(lab, minlength=k).astype(np.float64)
+    R = B - C.astype(B.dtype)[lab]
+    dist = np.einsum("ij,ij->i", R, R, dtype=np.float64)
+    far = None
+    if want_far:
+        # candidates for relocating empty clusters: this chunk's farthest rows
+        t = min(want_far, B.shape[0])
+        top = np.argpartition(-dist, t - 1)[:t]
+        far = (dist[top], np.asarray(B[top], dtype=np.float64), lab[top])
+    return sums, counts, float(dist.sum()), far
+
+
+def _merge_lloyd(a, b):
+    far = None
+    if a[3] is not None:
+        d = np.concatenate([a[3][0], b[3][0]])
+        keep = np.argsort(-d, kind="stable")[: max(a[3][0].size, b[3][0].size)]
+        far = tuple(np.concatenate([x, y])[keep] for x, y in zip(a[3], b[3], strict=True))
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], far
+
+
+def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init_sample=None):
+    """k-means centres of a dask array: seeding on a sample, Lloyd by passes over chunks.
+
+    The chunked twin of :func:`kmeans_landmarks`. The seeding is the same
+    (``"subsample++"``: greedy
+    k-means++ on ``min(n, max(2000, 10k))`` random rows, which are computed and held in
+    memory; the same random draws as in memory). Each Lloyd iteration is one pass: per
+    chunk, one product with the centres (float32, as in memory) gives the assignment,
+    and per-cluster sums (float64) and counts are reduced over the chunks. Memory per
+    task: one chunk plus k × d. Iterations stop after ``max_iter`` updates or when the
+    centres stop moving. Empty clusters take the rows farthest from their centres
+    (found in one extra pass, only when a cluster empties). No per-row state is kept
+    between passes, so the data are read ``max_iter + 2`` times (means, iterations,
+    final inertia); the distance bounds of the in-memory version, which need per-row
+    state, are not used — the centres are the same up to round-off.
+    """
+    from .._chunked import LazyRows, norm_stats, reduce_rows
+
+    n = X.shape[0]
+    k = int(n_landmarks)
+    if not 1 <= k <= n:
+        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    method = _AUTO_INIT if init == "auto" else init
+    if method == "k-means++" or default_init_sample(n, k) >= n:
+        # seeding on all rows: only for data small enough to hold (or asked for)
+        return kmeans_landmarks(
+            np.asarray(X.compute()),
+            k,
+            rng=rng,
+            max_iter=max_iter,
+            init=init,
+            init_sample=init_sample,
+        )
+    cdt = np.dtype(np.float32)
+    mu = reduce_rows(norm_stats, X)[1] / n
+    C, m = _seed(LazyRows(X), k, rng, method, init_sample, None, cdt, _SKETCH_DIM)
+
+    def operands(C):
+        Ct = C - mu
+        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
+        W = np.ascontiguousarray((-2.0 * Ct).T, dtype=cdt)
+        return W, b.astype(cdt)
+
+    def lloyd_pass(C, want_far=0):
+        W, b = operands(C)
+        return reduce_rows(_lloyd_block, X, args=(mu, W, b, C, want_far), combine=_merge_lloyd)
+
+    n_iter = 0
+    sums, counts, inertia, _ = lloyd_pass(C)
+    for _ in range(max_iter):
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            _, _, _, (fd, frows, flab) = lloyd_pass(C, want_far=empty.size)
+            order = np.argsort(-fd, kind="stable")[: empty.size]
+            for j, i in zip(empty, order, strict=False):
+                sums[flab[i]] -= frows[i]
+                counts[flab[i]] -= 1.0
+                sums[j] = frows[i]
+                counts[j] = 1.0
+        new = C.copy()
+        nz = counts > 0
+        new[nz] = sums[nz] / counts[nz, None]
+        n_iter += 1
+        moved = not np.array_equal(new, C)
+        C = new
+        sums, counts, inertia, _ = lloyd_pass(C)
+        if not moved:
+            break
+    info = {
+        "n_iter": n_iter,
+        "inertia": inertia,
+        "init": method,
+        "init_sample": m,
+        "passes": n_iter + 2,
+    }
+    return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info

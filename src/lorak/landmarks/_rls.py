@@ -90,16 +90,12 @@ from scipy.linalg import LinAlgError, cholesky, eigvalsh, solve_triangular
 
 from .._config import get_config
 from ..kernels import chunk_rows, kernel_product
+from ._base import Landmarks, take_rows
 
 __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
-
-
-def _rows(X, idx):
-    P = X[idx]
-    return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P
 
 
 def _as64(A):
@@ -141,7 +137,7 @@ def _scores(X, rows, S64, W, weights, lam, kernel, budget):
     buf = np.empty((min(step, len(rows)), s))
     for a in range(0, len(rows), step):
         b = min(a + step, len(rows))
-        Xc = _as64(_rows(X, rows[a:b]))
+        Xc = _as64(take_rows(X, rows[a:b]))
         Y = kernel_product(kernel, Xc, S64, U, out=buf[: b - a], upper_triangular=True)
         q = np.asarray(kernel.diag(Xc), dtype=np.float64) - np.einsum("ij,ij->i", Y, Y)
         out[a:b] = np.maximum(q, 0.0) / lam
@@ -243,7 +239,7 @@ def ridge_leverage_scores(
     levels = range(len(sizes) - 2, -1, -1) if len(sizes) > 1 else [0]
     for level in levels:
         rows = perm[: sizes[level]]
-        S = _as64(_rows(X, sample))
+        S = _as64(take_rows(X, sample))
         W = np.asarray(kernel(S, S), dtype=np.float64)
         lev_lam = lam if lam is not None else _tail_lambda(W, weights, k)
         if lev_lam is None:  # the sample's spectrum has no tail: a tiny ridge
@@ -277,8 +273,6 @@ def rls_landmarks(
     ``info`` holds the scores (``leverage_scores``), λ and the estimated effective
     dimension Σ ℓ̃ᵢ.
     """
-    from . import Landmarks
-
     scores, info = ridge_leverage_scores(
         X,
         n_landmarks,
@@ -291,4 +285,4 @@ def rls_landmarks(
     )
     idx = _weighted_pick(scores, int(n_landmarks), rng)
     info = {**info, "leverage_scores": scores, "effective_dimension": float(scores.sum())}
-    return Landmarks(points=_rows(X, idx), indices=idx.astype(np.intp), info=info)
+    return Landmarks(points=take_rows(X, idx), indices=idx.astype(np.intp), info=info)

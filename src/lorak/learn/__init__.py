@@ -1,14 +1,25 @@
 """Supervised and semi-supervised kernel learning as pure functions on arrays.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. Each module here is the math of the estimator of the same stem in
+:mod:`lorak.estimators`, which imports it through this package:
+
 - :mod:`._gen_nystrom` — generalized Nyström, single kernel (Zhang et al. 2017, §3):
   :func:`fit_gen_nystrom` (λ path with the alignment criterion, β heuristic /
   optimized), :class:`GenNystromProblem` (objective (7), its gradient, the closed form
   of eq. 12–13, the criterion of eq. 15), :func:`solve_gen_nystrom` (one λ),
-  :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`.
-
-The scikit-learn estimators built on them live in :mod:`lorak.semi_supervised`.
+  :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`;
+- :mod:`._mk_gen_nystrom` — the same with multiple kernels (§4):
+  :func:`fit_mk_gen_nystrom`;
+- :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
+- :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
+  constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`;
+- :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`lp_mkl`;
+- :mod:`._kernel_combination` — the multiple-kernel baselines' weights (uniform,
+  alignment, centred alignment): :func:`combination_weights`.
 """
 
+from ._csi import CSIResult, csi, csi_q
 from ._gen_nystrom import (
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
@@ -22,17 +33,61 @@ from ._gen_nystrom import (
     psd_factor,
     solve_gen_nystrom,
 )
+from ._kernel_combination import (
+    WEIGHTINGS,
+    AlignmentStatistics,
+    alignment_statistics_from_factors,
+    alignment_statistics_from_kernels,
+    combination_weights,
+)
+from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
+from ._lp_mkl import BankFactors, LpMKLResult, bank_factors, lp_mkl, uniform_weights
+from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
+from ._simple_npkl import (
+    NPKLResult,
+    knn_graph,
+    normalized_laplacian,
+    pair_values,
+    pataki_rank,
+    select_active,
+    simple_npkl_linear,
+    simple_npkl_sqhinge,
+)
 
 __all__ = [
     "DEFAULT_LAMBDA_GRID",
+    "LP_MKL_SOLVERS",
     "SOLVERS",
+    "WEIGHTINGS",
+    "AlignmentStatistics",
+    "BankFactors",
+    "CSIResult",
     "GenNystromFit",
     "GenNystromProblem",
+    "LpMKLResult",
+    "MKGenNystromFit",
+    "NPKLResult",
+    "alignment_statistics_from_factors",
+    "alignment_statistics_from_kernels",
+    "bank_factors",
     "closed_form",
+    "combination_weights",
+    "csi",
+    "csi_q",
     "fit_gen_nystrom",
+    "fit_mk_gen_nystrom",
     "ideal_kernel",
+    "knn_graph",
+    "lp_mkl",
     "must_link_target",
+    "normalized_laplacian",
+    "pair_values",
+    "pataki_rank",
     "pinv_psd",
     "psd_factor",
+    "select_active",
+    "simple_npkl_linear",
+    "simple_npkl_sqhinge",
     "solve_gen_nystrom",
+    "uniform_weights",
 ]

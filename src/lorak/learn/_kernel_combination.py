@@ -32,6 +32,7 @@ from scipy.linalg import eigh
 from scipy.optimize import nnls
 
 from ..metrics import ideal_kernel_factor
+from ._lp_mkl import uniform_weights  # μ_j = 1/M: the ℓ1 case of the ℓp start
 
 __all__ = [
     "WEIGHTINGS",
@@ -171,13 +172,6 @@ def _normalize(mu: np.ndarray, what: str) -> np.ndarray:
             "are undefined; check the labels and the kernel widths"
         )
     return mu / s
-
-
-def uniform_weights(n_kernels: int) -> np.ndarray:
-    """μ_j = 1/M."""
-    if n_kernels < 1:
-        raise ValueError(f"n_kernels must be >= 1; got {n_kernels}")
-    return np.full(n_kernels, 1.0 / n_kernels)
 
 
 def alignment_weights(stats: AlignmentStatistics) -> np.ndarray:

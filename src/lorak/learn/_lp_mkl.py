@@ -12,9 +12,10 @@ closed-form weights (3) of Kloft et al. (2011)
     d_k = ‖f_k‖^{2/(p+1)} / (Σ_j ‖f_j‖^{2p/(p+1)})^{1/p},   ‖f_k‖² = d_k² αᵀY K_k Yα,
 
 which satisfy ‖d‖_p = 1 exactly. The paper's eq. (5) writes ‖f_k‖² with d_k to the
-first power; with f_k = d_k Σ_i α_i y_i K_k(x_i, ·) the RKHS norm carries d_k² (SPEC
-§4), which is what we use. In the factor form ‖f_k‖² = d_k² ‖V_kᵀ(y∘α)‖² = d_k ‖γ_k‖²,
-O(ℓ Σ r_k) (no kernel matrix). Stop when max_k |Δd_k| < tol.
+first power; with f_k = d_k Σ_i α_i y_i K_k(x_i, ·) the RKHS norm carries d_k² (the
+standard ℓp-MKL form of Kloft et al.), which is what we use. In the factor form
+‖f_k‖² = d_k² ‖V_kᵀ(y∘α)‖² = d_k ‖γ_k‖², O(ℓ Σ r_k) (no kernel matrix). Stop when
+max_k |Δd_k| < tol.
 
 Contents
 --------
@@ -60,7 +61,8 @@ import numpy as np
 from scipy.linalg import eigh
 from sklearn.exceptions import ConvergenceWarning
 
-from ..decompose import nystrom_normalization
+from .._validation import as_float64
+from ..decompose import FactorBank
 from ..kernels import chunk_rows
 from ..solvers._gfb import FactorStack, _best_bias, gfb_naive, gfb_split
 from ..solvers._newton import svm_newton
@@ -79,7 +81,7 @@ __all__ = [
     "uniform_weights",
 ]
 
-logger = logging.getLogger("lorak.mkl")
+logger = logging.getLogger(__name__)
 
 SOLVERS = {"split": gfb_split, "naive": gfb_naive, "shared": gfb_naive, "newton": svm_newton}
 
@@ -107,8 +109,13 @@ def shared_basis_factor(F: FactorStack, d) -> FactorStack:
 # --------------------------------------------------------------------------- weights
 
 
-def uniform_weights(n_kernels: int, p: float) -> np.ndarray:
-    """d_k = M^{-1/p}: equal weights on the unit ℓp sphere (the usual start)."""
+def uniform_weights(n_kernels: int, p: float = 1.0) -> np.ndarray:
+    """d_k = M^{-1/p}: equal weights on the unit ℓp sphere (ℓp-MKL's usual start; with
+    p = 1 the uniform kernel sum's μ_j = 1/M)."""
+    if n_kernels < 1:
+        raise ValueError(f"n_kernels must be >= 1; got {n_kernels}")
+    if p == 1:
+        return np.full(n_kernels, 1.0 / n_kernels)
     return np.full(n_kernels, float(n_kernels) ** (-1.0 / p))
 
 
@@ -411,36 +418,25 @@ def bank_factors(
     """
     t0 = time.perf_counter()
     Z64 = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=np.float64)
-    Z64 = np.asarray(Z64, dtype=np.float64)
+    factors = FactorBank.nystrom(bank, Z64, landmark_weights=landmark_weights, rtol=rtol)
     Xf = X if hasattr(X, "toarray") else np.asarray(X)
-    W = bank.blocks(Z64, Z64)
-    norms = [
-        nystrom_normalization(Wk, weights=landmark_weights, rtol=rtol, dtype=np.float64) for Wk in W
-    ]
-    Ns = [nn.N for nn in norms]
-    ranks = np.array([N.shape[1] for N in Ns], dtype=np.intp)
-    offsets = np.concatenate([[0], np.cumsum(ranks)])
-    total = int(offsets[-1])
+    Ns = list(factors.normalizations)
+    ranks = factors.ranks
+    total = int(ranks.sum())
     n = Xf.shape[0]
-    m = Z64.shape[0]
+    m = factors.points.shape[0]
     M = len(Ns)
     step = chunk_rows(M * m + total, 8, budget, n)
-
-    def v_chunk(Xc):
-        E = bank.blocks(Xc, Z64)  # one distance GEMM shared by all kernels (float64)
-        V = np.empty((Xc.shape[0], total))
-        for k, (Ek, N) in enumerate(zip(E, Ns, strict=True)):
-            np.matmul(Ek, N, out=V[:, offsets[k] : offsets[k + 1]])
-        return V
+    v_chunk = factors.block  # float64 rows: one distance GEMM shared by all kernels
 
     def chunks(rows):
         for s in range(0, rows.shape[0] if rows is not None else n, step):
             if rows is None:
                 e = min(s + step, n)
-                yield s, e, v_chunk(_as64(Xf[s:e]))
+                yield s, e, v_chunk(as_float64(Xf[s:e]))
             else:
                 idx = rows[s : s + step]
-                yield s, s + idx.size, v_chunk(_as64(Xf[idx]))
+                yield s, s + idx.size, v_chunk(as_float64(Xf[idx]))
 
     info = {"ranks": ranks.tolist(), "total_rank": total}
     if not compress:
@@ -499,12 +495,6 @@ def bank_factors(
     # BᵀB is I up to round-off (exactly so only on the rows used for the basis): the
     # solver uses the computed BᵀB (O(ℓ r²) once) rather than assuming I
     return BankFactors(FactorStack(ranks=ranks, basis=B, coef=S), Ns, info)
-
-
-def _as64(Xc):
-    if hasattr(Xc, "toarray"):
-        return Xc.astype(np.float64)
-    return np.asarray(Xc, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- full kernel

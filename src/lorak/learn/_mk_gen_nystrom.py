@@ -1,6 +1,6 @@
 """Generalized Nyström with multiple kernels (Zhang et al. 2017, §4), pure functions.
 
-Notation (SPEC §2 "Multiple kernels"): M base kernels on one shared landmark set Z
+Notation (the paper's §4): M base kernels on one shared landmark set Z
 (m̃ points), E_l^(j) = k_j(X_l, Z) (l × m̃), W_j = k_j(Z, Z), priors S₀^(j) = W_j⁺, the
 ideal kernel K* (l × l). With T^(j) = α_j S^(j) the objective (17) reads
 
@@ -77,6 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
+from .._linalg import symmetrize as _sym
 from ._gen_nystrom import (
     DEFAULT_LAMBDA_GRID,
     GenNystromProblem,
@@ -88,10 +89,6 @@ from ._gen_nystrom import (
 __all__ = ["MKGenNystromFit", "MKGenNystromProblem", "fit_mk_gen_nystrom"]
 
 _TINY = np.finfo(np.float64).tiny
-
-
-def _sym(A):
-    return 0.5 * (A + A.T)
 
 
 @dataclass

@@ -78,13 +78,13 @@ from sklearn.neighbors import NearestNeighbors
 
 __all__ = [
     "NPKLResult",
-    "closed_form",
     "constraint_operator",
     "dual_objective",
     "kkt_residual",
     "knn_graph",
     "margin_scores",
     "normalized_laplacian",
+    "npkl_closed_form",
     "pair_values",
     "pataki_rank",
     "positive_eigenpairs",
@@ -94,7 +94,7 @@ __all__ = [
     "simple_npkl_sqhinge",
 ]
 
-logger = logging.getLogger("lorak.learn")
+logger = logging.getLogger(__name__)
 
 # eigenvalues at or below this fraction of ‖A‖ (estimated) count as zero
 ZERO_RTOL = 1e-10
@@ -431,7 +431,7 @@ def positive_eigenpairs(
     return w, U, info
 
 
-def closed_form(w: np.ndarray, U: np.ndarray, B: float):
+def npkl_closed_form(w: np.ndarray, U: np.ndarray, B: float):
     """Eq. (8) as a factor: K* = A₊ √(B / tr(A₊²)) = V Vᵀ with V = U diag(√(s·w)),
     s = √B / ‖w‖₂. Returns ``(V, eigenvalues of K*)``; w empty → V with 0 columns."""
     if w.size == 0:
@@ -563,7 +563,7 @@ def simple_npkl_linear(
     w, U, info = _eig(
         A, rng, k=k, max_rank=max_rank, v0=None, tol=eigen_tol, solver=solver, infos=infos
     )
-    V, lam = closed_form(w, U, B)
+    V, lam = npkl_closed_form(w, U, B)
     obj = -math.sqrt(B) * float(np.linalg.norm(w)) if w.size else 0.0
     hist = {
         "objective": [obj],
@@ -654,7 +654,7 @@ def simple_npkl_sqhinge(
             A, rng, k=k_req, max_rank=max_rank, v0=v0, tol=eigen_tol, solver=solver,
             infos=infos, lower=lower,
         )  # fmt: skip
-        V, lam = closed_form(w, U, B)
+        V, lam = npkl_closed_form(w, U, B)
         kij = pair_values(V, pairs)
         return {
             "alpha": a,

@@ -50,14 +50,12 @@ def centered_alignment(K1, K2) -> float:
 def factor_alignment(G1, G2, *, centered=False) -> float:
     """Alignment of K₁ = G₁G₁ᵀ and K₂ = G₂G₂ᵀ from the factors, O(n m₁ m₂).
 
-    Dask or memmap factors are reduced chunk by chunk (:mod:`lorak.parallel`).
+    Dask or memmap factors are reduced chunk by chunk (:func:`lazy_factor_alignment`).
     """
-    from ..parallel import is_dask_array, is_memmap
+    from .._chunked import is_dask_array, is_memmap
 
     if any(is_dask_array(G) or is_memmap(G) for G in (G1, G2)):
-        from ..parallel import factor_alignment as lazy_alignment
-
-        return lazy_alignment(G1, G2, centered=centered)
+        return lazy_factor_alignment(G1, G2, centered=centered)
     for name, G in (("G1", G1), ("G2", G2)):
         if sp.issparse(G):
             raise TypeError(f"{name} is a sparse matrix; factor_alignment needs dense factors")
@@ -95,3 +93,23 @@ def ideal_kernel_factor(y) -> np.ndarray:
     Y = np.zeros((y.shape[0], classes.size))
     Y[np.arange(y.shape[0]), inv] = 1.0
     return Y
+
+
+def lazy_factor_alignment(G1, G2, *, centered=False) -> float:
+    """:func:`factor_alignment` of dask or memmap factors by one reduction over the rows.
+
+    The merged centred moments of [G₁ G₂] give G₁ᵀG₂, G₁ᵀG₁ and G₂ᵀG₂ (uncentred by
+    adding n μμᵀ back); no n × n array and no row kept between chunks.
+    """
+    from .._chunked import row_moments
+
+    if G1.shape[0] != G2.shape[0]:
+        raise ValueError(f"G1 and G2 must have the same number of rows; got {G1.shape}, {G2.shape}")
+    m1 = G1.shape[1]
+    n, mean, S = row_moments(G1, G2)
+    if not centered:
+        S = S + n * np.outer(mean, mean)
+    cross = np.linalg.norm(S[:m1, m1:]) ** 2
+    n1 = np.linalg.norm(S[:m1, :m1])
+    n2 = np.linalg.norm(S[m1:, m1:])
+    return float(cross / (n1 * n2)) if n1 > 0 and n2 > 0 else 0.0

@@ -1,5 +1,8 @@
 """Downstream learners on any low-rank factor: LS-SVM, kernel PCA, kernel k-means.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem> (for these models, the pure functions beside the class).
+
 Each takes ``factor=`` — any unfitted transformer whose ``transform`` returns rows G
 with G Gᵀ ≈ K (``lorak.Nystroem`` with any landmarks, ``lorak.IncompleteCholesky``,
 ``lorak.ExactEigen``, later CSI and the learned kernels) — clones and fits it on X,
@@ -11,6 +14,8 @@ the estimator classes validate, fit the factor and store the results.
   the Woodbury identity: O(m²n) time, O(mn) memory (Zhang, Tsang & Kwok 2008, §4.3).
 - :class:`LowRankKernelPCA` — kernel PCA by the m × m eigenproblem of Prop. 4 (§4.2).
 - :class:`KernelKMeans` — kernel k-means = k-means on the factor rows.
+- :class:`SemiSupervisedFactorClassifier` — a factor fitted on all rows plus a
+  classifier on the labeled rows (generalized Nyström's protocol).
 
 Linear models need no wrapper: ``make_pipeline(lorak.Nystroem(...), LinearSVC())`` is
 the "linear SVM on virtual samples" — the factor rows are the virtual samples whose
@@ -28,6 +33,7 @@ from ._lssvm import (
     lssvm_fit_factor,
     woodbury_solve,
 )
+from ._semi_supervised import SemiSupervisedFactorClassifier
 
 __all__ = [
     "LSSVC",
@@ -37,6 +43,7 @@ __all__ = [
     "KernelKMeansResult",
     "LSSVMSolution",
     "LowRankKernelPCA",
+    "SemiSupervisedFactorClassifier",
     "factor_kpca",
     "kernel_kmeans_factor",
     "kpca_eigenvectors",

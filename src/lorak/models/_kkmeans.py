@@ -20,8 +20,8 @@ from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, validate_data
-from ..parallel import ChunkedRowsMixin
 from ._base import fit_factor, transform_factor
 
 __all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]
@@ -45,7 +45,7 @@ class KernelKMeansResult:
     n_iter: int
 
 
-def _kmeans(n_clusters, *, init, n_init, max_iter, tol, seed):
+def _sklearn_kmeans(n_clusters, *, init, n_init, max_iter, tol, seed):
     return KMeans(
         n_clusters=n_clusters,
         init=init,
@@ -70,7 +70,9 @@ def kernel_kmeans_factor(
     init, n_init, max_iter, tol : as in :class:`sklearn.cluster.KMeans`.
     """
     seed = int(rng.integers(np.iinfo(np.int32).max))
-    km = _kmeans(n_clusters, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed)
+    km = _sklearn_kmeans(
+        n_clusters, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed
+    )
     km.fit(G)
     return KernelKMeansResult(
         labels=km.labels_,

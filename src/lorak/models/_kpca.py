@@ -28,8 +28,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunked import ChunkedRowsMixin
 from .._validation import validate_data
-from ..parallel import ChunkedRowsMixin
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
 __all__ = ["FactorKPCA", "LowRankKernelPCA", "factor_kpca", "kpca_eigenvectors", "kpca_scores"]

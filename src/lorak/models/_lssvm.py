@@ -43,13 +43,14 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunked import ChunkedRowsMixin, is_dask_array, lazy_targets, validate_lazy
 from .._validation import check_classification_y, check_positive, validate_data
-from ..parallel import ChunkedRowsMixin, is_dask_array, lazy_targets, validate_lazy
 from ._base import (
     centered_cross_products,
     column_mean,
     fit_factor,
     iter_row_chunks,
+    lazy_centered_cross_products,
     solve_spd,
     transform_factor,
 )
@@ -110,10 +111,8 @@ def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolut
     """
     T = _as_2d_targets(T)
     nu = 1.0 / C
-    if is_dask_array(G):  # one pass of merged per-chunk moments (lorak.parallel)
-        from ..parallel import centered_cross_products as lazy_products
-
-        g_mean, t_mean, S, R = lazy_products(G, T)
+    if is_dask_array(G):  # one pass of merged per-chunk moments
+        g_mean, t_mean, S, R = lazy_centered_cross_products(G, T)
         return_dual = False  # would be n-sized; not formed for a dask G
     else:
         g_mean = column_mean(G)

@@ -6,9 +6,22 @@
   :func:`weighted_nearest_psd` — its elementwise-weighted special case;
 - :func:`fista_psd` — accelerated projected gradient with adaptive restart;
 - :func:`armijo_projected_gradient` — gradient mapping with backtracking (the
-  generalized Nyström paper's eq. 9–10).
+  generalized Nyström paper's eq. 9–10);
+- :func:`gfb_split`, :func:`gfb_naive` — generalized forward–backward for the ℓp-MKL
+  SVM dual over a :class:`FactorStack` of low-rank factors (``WEIGHTS``: its block
+  weightings); :func:`svm_newton` — the primal Newton solver of the same problem.
 """
 
+from ._gfb import (
+    WEIGHTS,
+    FactorStack,
+    GFBResult,
+    gfb_naive,
+    gfb_split,
+    project_feasible,
+    svm_dual_objective,
+)
+from ._newton import svm_newton
 from ._psd import (
     SolverResult,
     admm_psd,
@@ -20,11 +33,19 @@ from ._psd import (
 )
 
 __all__ = [
+    "WEIGHTS",
+    "FactorStack",
+    "GFBResult",
     "SolverResult",
     "admm_psd",
     "armijo_projected_gradient",
     "fista_psd",
+    "gfb_naive",
+    "gfb_split",
+    "project_feasible",
     "psd_projection",
     "scaled_psd_projection",
+    "svm_dual_objective",
+    "svm_newton",
     "weighted_nearest_psd",
 ]

@@ -546,7 +546,7 @@ class _Monitor:
         return stop
 
 
-def _finish(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state=None):
+def _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state=None):
     """The result record: α projected onto the feasible set, γ, objective, gap."""
     alpha_f = project_feasible(alpha, y, C)
     dcol = np.repeat(d[active], Fa.ranks)
@@ -771,7 +771,7 @@ def gfb_split(
         "zeq": zeq,
         "zbox": zbox,
     }
-    return _finish(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state)
+    return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state)
 
 
 # --------------------------------------------------------------------------- naive GFB
@@ -878,4 +878,4 @@ def gfb_naive(
         "scale": scale,
         "relax": lam,
     }
-    return _finish(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info)
+    return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info)

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
+from .._linalg import symmetrize as _sym
+
 __all__ = [
     "SolverResult",
     "admm_psd",
@@ -78,10 +80,6 @@ class SolverResult:
     converged: bool
     history: list = field(default_factory=list)
     info: dict = field(default_factory=dict)
-
-
-def _sym(M):
-    return 0.5 * (M + M.T)
 
 
 def psd_projection(M, *, return_eigenvalues=False, eig_dtype=np.float64):
@@ -141,7 +139,7 @@ def scaled_psd_projection(M, d=None):
     return psd_projection(np.asarray(M, dtype=np.float64) * s) / s
 
 
-def _norm(A, s=None):
+def _weighted_fro(A, s=None):
     return float(np.linalg.norm(A if s is None else A * s))
 
 
@@ -391,7 +389,7 @@ def fista_psd(
         step = g / L if dd is None else g / (L * dd)
         Xn = proj(Y - step)
         fn = float(f(Xn))
-        res = _norm(Xn - Y, s) / max(_norm(Xn, s), np.finfo(float).tiny)
+        res = _weighted_fro(Xn - Y, s) / max(_weighted_fro(Xn, s), np.finfo(float).tiny)
         rounding = 16.0 * eps * max(abs(fx), abs(fn))
         if restart and fn > fx + rounding:
             if Y is X and res <= res_tol:
@@ -461,7 +459,7 @@ def armijo_projected_gradient(
                 break
             a *= factor
             n_backtrack += 1
-        res = _norm(D) / max(_norm(B), np.finfo(float).tiny)
+        res = _weighted_fro(D) / max(_weighted_fro(B), np.finfo(float).tiny)
         decrease = abs(fs - fb) / max(abs(fb), np.finfo(float).tiny)
         S, fs = B, fb
         history.append(fs)

@@ -1,0 +1,100 @@
+"""Pivoted incomplete Cholesky as a scikit-learn transformer, inductive through its pivots.
+
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: here :func:`lorak.decompose.incomplete_cholesky`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..decompose import incomplete_cholesky, pivot_transform_matrix
+from ._base import _KernelFactor
+
+__all__ = ["IncompleteCholesky"]
+
+
+class IncompleteCholesky(_KernelFactor):
+    """Pivoted incomplete Cholesky factor K ≈ G Gᵀ, inductive through its pivots.
+
+    Needs only diag(K) and one kernel column per step (O(r²n) time, O(rn) memory).
+    ``transform(X_new)`` = k(X_new, X_pivots) L⁻ᵀ with L = G(pivots, :) (Bach & Jordan
+    2005, §6.2); on the training rows it reproduces ``G_`` up to round-off.
+
+    Parameters
+    ----------
+    kernel, gamma, bandwidth, coef0, degree, kernel_params :
+        As for :class:`Nystroem`, except that the default bandwidth is the rule
+        ``"mean_pairwise"`` when neither gamma nor bandwidth is given.
+    n_components : int, default=100
+        Maximum rank.
+    tol : float, default=0.0
+        Stop once tr(K − GGᵀ) ≤ tol · tr(K). With tol = 0 the factor stops at
+        ``n_components`` or when the residual is zero to working precision.
+
+    Attributes
+    ----------
+    G_ : (n, r) factor of the training rows (Fortran order).
+    pivots_ : (r,) pivot rows in the order chosen.
+    components_ : (r, d) the pivot points X[pivots_].
+    normalization_ : (r, r) upper-triangular L⁻ᵀ.
+    residual_trace_ : (r + 1,) tr(K − G_k G_kᵀ)/tr(K) after k = 0..r steps.
+    n_components_ : int, the rank reached.
+    kernel_ : the resolved kernel.
+    """
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma=None,
+        bandwidth=None,
+        coef0=None,
+        degree=None,
+        kernel_params=None,
+        n_components=100,
+        tol=0.0,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.tol = tol
+
+    _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
+
+    def fit(self, X, y=None):
+        """Run the pivoted incomplete Cholesky on k(X, X)."""
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        return self._fit(X).G_
+
+    def _fit(self, X):
+        X = self._validate_fit_X(X)
+        m = self._check_n_components(X.shape[0])
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real):
+            raise TypeError(f"tol must be a number; got {self.tol!r}")
+        if not 0 <= self.tol < 1:
+            raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
+        kernel = self.kernel_ = self._build_kernel(X, None)
+        res = incomplete_cholesky(
+            kernel.diag(X),
+            lambda i: kernel(X, X[i : i + 1]).ravel(),
+            m,
+            tol=self.tol,
+            dtype=X.dtype,
+        )
+        self.G_ = res.G
+        self.pivots_ = res.pivots
+        self.components_ = X[res.pivots]
+        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(X.dtype)
+        self.normalization_is_upper_ = True
+        self.residual_trace_ = res.residual_trace
+        self.n_components_ = res.G.shape[1]
+        self.converged_ = res.converged
+        return self
