@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
-from .._validation import check_n_components, validate_data
+from .._validation import check_generator, check_n_components, validate_data
 from ..kernels import kernel_product, make_kernel
 from ..landmarks import Landmarks, select_landmarks
 
@@ -49,6 +49,33 @@ class _KernelFactor(
         )
         return kernel.resolve(X, rng)
 
+    # ------------------------------------------------------------ the template fit
+    def fit(self, X, y=None):
+        """Validate X, build the kernel, choose landmarks, run the math, store the factor.
+
+        The steps are the hooks below; an estimator supplies ``_fit_math`` (and, where it
+        has them, ``_check_fit_params`` and ``_select_landmarks``).
+        """
+        X = self._validate_fit_X(X)
+        m = self._check_fit_params(X)
+        rng = check_generator(self.random_state) if hasattr(self, "random_state") else None
+        self.kernel_ = self._build_kernel(X, rng)
+        landmarks = self._select_landmarks(X, m, rng)
+        self._fit_math(X, y, landmarks)
+        return self
+
+    def _check_fit_params(self, X):
+        """Check the parameters against X; return the rank or landmark count m."""
+        return self._check_n_components(X.shape[0])
+
+    def _select_landmarks(self, X, m, rng):
+        """The landmarks the math works on, or None when it needs none."""
+        return None
+
+    def _fit_math(self, X, y, landmarks):  # pragma: no cover - every factor defines it
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ shared steps
     def _validate_fit_X(self, X):
         if is_dask_array(X):  # only classes with _lazy_fit = True get here
             return validate_lazy(self, X, reset=True)
@@ -80,4 +107,5 @@ class _KernelFactor(
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
         return tags

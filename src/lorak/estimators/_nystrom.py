@@ -11,8 +11,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator
-from ..decompose import default_rtol, nystrom_normalization, top_eigenpairs
+from .._validation import check_generator, validate_data
+from ..decompose import (
+    NystromNormalization,
+    default_rtol,
+    nystrom_normalization,
+    top_eigenpairs,
+)
 from ..kernels import kernel_block, make_kernel
 from ..landmarks import select_landmarks
 from ._base import _KernelFactor
@@ -96,7 +101,18 @@ class Nystroem(_KernelFactor):
 
     _lazy_fit = True  # fit on a dask array: see lorak.parallel
 
+    def _check_kernel_args(self):
+        if callable(self.kernel) or self.kernel == "precomputed":
+            given = [k for k in ("gamma", "coef0", "degree") if getattr(self, k) is not None]
+            if given:
+                raise ValueError(
+                    "Don't pass gamma, coef0 or degree to Nystroem if using a callable or "
+                    f"precomputed kernel (got {', '.join(given)}); use kernel_params or set "
+                    "them inside the kernel"
+                )
+
     def _build_kernel(self, X, rng):
+        self._check_kernel_args()
         gamma = self.gamma
         uses_gamma = isinstance(self.kernel, str) and self.kernel in (
             "rbf",
@@ -127,14 +143,18 @@ class Nystroem(_KernelFactor):
         m = None if given else self._check_n_components(X.shape[0])
         if self.rtol is not None and not (0 <= self.rtol < 1):
             raise ValueError(f"rtol must be in [0, 1); got {self.rtol!r}")
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            return self._fit_precomputed(X, m, rng)
         self.kernel_ = self._build_kernel(X, rng)
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
         Z = lm.points
         if not sp.issparse(Z):
             Z = np.asarray(Z, dtype=X.dtype)
         Z64 = Z.astype(np.float64) if Z.dtype != np.float64 else Z
-        W = kernel_block(self.kernel_, Z64, Z64)
-        norm = nystrom_normalization(W, weights=lm.weights, rtol=self.rtol, dtype=X.dtype)
+        # k(Z, Z) through the kernel's own call: a scikit-learn-style callable f(x, z)
+        # is then evaluated once per unordered landmark pair, as scikit-learn does
+        W = np.asarray(self.kernel_(Z64), dtype=np.float64)
+        norm = _normalization(self.kernel_, W, lm.weights, self.rtol, X.dtype)
         self.normalization_ = norm.N
         self.normalization_is_upper_ = norm.upper_triangular
         self.n_components_ = norm.rank
@@ -145,10 +165,98 @@ class Nystroem(_KernelFactor):
         self.rtol_ = default_rtol(X.dtype) if self.rtol is None else self.rtol
         return self
 
+    def partial_fit(self, X, y=None):
+        """Fit on the first batch; later batches only check their shape.
+
+        A Nyström factor depends on the data only through its landmarks: once they are
+        chosen (from the first batch, or given as points), every batch is transformed
+        by the same k(·, Z) N, so streaming fits need no state beyond the landmarks.
+        Pass the landmarks as points and a numeric gamma or bandwidth (a bandwidth rule
+        is resolved on the first batch) to make the result independent of how the rows
+        are batched.
+        """
+        if not hasattr(self, "normalization_"):
+            return self.fit(X, y)
+        if isinstance(getattr(self, "kernel_", None), str):  # precomputed
+            validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        else:
+            validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return self
+
+    def _fit_precomputed(self, K, m, rng):
+        """``kernel="precomputed"``: X is the n × n training kernel (scikit-learn's form).
+
+        Landmarks are rows of K (``"uniform"`` or row indices); W = K[idx][:, idx];
+        ``transform`` takes k(X_new, X_train) (n' × n) and uses its landmark columns.
+        """
+        if sp.issparse(K) or K.shape[0] != K.shape[1]:
+            raise ValueError(
+                "kernel='precomputed' takes the square n × n kernel matrix of the training "
+                f"rows; got shape {K.shape}"
+            )
+        self._check_kernel_args()
+        if isinstance(self.landmarks, str) and self.landmarks != "uniform":
+            raise ValueError(
+                "kernel='precomputed' selects landmarks as rows: landmarks must be "
+                f"'uniform' or row indices; got {self.landmarks!r}"
+            )
+        lm = select_landmarks(self.landmarks, K, m, rng=rng, kernel=None)
+        if lm.indices is None:
+            raise ValueError("kernel='precomputed' needs landmarks given as row indices")
+        idx = np.asarray(lm.indices)
+        W = np.asarray(K[np.ix_(idx, idx)], dtype=np.float64)
+        norm = nystrom_normalization(W, weights=lm.weights, rtol=self.rtol, dtype=K.dtype)
+        self.kernel_ = "precomputed"
+        self.normalization_ = norm.N
+        self.normalization_is_upper_ = norm.upper_triangular
+        self.n_components_ = norm.rank
+        self.components_ = K[idx]
+        self.component_indices_ = idx
+        self.landmark_weights_ = lm.weights
+        self.landmark_info_ = dict(lm.info or {})
+        self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
+        return self
+
+    def transform(self, X):
+        """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X').
+
+        With ``kernel="precomputed"``, X is k(X_new, X_train) (n' × n_train).
+        """
+        if not (isinstance(getattr(self, "kernel_", None), str)):
+            return super().transform(X)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        N = self.normalization_.astype(X.dtype, copy=False)
+        return X[:, self.component_indices_] @ N
+
     @property
     def landmarks_(self):
         check_is_fitted(self, "components_")
         return self.components_
+
+
+def _normalization(kernel, W, weights, rtol, dtype):
+    """Nyström normalization; for kernels that are not PSD (scikit-learn's sigmoid and
+    additive χ²), W's eigenvalues enter by magnitude: G Gᵀ = E U |Λ|⁻¹ Uᵀ Eᵀ, what
+    scikit-learn's SVD-based normalization gives, instead of dropping the negative part
+    (which would leave fewer columns than scikit-learn's)."""
+    if getattr(kernel, "psd", True):
+        return nystrom_normalization(W, weights=weights, rtol=rtol, dtype=dtype)
+    from scipy.linalg import eigh
+
+    Wd = np.asarray(W, dtype=np.float64)
+    if weights is not None:
+        Wd = Wd * weights[:, None] * weights[None, :]
+    lam, U = eigh(0.5 * (Wd + Wd.T), check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, U = lam[order], U[:, order]
+    mag = np.abs(lam)
+    cut = (default_rtol(dtype) if rtol is None else rtol) * (mag[0] if mag.size else 0.0)
+    keep = mag > cut
+    N = U[:, keep] / np.sqrt(mag[keep])
+    if weights is not None:
+        N *= np.asarray(weights, dtype=np.float64)[:, None]
+    N = np.ascontiguousarray(N, dtype=dtype)
+    return NystromNormalization(N, int(keep.sum()), False, lam[keep])
 
 
 class ExactEigen(_KernelFactor):
@@ -195,17 +303,11 @@ class ExactEigen(_KernelFactor):
 
     _lazy_fit_reason = "it forms the full n × n kernel matrix"
 
-    def fit(self, X, y=None):
-        """Eigendecompose the full kernel matrix of X."""
-        self._fit(X)
-        return self
-
     def fit_transform(self, X, y=None):
-        self._fit(X)
-        return self.embedding_
+        """Fit, and return U Λ^{1/2} of the training rows."""
+        return self.fit(X).embedding_
 
-    def _fit(self, X):
-        X = self._validate_fit_X(X)
+    def _check_fit_params(self, X):
         n = X.shape[0]
         if n > self.max_samples:
             raise ValueError(
@@ -213,12 +315,14 @@ class ExactEigen(_KernelFactor):
                 f"{self.max_samples}; use Nystroem or IncompleteCholesky for large n, or "
                 "raise max_samples if the memory is there"
             )
-        m = self._check_n_components(n)
-        self.kernel_ = self._build_kernel(X, None)
+        return self._check_n_components(n)
+
+    def _fit_math(self, X, y, landmarks):
+        """The top eigenpairs of the full kernel matrix of X."""
+        m = self._check_n_components(X.shape[0])
         K = kernel_block(self.kernel_, X, X).astype(np.float64, copy=False)
         lam, U = top_eigenpairs(K, m)
         self.eigenvalues_ = lam
         self.components_ = X
         self.normalization_ = (U / np.sqrt(lam)).astype(X.dtype)
         self.embedding_ = (U * np.sqrt(lam)).astype(X.dtype)
-        return self
