@@ -110,11 +110,12 @@ sphinx_gallery_conf = {
     "reset_argv": "lorak_docs.gallery_argv",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    # the quickstart first, then the rest by file name
+    "within_subsection_order": "lorak_docs.QuickstartFirst",
     "show_memory": False,
     "min_reported_time": 1e9,
     "matplotlib_animations": False,
-    "image_scrapers": ("matplotlib",),
+    "image_scrapers": ("lorak_docs",),  # the --plot file, else open figures
     "capture_repr": (),
     "abort_on_example_error": True,
     "plot_gallery": os.environ.get("LORAK_DOCS_GALLERY", "True"),

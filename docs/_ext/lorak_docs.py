@@ -177,15 +177,58 @@ def _write(path: Path, lines: list[str]) -> None:
 
 
 # ------------------------------------------------------------------------------ gallery
+def _plot_file(src_file) -> Path:
+    return Path(tempfile.gettempdir()) / f"lorak-example-{Path(src_file).stem}.png"
+
+
 def gallery_argv(gallery_conf, script_vars) -> list[str]:
     """Command-line arguments of a gallery example: its quick mode, and ``--plot`` to a
-    temporary PNG where the script can draw a figure (the open figure is what the
-    gallery shows)."""
+    temporary PNG where the script draws its figure (:func:`plot_file_scraper` puts
+    that file on the example's page)."""
     src = Path(script_vars["src_file"]).read_text(encoding="utf-8")
     argv = ["--quick"]
     if '"--plot"' in src:
-        argv += ["--plot", str(Path(tempfile.gettempdir()) / "lorak-example.png")]
+        png = _plot_file(script_vars["src_file"])
+        png.unlink(missing_ok=True)
+        argv += ["--plot", str(png)]
     return argv
+
+
+def plot_file_scraper(block, block_vars, gallery_conf):
+    """The gallery's image scraper: the figure an example saved with ``--plot`` (so a
+    script may close its figures), then any other figure it left open."""
+    import shutil
+
+    from sphinx_gallery.scrapers import figure_rst, matplotlib_scraper
+
+    png = _plot_file(block_vars["src_file"])
+    if png.exists():
+        target = next(block_vars["image_path_iterator"])
+        shutil.copyfile(png, target)
+        png.unlink()
+        import matplotlib.pyplot as plt
+
+        plt.close("all")  # the saved file is the figure; open ones are the same
+        return figure_rst([target], gallery_conf["src_dir"])
+    return matplotlib_scraper(block, block_vars, gallery_conf)
+
+
+def _get_sg_image_scraper():
+    """sphinx-gallery's hook: ``image_scrapers = ("lorak_docs",)``."""
+    return plot_file_scraper
+
+
+class QuickstartFirst:
+    """Gallery order: the quickstart, then the other examples by file name."""
+
+    def __init__(self, src_dir):
+        self.src_dir = src_dir
+
+    def __call__(self, filename: str):
+        return (Path(filename).name != "quickstart.py", Path(filename).name)
+
+    def __repr__(self) -> str:  # sphinx-gallery keys its cache on the repr
+        return "QuickstartFirst()"
 
 
 # ------------------------------------------------------------------ bench snapshots
