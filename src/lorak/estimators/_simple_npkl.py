@@ -390,7 +390,9 @@ class SimpleNPKL(
                 f"SimpleNPKL: degenerate kernel at C={C:.3g}: "
                 f"{100 * self.degeneracy_.constraint_share:.0f} % of tr(K) lies in "
                 "directions the constraints alone make positive (localized on the "
-                "constrained points, not propagated along the kNN graph); "
+                "constrained points, not propagated along the kNN graph: with sparse or "
+                "moderate constraints, the clustering of the rows they do not touch "
+                "degrades); "
                 + (
                     "C='auto' had to raise C above 1/λ_max(T) because the kNN graph "
                     "supports none of the constraints: check them or add more"
