@@ -90,10 +90,17 @@ def test_tiny_end_to_end_run_renders_the_table(tmp_path):
     assert c["target_reps"] == 30 and c["default_reps"] == 30
     by = c["cpu_per_rep_by_method"]
     assert set(by) == {m.name for m in gnys.TABLE1_METHODS}
-    # the shared landmarks are counted once, not in each of the four k-means columns
-    assert c["landmarks_cpu_per_rep"] > 0
-    assert c["cpu_per_rep"] == pytest.approx(sum(by.values()) - 3 * c["landmarks_cpu_per_rep"])
+    # the shared landmarks (and labeled draws) are counted once per repetition, not in
+    # each of the columns that used them
+    assert c["shared_cpu_per_rep"] > 0
+    assert c["cpu_per_rep"] < sum(by.values())
+    recs = [r for r in res.records if r["seed"] == res.records[0]["seed"]]
+    own = sum(r["cpu_seconds"] - r["shared_cpu_seconds"] for r in recs)
+    items = {k: v[1] for r in recs for k, v in r["shared_items"].items()}
+    assert any(k.startswith("('kmeans'") for k in items)
     assert cost["total_cpu_at_target_reps"] == pytest.approx(30 * c["cpu_per_rep"])
+    reps_seen = {r["seed"] for r in res.records}
+    assert len(reps_seen) == 2 and own + sum(items.values()) > 0
     assert "Cost of the protocol" in text and "Projected cost" in text
     pytest.importorskip("matplotlib")
     plots = gnys._gnys_plots(res, tmp_path)

@@ -197,6 +197,13 @@ def test_shared_work_is_charged_to_every_cell_that_uses_it():
     assert ds["prepare_seconds"] >= 0
     row = result.rows[0]
     assert row["cpu_seconds_mean"] is not None
+    # the repetition's CPU total counts the shared item once, not once per method
+    c = result.cpu_per_repetition("s", "toy")
+    assert c["reps"] == 1 and set(c["by_method"]) == {"a", "b"}
+    assert c["per_rep"] == pytest.approx(
+        a["cpu_seconds"] + b["cpu_seconds"] - b["shared_cpu_seconds"], abs=1e-9
+    )
+    assert list(a["shared_items"]) == list(b["shared_items"]) == ["'nap'"]
 
 
 def test_shared_outside_a_run_just_caches():

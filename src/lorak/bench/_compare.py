@@ -20,6 +20,7 @@ __all__ = [
     "per_rep",
     "reference_entry",
     "signed_delta",
+    "win_counts",
     "within_std",
     "yes_no",
 ]
@@ -60,6 +61,26 @@ def paired_wins(a: dict, b: dict, tol: float = 1e-9):
         return None
     d = np.array([a[k] - b[k] for k in common])
     return float(d.mean()), int((d > tol).sum()), int((np.abs(d) <= tol).sum()), len(common)
+
+
+def win_counts(tables, ours, others, *, ties_win_best=False) -> dict:
+    """Over ``tables`` (each ``{column: value}``, lower is better) that hold ``ours``:
+    how many have ``ours`` strictly below each of ``others`` (``"ours<other"``), how many
+    have it below every other present column (``"ours best"``; with ``ties_win_best`` a
+    tie counts as best), and ``"n"``, the tables counted."""
+    c = {f"{ours}<{o}": 0 for o in others}
+    c[f"{ours} best"] = 0
+    n = 0
+    for t in tables:
+        if ours not in t:
+            continue
+        n += 1
+        for o in others:
+            c[f"{ours}<{o}"] += o in t and t[ours] < t[o]
+        rivals = [t[o] for o in others if o in t]
+        c[f"{ours} best"] += all(t[ours] <= v if ties_win_best else t[ours] < v for v in rivals)
+    c["n"] = n
+    return c
 
 
 def within_std(mean, ref_mean, ref_std):

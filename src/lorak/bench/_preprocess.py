@@ -8,12 +8,24 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["minmax_scale", "standardize"]
+__all__ = ["dense", "minmax_scale", "split_indices", "standardize"]
 
 
-def _dense(X) -> np.ndarray:
+def dense(X) -> np.ndarray:
+    """``X`` as a dense float64 array (sparse matrices expanded)."""
     X = X.toarray() if hasattr(X, "toarray") else X
     return np.asarray(X, dtype=np.float64)
+
+
+_dense = dense
+
+
+def split_indices(n: int, seed: int, test_size: float = 0.3):
+    """A random train/test split of range(n): ``(train, test)``, each sorted, the test
+    part ``round(test_size · n)`` rows (the same for every method of a repetition)."""
+    perm = np.random.default_rng(seed).permutation(n)
+    n_test = round(test_size * n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
 def _note(data, text):

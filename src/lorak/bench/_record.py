@@ -31,8 +31,9 @@ class RunResult:
         ``seconds`` and ``cpu_seconds`` (wall and process CPU time the runner measured
         around ``method.run``, with the shared cached work the cell used charged in full,
         see :meth:`lorak.bench.Task.shared`), ``shared_seconds`` and
-        ``shared_cpu_seconds`` (that shared part), ``metrics`` (a dict) and ``error``
-        (None or the message).
+        ``shared_cpu_seconds`` (that shared part), ``shared_items`` (each shared item's
+        ``[wall, cpu]`` seconds by its key), ``metrics`` (a dict) and ``error`` (None or
+        the message).
     failures : list of dict
         ``part, dataset, method, params, rep, stage`` (load/prepare/fit/metric) and
         ``error``.
@@ -71,6 +72,36 @@ class RunResult:
     def cpu_seconds(self) -> float:
         """Sum of the process CPU seconds of every cell that ran."""
         return float(sum(r.get("cpu_seconds") or 0.0 for r in self.records))
+
+    def cpu_per_repetition(self, part: str, dataset: str) -> dict:
+        """CPU seconds of one repetition of every method of ``part`` on ``dataset``,
+        shared work counted once (not once per cell that used it).
+
+        Returns ``{"per_rep": mean over repetitions, "by_method": {method: mean CPU s
+        per cell, shared work included}, "shared": mean CPU s of the shared items per
+        repetition, "reps": repetitions seen}`` (empty dict without records).
+        """
+        own: dict = {}
+        items: dict = {}
+        by_method: dict = {}
+        for rec in self.select_records(part=part, dataset=dataset):
+            if rec["error"] is not None or rec.get("cpu_seconds") is None:
+                continue
+            seed = rec["seed"]
+            shared = rec.get("shared_cpu_seconds") or 0.0
+            own[seed] = own.get(seed, 0.0) + rec["cpu_seconds"] - shared
+            for key, (_, cpu) in (rec.get("shared_items") or {}).items():
+                items.setdefault(seed, {})[key] = cpu
+            by_method.setdefault(rec["method"], []).append(rec["cpu_seconds"])
+        if not own:
+            return {}
+        shared = {s: sum(items.get(s, {}).values()) for s in own}
+        return {
+            "per_rep": sum(own[s] + shared[s] for s in own) / len(own),
+            "by_method": {m: sum(v) / len(v) for m, v in by_method.items()},
+            "shared": sum(shared.values()) / len(own),
+            "reps": len(own),
+        }
 
     def select(self, *, part=None, dataset=None, method=None, metric=None) -> list[dict]:
         """Result rows matching all given fields."""

@@ -577,7 +577,7 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
 def write_combined(entries, out_dir, *, meta: dict) -> dict:
     """Write the combined ``report.md`` and ``index.json`` of ``lorak bench all``.
 
-    ``entries`` are :class:`lorak.bench._runner.AllEntry` objects whose files lie in
+    ``entries`` are :class:`lorak.bench._record.AllEntry` objects whose files lie in
     ``out_dir/NAME``; the report has a summary table (status, wall seconds, links), a
     wall-time table (per experiment and in total: wall, run and timed-fit seconds),
     then every experiment's own report — its tables with the paper's numbers beside ours,

@@ -445,6 +445,7 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
             "cpu_seconds": None,
             "shared_seconds": None,
             "shared_cpu_seconds": None,
+            "shared_items": {},
             "metrics": {},
             "error": None,
         }
@@ -464,6 +465,7 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
         rec["cpu_seconds"] = cost.cpu
         rec["shared_seconds"] = ledger.shared.wall
         rec["shared_cpu_seconds"] = ledger.shared.cpu
+        rec["shared_items"] = {repr(k): [c.wall, c.cpu] for k, c in ledger.used.items()}
         seconds.append(cost.wall)
         cpu.append(cost.cpu)
         for metric in part.metrics:

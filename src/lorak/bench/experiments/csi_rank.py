@@ -76,6 +76,7 @@ import numpy as np
 from ...decompose import incomplete_cholesky, pivot_transform_matrix
 from ...kernels import Gaussian, kernel_block, kernel_product
 from ...models import lssvm_fit_dense, lssvm_prefix_decisions
+from .._preprocess import dense, split_indices
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
@@ -245,10 +246,7 @@ def _standardize(X_train, X_test):
 
 
 def _split(n, seed):
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
-    n_test = round(TEST_FRACTION * n)
-    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+    return split_indices(n, seed, TEST_FRACTION)
 
 
 def _cv_choose(X, y, classes, cv_rank=CV_RANK):
@@ -280,8 +278,7 @@ def _cv_choose(X, y, classes, cv_rank=CV_RANK):
 
 
 def _prepare(data, quick: bool = False) -> dict:
-    X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
-    X = np.asarray(X, dtype=np.float64)
+    X = dense(data.X)
     y = np.asarray(data.y)
     notes = []
     name = data.spec.name

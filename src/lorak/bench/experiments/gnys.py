@@ -63,8 +63,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from .._compare import (
     first_row,
     mean_std_text,
@@ -338,13 +336,10 @@ def _gnys_plots(result, out_dir):
 
 def table1_cost(result, target_reps=(30, 30)) -> dict:
     """CPU seconds of one repetition per dataset (all columns; the shared k-means
-    landmarks counted once) and the projection to ``target_reps`` (small, large; the
-    paper's 30 by default) and to the parts' default repetitions.
-
-    From the runner's per-cell CPU seconds (process CPU time, single-threaded BLAS; each
-    k-means column is charged the shared landmarks, recorded apart as
-    ``shared_cpu_seconds``), so the projection holds for an unloaded core whatever the
-    load was.
+    landmarks counted once: :meth:`lorak.bench.RunResult.cpu_per_repetition`) and the
+    projection to ``target_reps`` (small, large; the paper's 30 by default) and to the
+    parts' default repetitions. Process CPU time with single-threaded BLAS, so the
+    projection holds for an unloaded core whatever the load was.
     """
     rows = []
     for part, reps_to in zip(("small", "large"), target_reps, strict=True):
@@ -353,33 +348,21 @@ def table1_cost(result, target_reps=(30, 30)) -> dict:
         except (KeyError, ValueError):
             reps_default = reps_to
         for d in result.dataset_labels(part):
-            per_method, lm, seeds = {}, [], set()
-            for rec in result.select_records(part=part, dataset=d):
-                if rec["error"] is not None or rec.get("cpu_seconds") is None:
-                    continue
-                per_method.setdefault(rec["method"], []).append(rec["cpu_seconds"])
-                if rec["method"] in KMEANS_COLUMNS and rec.get("shared_cpu_seconds"):
-                    lm.append(rec["shared_cpu_seconds"])
-                seeds.add(rec["seed"])
-            if not per_method:
+            c = result.cpu_per_repetition(part, d)
+            if not c:
                 continue
-            mean = {k: float(np.mean(v)) for k, v in per_method.items()}
-            # the k-means columns each include the shared landmark time: count it once
-            n_km = sum(1 for k in mean if k in KMEANS_COLUMNS)
-            lm_mean = float(np.mean(lm)) if lm else 0.0
-            per_rep = sum(mean.values()) - max(n_km - 1, 0) * lm_mean
             rows.append(
                 {
                     "dataset": d,
                     "part": part,
-                    "reps_run": len(seeds),
-                    "cpu_per_rep": per_rep,
-                    "cpu_per_rep_by_method": mean,
-                    "landmarks_cpu_per_rep": lm_mean,
+                    "reps_run": c["reps"],
+                    "cpu_per_rep": c["per_rep"],
+                    "cpu_per_rep_by_method": c["by_method"],
+                    "shared_cpu_per_rep": c["shared"],
                     "target_reps": reps_to,
-                    "cpu_at_target_reps": per_rep * reps_to,
+                    "cpu_at_target_reps": c["per_rep"] * reps_to,
                     "default_reps": reps_default,
-                    "cpu_at_default_reps": per_rep * reps_default,
+                    "cpu_at_default_reps": c["per_rep"] * reps_default,
                 }
             )
     by_method: dict = {}

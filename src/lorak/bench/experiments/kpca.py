@@ -39,6 +39,8 @@ import numpy as np
 from ... import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LowRankKernelPCA, exact_kernel_pca
+from .._compare import win_counts
+from .._preprocess import dense
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
@@ -75,7 +77,6 @@ PAPER_KEYS = {
     "icd": "icd",
     "exact": "svd",
 }
-RANDOMIZED = ("kmeans", "uniform", "column_norm")
 
 
 # ---------------------------------------------------------------- the math
@@ -95,8 +96,7 @@ def exact_kpca(K, n_components: int = N_DIRECTIONS):
 
 
 def _prepare(data) -> dict:
-    X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
-    X = np.asarray(X, dtype=np.float64)
+    X = dense(data.X)
     data.X = X  # every method sees the same dense float64 rows
     kernel = Gaussian(bandwidth="mean_to_centroid").resolve(X)
     n = X.shape[0]
@@ -258,32 +258,11 @@ def table3_rows(result) -> list[dict]:
     return rows
 
 
-def _beats(table: dict, a: str, b: str):
-    if a not in table or b not in table:
-        return None
-    return table[a][0] < table[b][0]
-
-
-def _best_approx(table: dict):
-    cands = {k: v[0] for k, v in table.items() if k in (*RANDOMIZED, "icd")}
-    return min(cands, key=cands.get) if cands else None
-
-
 def kmeans_counts(rows, key: str) -> dict:
-    """Rows where kmeans beats uniform / column_norm / icd, and is the best approximation."""
-    c = {"kmeans<uniform": 0, "kmeans<column_norm": 0, "kmeans<icd": 0, "kmeans best": 0}
-    n = 0
-    for row in rows:
-        t = row[key]
-        if "kmeans" not in t:
-            continue
-        n += 1
-        c["kmeans<uniform"] += bool(_beats(t, "kmeans", "uniform"))
-        c["kmeans<column_norm"] += bool(_beats(t, "kmeans", "column_norm"))
-        c["kmeans<icd"] += bool(_beats(t, "kmeans", "icd"))
-        c["kmeans best"] += _best_approx(t) == "kmeans"
-    c["n"] = n
-    return c
+    """Rows where kmeans beats uniform / column_norm / icd, and is the best approximation
+    (a tie counts as best)."""
+    means = [{m: v[0] for m, v in row[key].items()} for row in rows]
+    return win_counts(means, "kmeans", ("uniform", "column_norm", "icd"), ties_win_best=True)
 
 
 def _cell(entry, digits=3) -> str:

@@ -69,7 +69,7 @@ import numpy as np
 from ... import LowRankMKLClassifier
 from ...kernels import KernelBank
 from ...models import exact_lp_mkl
-from .._preprocess import minmax_scale
+from .._preprocess import dense, minmax_scale, split_indices
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
 
@@ -100,20 +100,8 @@ DATASETS = (
 STAND_INS = (DatasetSpec("breast_cancer", stand_in=True, preprocess=minmax_scale),)
 
 
-def split_indices(n: int, seed: int, test_size: float = 0.3):
-    """A random 70/30 split of range(n) (the same for every method of a repetition)."""
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
-    n_test = round(test_size * n)
-    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
-
-
-def _dense(X):
-    return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-
-
 def _prepare(data, quick: bool = False) -> dict:
-    data.X = np.asarray(_dense(data.X), dtype=np.float64)
+    data.X = dense(data.X)
     labels = np.unique(data.y)
     if labels.size != 2:
         raise ValueError(f"{data.label}: lpmkl needs two classes; got {labels.size}")
@@ -131,7 +119,7 @@ def _prepare(data, quick: bool = False) -> dict:
 def _split(task):
     cache = task.context["splits"]
     if task.seed not in cache:
-        cache[task.seed] = split_indices(task.data.n_samples, task.seed)
+        cache[task.seed] = split_indices(task.data.n_samples, task.seed, 0.3)
     return cache[task.seed]
 
 
@@ -289,7 +277,7 @@ _ACC_NAMES = ("accuracy", "outer_iter", "inner_iter", "compressed_rank", "outer_
 
 
 def _solver_prepare(data) -> dict:
-    data.X = np.asarray(_dense(data.X), dtype=np.float64)
+    data.X = dense(data.X)
     return {"problems": {}}
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from ... import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LSSVC, lssvm_fit_dense
+from .._compare import win_counts
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
@@ -45,7 +46,6 @@ RATIOS = (0.05, 0.1)
 HEATMAP_ROWS = 300  # the kernel heatmaps show this many training rows per pair
 METHOD_ORDER = ("exact", "svd", "kmeans", "uniform", "column_norm", "icd")
 APPROX = ("kmeans", "uniform", "column_norm", "icd")
-RANDOMIZED = ("kmeans", "uniform", "column_norm")
 PAPER_KEYS = {
     "svd": "svd",
     "kmeans": "kmeans_nystrom",
@@ -268,24 +268,11 @@ def table4_rows(result) -> list[dict]:
     return rows
 
 
-def _lt(t, a, b):
-    return a in t and b in t and t[a][0] < t[b][0]
-
-
 def kmeans_counts(rows, key: str) -> dict:
     """Rows (pair × ratio) where kmeans' mean error is below uniform's, column_norm's,
     ICD's, and the lowest of the four approximations (ties are not wins)."""
-    c = {"kmeans<uniform": 0, "kmeans<column_norm": 0, "kmeans<icd": 0, "kmeans best": 0, "n": 0}
-    for row in rows:
-        t = row[key]
-        if "kmeans" not in t:
-            continue
-        c["n"] += 1
-        c["kmeans<uniform"] += _lt(t, "kmeans", "uniform")
-        c["kmeans<column_norm"] += _lt(t, "kmeans", "column_norm")
-        c["kmeans<icd"] += _lt(t, "kmeans", "icd")
-        c["kmeans best"] += all(_lt(t, "kmeans", o) for o in APPROX if o != "kmeans" and o in t)
-    return c
+    means = [{m: v[0] for m, v in row[key].items()} for row in rows]
+    return win_counts(means, "kmeans", tuple(o for o in APPROX if o != "kmeans"))
 
 
 def _cell(e) -> str:

@@ -54,7 +54,8 @@ import scipy.linalg
 from ... import IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...metrics import frobenius_error, quantization_error
-from .._preprocess import minmax_scale
+from .._compare import yes_no
+from .._preprocess import dense, minmax_scale
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, plot_metric_lines, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part, factor_method
@@ -99,8 +100,7 @@ METHOD_ORDER = ("exact", "kmeans", "uniform", "column_norm", "icd")
 
 
 def _prepare(data) -> dict:
-    X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
-    X = np.asarray(X, dtype=np.float64)
+    X = dense(data.X)
     data.X = X  # every method sees the same dense float64 rows
     kernel = Gaussian(bandwidth="mean_to_centroid").resolve(X)
     return {"kernel": kernel, "bandwidth": float(kernel.bandwidth)}
@@ -352,10 +352,6 @@ def _lt(means, a, b):
     return means[a] < means[b]
 
 
-def _yn(v) -> str:
-    return "—" if v is None else ("yes" if v else "no")
-
-
 def _pearson(x, y) -> float | None:
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -424,9 +420,9 @@ def _checks(result) -> str:
                     fmt_num(r["ratio"]),
                     str(r["m"]),
                     r["ordering"],
-                    _yn(r["kmeans<uniform"]),
-                    _yn(r["kmeans<column_norm"]),
-                    _yn(r["exact lowest"]),
+                    yes_no(r["kmeans<uniform"]),
+                    yes_no(r["kmeans<column_norm"]),
+                    yes_no(r["exact lowest"]),
                     "—" if r["icd rank"] is None else f"{r['icd rank']}/{r['n_methods']}",
                 ]
                 for r in v["rows"]
@@ -456,7 +452,7 @@ def _checks(result) -> str:
                     f"{v['counts']['exact lowest']}/{v['n']}",
                     (f"{icd_exp}: {v['counts']['icd']}/{v['n']}" if v["paper_set"] else "—"),
                     fmt_num(v["cn_over_uniform"], 3),
-                    _yn(vd["all"]),
+                    yes_no(vd["all"]),
                 ]
             )
             if v["paper_set"]:
@@ -530,7 +526,7 @@ def orderings_text(result) -> str:
     lines = []
     for label in result.dataset_labels("fig1"):
         v = fig1_verdicts(result, label)
-        lines.append(f"{label}: match={_yn(v['verdict']['all'])}")
+        lines.append(f"{label}: match={yes_no(v['verdict']['all'])}")
         for r in v["rows"]:
             lines.append(f"  m/n={fmt_num(r['ratio'])} (m={r['m']}): {r['ordering']}")
     for label in result.dataset_labels("fig2"):
