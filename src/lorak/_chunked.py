@@ -105,7 +105,17 @@ def validate_lazy(estimator, X, *, reset: bool, name: str = "X"):
             f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
             f"{estimator.n_features_in_} features as input"
         )
-    return _single_column_chunk(X)
+    # every chunk is checked when it is computed (lazily: no extra pass), with the
+    # message scikit-learn gives in memory ("Input X contains NaN.")
+    X = _single_column_chunk(X)
+    return X.map_blocks(_finite_chunk, name, dtype=X.dtype)
+
+
+def _finite_chunk(block, name):
+    from sklearn.utils import assert_all_finite
+
+    assert_all_finite(block, input_name=name)
+    return block
 
 
 def lazy_targets(y, n: int):
@@ -118,6 +128,10 @@ def lazy_targets(y, n: int):
     y = np.asarray(y)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} rows but X has {n}")
+    if y.dtype.kind in "fc" or y.dtype == object:  # the in-memory path's message
+        from sklearn.utils import assert_all_finite
+
+        assert_all_finite(y, input_name="y")
     return y
 
 

@@ -166,6 +166,13 @@ def check_generator(random_state) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        if isinstance(random_state, (bool, np.bool_)) or (
+            random_state is not None and random_state < 0
+        ):
+            raise ValueError(
+                "random_state must be None, a non-negative int, a numpy RandomState or a "
+                f"numpy Generator; got {random_state!r}"
+            )
         return np.random.default_rng(random_state)
     try:
         rs = check_random_state(random_state)

@@ -250,6 +250,11 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         real("eta", self.eta, low=0, strict=False)
         real("gfb_scale", self.gfb_scale, low=0)
         real("compress_rtol", self.compress_rtol, low=0, strict=False)
+        for name, value in (("compress_rtol", self.compress_rtol), ("rtol", self.rtol)):
+            if value is not None:
+                real(name, value, low=0, strict=False)
+                if not value < 1:  # a cut-off relative to the largest eigenvalue
+                    raise ValueError(f"{name} must be in [0, 1); got {value!r}")
         if self.solver not in SOLVERS:
             raise ValueError(f"unknown solver {self.solver!r}; valid names are {sorted(SOLVERS)}")
         if self.gfb_weights not in WEIGHTS:
