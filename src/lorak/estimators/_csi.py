@@ -1,7 +1,8 @@
 """``CSI``: Cholesky with side information as an inductive scikit-learn transformer.
 
-The math lives in :mod:`lorak.learn._csi`; this module validates the input, builds the
-kernel and the target matrix Y, and stores the fitted factor.
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. The math here is :mod:`lorak.learn._csi`; this module validates the
+input, builds the kernel and the target matrix Y, and stores the fitted factor.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class CSI(_KernelFactor):
 
     Examples
     --------
-    >>> from lorak.csi import CSI
+    >>> from lorak import CSI
     >>> from lorak.datasets import make_ringnorm
     >>> X, y = make_ringnorm(300, random_state=0)
     >>> csi = CSI(n_components=20, lookahead=10).fit(X, y)

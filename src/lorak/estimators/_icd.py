@@ -66,22 +66,22 @@ class IncompleteCholesky(_KernelFactor):
 
     _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
 
-    def fit(self, X, y=None):
-        """Run the pivoted incomplete Cholesky on k(X, X)."""
-        self._fit(X)
-        return self
-
     def fit_transform(self, X, y=None):
-        return self._fit(X).G_
+        """Fit, and return the factor G of the training rows (no second pass)."""
+        return self.fit(X).G_
 
-    def _fit(self, X):
-        X = self._validate_fit_X(X)
+    def _check_fit_params(self, X):
         m = self._check_n_components(X.shape[0])
         if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real):
             raise TypeError(f"tol must be a number; got {self.tol!r}")
         if not 0 <= self.tol < 1:
             raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
-        kernel = self.kernel_ = self._build_kernel(X, None)
+        return m
+
+    def _fit_math(self, X, y, landmarks):
+        """Run the pivoted incomplete Cholesky on k(X, X); store G and its pivots."""
+        kernel = self.kernel_
+        m = self._check_n_components(X.shape[0])
         res = incomplete_cholesky(
             kernel.diag(X),
             lambda i: kernel(X, X[i : i + 1]).ravel(),
@@ -97,4 +97,3 @@ class IncompleteCholesky(_KernelFactor):
         self.residual_trace_ = res.residual_trace
         self.n_components_ = res.G.shape[1]
         self.converged_ = res.converged
-        return self

@@ -20,7 +20,10 @@ b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
   the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
   meant for l up to a few thousand; prediction is chunked over the rows of X.
 
-The weight computations are pure functions in :mod:`lorak.learn._kernel_combination`.
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. The weights are pure functions in
+:mod:`lorak.learn._kernel_combination`; the factors are a
+:class:`lorak.decompose.FactorBank`.
 """
 
 from __future__ import annotations

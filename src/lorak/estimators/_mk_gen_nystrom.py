@@ -4,11 +4,15 @@
 kernel K̃ = Σ_j E^(j) T^(j) E^(j)ᵀ out of a bank of M base kernels on one shared set
 of m̃ landmarks; ``transform`` returns the block-diagonal factor
 Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the training rows
-and any new X. The math lives in :mod:`lorak.learn._mk_gen_nystrom`.
+and any new X.
+
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. The math here is :mod:`lorak.learn._mk_gen_nystrom`; the factor
+bank (shared landmarks, chunked transform) is :class:`lorak.decompose.FactorBank`.
 
 >>> import numpy as np
 >>> from lorak.kernels import KernelBank
->>> from lorak.multiple_kernel import MultipleKernelGeneralizedNystroem
+>>> from lorak import MultipleKernelGeneralizedNystroem
 >>> rng = np.random.default_rng(0)
 >>> X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2))]
 >>> y = np.full(120, -1); y[:5] = 0; y[60:65] = 1          # 10 labels, -1 = unlabeled

@@ -1,8 +1,9 @@
 """SimpleNPKL: a kernel learned from pairwise constraints, as a transductive transformer.
 
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-The math lives in :mod:`lorak.learn._simple_npkl`; this module validates input, calls it
-and stores the fitted attributes.
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. The math here is :mod:`lorak.learn._simple_npkl`; this module
+validates input, calls it and stores the fitted attributes.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ class SimpleNPKL(
     --------
     >>> from lorak.datasets import load
     >>> from lorak.constraints import from_labels
-    >>> from lorak.npkl import SimpleNPKL
+    >>> from lorak import SimpleNPKL
     >>> X, y = load("iris")
     >>> c = from_labels(y, ratio=0.7, random_state=0)
     >>> V = SimpleNPKL(random_state=0).fit_transform(X, **c)

@@ -2,7 +2,7 @@
 
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
 Functions here take validated arrays and return arrays or a :class:`NPKLResult`; the
-estimator :class:`lorak.npkl.SimpleNPKL` validates input and stores the results.
+estimator :class:`lorak.SimpleNPKL` validates input and stores the results.
 
 The problem
 -----------
