@@ -387,7 +387,7 @@ def _row_method(func):
 def _refuse_lazy(func):
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
-        if is_dask_array(_first_arg(args, kwargs)):
+        if not self._lazy_fit and is_dask_array(_first_arg(args, kwargs)):
             raise TypeError(
                 f"{type(self).__name__}.{func.__name__} cannot take a dask array: "
                 f"{self._lazy_fit_reason}. Compute it first (X.compute()) if it fits in "
@@ -404,9 +404,10 @@ class ChunkedRowsMixin:
 
     On subclass creation, each of :data:`ROW_METHODS` the class defines is wrapped: a
     dask array gives a lazy dask array computed block by block, a memmap is read in
-    chunks. Classes whose fit cannot run on a dask array (``_lazy_fit = False``, the
-    default) get their :data:`FIT_METHODS` wrapped to raise a ``TypeError`` naming the
-    method and ``_lazy_fit_reason``.
+    chunks. The :data:`FIT_METHODS` a class defines are wrapped too: on a class whose fit
+    cannot run on a dask array (``_lazy_fit = False``, the default) they raise a
+    ``TypeError`` naming the method and ``_lazy_fit_reason`` (checked at call time, so a
+    subclass that sets ``_lazy_fit = True`` may inherit a base class's template fit).
     """
 
     _lazy_fit = False
@@ -421,8 +422,7 @@ class ChunkedRowsMixin:
             elif inspect.isfunction(getattr(f, "fn", None)):  # sklearn's available_if
                 if not getattr(f.fn, "_lorak_chunked", False):
                     f.fn = _row_method(f.fn)
-        if not cls._lazy_fit:
-            for name in FIT_METHODS:
-                f = cls.__dict__.get(name)
-                if inspect.isfunction(f) and not getattr(f, "_lorak_chunked", False):
-                    setattr(cls, name, _refuse_lazy(f))
+        for name in FIT_METHODS:
+            f = cls.__dict__.get(name)
+            if inspect.isfunction(f) and not getattr(f, "_lorak_chunked", False):
+                setattr(cls, name, _refuse_lazy(f))
