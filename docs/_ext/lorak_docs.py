@@ -89,7 +89,7 @@ def _table(module: str, names: list[str], template: str) -> list[str]:
         "",
         ".. autosummary::",
         "   :toctree: generated/",
-        f"   :template: {template}",
+        f"   :template: autosummary/{template}",
         "",
     ]
     lines += [f"   {n}" for n in names]
