@@ -45,3 +45,14 @@ def icd_dense(K, rank):
         R -= np.outer(G[:, k], G[:, k])
         piv.append(i)
     return G, piv
+
+
+def kernel_ridge_with_bias_dense(K, y, C):
+    """Dual of ½‖f‖² + (C/2)Σ(yᵢ − f(xᵢ) − b)² with an unregularized bias: (α, b).
+
+    [K + I/C, 1; 1ᵀ, 0] [α; b] = [y; 0], and f = K α.
+    """
+    n = K.shape[0]
+    A = np.block([[K + np.eye(n) / C, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    sol = np.linalg.solve(A, np.r_[y, 0.0])
+    return sol[:n], float(sol[n])

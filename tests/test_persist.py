@@ -75,6 +75,14 @@ RECIPES = {
     "LowRankMKLClassifier": [
         lambda X, y: lorak.LowRankMKLClassifier(n_kernels=3, rank=10, random_state=0).fit(X, y)
     ],
+    "LowRankMKLRegressor": [
+        lambda X, y: lorak.LowRankMKLRegressor(n_kernels=3, rank=10, random_state=0).fit(
+            X, X[:, 0] ** 2
+        ),
+        lambda X, y: lorak.LowRankMKLRegressor(
+            n_kernels=3, rank=10, loss="epsilon_insensitive", random_state=0
+        ).fit(X, X[:, 0] ** 2),
+    ],
     "LSSVC": [lambda X, y: lorak.LSSVC(_nys()).fit(X, y)],
     "LSSVR": [lambda X, y: lorak.LSSVR(_nys()).fit(X, X[:, 0])],
     "LowRankKernelPCA": [lambda X, y: lorak.LowRankKernelPCA(_nys(), n_components=3).fit(X)],

@@ -10,9 +10,10 @@ the math and stores the results as fitted attributes.
 - :mod:`._csi` — :class:`CSI`; :mod:`._gen_nystrom` — :class:`GeneralizedNystroem`;
   :mod:`._mk_gen_nystrom` — :class:`MultipleKernelGeneralizedNystroem`;
   :mod:`._simple_npkl` — :class:`SimpleNPKL`; :mod:`._lp_mkl` —
-  :class:`LowRankMKLClassifier`; :mod:`._kernel_combination` — the multiple-kernel
-  baselines (:class:`UniformKernelSum`, :class:`ABMKL`, :class:`CABMKL`,
-  :class:`GLMKLClassifier`, :class:`AlignmentMKLClassifier`) — math in ``learn/``;
+  :class:`LowRankMKLClassifier`, :class:`LowRankMKLRegressor`;
+  :mod:`._kernel_combination` — the multiple-kernel baselines (:class:`UniformKernelSum`,
+  :class:`ABMKL`, :class:`CABMKL`, :class:`GLMKLClassifier`,
+  :class:`AlignmentMKLClassifier`) — math in ``learn/``;
 - :mod:`._base` — the shared base: kernel construction, validation, chunked transform.
 """
 
@@ -26,7 +27,7 @@ from ._kernel_combination import (
     GLMKLClassifier,
     UniformKernelSum,
 )
-from ._lp_mkl import LowRankMKLClassifier, default_bank
+from ._lp_mkl import LowRankMKLClassifier, LowRankMKLRegressor, default_bank, regression_bank
 from ._mk_gen_nystrom import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from ._nystrom import ExactEigen, Nystroem
 from ._simple_npkl import SimpleNPKL
@@ -42,10 +43,12 @@ __all__ = [
     "GeneralizedNystroem",
     "IncompleteCholesky",
     "LowRankMKLClassifier",
+    "LowRankMKLRegressor",
     "MultipleKernelGeneralizedNystroem",
     "Nystroem",
     "SimpleNPKL",
     "UniformKernelSum",
     "default_bank",
     "default_gnys_bank",
+    "regression_bank",
 ]

@@ -29,7 +29,7 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
@@ -38,11 +38,19 @@ from .._validation import check_classification_y, check_generator, validate_data
 from ..decompose import resolve_kernel_bank
 from ..kernels import KernelBank, chunk_rows
 from ..learn import LP_MKL_SOLVERS as SOLVERS
-from ..learn import bank_factors, lp_mkl
+from ..learn import (
+    bank_factors,
+    gcv_scores,
+    lp_mkl,
+    lp_mkl_ridge,
+    lp_mkl_svr,
+    ridge_moments,
+    uniform_weights,
+)
 from ..solvers import WEIGHTS
 from ._base import shared_landmarks
 
-__all__ = ["LowRankMKLClassifier", "default_bank"]
+__all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
 
 logger = logging.getLogger(__name__)
 
@@ -442,21 +450,10 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         """Σ_k k_k(x, Z) β_k + b: (n,) for two classes, (n, n_classes) one-vs-rest."""
         check_is_fitted(self, "landmark_coef_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        n = X.shape[0]
-        P, M, R = self.landmark_coef_.shape
-        out = np.empty((n, P))
-        coef = self.landmark_coef_.transpose(1, 2, 0)  # (M, R, P)
-        step = chunk_rows(M * R, 8, None, n)
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            Xc = X[s:e]
-            Xc = Xc.astype(np.float64) if hasattr(Xc, "toarray") else np.asarray(Xc, float)
-            blocks = self.kernels_.blocks(Xc, self.components_)
-            acc = np.zeros((e - s, P))
-            for k, B in enumerate(blocks):
-                acc += B @ coef[k]
-            out[s:e] = acc + self.intercept_[None, :]
-        return out[:, 0] if P == 1 else out
+        out = _bank_decision(
+            self.kernels_, self.components_, self.landmark_coef_, self.intercept_, X
+        )
+        return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
         """Class labels: sign of the decision (two classes) or its argmax (one-vs-rest)."""
@@ -464,6 +461,328 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         if D.ndim == 1:
             return self.classes_[(D > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _bank_decision(kernels, Z, landmark_coef, intercept, X):
+    """Σ_k k_k(x, Z) β_k + b for every row of X, chunked: (n, P) for P problems."""
+    n = X.shape[0]
+    P, M, R = landmark_coef.shape
+    out = np.empty((n, P))
+    coef = landmark_coef.transpose(1, 2, 0)  # (M, R, P)
+    step = chunk_rows(M * R, 8, None, n)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        Xc = X[s:e]
+        Xc = Xc.astype(np.float64) if hasattr(Xc, "toarray") else np.asarray(Xc, float)
+        acc = np.zeros((e - s, P))
+        for k, B in enumerate(kernels.blocks(Xc, Z)):
+            acc += B @ coef[k]
+        out[s:e] = acc + intercept[None, :]
+    return out
+
+
+def regression_bank(n_kernels: int = 12, factor_range=(2.0**-6, 2.0**5)) -> KernelBank:
+    """Scale-free Gaussians exp(−‖x−y‖²/b), b log-spaced over ``factor_range`` times the
+    mean pairwise squared distance of the training rows (X and c·X give the same model)."""
+    lo, hi = factor_range
+    return KernelBank.gaussian(factors=np.geomspace(lo, hi, n_kernels), base="mean_pairwise")
+
+
+LOSSES = ("squared", "epsilon_insensitive")
+
+
+class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
+    """ℓp-norm multiple kernel learning for regression on low-rank (Nyström) base kernels.
+
+    The regression twin of :class:`LowRankMKLClassifier`: a bank of base kernels on one
+    shared landmark set, weights d learned in closed form (d_k ∝ ‖f_k‖^{2/(p+1)},
+    ‖d‖_p = 1) together with a regression function f = Σ_k f_k + b by alternation, with
+    the squared loss
+
+        min_{d, f, b}  ½ Σ_k ‖f_k‖²/d_k + (C/2) Σ_i (y_i − f(x_i))²
+
+    or Vapnik's ε-insensitive loss C Σ_i max(0, |y_i − f(x_i)| − ε). For fixed d the
+    squared loss is a kernel ridge regression on Σ_k d_k K_k, solved exactly in closed
+    form on the r × r system of the factors' shared basis
+    (:func:`lorak.learn.lp_mkl_ridge`): after one O(n r²) pass that forms the factors'
+    moments, each outer iteration is O(r³) and never touches the rows again. The
+    ε-insensitive loss is solved by primal Newton on a Huber-smoothed loss with
+    continuation, stopped on the SVR's duality gap (:func:`lorak.learn.lp_mkl_svr`).
+    Nothing n × n is formed: memory is O(n r) for the factors (r ≤ M·R).
+
+    Parameters
+    ----------
+    kernels : KernelBank, sequence of kernels, or None
+        The base kernels. None: :func:`regression_bank` — ``n_kernels`` Gaussians whose
+        widths are log-spaced multiples (``factor_range``) of the mean pairwise squared
+        distance of the training rows, so the default is scale-free.
+    n_kernels : int, default=12
+    factor_range : (float, float), default=(2**-6, 2**5)
+        Only used when ``kernels`` is None.
+    rank : int, default=200
+        R, the number of landmarks shared by all kernels (at most n).
+    landmarks : str, callable or array, default="kmeans"
+        Any strategy of :mod:`lorak.landmarks`.
+    loss : {"squared", "epsilon_insensitive"}, default="squared"
+    epsilon : float ≥ 0, default=0.1
+        Half-width of the ε-insensitive tube, in units of the standard deviation of the
+        training targets (so the default is scale-free); ignored for the squared loss.
+    p : float ≥ 1, default=2
+        The ℓp norm on d; p = 1 gives sparse weights.
+    C : float > 0 or "gcv", default="gcv"
+        Weight of the loss (for the squared loss C = 1/α of scikit-learn's
+        ``KernelRidge``). ``"gcv"``: generalized cross-validation of the ridge fit over
+        ``n_C`` values log-spaced in ``C_range`` (C·n spans that range, so the rule is
+        independent of n and of the scale of y), computed from the factors' moments
+        without a refit per value — once at uniform weights, and again at the learned
+        weights, refitting when the choice moves. With the ε-insensitive loss the ridge
+        fit's C is used (the same bias–variance balance; the SVR is then fitted once).
+    C_range : (float, float), default=(1e-2, 1e6)
+    n_C : int, default=17
+    tol : float, default=1e-4
+        Outer stopping: max_k |Δd_k| < tol.
+    max_iter : int, default=200
+        Outer iterations.
+    compress : bool, default=True
+        Store the factors through their shared orthonormal basis (see
+        :class:`LowRankMKLClassifier`).
+    compress_rtol : float, default=1e-10
+    factor_dtype : {None, "float32", "float64"}, default=None
+    rtol : float, optional
+        Eigenvalue cut-off of each landmark kernel matrix W_k.
+    random_state : int, Generator or None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    kernel_weights_ : (M,) learned weights d.
+    C_ : float, the C used.
+    gcv_ : (n_C,) GCV scores of the last selection (``C="gcv"``), else None.
+    intercept_ : float.
+    n_iter_ : int, outer iterations of the final fit; converged_ : bool.
+    components_ : (R, d) landmarks; kernels_ : the resolved KernelBank;
+    normalizations_ : list of (R, r_k) arrays; landmark_coef_ : (M, R) with
+    predict(x) = Σ_k k_k(x, Z) β_k + b; factor_info_ : dict.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lorak import LowRankMKLRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(400, 2))
+    >>> y = np.sin(X[:, 0]) + 0.1 * X[:, 1] ** 2 + 0.05 * rng.standard_normal(400)
+    >>> reg = LowRankMKLRegressor(rank=60, random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.95), reg.kernel_weights_.shape
+    (True, (12,))
+    """
+
+    _lazy_fit_reason = "its solver iterates over the n factor rows held in memory"
+
+    def __init__(
+        self,
+        kernels=None,
+        *,
+        n_kernels=12,
+        factor_range=(2.0**-6, 2.0**5),
+        rank=200,
+        landmarks="kmeans",
+        loss="squared",
+        epsilon=0.1,
+        p=2.0,
+        C="gcv",
+        C_range=(1e-2, 1e6),
+        n_C=17,
+        tol=1e-4,
+        max_iter=200,
+        compress=True,
+        compress_rtol=1e-10,
+        factor_dtype=None,
+        rtol=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.kernels = kernels
+        self.n_kernels = n_kernels
+        self.factor_range = factor_range
+        self.rank = rank
+        self.landmarks = landmarks
+        self.loss = loss
+        self.epsilon = epsilon
+        self.p = p
+        self.C = C
+        self.C_range = C_range
+        self.n_C = n_C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.compress = compress
+        self.compress_rtol = compress_rtol
+        self.factor_dtype = factor_dtype
+        self.rtol = rtol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self, n_samples):
+        def real(name, value, *, low, strict=True, integer=False):
+            kind = numbers.Integral if integer else numbers.Real
+            if isinstance(value, bool) or not isinstance(value, kind):
+                what = "an integer" if integer else "a number"
+                raise TypeError(f"{name} must be {what}; got {value!r}")
+            bad = value <= low if strict else value < low
+            if bad or not np.isfinite(value):
+                op = ">" if strict else ">="
+                raise ValueError(f"{name} must be {op} {low}; got {value!r}")
+
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; valid names are {list(LOSSES)}")
+        real("p", self.p, low=1, strict=False)
+        real("epsilon", self.epsilon, low=0, strict=False)
+        real("tol", self.tol, low=0)
+        real("max_iter", self.max_iter, low=1, strict=False, integer=True)
+        real("compress_rtol", self.compress_rtol, low=0, strict=False)
+        if isinstance(self.C, str):
+            if self.C != "gcv":
+                raise ValueError(f"C must be a positive number or 'gcv'; got {self.C!r}")
+            real("n_C", self.n_C, low=1, strict=False, integer=True)
+            try:
+                lo, hi = self.C_range
+            except (TypeError, ValueError):
+                raise ValueError(f"C_range must be (low, high); got {self.C_range!r}") from None
+            real("C_range[0]", lo, low=0)
+            real("C_range[1]", hi, low=0)
+            if lo > hi:
+                raise ValueError(
+                    f"C_range must be (low, high) with low <= high; got {self.C_range!r}"
+                )
+        else:
+            real("C", self.C, low=0)
+        if self.factor_dtype not in (None, "float32", "float64", np.float32, np.float64):
+            raise ValueError(
+                f"factor_dtype must be None, 'float32' or 'float64'; got {self.factor_dtype!r}"
+            )
+        given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
+        if given:
+            return None
+        real("rank", self.rank, low=1, strict=False, integer=True)
+        return min(int(self.rank), n_samples)
+
+    def _default_bank(self):
+        n = self.n_kernels
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_kernels must be an integer >= 1; got {n!r}")
+        try:
+            lo, hi = self.factor_range
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"factor_range must be (low, high); got {self.factor_range!r}"
+            ) from None
+        if not 0 < lo <= hi < np.inf:
+            raise ValueError(
+                f"factor_range must be (low, high) with 0 < low <= high; got {self.factor_range!r}"
+            )
+        return regression_bank(int(n), (lo, hi))
+
+    def _select_C(self, mom, F, d):
+        """The C of the grid with the lowest GCV at weights d (grid in units of 1/n)."""
+        lo, hi = self.C_range
+        Cs = np.geomspace(lo, hi, int(self.n_C)) / mom.n
+        scores = gcv_scores(mom, mom.root(F, d), Cs)
+        self.gcv_ = scores
+        self.C_grid_ = Cs
+        return float(Cs[int(np.argmin(scores))])
+
+    def fit(self, X, y):
+        """Compute the factors once, choose C (``"gcv"``), then alternate d and f."""
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            reset=True,
+            y_numeric=True,
+        )
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D (one target per row); got shape {y.shape}")
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"LowRankMKLRegressor needs at least 2 samples; got {X.shape[0]} sample"
+            )
+        m = self._check_params(X.shape[0])
+        rng = check_generator(self.random_state)
+        bank = resolve_kernel_bank(self.kernels, X, rng, default=self._default_bank)
+        self.kernels_ = bank
+        lm = shared_landmarks(self.landmarks, X, m, bank, rng)
+        Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
+        Z = np.asarray(Z, dtype=np.float64)
+        dtype = X.dtype if self.factor_dtype is None else np.dtype(self.factor_dtype)
+        fac = bank_factors(
+            bank,
+            X,
+            Z,
+            landmark_weights=lm.weights,
+            rtol=self.rtol,
+            dtype=dtype,
+            compress=self.compress,
+            compress_rtol=self.compress_rtol,
+            rng=rng,
+        )
+        F = fac.stack
+        self.components_ = Z
+        self.normalizations_ = fac.normalizations
+        self.factor_info_ = dict(fac.info)
+        p = float(self.p)
+        kw = {"tol": self.tol, "max_iter": int(self.max_iter)}
+        self.gcv_ = None
+        if self.C == "gcv":
+            mom = ridge_moments(F, y)
+            C = self._select_C(mom, F, uniform_weights(F.n_kernels, p))
+            res = lp_mkl_ridge(F, y, C, p, **kw)
+            C2 = self._select_C(mom, F, res.d)
+            if C2 != C:
+                C = C2
+                res = lp_mkl_ridge(F, y, C, p, d0=res.d, **kw)
+        else:
+            C = float(self.C)
+            res = None
+        if self.loss == "squared":
+            if res is None:
+                res = lp_mkl_ridge(F, y, C, p, **kw)
+        else:
+            eps = float(self.epsilon) * float(np.std(y))
+            d0 = None if res is None else res.d
+            res = lp_mkl_svr(F, y, C, p, eps, d0=d0, **kw)
+        if self.verbose:
+            logger.info("lp-mkl regression: C = %.3g, %d outer iterations", C, res.n_iter)
+        self.C_ = C
+        self.kernel_weights_ = res.d
+        self.intercept_ = float(res.b)
+        self.n_iter_ = int(res.n_iter)
+        self.converged_ = bool(res.converged)
+        # β_k = N_k · (coefficients of block k): predict(x) = Σ_k k_k(x, Z) β_k + b
+        beta = np.zeros((F.n_kernels, Z.shape[0]))
+        for k in range(F.n_kernels):
+            beta[k] = fac.normalizations[k] @ res.coef[F.block(k)]
+        self.landmark_coef_ = beta
+        return self
+
+    def predict(self, X):
+        """Σ_k k_k(x, Z) β_k + b."""
+        check_is_fitted(self, "landmark_coef_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        out = _bank_decision(
+            self.kernels_,
+            self.components_,
+            self.landmark_coef_[None],
+            np.array([self.intercept_]),
+            X,
+        )
+        return out[:, 0]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

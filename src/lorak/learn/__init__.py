@@ -15,6 +15,8 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
 - :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
   constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`;
 - :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`lp_mkl`;
+- :mod:`._lp_mkl_regression` — the same for regression (squared loss in closed form,
+  ε-insensitive loss by primal Newton): :func:`lp_mkl_ridge`, :func:`lp_mkl_svr`;
 - :mod:`._kernel_combination` — the multiple-kernel baselines' weights (uniform,
   alignment, centred alignment): :func:`combination_weights`.
 """
@@ -42,6 +44,15 @@ from ._kernel_combination import (
 )
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import BankFactors, LpMKLResult, bank_factors, lp_mkl, uniform_weights
+from ._lp_mkl_regression import (
+    LpMKLRidgeResult,
+    SVRNewtonResult,
+    gcv_scores,
+    lp_mkl_ridge,
+    lp_mkl_svr,
+    ridge_moments,
+    svr_newton,
+)
 from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
 from ._simple_npkl import (
     NPKLResult,
@@ -65,8 +76,10 @@ __all__ = [
     "GenNystromFit",
     "GenNystromProblem",
     "LpMKLResult",
+    "LpMKLRidgeResult",
     "MKGenNystromFit",
     "NPKLResult",
+    "SVRNewtonResult",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
     "bank_factors",
@@ -76,18 +89,23 @@ __all__ = [
     "csi_q",
     "fit_gen_nystrom",
     "fit_mk_gen_nystrom",
+    "gcv_scores",
     "ideal_kernel",
     "knn_graph",
     "lp_mkl",
+    "lp_mkl_ridge",
+    "lp_mkl_svr",
     "must_link_target",
     "normalized_laplacian",
     "pair_values",
     "pataki_rank",
     "pinv_psd",
     "psd_factor",
+    "ridge_moments",
     "select_active",
     "simple_npkl_linear",
     "simple_npkl_sqhinge",
     "solve_gen_nystrom",
+    "svr_newton",
     "uniform_weights",
 ]

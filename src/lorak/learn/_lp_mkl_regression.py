@@ -1,0 +1,497 @@
+"""ℓp-norm multiple kernel learning for regression, on low-rank factors.
+
+The primal is the ℓp-MKL problem of :mod:`lorak.learn._lp_mkl` with the hinge replaced by
+a regression loss: the squared loss (:func:`lp_mkl_ridge`, below) or Vapnik's
+ε-insensitive loss max(0, |r| − ε) (:func:`lp_mkl_svr`, at the end). For the squared loss,
+
+    min_{d ≥ 0, ‖d‖_p ≤ 1, f_k, b}  ½ Σ_k ‖f_k‖²_{H_k} / d_k + (C/2) Σ_i (y_i − Σ_k f_k(x_i) − b)²,
+
+solved by the same alternation: for fixed d a kernel ridge regression with kernel
+K_d = Σ_k d_k V_k V_kᵀ and an unregularized bias, then the closed-form weights
+d_k ∝ ‖f_k‖^{2/(p+1)} (Kloft et al. 2011). With the dual α = C·(y − f − b) of the ridge
+problem, f_k = d_k Σ_i α_i K_k(x_i, ·) and ‖f_k‖² = d_k² ‖V_kᵀα‖².
+
+The inner problem is solved exactly, in closed form, and costs no pass over the data.
+Write the factors as V = A S: A is the stored matrix (the stacked V with S = I, or the
+shared basis B of :func:`lorak.learn.bank_factors`) and S the coefficients. The
+products AᵀA, Aᵀy and Aᵀ1 do not depend on d and are formed once (O(ℓ r²)). For given
+d, with L Lᵀ = S D Sᵀ the features are Φ = A L and the ridge normal equations with a
+centred bias are
+
+    (Lᵀ (AᵀA − Aᵀ1 1ᵀA / ℓ) L + I / C) w = Lᵀ (Aᵀy − Aᵀ1 ȳ),   b = ȳ − 1ᵀA L w / ℓ,
+
+an r × r system; Aᵀα = C (Aᵀy − AᵀA L w − b Aᵀ1) then gives every ‖f_k‖² without touching
+the ℓ rows again. Each outer iteration is O(r³ + r Σ r_k); the whole fit is one O(ℓ r²)
+pass plus the factors themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh
+from sklearn.exceptions import ConvergenceWarning
+
+from ..solvers import FactorStack
+from ._lp_mkl import lp_norm_weights, uniform_weights
+
+__all__ = [
+    "LpMKLRidgeResult",
+    "SVRNewtonResult",
+    "gcv_scores",
+    "lp_mkl_ridge",
+    "lp_mkl_svr",
+    "ridge_moments",
+    "svr_newton",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LpMKLRidgeResult:
+    """The outcome of :func:`lp_mkl_ridge`.
+
+    Attributes
+    ----------
+    d : (M,) kernel weights of the returned model (‖d‖_p = 1, d ≥ 0).
+    coef : (Σ r_k,) weights of the stacked factor columns: f(x) = V(x) coef + b.
+    b : float, the bias.
+    alpha : (ℓ,) dual variables C·(y − f − b).
+    n_iter : int, outer iterations.
+    converged : bool, whether max |Δd_k| < tol was reached.
+    d_history : list of (M,) arrays.
+    objective_history : list of float, the primal objective after each inner solve.
+    """
+
+    d: np.ndarray
+    coef: np.ndarray
+    b: float
+    alpha: np.ndarray
+    n_iter: int
+    converged: bool
+    d_history: list = field(default_factory=list)
+    objective_history: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+class _Moments:
+    """AᵀA, Aᵀy, Aᵀ1, ℓ, ȳ and ‖y‖² of the stored matrix A (float64), formed once."""
+
+    def __init__(self, F: FactorStack, y):
+        A = F.V if F.V is not None else F.basis
+        self.explicit = F.V is not None
+        self.S = None if self.explicit else F.coef
+        self.AtA = F.gram() if self.explicit else F.basis_gram()
+        self.Aty = F.rmatvec(y) if self.explicit else _basis_rmatvec(A, y)
+        self.At1 = (
+            F.rmatvec(np.ones(F.n_samples))
+            if self.explicit
+            else _basis_rmatvec(A, np.ones(F.n_samples))
+        )
+        self.n = F.n_samples
+        self.ybar = float(y.mean())
+        self.yy = float(y @ y)
+
+    def root(self, F: FactorStack, d) -> np.ndarray:
+        """L with L Lᵀ = S D Sᵀ (diag(√d) repeated over the blocks when S = I)."""
+        dcol = np.repeat(d, F.ranks)
+        if self.explicit:
+            return np.sqrt(dcol)  # a diagonal, kept as a vector
+        H = (self.S * dcol) @ self.S.T
+        lam, U = eigh(0.5 * (H + H.T), check_finite=False)
+        return U * np.sqrt(np.clip(lam, 0.0, None))
+
+
+def ridge_moments(F: FactorStack, y) -> _Moments:
+    """The d-independent moments of the factors and target (one O(ℓ r²) pass)."""
+    return _Moments(F, np.asarray(y, dtype=np.float64))
+
+
+def _basis_rmatvec(A, u):
+    return (A.T @ u.astype(A.dtype, copy=False)).astype(np.float64, copy=False)
+
+
+def _ridge(mom: _Moments, L, C: float):
+    """w, b and Aᵀα of the ridge problem in the features Φ = A L (see the module notes)."""
+    G, rhs = _features_moments(mom, L)
+    G = 0.5 * (G + G.T)
+    G[np.diag_indices_from(G)] += 1.0 / C
+    try:
+        w = cho_solve(cho_factor(G, check_finite=False), rhs, check_finite=False)
+    except LinAlgError:  # G ⪰ I/C in exact arithmetic; only a non-finite input gets here
+        w = np.linalg.lstsq(G, rhs, rcond=None)[0]
+    Lw = L * w if L.ndim == 1 else L @ w
+    b = mom.ybar - float(mom.At1 @ Lw) / mom.n
+    Atalpha = C * (mom.Aty - mom.AtA @ Lw - b * mom.At1)
+    # ‖r‖² = ‖y‖² − 2 yᵀ(A Lw + b) + ‖A Lw + b‖², all from the moments
+    fit2 = float(Lw @ mom.AtA @ Lw) + 2.0 * b * float(mom.At1 @ Lw) + mom.n * b * b
+    r2 = mom.yy - 2.0 * (float(mom.Aty @ Lw) + b * mom.ybar * mom.n) + fit2
+    objective = 0.5 * float(w @ w) + 0.5 * C * max(r2, 0.0)
+    return Lw, b, Atalpha, objective
+
+
+def _features_moments(mom: _Moments, L):
+    """Φcᵀ Φc and Φcᵀ yc of the centred features Φ = A L (from the moments only)."""
+    Gc = mom.AtA - np.outer(mom.At1, mom.At1) / mom.n
+    rhs = mom.Aty - mom.At1 * mom.ybar
+    if L.ndim == 1:
+        return Gc * np.outer(L, L), L * rhs
+    return L.T @ Gc @ L, L.T @ rhs
+
+
+def gcv_scores(mom: _Moments, L, Cs) -> np.ndarray:
+    """Generalized cross-validation n‖r‖² / (n − tr H)² of the ridge fit for each C.
+
+    H is the hat matrix of the ridge with an unregularized bias, tr H = 1 + Σ_j σ_j/(σ_j + λ)
+    over the eigenvalues σ of Φcᵀ Φc (λ = 1/C), and with z = Uᵀ Φcᵀ yc the residual is
+    ‖r‖² = ‖yc‖² − Σ_j z_j² (2/(σ_j + λ) − σ_j/(σ_j + λ)²) = ‖yc‖² − Σ_j z_j² (σ_j + 2λ)/(σ_j + λ)²:
+    one r × r eigendecomposition serves every C, and no pass over the rows is needed.
+    """
+    G, g = _features_moments(mom, L)
+    sig, U = eigh(0.5 * (G + G.T), check_finite=False)
+    sig = np.clip(sig, 0.0, None)
+    z2 = (U.T @ g) ** 2
+    yc2 = max(mom.yy - mom.n * mom.ybar**2, 0.0)
+    out = np.empty(len(Cs))
+    for i, C in enumerate(Cs):
+        lam = 1.0 / float(C)
+        r2 = yc2 - float(np.sum(z2 * (sig + 2.0 * lam) / (sig + lam) ** 2))
+        # the residual is a sum of squares: clip the round-off of the subtraction at the
+        # size of its terms
+        r2 = max(r2, 1e-14 * yc2)
+        dof = mom.n - 1.0 - float(np.sum(sig / (sig + lam)))
+        out[i] = mom.n * r2 / dof**2 if dof > 0 else np.inf
+    return out
+
+
+def lp_mkl_ridge(
+    F: FactorStack,
+    y,
+    C: float,
+    p: float,
+    *,
+    d0=None,
+    tol: float = 1e-4,
+    max_iter: int = 100,
+    warn: bool = True,
+) -> LpMKLRidgeResult:
+    """ℓp-norm MKL regression (squared loss) on low-rank factors, exact inner solves.
+
+    Parameters
+    ----------
+    F : FactorStack
+        Factors of the M base kernels (stacked, or compressed to a shared basis).
+    y : (ℓ,) array of real targets.
+    C : float > 0
+        Weight of the squared loss (C = 1/λ of kernel ridge regression).
+    p : float ≥ 1
+        The norm of the kernel weights; p = 1 gives sparse weights.
+    d0 : (M,) array, optional
+        Starting weights (rescaled to ‖d‖_p = 1); default M^{-1/p} each.
+    tol : float, default=1e-4
+        Stop when max_k |Δd_k| < tol.
+    max_iter : int, default=100
+        Outer iterations (each one O(r³ + r Σ r_k), no pass over the rows).
+    warn : bool
+        Emit a ConvergenceWarning when ``max_iter`` is reached.
+
+    Returns
+    -------
+    LpMKLRidgeResult
+        The returned d is the one the returned coefficients were computed with.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != F.n_samples:
+        raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    if not (isinstance(C, (int, float, np.floating, np.integer)) and 0 < C < math.inf):
+        raise ValueError(f"C must be a positive finite number; got {C!r}")
+    if not (isinstance(p, (int, float, np.floating, np.integer)) and 1 <= p < math.inf):
+        raise ValueError(f"p must be a number ≥ 1; got {p!r}")
+    M = F.n_kernels
+    if d0 is None:
+        d = uniform_weights(M, p)
+    else:
+        d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
+        if d.shape != (M,) or not np.linalg.norm(d, ord=p) > 0:
+            raise ValueError(f"d0 must be {M} non-negative weights, not all zero")
+        d = d / np.linalg.norm(d, ord=p)
+    mom = _Moments(F, y)
+    history, objectives = [d.copy()], []
+    if np.ptp(y) <= 8 * np.finfo(np.float64).eps * max(abs(mom.ybar), np.finfo(float).tiny):
+        # a constant target: f = 0, b = ȳ for every d (α = 0 tells the weights nothing)
+        return LpMKLRidgeResult(
+            d=d,
+            coef=np.zeros(F.total_rank),
+            b=mom.ybar,
+            alpha=np.zeros(F.n_samples),
+            n_iter=0,
+            converged=True,
+            d_history=history,
+            objective_history=[0.0],
+        )
+    converged = False
+    delta = math.inf
+    n = 0
+    for n in range(1, max_iter + 1):
+        L = mom.root(F, d)
+        _, b, Atalpha, obj = _ridge(mom, L, float(C))
+        objectives.append(obj)
+        q = Atalpha if mom.explicit else mom.S.T @ Atalpha  # Vᵀα
+        sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(M)
+        sums[F.ranks == 0] = 0.0
+        d_new = lp_norm_weights(d**2 * sums, p)
+        if d_new is None:  # α = 0: y is constant, the weights cannot move
+            converged = True
+            break
+        delta = float(np.max(np.abs(d_new - d)))
+        history.append(d_new.copy())
+        logger.debug("lp-mkl ridge outer %d: max|Δd| = %.3g, objective %.6g", n, delta, obj)
+        if delta < tol:
+            converged = True
+            break
+        d = d_new
+    if not converged and warn:
+        warnings.warn(
+            f"ℓp-MKL ridge: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
+            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    L = mom.root(F, d)
+    _, b, Atalpha, _ = _ridge(mom, L, float(C))
+    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
+    coef = np.repeat(d, F.ranks) * q
+    alpha = C * (y - F.matvec(coef) - b)
+    return LpMKLRidgeResult(
+        d=d,
+        coef=coef,
+        b=float(b),
+        alpha=alpha,
+        n_iter=n,
+        converged=converged,
+        d_history=history,
+        objective_history=objectives,
+    )
+
+
+# --------------------------------------------------------------------------- ε-insensitive
+
+
+@dataclass
+class SVRNewtonResult:
+    """Primal solution (w, b), dual α and the relative duality gap of an ε-SVR solve."""
+
+    w: np.ndarray
+    b: float
+    alpha: np.ndarray
+    gap: float
+    n_iter: int
+    converged: bool
+    h: float
+
+
+def _huber_eps(t, eps, h):
+    """ψ_h(|t| − ε) and its derivative in t: 0 inside the tube, u²/(2h) for 0 < u < h,
+    u − h/2 beyond (u = |t| − ε)."""
+    u = np.abs(t) - eps
+    val = np.where(u <= 0, 0.0, np.where(u < h, u * u / (2.0 * h), u - 0.5 * h))
+    dpsi = np.clip(u / h, 0.0, 1.0)
+    return val, dpsi * np.sign(t), (u > 0) & (u < h)
+
+
+def _svr_gap(Phi, y, C, eps, w, b, alpha):
+    """Relative duality gap (P − D)/|P| of the unsmoothed ε-SVR for a feasible-made α."""
+    t = y - Phi @ w - b
+    P = 0.5 * float(w @ w) + C * float(np.sum(np.maximum(np.abs(t) - eps, 0.0)))
+    a = np.clip(alpha - alpha.mean(), -C, C)
+    v = Phi.T @ a
+    D = -0.5 * float(v @ v) + float(a @ y) - eps * float(np.abs(a).sum())
+    return (P - D) / max(abs(P), np.finfo(float).tiny), P
+
+
+def svr_newton(
+    Phi,
+    y,
+    C: float,
+    eps: float,
+    *,
+    w0=None,
+    b0=None,
+    tol: float = 1e-3,
+    max_iter: int = 200,
+    h0: float | None = None,
+    h_factor: float = 0.1,
+) -> SVRNewtonResult:
+    """Linear ε-SVR min ½‖w‖² + C Σ max(0, |yᵢ − φᵢᵀw − b| − ε) by primal Newton.
+
+    The loss is Huber-smoothed at width h (quadratic for 0 < |r| − ε < h); each Newton
+    step solves the (q + 1)² system [I + (C/h) Φ_Qᵀ Φ_Q] over the rows Q in the
+    quadratic zone, the bias unregularized, with a backtracking line search. When the
+    smoothed problem is solved, the relative duality gap of the unsmoothed SVR is
+    measured with α = C ψ′_h (the dual variables the smoothed optimum defines, made
+    feasible); above ``tol`` the width shrinks by ``h_factor`` and Newton continues
+    from the current point.
+    """
+    Phi = np.asarray(Phi, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, q = Phi.shape
+    w = np.zeros(q) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
+    b = float(np.median(y)) if b0 is None else float(b0)
+    h = float(h0) if h0 is not None else max(float(np.std(y)), np.finfo(float).tiny)
+    h_min = 1e-8 * max(float(np.abs(y).max()), np.finfo(float).tiny)
+    n_iter = 0
+    converged = False
+    gap = math.inf
+    alpha = np.zeros(n)
+
+    def smoothed(w, b, h):
+        val, _, _ = _huber_eps(y - Phi @ w - b, eps, h)
+        return 0.5 * float(w @ w) + C * float(val.sum())
+
+    while n_iter < max_iter:
+        # Newton on the smoothed problem at width h
+        f = smoothed(w, b, h)
+        while n_iter < max_iter:
+            n_iter += 1
+            t = y - Phi @ w - b
+            _, g, quad = _huber_eps(t, eps, h)
+            alpha = C * g
+            grad_w = w - Phi.T @ alpha
+            grad_b = -float(alpha.sum())
+            PQ = Phi[quad]
+            H = np.empty((q + 1, q + 1))
+            H[:q, :q] = (C / h) * (PQ.T @ PQ)
+            H[:q, :q][np.diag_indices(q)] += 1.0
+            H[:q, q] = H[q, :q] = (C / h) * PQ.sum(axis=0)
+            H[q, q] = (C / h) * quad.sum() + 1e-12 * (1.0 + C)
+            try:
+                step = -np.linalg.solve(H, np.r_[grad_w, grad_b])
+            except np.linalg.LinAlgError:
+                step = -np.r_[grad_w, grad_b]
+            slope = float(np.r_[grad_w, grad_b] @ step)
+            if slope >= 0:  # not a descent direction at working precision
+                break
+            a = 1.0
+            while True:
+                fn = smoothed(w + a * step[:q], b + a * step[q], h)
+                if fn <= f + 1e-4 * a * slope or a < 1e-10:
+                    break
+                a *= 0.5
+            w, b = w + a * step[:q], b + a * step[q]
+            decrease = f - fn
+            f = fn
+            if decrease <= 1e-12 * max(abs(f), 1.0) or -slope <= 1e-14 * max(abs(f), 1.0):
+                break
+        t = y - Phi @ w - b
+        alpha = C * _huber_eps(t, eps, h)[1]
+        gap, _ = _svr_gap(Phi, y, C, eps, w, b, alpha)
+        if gap <= tol:
+            converged = True
+            break
+        if h <= h_min:
+            break
+        h *= h_factor
+    return SVRNewtonResult(w=w, b=b, alpha=alpha, gap=gap, n_iter=n_iter, converged=converged, h=h)
+
+
+def _features(F: FactorStack, L) -> np.ndarray:
+    """Φ = A L (ℓ × q, float64): the explicit features of Σ_k d_k V_k V_kᵀ."""
+    A = F.V if F.V is not None else F.basis
+    if L.ndim == 1:
+        return A.astype(np.float64, copy=False) * L
+    return (A @ L.astype(A.dtype, copy=False)).astype(np.float64, copy=False)
+
+
+def lp_mkl_svr(
+    F: FactorStack,
+    y,
+    C: float,
+    p: float,
+    epsilon: float,
+    *,
+    d0=None,
+    tol: float = 1e-4,
+    max_iter: int = 100,
+    inner_tol: float = 1e-3,
+    inner_max_iter: int = 200,
+    warn: bool = True,
+) -> LpMKLRidgeResult:
+    """ℓp-norm MKL regression with the ε-insensitive loss on low-rank factors.
+
+    The outer loop of :func:`lp_mkl_ridge` with :func:`svr_newton` as the inner solver on
+    the explicit features Φ = A L of Σ_k d_k V_k V_kᵀ (q ≤ r columns, formed per outer
+    iteration: O(ℓ r) memory like the factors), warm-started from the previous α
+    (w₀ = Φᵀα). ‖f_k‖² = d_k² ‖V_kᵀα‖² as for the squared loss, with α the SVR's dual.
+    ``info`` of the result holds the last inner duality gap.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != F.n_samples:
+        raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    if not (isinstance(epsilon, (int, float, np.floating, np.integer)) and 0 <= epsilon < math.inf):
+        raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
+    mom = _Moments(F, y)  # only for root(); the SVR needs no moments
+    M = F.n_kernels
+    d = uniform_weights(M, p) if d0 is None else np.maximum(np.asarray(d0, float), 0.0)
+    d = d / np.linalg.norm(d, ord=p)
+    history, objectives = [d.copy()], []
+    alpha, b = None, None
+    converged = False
+    delta = math.inf
+    n = 0
+    res = None
+    for n in range(1, max_iter + 1):  # noqa: B007 - n counts the iterations done
+        Phi = _features(F, mom.root(F, d))
+        w0 = None if alpha is None else Phi.T @ alpha
+        res = svr_newton(
+            Phi,
+            y,
+            float(C),
+            float(epsilon),
+            w0=w0,
+            b0=b,
+            tol=inner_tol,
+            max_iter=inner_max_iter,
+        )
+        alpha, b = res.alpha, res.b
+        objectives.append(_svr_gap(Phi, y, float(C), float(epsilon), res.w, res.b, alpha)[1])
+        At = F.rmatvec(alpha)  # Vᵀα
+        sums = np.add.reduceat(At * At, F.offsets[:-1]) if F.total_rank else np.zeros(M)
+        sums[F.ranks == 0] = 0.0
+        d_new = lp_norm_weights(d**2 * sums, p)
+        if d_new is None:
+            converged = True
+            break
+        delta = float(np.max(np.abs(d_new - d)))
+        history.append(d_new.copy())
+        if delta < tol:
+            converged = True
+            break
+        d = d_new
+    if not converged and warn:
+        warnings.warn(
+            f"ℓp-MKL ε-SVR: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
+            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    coef = np.repeat(d, F.ranks) * F.rmatvec(alpha)
+    return LpMKLRidgeResult(
+        d=d,
+        coef=coef,
+        b=float(b),
+        alpha=alpha,
+        n_iter=n,
+        converged=converged,
+        d_history=history,
+        objective_history=objectives,
+        info={"inner_gap": res.gap, "inner_converged": res.converged, "h": res.h},
+    )
