@@ -107,5 +107,10 @@ class _KernelFactor(
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        kernel = getattr(self, "kernel", None)
+        tags.input_tags.pairwise = isinstance(kernel, str) and kernel == "precomputed"
+        if isinstance(kernel, str) and kernel in ("chi2", "additive_chi2", "precomputed"):
+            # scikit-learn's χ² kernels take dense non-negative data only
+            tags.input_tags.sparse = False
+            tags.input_tags.positive_only = kernel != "precomputed"
         return tags

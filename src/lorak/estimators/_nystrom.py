@@ -166,6 +166,12 @@ class Nystroem(_KernelFactor):
             raise ValueError(f"rtol must be in [0, 1); got {self.rtol!r}")
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
             return self._fit_precomputed(X, m, rng)
+        if self.__sklearn_tags__().input_tags.positive_only and not sp.issparse(X):
+            if np.min(X, initial=0.0) < 0:
+                raise ValueError(
+                    f"Negative values in data passed to Nystroem: kernel={self.kernel!r} "
+                    "needs non-negative data"
+                )
         self.kernel_ = self._build_kernel(X, rng)
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
         Z = lm.points
@@ -254,7 +260,12 @@ class Nystroem(_KernelFactor):
         Landmarks are rows of K (``"uniform"`` or row indices); W = K[idx][:, idx];
         ``transform`` takes k(X_new, X_train) (n' × n) and uses its landmark columns.
         """
-        if sp.issparse(K) or K.shape[0] != K.shape[1]:
+        if sp.issparse(K):
+            raise TypeError(
+                "sparse input is not supported with kernel='precomputed': pass the kernel "
+                "matrix as a dense array"
+            )
+        if K.shape[0] != K.shape[1]:
             raise ValueError(
                 "kernel='precomputed' takes the square n × n kernel matrix of the training "
                 f"rows; got shape {K.shape}"
