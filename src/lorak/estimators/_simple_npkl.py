@@ -21,7 +21,6 @@ from .. import learn as _npkl
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints
-from ..learn import _npkl_auto
 
 __all__ = ["SimpleNPKL"]
 
@@ -322,7 +321,7 @@ class SimpleNPKL(
 
         auto = C == "auto"
         if auto:
-            C = _npkl_auto.auto_C(pairs, signs)
+            C = _npkl.auto_C(pairs, signs)
         selected = None
         n_keep = self._n_keep(len(pairs))
         if n_keep is not None and n_keep < len(pairs):
@@ -338,10 +337,10 @@ class SimpleNPKL(
             if max_rank is not None and self.max_rank == "pataki":
                 max_rank = _npkl.pataki_rank(len(pairs))
             if auto:
-                C = _npkl_auto.auto_C(pairs, signs)
+                C = _npkl.auto_C(pairs, signs)
 
         C_base = C
-        for c_step in _npkl_auto.AUTO_C_STEPS if auto else (1.0,):
+        for c_step in _npkl.AUTO_C_STEPS if auto else (1.0,):
             # C="auto": C = c/λ_max(T), c stepping up only while the kernel is zero
             C = c_step * C_base
             common = {
@@ -385,7 +384,7 @@ class SimpleNPKL(
                 stacklevel=2,
             )
         weights = C * signs if res.alpha is None else res.alpha * signs
-        self.degeneracy_ = _npkl_auto.kernel_degeneracy(L, res.embedding, pairs, weights)
+        self.degeneracy_ = _npkl.kernel_degeneracy(L, res.embedding, pairs, weights)
         if self.degeneracy_.degenerate:
             warnings.warn(
                 f"SimpleNPKL: degenerate kernel at C={C:.3g}: "
@@ -400,7 +399,7 @@ class SimpleNPKL(
                     if auto and C > C_base
                     else "use C='auto' or a smaller C"
                 ),
-                _npkl_auto.DegenerateKernelWarning,
+                _npkl.DegenerateKernelWarning,
                 stacklevel=2,
             )
         self.C_ = float(C)

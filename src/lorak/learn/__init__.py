@@ -13,7 +13,8 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
   :func:`fit_mk_gen_nystrom`;
 - :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
 - :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
-  constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`;
+  constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`; its ``C="auto"``
+  rule in :mod:`._npkl_auto` (:func:`auto_C`, :func:`kernel_degeneracy`);
 - :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`lp_mkl`;
 - :mod:`._lp_mkl_regression` — the same for regression (squared loss in closed form,
   ε-insensitive loss by primal Newton): :func:`lp_mkl_ridge`, :func:`lp_mkl_svr`;
@@ -54,6 +55,7 @@ from ._lp_mkl_regression import (
     svr_newton,
 )
 from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
+from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
 from ._simple_npkl import (
     NPKLResult,
     knn_graph,
@@ -66,6 +68,7 @@ from ._simple_npkl import (
 )
 
 __all__ = [
+    "AUTO_C_STEPS",
     "DEFAULT_LAMBDA_GRID",
     "LP_MKL_SOLVERS",
     "SOLVERS",
@@ -73,6 +76,7 @@ __all__ = [
     "AlignmentStatistics",
     "BankFactors",
     "CSIResult",
+    "DegenerateKernelWarning",
     "GenNystromFit",
     "GenNystromProblem",
     "LpMKLResult",
@@ -82,6 +86,7 @@ __all__ = [
     "SVRNewtonResult",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
+    "auto_C",
     "bank_factors",
     "closed_form",
     "combination_weights",
@@ -91,6 +96,7 @@ __all__ = [
     "fit_mk_gen_nystrom",
     "gcv_scores",
     "ideal_kernel",
+    "kernel_degeneracy",
     "knn_graph",
     "lp_mkl",
     "lp_mkl_ridge",
