@@ -128,7 +128,7 @@ def _loadmat(path: Path) -> dict[str, Any]:
     return {k: v for k, v in scipy.io.loadmat(str(path)).items() if not k.startswith("__")}
 
 
-def _features(mat: dict[str, Any], path: Path):
+def _mat_features(mat: dict[str, Any], path: Path):
     for var in ("X", "T"):
         if var in mat:
             return mat[var], var
@@ -212,7 +212,7 @@ def load_ssl(
     if verify:
         check_sha256(path, manifest_entry.get("sha256"))
     mat = _loadmat(path)
-    X, var = _features(mat, path)
+    X, var = _mat_features(mat, path)
     if "y" not in mat:
         raise DataIntegrityError(f"{str(path)!r}: expected a variable 'y', found {sorted(mat)}")
     y = as_labels(mat["y"])
@@ -227,7 +227,7 @@ def load_ssl(
         extra_path = _find("data8extra.mat", home)
         if extra_path is None:
             raise _not_found("data8extra.mat", home)
-        X_extra, _ = _features(_loadmat(extra_path), extra_path)
+        X_extra, _ = _mat_features(_loadmat(extra_path), extra_path)
         logger.info("SecStr: appending %d unlabeled extra rows", X_extra.shape[0])
         X = np.concatenate([X, X_extra])
         y = np.concatenate([y, np.full(X_extra.shape[0], -1, dtype=y.dtype)])
