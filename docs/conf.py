@@ -5,8 +5,11 @@ Build (from the repository root)::
     python -m sphinx -W -b html docs docs/_build/html
 
 The gallery runs every script of ``examples/`` in its quick mode (``--quick``, and
-``--plot`` to a temporary file where the script draws a figure); ``-D plot_gallery=0``
-skips running them.
+``--plot`` to a temporary file where the script draws a figure); the environment
+variable ``LORAK_DOCS_GALLERY=False`` skips running them. The doctests (the guide's
+examples and every API page's Examples section)::
+
+    LORAK_DOCS_GALLERY=False python -m sphinx -W -b doctest docs docs/_build/doctest
 """
 
 from __future__ import annotations
