@@ -129,8 +129,8 @@ def test_quick_sets_have_the_papers_numbers():
     for label in nystrom_error.FIG1_QUICK_SETS:
         assert nystrom_error._reference(label, "icd", {"part": "fig1"}, "frobenius")
     # both kinds of Fig. 1 spectra are in the quick run
-    assert set(nystrom_error.FIG1_QUICK_SETS) & set(nystrom_error.FAST_SPECTRUM)
-    assert set(nystrom_error.FIG1_QUICK_SETS) - set(nystrom_error.FAST_SPECTRUM)
+    assert set(nystrom_error.FIG1_QUICK_SETS) & set(nystrom_error.FAST_DECAY)
+    assert set(nystrom_error.FIG1_QUICK_SETS) - set(nystrom_error.FAST_DECAY)
     assert npkl_uci._reference("iris", "npkl_sdp_hinge", {"C": 0.3}, "accuracy")["mean"] > 0
 
 

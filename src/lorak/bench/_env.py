@@ -47,14 +47,12 @@ def capture_environment() -> dict:
     15 min; the machine may be shared), as a JSON-ready dict."""
     import os
 
-    from .. import __version__
-
     return {
         "python": sys.version.split()[0],
         "numpy": _version("numpy"),
         "scipy": _version("scipy"),
         "sklearn": _version("sklearn"),
-        "lorak": __version__,
+        "lorak": _version("lorak"),
         "cpu": _cpu_model(),
         "threads": _threads(),
         "platform": platform.platform(),

@@ -196,7 +196,7 @@ def factor_column(name, label, make_factor, *, kmeans, extra=None, applies=None,
     a linear SVM on the labeled rows; ``extra(clf) -> dict`` adds numbers."""
 
     def run(task):
-        from .. import SemiSupervisedFactorClassifier
+        from ..models import SemiSupervisedFactorClassifier
 
         Z = kmeans_landmarks(task) if kmeans else None
         clf = SemiSupervisedFactorClassifier(make_factor(task, Z), **clf_kw)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.cluster import KMeans
 
-from ... import SimpleNPKL
 from ...constraints import from_labels
+from ...estimators import SimpleNPKL
 from ...metrics import pairwise_cluster_accuracy
 from ...models import kernel_kmeans_factor
 from .. import _compare as compare

@@ -91,7 +91,7 @@ def ordered_labels(result, parts=("small", "large")):
 
 def _nystroem(landmarks):
     def make(task, Z):
-        from lorak import Nystroem
+        from ...estimators import Nystroem
 
         ctx = task.context
         return Nystroem(
@@ -109,7 +109,7 @@ def gennys(beta, center, **kw):
     """A generalized Nyström factor on the shared landmarks: β, centered ideal kernel."""
 
     def make(task, Z):
-        from lorak import GeneralizedNystroem
+        from ...estimators import GeneralizedNystroem
 
         return GeneralizedNystroem(
             kernel="gaussian",
@@ -124,7 +124,7 @@ def gennys(beta, center, **kw):
 
 
 def _csi(task, Z):
-    from lorak import CSI
+    from ...estimators import CSI
 
     return CSI(
         kernel="gaussian",
@@ -196,15 +196,15 @@ def prepare_mkl(data, m_single=None) -> dict:
 
 def _combination(cls_name):
     def make(task, Z):
-        import lorak
+        from ... import estimators
 
-        return getattr(lorak, cls_name)(task.context["bank"], landmarks=Z, random_state=0)
+        return getattr(estimators, cls_name)(task.context["bank"], landmarks=Z, random_state=0)
 
     return make
 
 
 def _make_mkgn(task, Z):
-    from lorak import MultipleKernelGeneralizedNystroem
+    from ...estimators import MultipleKernelGeneralizedNystroem
 
     return MultipleKernelGeneralizedNystroem(task.context["bank"], landmarks=Z, random_state=0)
 
@@ -228,7 +228,7 @@ def svc_column(name, label, weighting):
     """Weights from the exact kernels of the labeled rows + SVC: the paper's protocol."""
 
     def run(task):
-        from lorak import AlignmentMKLClassifier
+        from ...estimators import AlignmentMKLClassifier
 
         c = AlignmentMKLClassifier(task.context["bank"], weighting=weighting, C=C_SVM)
         c.fit(task.data.X, semi_labels(task))
@@ -241,7 +241,7 @@ def svc_column(name, label, weighting):
 def run_glmkl(task):
     from sklearn.exceptions import ConvergenceWarning
 
-    from lorak import GLMKLClassifier
+    from ...estimators import GLMKLClassifier
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -204,7 +204,7 @@ def _fit_icd(kernel, X, y, cap):
 
 
 def _fit_csi(kernel, X, y, cap):
-    from lorak import CSI
+    from ...estimators import CSI
 
     est = CSI(kernel=kernel, n_components=cap, kappa=KAPPA, lookahead=LOOKAHEAD, tol=0.0)
     est.fit(X, y)

@@ -36,7 +36,8 @@ def _fig1_method(name, label, beta, center, feature_scale):
     """GenNys at the grid's λ: unlabeled error and the eq.-15 score at that λ."""
 
     def run(task):
-        from lorak import GeneralizedNystroem, SemiSupervisedFactorClassifier
+        from ...estimators import GeneralizedNystroem
+        from ...models import SemiSupervisedFactorClassifier
 
         Z = kmeans_landmarks(task)
         g = GeneralizedNystroem(

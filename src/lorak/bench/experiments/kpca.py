@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ... import ExactEigen, IncompleteCholesky, Nystroem
+from ...estimators import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LowRankKernelPCA, exact_kernel_pca
 from .._compare import win_counts

@@ -66,7 +66,7 @@ import warnings
 
 import numpy as np
 
-from ... import LowRankMKLClassifier
+from ...estimators import LowRankMKLClassifier
 from ...kernels import KernelBank
 from ...models import exact_lp_mkl
 from .._preprocess import dense, minmax_scale, split_indices

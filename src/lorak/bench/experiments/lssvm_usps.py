@@ -29,7 +29,7 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from ... import ExactEigen, IncompleteCholesky, Nystroem
+from ...estimators import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LSSVC, lssvm_fit_dense
 from .._compare import win_counts

@@ -31,7 +31,8 @@ Decisions
   small C leaves too few positive eigenvalues of A = C·T − L (rank 0–3, at C = 0.03
   glass and sonar lose every one), while C = 1 lets the unit-weight constraint edges
   match the unit diagonal of L, and A₊ fills with eigenvectors localized on the
-  constrained pairs (rank 40–60 and accuracy at chance — the collapse SPEC §3 records).
+  constrained pairs (rank 40–60 and accuracy at chance: the learned kernel collapses onto
+  the constraints and forgets the data).
 - **Scaling:** every feature standardized (zero mean, unit variance) once per set, for
   every method alike.
 - **Constraints:** :func:`lorak.constraints.from_labels` with ratio 0.7 and the
