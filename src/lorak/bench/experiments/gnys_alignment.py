@@ -22,7 +22,7 @@ from .._report import fmt_num, markdown_table
 from .._spec import Experiment, Method, Metric, Part
 from .._ssl import SSLOutput, kmeans_landmarks, semi_labels, unlabeled_error
 from .._ssl import prepare as prepare_ssl
-from ._zhang2017 import BLAS_THREADS, LAMBDA_GRID, PAPER, SMALL_DATASETS
+from ._zhang2017 import BLAS_THREADS, LAMBDA_GRID, PAPER, PAPER_CRITERION, SMALL_DATASETS
 
 __all__ = ["EXPERIMENTS", "GNYS_ALIGNMENT", "alignment_summary"]
 
@@ -47,6 +47,7 @@ def _fig1_method(name, label, beta, center, feature_scale):
             beta=beta,
             center_ideal=center,
             lam=task.params["lam"],
+            criterion=PAPER_CRITERION,
         )
         clf = SemiSupervisedFactorClassifier(g, feature_scale=feature_scale)
         clf.fit(task.data.X, semi_labels(task))
