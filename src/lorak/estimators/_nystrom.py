@@ -7,8 +7,6 @@ chosen landmarks) and :func:`lorak.decompose.top_eigenpairs` (the exact eigen fa
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -22,6 +20,7 @@ from ..decompose import (
 )
 from ..kernels import kernel_block, make_kernel
 from ..landmarks import select_landmarks
+from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import _KernelFactor
 
 __all__ = ["ExactEigen", "Nystroem"]
@@ -195,26 +194,13 @@ class Nystroem(_KernelFactor):
         return self
 
     def _fit_inverse(self, X, rng):
-        from scipy.linalg import solve
-
-        from ..kernels import Gaussian
-
-        alpha = self.alpha
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0:
-            raise ValueError(f"alpha must be a positive number; got {alpha!r}")
-        n = X.shape[0]
-        pick = np.sort(rng.choice(n, _INVERSE_ROWS, replace=False)) if n > _INVERSE_ROWS else None
+        check_alpha(self.alpha)
+        pick = preimage_rows(X.shape[0], rng)
         rows = X if pick is None else X[pick]
-        if hasattr(rows, "compute"):  # dask
-            rows = rows.compute()
-        Zd = np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=np.float64)
-        GZ = np.asarray(self.transform(rows), dtype=np.float64)
-        kinv = Gaussian(bandwidth="mean_to_centroid").resolve(GZ)
-        A = kernel_block(kinv, GZ, GZ)
-        A[np.diag_indices_from(A)] += float(alpha)
-        self.inverse_kernel_ = kinv
-        self.X_transformed_fit_ = GZ
-        self.dual_coef_ = solve(A, Zd, assume_a="pos", check_finite=False)
+        pmap = fit_preimage(self.transform(rows), rows, self.alpha)
+        self.inverse_kernel_ = pmap.kernel
+        self.X_transformed_fit_ = pmap.features
+        self.dual_coef_ = pmap.dual_coef
 
     def inverse_transform(self, X):
         """Pre-images: points whose factor rows are close to the rows of X (n × r).
@@ -227,14 +213,8 @@ class Nystroem(_KernelFactor):
                 "inverse_transform needs fit_inverse_transform=True at fit time (and a "
                 "kernel that is not 'precomputed')"
             )
-        G = np.asarray(X, dtype=np.float64)
-        if G.ndim != 2 or G.shape[1] != self.X_transformed_fit_.shape[1]:
-            raise ValueError(
-                f"X must be 2-D with {self.X_transformed_fit_.shape[1]} columns (the factor "
-                f"rank); got shape {G.shape}"
-            )
-        K = kernel_block(self.inverse_kernel_, G, self.X_transformed_fit_)
-        return K @ self.dual_coef_
+        pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
+        return preimage(X, pmap)
 
     def partial_fit(self, X, y=None):
         """Fit on the first batch; later batches only check their shape.
@@ -310,9 +290,6 @@ class Nystroem(_KernelFactor):
     def landmarks_(self):
         check_is_fitted(self, "components_")
         return self.components_
-
-
-_INVERSE_ROWS = 2000  # rows the pre-image regression is fitted on (at most)
 
 
 def _normalization(kernel, W, weights, rtol, dtype):

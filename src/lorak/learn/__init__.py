@@ -56,6 +56,14 @@ from ._lp_mkl_regression import (
 )
 from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
 from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
+from ._preimage import (
+    PREIMAGE_ROWS,
+    PreImageMap,
+    check_alpha,
+    fit_preimage,
+    preimage,
+    preimage_rows,
+)
 from ._simple_npkl import (
     NPKLResult,
     knn_graph,
@@ -71,6 +79,7 @@ __all__ = [
     "AUTO_C_STEPS",
     "DEFAULT_LAMBDA_GRID",
     "LP_MKL_SOLVERS",
+    "PREIMAGE_ROWS",
     "SOLVERS",
     "WEIGHTINGS",
     "AlignmentStatistics",
@@ -83,17 +92,20 @@ __all__ = [
     "LpMKLRidgeResult",
     "MKGenNystromFit",
     "NPKLResult",
+    "PreImageMap",
     "SVRNewtonResult",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
     "auto_C",
     "bank_factors",
+    "check_alpha",
     "closed_form",
     "combination_weights",
     "csi",
     "csi_q",
     "fit_gen_nystrom",
     "fit_mk_gen_nystrom",
+    "fit_preimage",
     "gcv_scores",
     "ideal_kernel",
     "kernel_degeneracy",
@@ -106,6 +118,8 @@ __all__ = [
     "pair_values",
     "pataki_rank",
     "pinv_psd",
+    "preimage",
+    "preimage_rows",
     "psd_factor",
     "ridge_moments",
     "select_active",

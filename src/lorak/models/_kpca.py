@@ -29,7 +29,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
-from .._validation import validate_data
+from .._validation import check_generator, validate_data
+from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
 __all__ = ["FactorKPCA", "LowRankKernelPCA", "factor_kpca", "kpca_eigenvectors", "kpca_scores"]
@@ -130,6 +131,15 @@ class LowRankKernelPCA(
     n_components : int, optional
         Number of components (≤ the factor's m). None keeps every direction with a
         nonzero eigenvalue.
+    fit_inverse_transform : bool, default=False
+        Learn a pre-image map for :meth:`inverse_transform`: kernel ridge regression
+        from the training rows' principal scores back to the rows (scikit-learn's
+        ``KernelPCA`` approach; Gaussian kernel on the scores, bandwidth their mean
+        squared distance to the centroid), fitted on at most 2000 training rows.
+    alpha : float, default=1.0
+        Ridge of the pre-image regression (``fit_inverse_transform=True``).
+    random_state : int, Generator or None, default=None
+        Picks the rows of the pre-image regression when there are more than 2000.
 
     Attributes
     ----------
@@ -144,13 +154,26 @@ class LowRankKernelPCA(
         kernel's total centered variance.
     n_components_ : int
     n_features_in_, feature_names_in_ : as in scikit-learn.
+    dual_coef_, X_transformed_fit_, inverse_kernel_ : the pre-image map (with
+        ``fit_inverse_transform``): inverse_transform(Z) = k(Z, X_transformed_fit_) dual_coef_.
     """
 
     _lazy_fit_reason = "its fit keeps the n training rows' embedding in memory"
 
-    def __init__(self, factor=None, *, n_components=None):
+    def __init__(
+        self,
+        factor=None,
+        *,
+        n_components=None,
+        fit_inverse_transform=False,
+        alpha=1.0,
+        random_state=None,
+    ):
         self.factor = factor
         self.n_components = n_components
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
+        self.random_state = random_state
 
     def _check_n_components(self, m):
         r = self.n_components
@@ -169,6 +192,9 @@ class LowRankKernelPCA(
 
     def _fit(self, X, y):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        rng = check_generator(self.random_state)
+        if self.fit_inverse_transform:
+            check_alpha(self.alpha)
         self.factor_, G = fit_factor(self.factor, X, y)
         res = factor_kpca(G, self._check_n_components(G.shape[1]))
         n = G.shape[0]
@@ -180,6 +206,13 @@ class LowRankKernelPCA(
             res.eigenvalues / res.total if res.total > 0 else np.zeros_like(res.eigenvalues)
         )
         self.n_components_ = int(res.eigenvalues.shape[0])
+        if self.fit_inverse_transform:
+            pick = preimage_rows(G.shape[0], rng)
+            rows = slice(None) if pick is None else pick
+            pmap = fit_preimage(kpca_scores(G[rows], res), X[rows], self.alpha)
+            self.inverse_kernel_ = pmap.kernel
+            self.X_transformed_fit_ = pmap.features
+            self.dual_coef_ = pmap.dual_coef
         return G, res
 
     def fit(self, X, y=None):
@@ -203,6 +236,18 @@ class LowRankKernelPCA(
             self.mean_ @ self.components_.T
         )
         return Z.astype(X.dtype, copy=False)  # float32 in, float32 out
+
+    def inverse_transform(self, X):
+        """Pre-images: points whose scores are close to the rows of X (n × n_components_).
+
+        Kernel ridge regression learnt at fit time (``fit_inverse_transform=True``) from
+        the training rows' scores back to the rows.
+        """
+        check_is_fitted(self, "components_")
+        if not hasattr(self, "dual_coef_"):
+            raise ValueError("inverse_transform needs fit_inverse_transform=True at fit time")
+        pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
+        return preimage(X, pmap)
 
     @property
     def _n_features_out(self):
