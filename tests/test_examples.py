@@ -37,7 +37,7 @@ def _agg_and_no_data(monkeypatch):
 
 def test_the_examples_are_all_tested():
     names = {p.stem for p in SCRIPTS}
-    assert 5 <= len(names) <= 8
+    assert 5 <= len(names) <= 9
     tested = {
         "quickstart",
         "semi_supervised",
@@ -46,6 +46,7 @@ def test_the_examples_are_all_tested():
         "bigger_than_memory",
         "persistence",
         "side_info_main",
+        "denoising",
     }
     assert names == tested, f"untested or missing examples: {names ^ tested}"
     for p in SCRIPTS:
@@ -89,6 +90,16 @@ def test_constraints_clustering():
     scores = _load("constraints_clustering").main(["--quick"])
     pairwise, ari = scores["kernel k-means on SimpleNPKL"]
     assert pairwise > 0.85 and ari > 0.6
+
+
+def test_denoising(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "denoised.png"
+    errors = _load("denoising").main(["--quick", "--plot", str(png)])
+    # measured: noisy 0.250, linear PCA 0.183, kernel PCA 0.167
+    assert errors["kernel PCA"] < 0.8 * errors["noisy"]
+    assert errors["kernel PCA"] < errors["linear PCA"]
+    assert png.stat().st_size > 0
 
 
 def test_many_kernels():
