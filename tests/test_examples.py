@@ -42,6 +42,7 @@ def test_the_examples_are_all_tested():
         "quickstart",
         "semi_supervised",
         "constraints_clustering",
+        "constraints_gridsearch",
         "many_kernels",
         "bigger_than_memory",
         "persistence",
@@ -90,6 +91,12 @@ def test_constraints_clustering():
     scores = _load("constraints_clustering").main(["--quick"])
     pairwise, ari = scores["kernel k-means on SimpleNPKL"]
     assert pairwise > 0.85 and ari > 0.6
+
+
+def test_constraints_gridsearch():
+    search = _load("constraints_gridsearch").main(["--quick"])
+    assert search.best_score_ > 0.85
+    assert search.best_estimator_.named_steps["npkl"].n_constraints_ > 0
 
 
 def test_denoising(tmp_path):

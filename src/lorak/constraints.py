@@ -47,7 +47,10 @@ __all__ = [
     "check_constraints",
     "constraint_matrix",
     "from_labels",
+    "from_pairs",
     "must_link_components",
+    "restrict_constraints",
+    "to_pairs",
     "transitive_conflicts",
 ]
 
@@ -296,6 +299,7 @@ def from_labels(
     ratio: float = 0.7,
     n_pairs: int | None = None,
     labeled=None,
+    unlabeled=None,
     random_state=None,
 ) -> PairwiseConstraints:
     """Random must-link / cannot-link pairs drawn from class labels (paper §6.1).
@@ -317,8 +321,14 @@ def from_labels(
         Draw exactly this many pairs instead (``ratio`` is then ignored), e.g. to match
         a paper's constraint count.
     labeled : array-like of bool (N,) or of indices, optional
-        The rows whose labels may be used (default: all). With scikit-learn's
-        semi-supervised convention (−1 = unlabelled) pass ``labeled=(y != -1)``.
+        The rows whose labels may be used (default: all).
+    unlabeled : scalar, optional
+        Rows whose label equals this value are unknown: they get no pair (as
+        ``labeled=(y != unlabeled)``, combined with ``labeled`` when both are given).
+        ``unlabeled=-1`` is scikit-learn's semi-supervised convention, the marker of
+        lorak's semi-supervised estimators, and metric-learn's ``Constraints``
+        (``partial_labels`` with −1 for unknown). The default, None, keeps every
+        label a class — as before, and as LIBSVM's −1/+1 labels need.
     random_state : None, int, Generator or RandomState
 
     Returns
@@ -339,6 +349,27 @@ def from_labels(
     n = int(y.shape[0])
     if n < 2:
         raise ValueError(f"y must have at least 2 entries to form a pair; got {n}")
+    if unlabeled is not None:
+        if y.dtype.kind in "US" and not isinstance(unlabeled, str):
+            known = y != str(unlabeled)
+        else:
+            known = np.asarray(y != unlabeled, dtype=bool)
+        if labeled is not None:
+            lab = np.asarray(labeled)
+            mask = np.zeros(n, dtype=bool)
+            if lab.dtype == bool:
+                if lab.shape != (n,):
+                    raise ValueError(
+                        f"labeled as a mask must have shape ({n},) like y; got {lab.shape}"
+                    )
+                mask = lab.copy()
+            else:
+                li = lab.astype(np.int64).ravel()
+                if li.size and (li.min() < 0 or li.max() >= n):
+                    raise ValueError(f"labeled refers to a row outside y's {n} rows")
+                mask[li] = True
+            known &= mask
+        labeled = known
     if labeled is None:
         idx = np.arange(n)
     else:
@@ -441,3 +472,201 @@ def from_labels(
     must = np.asarray(ml, dtype=np.int64).reshape(-1, 2)
     cannot = np.asarray(cl, dtype=np.int64).reshape(-1, 2)
     return PairwiseConstraints(must, cannot, n, int(uf.n_sets))
+
+
+# ---------------------------------------------------------------- other conventions
+
+
+def _point_index(X, points: np.ndarray) -> np.ndarray:
+    """Row of X equal to each point (first occurrence); ValueError naming a stray one."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
+    if points.shape[-1] != X.shape[1]:
+        raise ValueError(
+            f"pairs of points have {points.shape[-1]} features, but X has {X.shape[1]}"
+        )
+    F = np.ascontiguousarray(X, dtype=np.float64)
+    index: dict = {}
+    for i, row in enumerate(F):
+        index.setdefault(row.tobytes(), i)
+    P = np.ascontiguousarray(points.reshape(-1, X.shape[1]), dtype=np.float64)
+    out = np.empty(P.shape[0], dtype=np.int64)
+    for a, row in enumerate(P):
+        i = index.get(row.tobytes(), -1)
+        if i < 0:
+            raise ValueError(
+                f"point {a % 2} of pair {a // 2} ({np.array2string(P[a], threshold=6)}) is "
+                "not a row of X: pairs of points can be converted only against the X "
+                "they were drawn from (exact equality)"
+            )
+        out[a] = i
+    return out.reshape(-1, 2)
+
+
+def to_pairs(must_link=None, cannot_link=None, X=None):
+    """lorak's constraints as metric-learn's pairs: ``(pairs, y)``.
+
+    Parameters
+    ----------
+    must_link, cannot_link : array-like of shape (p, 2), or a :class:`PairwiseConstraints`
+        as ``must_link`` (then ``cannot_link`` must be None).
+    X : array-like of shape (n_samples, n_features), optional
+        Without it, ``pairs`` holds row indices, shape (p, 2) (metric-learn's
+        ``preprocessor=X`` convention); with it, the points themselves, shape
+        (p, 2, n_features).
+
+    Returns
+    -------
+    pairs : ndarray (p, 2) int64 or (p, 2, n_features) float
+        The must-links first, then the cannot-links, in their given order.
+    y : ndarray (p,) int64
+        +1 for a must-link (similar pair), −1 for a cannot-link (dissimilar pair).
+
+    Examples
+    --------
+    >>> from lorak.constraints import to_pairs
+    >>> pairs, y = to_pairs([[0, 1]], [[1, 2]])
+    >>> pairs.tolist(), y.tolist()
+    ([[0, 1], [1, 2]], [1, -1])
+    """
+    if isinstance(must_link, PairwiseConstraints):
+        if cannot_link is not None:
+            raise ValueError("pass either a PairwiseConstraints or must_link and cannot_link")
+        must_link, cannot_link = must_link
+    ml = _index_pairs(must_link, "must_link")
+    cl = _index_pairs(cannot_link, "cannot_link")
+    pairs = np.concatenate([ml, cl])
+    y = np.concatenate([np.ones(len(ml), np.int64), -np.ones(len(cl), np.int64)])
+    if X is None:
+        return pairs, y
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= X.shape[0]):
+        bad = int(pairs.max() if pairs.max() >= X.shape[0] else pairs.min())
+        raise ValueError(f"pairs refer to row {bad} but X has {X.shape[0]} rows")
+    return X[pairs], y
+
+
+def _index_pairs(pairs, name: str) -> np.ndarray:
+    if pairs is None:
+        return np.zeros((0, 2), dtype=np.int64)
+    a = np.asarray(pairs)
+    if a.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (p, 2); got {a.shape}")
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind != "f" or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise ValueError(f"{name} must hold integer row indices; got dtype {a.dtype}")
+    return a.astype(np.int64)
+
+
+def from_pairs(pairs, y, X=None, *, n_samples: int | None = None) -> PairwiseConstraints:
+    """metric-learn's pairs as lorak's constraints (validated, i < j, duplicates merged).
+
+    Parameters
+    ----------
+    pairs : array-like of shape (p, 2) (row indices) or (p, 2, n_features) (points)
+    y : array-like of shape (p,)
+        +1 (similar: must-link) or −1 (dissimilar: cannot-link); metric-learn's
+        convention. Any other value raises.
+    X : array-like of shape (n_samples, n_features), optional
+        Required for pairs of points: each point is matched to the row of X equal to
+        it (exact equality, first occurrence); a point that is no row of X raises.
+        With index pairs it only sets ``n_samples``.
+    n_samples : int, optional
+        Number of rows the indices refer to (default: X's rows, else the largest
+        index + 1).
+
+    Returns
+    -------
+    PairwiseConstraints
+
+    Examples
+    --------
+    >>> from lorak.constraints import from_pairs
+    >>> c = from_pairs([[0, 1], [2, 1]], [1, -1])
+    >>> c.must_link.tolist(), c.cannot_link.tolist()
+    ([[0, 1]], [[1, 2]])
+    """
+    P = np.asarray(pairs)
+    yv = np.asarray(y)
+    if P.ndim == 3:
+        if X is None:
+            raise ValueError(
+                "pairs of points (shape (p, 2, n_features)) need X to find their rows: "
+                "from_pairs(pairs, y, X=X)"
+            )
+        if P.shape[1] != 2:
+            raise ValueError(f"pairs must have shape (p, 2, n_features); got {P.shape}")
+        idx = _point_index(X, P)
+    elif P.ndim == 2 or P.size == 0:
+        idx = _index_pairs(P.reshape(-1, 2) if P.size == 0 else P, "pairs")
+    else:
+        raise ValueError(
+            f"pairs must have shape (p, 2) (indices) or (p, 2, n_features) (points); got {P.shape}"
+        )
+    if yv.ndim != 1 or yv.shape[0] != idx.shape[0]:
+        raise ValueError(f"y must have shape ({idx.shape[0]},), one per pair; got {yv.shape}")
+    if yv.dtype.kind not in "iuf" or not np.all(np.isin(yv, (1, -1))):
+        bad = [v for v in np.unique(yv).tolist() if v not in (1, -1)]
+        raise ValueError(
+            f"y must be +1 (similar pair: must-link) or -1 (dissimilar: cannot-link); got "
+            f"{bad[:5]!r}"
+        )
+    if n_samples is None:
+        if X is not None:
+            n_samples = int(np.shape(X)[0])
+        else:
+            n_samples = int(idx.max()) + 1 if idx.size else 0
+    return check_constraints(idx[yv == 1], idx[yv == -1], n_samples)
+
+
+def restrict_constraints(must_link, cannot_link, sample_index, n_samples: int | None = None):
+    """The constraints among a subset of rows, renumbered to the subset.
+
+    ``sample_index[r]`` is the id (in the numbering of the pairs) of the subset's row r.
+    Pairs with an endpoint outside the subset are dropped; the others are renumbered
+    to subset rows (the first row with that id). This is how the pairs follow a row
+    split under cross-validation, where only per-row metadata is split.
+
+    Returns
+    -------
+    (must_link, cannot_link) : two int64 arrays of shape (·, 2)
+
+    Examples
+    --------
+    >>> from lorak.constraints import restrict_constraints
+    >>> ml, cl = restrict_constraints([[0, 5], [1, 2]], [[5, 7]], [5, 7, 0])
+    >>> ml.tolist(), cl.tolist()
+    ([[2, 0]], [[0, 1]])
+    """
+    if isinstance(must_link, PairwiseConstraints):
+        must_link, cannot_link = must_link
+    ids = np.asarray(sample_index)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise ValueError(
+            f"sample_index must be a 1-D array of integer row ids; got dtype {ids.dtype} "
+            f"and shape {ids.shape}"
+        )
+    if n_samples is not None and ids.shape[0] != n_samples:
+        raise ValueError(f"sample_index has {ids.shape[0]} entries, but X has {n_samples} rows")
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"sample_index holds a negative id ({int(ids.min())})")
+    ml = _index_pairs(must_link, "must_link")
+    cl = _index_pairs(cannot_link, "cannot_link")
+    top = max(int(ids.max()) if ids.size else -1, int(ml.max(initial=-1)), int(cl.max(initial=-1)))
+    local = np.full(top + 1, -1, dtype=np.int64)
+    local[ids[::-1]] = np.arange(ids.size - 1, -1, -1)  # first occurrence wins
+
+    def keep(p):
+        if p.size == 0:
+            return p
+        if p.min() < 0:
+            raise ValueError(f"constraints hold a negative row id ({int(p.min())})")
+        q = local[p]
+        return q[(q >= 0).all(axis=1)]
+
+    return keep(ml), keep(cl)

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator, validate_data
+from .._validation import UNLABELED, _is_unlabeled, check_generator, validate_data
 from ..decompose import pivot_transform_matrix
 from ..learn import csi, csi_q
 from ._base import _KernelFactor
@@ -76,7 +76,11 @@ class CSI(_KernelFactor):
         For the scikit-learn convention pass ``unlabeled=-1`` — but only when −1 is not
         a class (LIBSVM's and the SSL book's ±1 labels!); there, pass y as floats with
         NaN on the unlabeled rows and ``unlabeled=np.nan``. Default: every row is
-        labeled.
+        labeled. −1 is the marker everywhere else in lorak (the semi-supervised
+        estimators, ``from_labels(unlabeled=-1)``) and matches the label ``"-1"`` of
+        string labels too; the default stays None because CSI also fits real-valued
+        responses and ±1 classes, where −1 is a value, and NaN stays supported for
+        those (it is not deprecated).
 
         Semi-supervised use (e.g. the CSI column of the generalized-Nyström Table 1,
         where CSI sees the labels of the labeled rows only): either fit on all rows
@@ -198,6 +202,8 @@ class CSI(_KernelFactor):
         if isinstance(u, float) and np.isnan(u):
             yf = np.asarray(y, dtype=np.float64)
             miss = np.isnan(yf)
+        elif isinstance(u, numbers.Integral) and not isinstance(u, bool) and u == UNLABELED:
+            miss = _is_unlabeled(np.asarray(y))
         else:
             miss = y == u
         miss = np.asarray(miss, dtype=bool)

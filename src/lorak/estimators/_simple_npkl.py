@@ -13,14 +13,18 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from .. import learn as _npkl
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
-from ..constraints import check_constraints
+from ..constraints import check_constraints, restrict_constraints
+from ..learn import _npkl_extend as _extend
+from ..learn._simple_npkl import constraint_operator as _constraint_operator
 
 __all__ = ["SimpleNPKL"]
 
@@ -30,6 +34,36 @@ LOSSES = ("linear", "squared_hinge")
 STEPS = ("adaptive", "harmonic", "constant")
 SELECTIONS = ("margin", "random")
 EIGEN_SOLVERS = ("auto", "arpack", "dense")
+EXTENSIONS = ("graph", "ridge")
+# extension="ridge": landmarks of the RBF Nyström features and the relative ridge
+RIDGE_LANDMARKS = 200
+RIDGE_ALPHA = 1e-2
+
+
+def _scale_gamma(X) -> float:
+    """γ = 1/(n_features · Var(X)) (scikit-learn's SVC ``gamma="scale"``): 1/n_features on
+    standardized features, and the same kernel whatever the units."""
+    if sp.issparse(X):
+        mean = X.sum() / np.prod(X.shape)
+        var = X.multiply(X).sum() / np.prod(X.shape) - mean**2
+    else:
+        var = np.asarray(X, dtype=np.float64).var()
+    var = float(var)
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0 / X.shape[1]
+
+
+def _canonical_csr(X, dtype):
+    X = sp.csr_matrix(X, dtype=dtype, copy=True)
+    X.eliminate_zeros()
+    X.sort_indices()
+    return X
+
+
+def _csr_row_keys(X):
+    """One hashable key per row of a canonical CSR matrix (its columns and values)."""
+    for i in range(X.shape[0]):
+        a, b = X.indptr[i], X.indptr[i + 1]
+        yield X.indices[a:b].astype(np.int64).tobytes() + b"|" + X.data[a:b].tobytes()
 
 
 class SimpleNPKL(
@@ -52,8 +86,9 @@ class SimpleNPKL(
 
     Σ_(i,j) runs over ordered pairs, i.e. each constraint counts twice, so that
     Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L as in the paper. The method is
-    **transductive**: the kernel exists on the fitted rows only; use
-    :meth:`fit_transform` or :attr:`embedding_` (there is no ``transform`` of new X).
+    transductive — the kernel is learned on the fitted rows only — and
+    :meth:`transform` extends it to new rows (``extension``); on the fitted rows it
+    returns :attr:`embedding_` exactly.
 
     Parameters
     ----------
@@ -171,6 +206,10 @@ class SimpleNPKL(
         (:func:`lorak.learn._npkl_auto.kernel_degeneracy`).
     max_rank_ : int or None
         The resolved rank cap.
+    X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training rows (for :meth:`transform`: exact matches and the extension).
+    extension_eigenvalues_ : ndarray of shape (n_components_,) or None
+        The eigenvalues w of A for the columns of ``embedding_`` (``extension="graph"``).
     n_features_in_ : int
 
     Examples
@@ -204,6 +243,7 @@ class SimpleNPKL(
         step_size=1.0,
         eigen_solver="auto",
         eigen_tol=0.0,
+        extension="graph",
         n_jobs=None,
         random_state=None,
     ):
@@ -221,6 +261,7 @@ class SimpleNPKL(
         self.step_size = step_size
         self.eigen_solver = eigen_solver
         self.eigen_tol = eigen_tol
+        self.extension = extension
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -231,6 +272,7 @@ class SimpleNPKL(
         check_in_choices(self.step, "step", STEPS)
         check_in_choices(self.selection, "selection", SELECTIONS)
         check_in_choices(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+        check_in_choices(self.extension, "extension", EXTENSIONS)
         if isinstance(self.C, str):
             if self.C != "auto":
                 raise ValueError(f"C must be a positive number or 'auto'; got {self.C!r}")
@@ -284,7 +326,7 @@ class SimpleNPKL(
 
     # ------------------------------------------------------------ fit
 
-    def fit(self, X, y=None, *, must_link=None, cannot_link=None):
+    def fit(self, X, y=None, *, must_link=None, cannot_link=None, sample_index=None):
         """Learn the kernel on the rows of X from the pairwise constraints.
 
         Parameters
@@ -297,6 +339,17 @@ class SimpleNPKL(
         must_link, cannot_link : array-like of shape (p, 2)
             0-based row index pairs known to share / not to share a class. At least
             one pair in total. ``fit(X, **from_labels(y))`` passes both.
+        sample_index : array-like of int of shape (n_samples,), optional
+            The ids of X's rows in the numbering of ``must_link`` / ``cannot_link``
+            (default: 0, …, n_samples − 1). Pairs with an id that is not among them
+            are dropped. This makes the constraints survive row subsets: under
+            :class:`~sklearn.model_selection.GridSearchCV` with metadata routing,
+            ``sample_index=np.arange(n)`` is split with X while the pairs keep
+            indexing the full set (``set_fit_request(must_link=True,
+            cannot_link=True, sample_index=True)``; see
+            :func:`lorak.constraints.restrict_constraints`). Caveat: scikit-learn
+            also splits any metadata with exactly as many rows as X, so a pair list
+            of length n_samples would be cut as if it were per-row data.
 
         Returns
         -------
@@ -311,6 +364,8 @@ class SimpleNPKL(
                 f"cannot_link= (arrays of shape (p, 2)){hint}; from labels, use "
                 "fit(X, **lorak.constraints.from_labels(y, random_state=0))"
             )
+        if sample_index is not None:
+            must_link, cannot_link = restrict_constraints(must_link, cannot_link, sample_index, n)
         cons = check_constraints(must_link, cannot_link, n)
         pairs, signs = cons.pairs()
         C, B, k, max_rank = self._check_params(n, len(pairs))
@@ -425,6 +480,7 @@ class SimpleNPKL(
         self.B_ = B
         self.max_rank_ = max_rank
         self.eigen_solves_ = int(sum(i.n_solves for i in res.eig_info))
+        self._fit_extension(X, S, L, pairs, weights, res.embedding, k)
         logger.debug(
             "SimpleNPKL(%s): rank %d, %d iterations, objective %.6g",
             self.loss,
@@ -434,22 +490,96 @@ class SimpleNPKL(
         )
         return self
 
-    def fit_transform(self, X, y=None, *, must_link=None, cannot_link=None):
+    def _fit_extension(self, X, S, L, pairs, weights, V, k):
+        """What :meth:`transform` needs for new rows (O(n·d + n·k) memory, no n × n)."""
+        self.X_fit_ = X
+        if self.extension == "graph":
+            A = _constraint_operator(L, pairs, weights)
+            self.extension_eigenvalues_ = _extend.extension_eigenvalues(A, V)
+            self._degrees = np.asarray(S.sum(axis=1), dtype=np.float64).ravel()
+            self._ridge_features = self._ridge_map = None
+        else:
+            from ._nystrom import Nystroem
+
+            feats = Nystroem(
+                n_components=min(RIDGE_LANDMARKS, X.shape[0]),
+                gamma=_scale_gamma(X),
+                random_state=0,
+            )
+            feats.fit(X)
+            self._ridge_map = _extend.ridge_map(feats.transform(X), V, RIDGE_ALPHA)
+            self._ridge_features = feats
+            self.extension_eigenvalues_ = self._degrees = None
+        self._n_neighbors = k
+
+    def fit_transform(self, X, y=None, *, must_link=None, cannot_link=None, sample_index=None):
         """Fit and return the embedding V (n_samples × rank) with K = V Vᵀ."""
-        return self.fit(X, y, must_link=must_link, cannot_link=cannot_link).embedding_
+        return self.fit(
+            X, y, must_link=must_link, cannot_link=cannot_link, sample_index=sample_index
+        ).embedding_
 
     def transform(self, X):
-        """Not available: SimpleNPKL is transductive.
+        """The learned embedding of the rows of X, training rows or new ones.
 
-        The learned kernel is a matrix on the fitted rows, not a function of x; use
-        :meth:`fit_transform` on all rows (labelled and unlabelled together) or read
-        :attr:`embedding_`.
+        A row equal to a fitted row gets that row's ``embedding_`` row exactly (so
+        ``transform(X_train)`` returns ``embedding_``; a duplicated training row gets
+        its first occurrence). A new row gets the out-of-sample extension chosen by
+        ``extension`` (:mod:`lorak.learn._npkl_extend`): ``"graph"``, the Nyström
+        extension of the eigen-equation of A through the row's ``n_neighbors``
+        nearest training rows; ``"ridge"``, a ridge map from RBF Nyström features.
+        Memory is linear in the number of training rows.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_rows, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_components_)
         """
-        raise NotImplementedError(
-            "SimpleNPKL is transductive: it learns a kernel matrix on the rows it was "
-            "fitted on, with no out-of-sample extension. Fit on all rows together and use "
-            "fit_transform(X, must_link=..., cannot_link=...) or embedding_"
-        )
+        check_is_fitted(self, "embedding_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        known = self._training_rows(X)
+        out = np.empty((X.shape[0], self.n_components_))
+        old = known >= 0
+        out[old] = self.embedding_[known[old]]
+        if not old.all():
+            out[~old] = self._extend(X[~old])
+        return out
+
+    def _training_rows(self, X) -> np.ndarray:
+        """For each row of X the index of an equal training row, or −1."""
+        F = self.X_fit_
+        n = X.shape[0]
+        if X is F:
+            return np.arange(n)
+        if sp.issparse(X) or sp.issparse(F):
+            if not (sp.issparse(X) and sp.issparse(F)):
+                return np.full(n, -1, dtype=np.int64)
+            Xs, Fs = _canonical_csr(X, F.dtype), _canonical_csr(F, F.dtype)
+            if Xs.shape == Fs.shape and (Xs != Fs).nnz == 0:
+                return np.arange(n)
+            keys_f, keys_x = _csr_row_keys(Fs), _csr_row_keys(Xs)
+        else:
+            Xc = np.ascontiguousarray(X, dtype=F.dtype)
+            if Xc.shape == F.shape and np.array_equal(Xc, F):
+                return np.arange(n)
+            keys_f = (row.tobytes() for row in np.ascontiguousarray(F))
+            keys_x = (row.tobytes() for row in Xc)
+        index: dict = {}
+        for i, key in enumerate(keys_f):
+            index.setdefault(key, i)
+        return np.array([index.get(key, -1) for key in keys_x], dtype=np.int64)
+
+    def _extend(self, X) -> np.ndarray:
+        if self.extension == "graph":
+            # the index is rebuilt per call (O(n log n)): only arrays are persisted
+            nn = NearestNeighbors(n_neighbors=self._n_neighbors, n_jobs=self.n_jobs)
+            neighbors = nn.fit(self.X_fit_).kneighbors(X, return_distance=False)
+            return _extend.graph_extension(
+                neighbors, self.embedding_, self._degrees, self.extension_eigenvalues_
+            )
+        return self._ridge_features.transform(X) @ self._ridge_map
 
     def kernel_entries(self, pairs):
         """K_ij = ⟨v_i, v_j⟩ for index pairs of shape (p, 2), without forming K."""

@@ -1,0 +1,159 @@
+"""SimpleNPKL on new rows: the out-of-sample extensions against dense references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import KMeans
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import NearestNeighbors
+from sklearn.preprocessing import StandardScaler
+
+from lorak import SimpleNPKL
+from lorak.constraints import constraint_matrix, from_labels
+from lorak.datasets import load
+from lorak.learn import _npkl_extend as ext
+from lorak.metrics import pairwise_cluster_accuracy
+
+
+@pytest.fixture(scope="module")
+def iris_split():
+    X, y = load("iris")
+    X = StandardScaler().fit_transform(X)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    c = from_labels(ytr, ratio=0.7, random_state=0)
+    return Xtr, Xte, ytr, yte, c
+
+
+def _dense_A(model, n):
+    """A = W_T − L densely, from the fitted model (small n only)."""
+    pairs = np.concatenate([model.must_link_, model.cannot_link_])
+    signs = np.r_[np.ones(len(model.must_link_)), -np.ones(len(model.cannot_link_))]
+    w = model.C_ * np.ones(len(pairs)) if model.alpha_ is None else model.alpha_
+    return constraint_matrix(pairs, signs, n, weights=w).toarray() - model.laplacian_.toarray()
+
+
+@pytest.mark.parametrize("extension", ["graph", "ridge"])
+def test_training_rows_give_the_embedding_exactly(iris_split, extension):
+    Xtr, Xte, _, _, c = iris_split
+    m = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
+    np.testing.assert_array_equal(m.transform(Xtr), m.embedding_)
+    np.testing.assert_array_equal(m.transform(Xtr.copy()), m.embedding_)
+    # a batch mixing training rows (in another order) and new rows
+    mix = np.vstack([Xte[:4], Xtr[[7, 3]], Xte[4:6]])
+    out = m.transform(mix)
+    np.testing.assert_array_equal(out[4:6], m.embedding_[[7, 3]])
+    assert out.shape == (8, m.n_components_)
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("loss", ["linear", "squared_hinge"])
+def test_extension_eigenvalues_are_those_of_A(iris_split, loss):
+    Xtr, _, _, _, c = iris_split
+    m = SimpleNPKL(loss=loss, random_state=0, max_iter=30).fit(Xtr, **c)
+    w_dense = np.linalg.eigvalsh(_dense_A(m, Xtr.shape[0]))[::-1][: m.n_components_]
+    np.testing.assert_allclose(m.extension_eigenvalues_, w_dense, rtol=1e-7, atol=1e-9)
+    assert np.all(m.extension_eigenvalues_ > 0)
+
+
+def test_graph_extension_reproduces_unconstrained_training_rows(iris_split):
+    Xtr, _, _, _, c = iris_split
+    m = SimpleNPKL(random_state=0).fit(Xtr, **c)
+    n = Xtr.shape[0]
+    touched = np.zeros(n, dtype=bool)
+    touched[np.concatenate([m.must_link_, m.cannot_link_]).ravel()] = True
+    # S from L = I − D^{-1/2} S D^{-1/2}: the off-diagonal pattern of L
+    Lc = sp.csr_matrix(m.laplacian_)
+    free = np.flatnonzero(~touched)
+    assert free.size > 5
+    for i in free[:10]:
+        row = Lc.getrow(i)
+        nb = row.indices[(row.indices != i) & (row.data != 0)]
+        got = ext.graph_extension(
+            nb[None, :], m.embedding_, m._degrees, m.extension_eigenvalues_,
+            row_degrees=np.array([nb.size]),
+        )  # fmt: skip
+        np.testing.assert_allclose(got[0], m.embedding_[i], rtol=1e-7, atol=1e-10)
+
+
+def test_graph_extension_equals_dense_formula(iris_split):
+    Xtr, Xte, _, _, c = iris_split
+    m = SimpleNPKL(random_state=0, n_neighbors=6).fit(Xtr, **c)
+    n = Xtr.shape[0]
+    # dense: S_x (m × n) 0/1 on the 6 nearest training rows, u = S_x D^{-1/2} U / (√d_x (1 + w))
+    nb = NearestNeighbors(n_neighbors=6).fit(Xtr).kneighbors(Xte, return_distance=False)
+    Sx = np.zeros((len(Xte), n))
+    np.put_along_axis(Sx, nb, 1.0, axis=1)
+    A = _dense_A(m, n)
+    w, U = np.linalg.eigh(A)
+    w, U = w[::-1][: m.n_components_], U[:, ::-1][:, : m.n_components_]
+    lam = m.eigenvalues_
+    d = m._degrees
+    ref_u = (Sx / np.sqrt(6.0)) @ (U / np.sqrt(d)[:, None]) / (1.0 + w)
+    ref = ref_u * np.sqrt(lam)
+    got = m._extend(Xte)  # (transform gives a held-out duplicate of a training row its row)
+    # eigenvector signs are a convention: compare column by column up to sign
+    for j in range(m.n_components_):
+        s = np.sign(U[:, j] @ m.embedding_[:, j])
+        np.testing.assert_allclose(got[:, j], s * ref[:, j], rtol=1e-6, atol=1e-9)
+
+
+def test_ridge_map_against_dense_solution():
+    rng = np.random.default_rng(0)
+    Phi = rng.standard_normal((60, 12))
+    B = rng.standard_normal((12, 3))
+    # V in the span of Φ: a tiny ridge recovers the map
+    np.testing.assert_allclose(ext.ridge_map(Phi, Phi @ B, 1e-12), B, rtol=1e-6, atol=1e-8)
+    V = rng.standard_normal((60, 3))
+    a = 0.1
+    ridge = a * np.trace(Phi.T @ Phi) / 12
+    ref = np.linalg.solve(Phi.T @ Phi + ridge * np.eye(12), Phi.T @ V)
+    np.testing.assert_allclose(ext.ridge_map(Phi, V, a), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("extension", ["graph", "ridge"])
+def test_held_out_clustering_close_to_training(iris_split, extension):
+    Xtr, Xte, ytr, yte, c = iris_split
+    m = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
+    km = KMeans(3, n_init=10, random_state=0).fit(m.embedding_)
+    train = pairwise_cluster_accuracy(ytr, km.labels_)
+    test = pairwise_cluster_accuracy(yte, km.predict(m.transform(Xte)))
+    assert train > 0.85
+    assert test > train - 0.06
+
+
+def test_memory_is_linear_in_n():
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.standard_normal((n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    m = SimpleNPKL(random_state=0).fit(X, **from_labels(y, ratio=0.8, random_state=0))
+    m.transform(rng.standard_normal((5, 3)))
+    for name, v in vars(m).items():
+        size = v.size if isinstance(v, np.ndarray) else getattr(v, "nnz", 0)
+        assert size < n * n / 10, name
+
+
+def test_sparse_input_and_bad_extension(iris_split):
+    Xtr, Xte, _, _, c = iris_split
+    m = SimpleNPKL(random_state=0).fit(sp.csr_matrix(Xtr), **c)
+    dense = SimpleNPKL(random_state=0).fit(Xtr, **c)
+    np.testing.assert_array_equal(m.transform(sp.csr_matrix(Xtr)), m.embedding_)
+    np.testing.assert_allclose(
+        m.transform(sp.csr_matrix(Xte)), dense.transform(Xte), rtol=1e-8, atol=1e-10
+    )
+    with pytest.raises(ValueError, match="extension"):
+        SimpleNPKL(extension="nystrom").fit(Xtr, **c)
+    with pytest.raises(ValueError, match="features"):
+        dense.transform(Xte[:, :2])
+
+
+@pytest.mark.parametrize("extension", ["graph", "ridge"])
+def test_extension_does_not_depend_on_units(iris_split, extension):
+    Xtr, Xte, _, _, c = iris_split
+    a = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
+    b = SimpleNPKL(extension=extension, random_state=0).fit(1000.0 * Xtr, **c)
+    np.testing.assert_allclose(
+        b._extend(1000.0 * Xte), a._extend(Xte), rtol=1e-6, atol=1e-9 * np.abs(a.embedding_).max()
+    )
