@@ -32,6 +32,9 @@ from ._lssvm import (
     LSSVMSolution,
     lssvm_fit_dense,
     lssvm_fit_factor,
+    lssvm_moments,
+    lssvm_solve_moments,
+    merge_lssvm_moments,
     woodbury_solve,
 )
 from ._semi_supervised import SemiSupervisedFactorClassifier
@@ -53,6 +56,9 @@ __all__ = [
     "kpca_scores",
     "lssvm_fit_dense",
     "lssvm_fit_factor",
+    "lssvm_moments",
     "lssvm_prefix_decisions",
+    "lssvm_solve_moments",
+    "merge_lssvm_moments",
     "woodbury_solve",
 ]

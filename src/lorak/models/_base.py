@@ -149,25 +149,6 @@ def centered_cross_products(G, mean, T=None, t_mean=None):
     return S, R
 
 
-def lazy_centered_cross_products(G, T=None):
-    """``(mean(G), mean(T), ḠᵀḠ, ḠᵀT̄)`` of a dask or memmap G in one pass over its rows.
-
-    The chunked twin of :func:`column_mean` + :func:`centered_cross_products`: the
-    per-chunk centred moments are merged exactly (Chan, Golub & LeVeque), so no
-    cancellation even when the columns share a large mean.
-    """
-    from .._chunked import is_dask_array, row_moments
-
-    m = G.shape[1]
-    if T is None:
-        _, mean, S = row_moments(G)
-        return mean, None, 0.5 * (S + S.T), None
-    T = np.asarray(T) if not is_dask_array(T) else T
-    _, mean, S = row_moments(G, T)
-    Sg = S[:m, :m]
-    return mean[:m], mean[m:], 0.5 * (Sg + Sg.T), S[:m, m:]
-
-
 def solve_spd(S: np.ndarray, R: np.ndarray) -> np.ndarray:
     """Solve S X = R for a symmetric positive definite S (m × m), by Cholesky.
 

@@ -39,18 +39,25 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from .._chunked import ChunkedRowsMixin, is_dask_array, lazy_targets, validate_lazy
+from .._chunked import (
+    ChunkedRowsMixin,
+    _merge_moments,
+    is_dask_array,
+    lazy_targets,
+    row_moments,
+    validate_lazy,
+)
 from .._validation import check_classification_y, check_positive, validate_data
 from ._base import (
     centered_cross_products,
     column_mean,
     fit_factor,
     iter_row_chunks,
-    lazy_centered_cross_products,
     solve_spd,
     transform_factor,
 )
@@ -61,6 +68,9 @@ __all__ = [
     "LSSVMSolution",
     "lssvm_fit_dense",
     "lssvm_fit_factor",
+    "lssvm_moments",
+    "lssvm_solve_moments",
+    "merge_lssvm_moments",
     "woodbury_solve",
 ]
 
@@ -111,23 +121,51 @@ def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolut
     """
     T = _as_2d_targets(T)
     nu = 1.0 / C
-    if is_dask_array(G):  # one pass of merged per-chunk moments
-        g_mean, t_mean, S, R = lazy_centered_cross_products(G, T)
+    if is_dask_array(G):
         return_dual = False  # would be n-sized; not formed for a dask G
-    else:
-        g_mean = column_mean(G)
-        t_mean = T.mean(axis=0)
-        S, R = centered_cross_products(G, g_mean, T, t_mean)
-    S[np.diag_indices_from(S)] += nu
-    coef = solve_spd(S, R)
-    intercept = t_mean - g_mean @ coef
-    dual = None
+    sol = lssvm_solve_moments(lssvm_moments(G, T), G.shape[1], C)
+    coef, intercept, dual = sol.coef, sol.intercept, None
     if return_dual:
         dual = np.empty_like(T)
         for s, e in iter_row_chunks(T.shape[0], coef.shape[0]):
             fit = safe_sparse_dot(G[s:e], coef)
             dual[s:e] = (T[s:e] - intercept - fit) / nu
     return LSSVMSolution(coef=coef, intercept=intercept, dual_coef=dual)
+
+
+def lssvm_moments(G, T):
+    """``(n, mean, scatter)`` of the rows of [G T]: the LS-SVM's sufficient statistics.
+
+    ``mean`` is the (m + k,) mean row, ``scatter`` the (m + k) × (m + k) centred
+    scatter [[ḠᵀḠ, ḠᵀT̄], [T̄ᵀḠ, T̄ᵀT̄]]. Statistics of disjoint row sets merge exactly
+    (:func:`merge_lssvm_moments`), which is how a dask G (one pass, per-chunk moments
+    merged on the cluster) and :meth:`LSSVC.partial_fit` (batch by batch) get them.
+    O(n (m + k)²) time; G may be sparse, float32, dask or a memmap.
+    """
+    T = _as_2d_targets(T) if not is_dask_array(T) else T
+    if is_dask_array(G):
+        return row_moments(G, T)
+    n = G.shape[0]
+    g_mean = column_mean(G)
+    t_mean = T.mean(axis=0)
+    S, R = centered_cross_products(G, g_mean, T, t_mean)
+    Tc = T - t_mean
+    scatter = np.block([[S, R], [R.T, Tc.T @ Tc]])
+    return n, np.concatenate([g_mean, t_mean]), scatter
+
+
+def merge_lssvm_moments(a, b):
+    """The statistics of :func:`lssvm_moments` for the union of two disjoint row sets."""
+    return _merge_moments(a, b)
+
+
+def lssvm_solve_moments(moments, m: int, C: float) -> LSSVMSolution:
+    """Eq. (3) from the statistics of :func:`lssvm_moments`: one m × m solve, O(m³)."""
+    _, mean, scatter = moments
+    S = 0.5 * (scatter[:m, :m] + scatter[:m, :m].T)
+    S[np.diag_indices_from(S)] += 1.0 / C
+    coef = solve_spd(S, scatter[:m, m:])
+    return LSSVMSolution(coef=coef, intercept=mean[m:] - mean[:m] @ coef)
 
 
 def woodbury_solve(G, nu: float, R) -> np.ndarray:
@@ -172,6 +210,14 @@ def lssvm_fit_dense(K, T, C: float):
 # ---------------------------------------------------------------- estimators
 
 
+def _is_fitted(est) -> bool:
+    try:
+        check_is_fitted(est)
+    except (NotFittedError, TypeError):
+        return False
+    return True
+
+
 def _n_rows(a):
     if sp.issparse(a) or is_dask_array(a):
         return a.shape[0]
@@ -211,9 +257,57 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
 
     def _fit_targets(self, X, y, T, C):
         self.factor_, G = fit_factor(self.factor, X, y)
-        sol = lssvm_fit_factor(G, T, C)
+        self._set_moments(lssvm_moments(G, T))
         self.n_components_ = int(G.shape[1])
-        return sol
+        return lssvm_solve_moments(self._moments(), self.n_components_, C)
+
+    def _set_moments(self, moments):
+        n, mean, scatter = moments
+        self.n_samples_seen_ = int(n)
+        self.stats_mean_ = np.asarray(mean, dtype=np.float64)
+        self.stats_scatter_ = np.asarray(scatter, dtype=np.float64)
+
+    def _moments(self):
+        return self.n_samples_seen_, self.stats_mean_, self.stats_scatter_
+
+    def _partial_fit_targets(self, X, y, T, C):
+        """Merge this batch's statistics into the running ones and re-solve (O(m³)).
+
+        First call (or after nothing was fitted): the factor is fitted on this batch —
+        or used as it is when ``factor`` is already fitted.
+        """
+        if not hasattr(self, "stats_scatter_"):
+            if (
+                self.factor is not None
+                and not isinstance(self.factor, str)
+                and _is_fitted(self.factor)
+            ):
+                self.factor_ = self.factor
+                G = transform_factor(self.factor_, X)
+            else:
+                self.factor_, G = fit_factor(self.factor, X, y)
+            self.n_components_ = int(G.shape[1])
+            prev = (0, None, None)
+        else:
+            G = transform_factor(self.factor_, X)
+            prev = self._moments()
+        if sp.issparse(G):
+            G = G.toarray()
+        self._set_moments(merge_lssvm_moments(prev, lssvm_moments(G, T)))
+        return lssvm_solve_moments(self._moments(), self.n_components_, C)
+
+    def _validate_partial(self, X, y, **kw):
+        if not hasattr(self, "stats_scatter_"):
+            return self._validate(X, y, **kw)
+        _check_y_length(X, y)
+        C = float(check_positive(self.C, "C"))
+        if is_dask_array(X):
+            X = validate_lazy(self, X, reset=False)
+            return X, lazy_targets(y, X.shape[0]), C
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False, **kw
+        )
+        return X, y, C
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
@@ -261,6 +355,9 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     coef_ : (1, m) for two classes, (n_classes, m) otherwise: w = Gᵀ(α ∘ y).
     intercept_ : (1,) or (n_classes,) array, b.
     n_components_ : int, m (columns of the factor).
+    n_samples_seen_, stats_mean_, stats_scatter_ : the rows' count, the mean row and
+        centred scatter of [G T] (:func:`lssvm_moments`), which :meth:`partial_fit`
+        merges batch by batch.
     n_features_in_, feature_names_in_ : as in scikit-learn.
 
     Examples
@@ -287,6 +384,38 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
                 f"y has 1 class ({self.classes_[0]!r}); LSSVC needs at least 2 classes"
             )
         sol = self._fit_targets(X, y, T.astype(np.float64), C)
+        self.coef_ = np.ascontiguousarray(sol.coef.T)
+        self.intercept_ = sol.intercept
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Fit on one more batch of rows: the LS-SVM of all rows seen so far.
+
+        The solution depends on the rows only through the m × m statistics of
+        :func:`lssvm_moments`, which merge exactly over batches; each call adds this
+        batch's and re-solves the m × m system. The factor is fitted on the first batch
+        (a factor that is already fitted is used as it is); to make the result equal
+        to :meth:`fit` on all rows, give it landmarks as points and a numeric gamma or
+        bandwidth, or pass it fitted. ``classes`` (every label of the stream) is needed
+        on the first call. A :meth:`fit` before starts the stream with its rows.
+        """
+        first = not hasattr(self, "stats_scatter_")
+        X, y, C = self._validate_partial(X, y)
+        check_classification_y(y)
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            classes = np.unique(np.asarray(classes))
+            if classes.shape[0] < 2:
+                raise ValueError(f"classes has {classes.shape[0]} label; LSSVC needs at least 2")
+            self.classes_ = classes
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"classes={classes!r} differs from the first call's {self.classes_!r}")
+        unseen = np.setdiff1d(np.unique(np.asarray(y)), self.classes_)
+        if unseen.size:
+            raise ValueError(f"y has labels {unseen!r} not in classes {self.classes_!r}")
+        lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(self.classes_)
+        sol = self._partial_fit_targets(X, y, lb.transform(y).astype(np.float64), C)
         self.coef_ = np.ascontiguousarray(sol.coef.T)
         self.intercept_ = sol.intercept
         return self
@@ -323,6 +452,7 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
     coef_ : (m,) or (n_targets, m) array, w.
     intercept_ : float or (n_targets,) array, b.
     n_components_ : int, m.
+    n_samples_seen_, stats_mean_, stats_scatter_ : as for :class:`LSSVC`.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
 
@@ -330,13 +460,31 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
         """Fit the factor on X and solve the LS-SVM regression for y."""
         X, y, C = self._validate(X, y, y_numeric=True, multi_output=True)
         sol = self._fit_targets(X, y, _as_2d_targets(y), C)
-        if np.ndim(y) == 1:
+        self._set_solution(sol, np.ndim(y))
+        return self
+
+    def partial_fit(self, X, y):
+        """Fit on one more batch of rows: the LS-SVM regression of all rows seen so far.
+
+        As :meth:`LSSVC.partial_fit`: the m × m statistics merge exactly over batches;
+        the factor is fitted on the first batch unless it is already fitted.
+        """
+        X, y, C = self._validate_partial(X, y, y_numeric=True, multi_output=True)
+        if hasattr(self, "stats_scatter_"):
+            k = self.stats_mean_.shape[0] - self.n_components_
+            if (1 if np.ndim(y) == 1 else np.shape(y)[1]) != k:
+                raise ValueError(f"y has a different number of targets than before ({k})")
+        sol = self._partial_fit_targets(X, y, _as_2d_targets(y), C)
+        self._set_solution(sol, np.ndim(y))
+        return self
+
+    def _set_solution(self, sol, ndim):
+        if ndim == 1:
             self.coef_ = sol.coef[:, 0].copy()
             self.intercept_ = float(sol.intercept[0])
         else:
             self.coef_ = np.ascontiguousarray(sol.coef.T)
             self.intercept_ = sol.intercept
-        return self
 
     def predict(self, X):
         """g(x)ᵀ w + b for each row of X."""
