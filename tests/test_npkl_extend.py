@@ -59,7 +59,7 @@ def test_extension_eigenvalues_are_those_of_A(iris_split, loss):
 
 def test_graph_extension_reproduces_unconstrained_training_rows(iris_split):
     Xtr, _, _, _, c = iris_split
-    m = SimpleNPKL(random_state=0).fit(Xtr, **c)
+    m = SimpleNPKL(extension="graph", random_state=0).fit(Xtr, **c)
     n = Xtr.shape[0]
     touched = np.zeros(n, dtype=bool)
     touched[np.concatenate([m.must_link_, m.cannot_link_]).ravel()] = True
@@ -79,7 +79,7 @@ def test_graph_extension_reproduces_unconstrained_training_rows(iris_split):
 
 def test_graph_extension_equals_dense_formula(iris_split):
     Xtr, Xte, _, _, c = iris_split
-    m = SimpleNPKL(random_state=0, n_neighbors=6).fit(Xtr, **c)
+    m = SimpleNPKL(extension="graph", random_state=0, n_neighbors=6).fit(Xtr, **c)
     n = Xtr.shape[0]
     # dense: S_x (m × n) 0/1 on the 6 nearest training rows, u = S_x D^{-1/2} U / (√d_x (1 + w))
     nb = NearestNeighbors(n_neighbors=6).fit(Xtr).kneighbors(Xte, return_distance=False)
@@ -135,10 +135,11 @@ def test_memory_is_linear_in_n():
         assert size < n * n / 10, name
 
 
-def test_sparse_input_and_bad_extension(iris_split):
+@pytest.mark.parametrize("extension", ["graph", "ridge"])
+def test_sparse_input_and_bad_extension(iris_split, extension):
     Xtr, Xte, _, _, c = iris_split
-    m = SimpleNPKL(random_state=0).fit(sp.csr_matrix(Xtr), **c)
-    dense = SimpleNPKL(random_state=0).fit(Xtr, **c)
+    m = SimpleNPKL(extension=extension, random_state=0).fit(sp.csr_matrix(Xtr), **c)
+    dense = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
     np.testing.assert_array_equal(m.transform(sp.csr_matrix(Xtr)), m.embedding_)
     np.testing.assert_allclose(
         m.transform(sp.csr_matrix(Xte)), dense.transform(Xte), rtol=1e-8, atol=1e-10
