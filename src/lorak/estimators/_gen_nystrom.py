@@ -122,8 +122,9 @@ class GeneralizedNystroem(_KernelFactor):
         Nyström on 22 of 28 sets and loses by at most 0.8 points, 0.9 points on average
         above the best λ of its grid chosen by the unlabeled truth; eq. 15 beats it on
         11 of 28 and loses by up to 5.3 points (2.5 above that oracle). Its fit costs
-        2.7–5× the eq.-15 fit at n = 1500, m = 150 (5 folds; measured on a heavily
-        loaded machine, ``benchmarks/bench_side_info.py --cost``).
+        3–7× the eq.-15 fit at n = 1500, m = 150 (5 folds × 7 λ; the fold paths are
+        three quarters of it; measured on a heavily loaded machine,
+        ``benchmarks/bench_side_info.py --cost``).
         "paper": eq. (15), ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (the m × m inverse dictionary
         kernels, as written) — the paper's choice and the default before; "kernel":
         ρ[W S W, W] · ρ[E_l S E_lᵀ, K*], the learned vs the original kernel on the
