@@ -11,12 +11,13 @@ n × r output is ever n-sized.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
 from .._validation import check_generator, check_n_components, validate_data
-from ..kernels import kernel_product, make_kernel
+from ..kernels import KernelColumns, kernel_product, make_kernel
 from ..landmarks import Landmarks, select_landmarks
 
 __all__ = ["shared_landmarks"]
@@ -86,9 +87,47 @@ class _KernelFactor(
     def _check_n_components(self, n_samples):
         return check_n_components(self.n_components, n_samples)
 
+    def _precomputed_kernel(self, K):
+        """``(K, diag, column, dtype)`` of a precomputed training kernel.
+
+        K is the dense n × n matrix or a :class:`lorak.kernels.KernelColumns` (columns
+        on demand); ``column(i)`` returns K[:, i]. Sets ``n_features_in_`` = n, what
+        ``transform`` then expects of k(X_new, X_train).
+        """
+        given = [k for k in self._kernel_args if getattr(self, k, None) is not None]
+        if given:
+            raise ValueError(
+                f"kernel='precomputed' takes no kernel parameters; got {', '.join(given)}"
+            )
+        if isinstance(K, KernelColumns):
+            self.n_features_in_ = K.shape[0]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return K, K.diag, K.column, np.dtype(np.float64)
+        if sp.issparse(K):
+            raise TypeError(
+                "sparse input is not supported with kernel='precomputed': pass the kernel "
+                "matrix as a dense array or a lorak.kernels.KernelColumns"
+            )
+        K = validate_data(self, K, dtype=[np.float64, np.float32], reset=True)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(
+                "kernel='precomputed' takes the square n × n kernel matrix of the training "
+                f"rows (or a lorak.kernels.KernelColumns); got shape {K.shape}"
+            )
+        return K, np.diag(K).astype(np.float64), lambda i: K[:, i], K.dtype
+
     def transform(self, X):
-        """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X')."""
+        """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X').
+
+        With ``kernel="precomputed"``, X is k(X_new, X_train) (n' × n_train); only its
+        columns at ``component_indices_`` are read.
+        """
         check_is_fitted(self, "normalization_")
+        if isinstance(getattr(self, "kernel_", None), str):  # precomputed
+            X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+            N = self.normalization_.astype(X.dtype, copy=False)
+            return X[:, self.component_indices_] @ N
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         N = self.normalization_.astype(X.dtype, copy=False)
         return kernel_product(

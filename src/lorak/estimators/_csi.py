@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import UNLABELED, _is_unlabeled, check_generator, validate_data
 from ..decompose import pivot_transform_matrix
+from ..kernels import KernelColumns
 from ..learn import csi, csi_q
 from ._base import _KernelFactor
 
@@ -51,6 +52,9 @@ class CSI(_KernelFactor):
     kernel, gamma, bandwidth, coef0, degree, kernel_params :
         As for :class:`lorak.IncompleteCholesky` (default: Gaussian kernel with the
         ``"mean_pairwise"`` bandwidth when neither gamma nor bandwidth is given).
+        ``kernel="precomputed"``: ``fit`` takes the n × n training kernel or a
+        :class:`lorak.kernels.KernelColumns` (columns on demand), ``transform`` takes
+        k(X_new, X_train) (n' × n) and reads only the pivots' columns.
     n_components : int, default=100
         Maximum rank m.
     kappa : float in [0, 1], default=0.99
@@ -96,7 +100,9 @@ class CSI(_KernelFactor):
     ----------
     G_ : (n, r) factor of the training rows (Fortran order).
     pivots_ : (r,) pivot rows in the order chosen.
-    components_ : (r, n_features) X[pivots_].
+    components_ : (r, n_features) X[pivots_] (precomputed: the pivots' rows of K, None
+        for a :class:`~lorak.kernels.KernelColumns`).
+    component_indices_ : (r,) pivots_ (the columns a precomputed ``transform`` reads).
     normalization_ : (r, r) upper-triangular L⁻ᵀ; ``transform(X) = k(X, components_) @
         normalization_``. ``normalization_is_upper_`` is True.
     Q_, R_ : QR decomposition of ΠG_ (Π_L G_[L] with unlabeled rows): Q_ (n_L × r,
@@ -276,7 +282,14 @@ class CSI(_KernelFactor):
     # ------------------------------------------------------------ fit
 
     def _fit(self, X, y):
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        if precomputed:  # the n × n kernel, or a KernelColumns
+            X, diag, column, dtype = self._precomputed_kernel(X)
+        else:
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
+            )
+            dtype = X.dtype
         n = X.shape[0]
         m = self._check_n_components(n)
         self._check_params()
@@ -295,10 +308,14 @@ class CSI(_KernelFactor):
                     "approximation term alone"
                 )
         rng = check_generator(self.random_state)
-        kernel = self.kernel_ = self._build_kernel(X, rng)
+        if precomputed:
+            self.kernel_ = "precomputed"
+        else:
+            kernel = self.kernel_ = self._build_kernel(X, rng)
+            diag, column = kernel.diag(X), lambda i: kernel(X, X[i : i + 1]).ravel()
         res = csi(
-            kernel.diag(X),
-            lambda i: kernel(X, X[i : i + 1]).ravel(),
+            diag,
+            column,
             Y,
             m,
             kappa=kappa,
@@ -307,10 +324,10 @@ class CSI(_KernelFactor):
             centering=bool(self.centering),
             labeled=labeled,
         )
-        dtype = X.dtype
         self.G_ = res.G.astype(dtype, copy=False)
         self.pivots_ = res.pivots
-        self.components_ = X[res.pivots]
+        self.component_indices_ = res.pivots
+        self.components_ = None if isinstance(X, KernelColumns) else X[res.pivots]
         self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(dtype)
         self.normalization_is_upper_ = True
         self._Q = res.Q  # None when the run kept Q implicit (see the Q_ property)

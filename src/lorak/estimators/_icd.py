@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 
 from ..decompose import incomplete_cholesky, pivot_transform_matrix
+from ..kernels import KernelColumns
 from ._base import _KernelFactor
 
 __all__ = ["IncompleteCholesky"]
@@ -26,6 +27,10 @@ class IncompleteCholesky(_KernelFactor):
     kernel, gamma, bandwidth, coef0, degree, kernel_params :
         As for :class:`Nystroem`, except that the default bandwidth is the rule
         ``"mean_pairwise"`` when neither gamma nor bandwidth is given.
+        ``kernel="precomputed"``: ``fit`` takes the n × n training kernel, or a
+        :class:`lorak.kernels.KernelColumns` (the diagonal and columns on demand: graph
+        or string kernels, only the pivots' columns are computed); ``transform`` takes
+        k(X_new, X_train) (n' × n), of which only the pivots' columns are read.
     n_components : int, default=100
         Maximum rank.
     tol : float, default=0.0
@@ -36,7 +41,9 @@ class IncompleteCholesky(_KernelFactor):
     ----------
     G_ : (n, r) factor of the training rows (Fortran order).
     pivots_ : (r,) pivot rows in the order chosen.
-    components_ : (r, d) the pivot points X[pivots_].
+    components_ : (r, d) the pivot points X[pivots_] (precomputed: the pivots' rows of
+        K, None for :class:`~lorak.kernels.KernelColumns`).
+    component_indices_ : (r,) pivots_ (the columns ``transform`` reads).
     normalization_ : (r, r) upper-triangular L⁻ᵀ.
     residual_trace_ : (r + 1,) tr(K − G_k G_kᵀ)/tr(K) after k = 0..r steps.
     n_components_ : int, the rank reached.
@@ -66,6 +73,17 @@ class IncompleteCholesky(_KernelFactor):
 
     _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
 
+    def fit(self, X, y=None):
+        """Run the pivoted incomplete Cholesky on k(X, X) (or on the precomputed K)."""
+        if not (isinstance(self.kernel, str) and self.kernel == "precomputed"):
+            return super().fit(X, y)
+        K, diag, column, dtype = self._precomputed_kernel(X)
+        m = self._check_fit_params(K)
+        self.kernel_ = "precomputed"
+        res = incomplete_cholesky(diag, column, m, tol=self.tol, dtype=dtype)
+        self._store(res, None if isinstance(K, KernelColumns) else K[res.pivots], dtype)
+        return self
+
     def fit_transform(self, X, y=None):
         """Fit, and return the factor G of the training rows (no second pass)."""
         return self.fit(X).G_
@@ -89,10 +107,14 @@ class IncompleteCholesky(_KernelFactor):
             tol=self.tol,
             dtype=X.dtype,
         )
+        self._store(res, X[res.pivots], X.dtype)
+
+    def _store(self, res, components, dtype):
         self.G_ = res.G
         self.pivots_ = res.pivots
-        self.components_ = X[res.pivots]
-        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(X.dtype)
+        self.component_indices_ = res.pivots
+        self.components_ = components
+        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(dtype)
         self.normalization_is_upper_ = True
         self.residual_trace_ = res.residual_trace
         self.n_components_ = res.G.shape[1]

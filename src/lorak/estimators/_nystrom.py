@@ -275,17 +275,6 @@ class Nystroem(_KernelFactor):
         self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
         return self
 
-    def transform(self, X):
-        """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X').
-
-        With ``kernel="precomputed"``, X is k(X_new, X_train) (n' × n_train).
-        """
-        if not (isinstance(getattr(self, "kernel_", None), str)):
-            return super().transform(X)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        N = self.normalization_.astype(X.dtype, copy=False)
-        return X[:, self.component_indices_] @ N
-
     @property
     def landmarks_(self):
         check_is_fitted(self, "components_")

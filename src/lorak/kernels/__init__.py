@@ -14,6 +14,7 @@ array([[1.    , 0.1353],
 from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
 from ._bank import KernelBank
 from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
+from ._columns import KernelColumns
 from ._kernels import (
     KERNELS,
     CallableKernel,
@@ -40,6 +41,7 @@ __all__ = [
     "InverseDistance",
     "Kernel",
     "KernelBank",
+    "KernelColumns",
     "Laplacian",
     "Linear",
     "PairwiseKernel",
