@@ -7,7 +7,8 @@ iterations), Drineas–Mahoney column sampling, pivoted incomplete Cholesky
 (deterministic) and the exact best rank-m approximation. 20 repetitions of the
 randomized methods. The paper plots curves only; the reference entry is the ordering it
 reports: exact < kmeans < uniform ≈ column_norm, ICD worst except where the spectrum
-decays fast (segment, svmguide1a, satimage).
+decays fast (segment, svmguide1a, satimage). Not in the paper: ``rls``, Nyström with
+ridge-leverage-score landmarks (a sixth column; the ordering checks leave it out).
 
 Fig. 2 (part ``fig2``): german, m = 100, 100 repetitions of the three sampling schemes:
 approximation error against the quantization error e = Σᵢ ‖xᵢ − z_c(i)‖² of the
@@ -93,7 +94,7 @@ FIG1_EXPECTED = (
     "decays fast (segment, svmguide1a, satimage)"
 )
 FIG2_EXPECTED = "strong positive correlation between approximation and quantization error"
-METHOD_ORDER = ("exact", "kmeans", "uniform", "column_norm", "icd")
+METHOD_ORDER = ("exact", "kmeans", "rls", "uniform", "column_norm", "icd")
 
 
 # ---------------------------------------------------------------- shared per dataset
@@ -198,6 +199,7 @@ def _exact_applies(data, params) -> bool:
 
 UNIFORM = _nystrom("uniform", "uniform Nyström")
 KMEANS = _nystrom("kmeans", "k-means Nyström")
+RLS = _nystrom("rls", "RLS Nyström")
 COLUMN_NORM = _nystrom("column_norm", "Drineas–Mahoney")
 ICD = factor_method("icd", _icd, deterministic=True, label="ICD")
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact (SVD)", applies=_exact_applies)
@@ -603,7 +605,7 @@ FIG1 = Part(
     quick_grid=tuple({"ratio": r} for r in FIG1_QUICK_RATIOS),
     quick_paper_datasets=FIG1_QUICK_SETS,
     resolve_params=_fig1_params,
-    methods=(EXACT, KMEANS, UNIFORM, COLUMN_NORM, ICD),
+    methods=(EXACT, KMEANS, RLS, UNIFORM, COLUMN_NORM, ICD),
     metrics=(Metric(("frobenius", "frobenius_relative"), _frobenius),),
     reps=20,
     quick_reps=3,
