@@ -43,13 +43,19 @@ RIDGE_ALPHA = 1e-2
 def _scale_gamma(X) -> float:
     """γ = 1/(n_features · Var(X)) (scikit-learn's SVC ``gamma="scale"``): 1/n_features on
     standardized features, and the same kernel whatever the units."""
+    from ..kernels._bandwidth import _pow2_scale, _unscaled
+
+    # on X / t (t a power of two: exact), so that Var X neither overflows nor underflows;
+    # data whose squared scale leaves float64's range get the bandwidth rules' error
+    t = _pow2_scale(X)
     if sp.issparse(X):
-        mean = X.sum() / np.prod(X.shape)
-        var = X.multiply(X).sum() / np.prod(X.shape) - mean**2
+        Xs = X * (1.0 / t)
+        mean = Xs.sum() / np.prod(X.shape)
+        var = Xs.multiply(Xs).sum() / np.prod(X.shape) - mean**2
     else:
-        var = np.asarray(X, dtype=np.float64).var()
+        var = (np.asarray(X, dtype=np.float64) / t).var()
     var = float(var)
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0 / X.shape[1]
+    return 1.0 / _unscaled(X.shape[1] * var, t) if var > 0 else 1.0 / X.shape[1]
 
 
 def _canonical_csr(X, dtype):
