@@ -79,3 +79,7 @@ def test_inverse_transform_errors(digits):
         kp.inverse_transform(np.ones((2, 5)))
     with pytest.raises(ValueError, match="alpha must be"):
         kp.set_params(alpha=-1.0).fit(X)
+    kp.set_params(alpha=1.0).fit(X)
+    kp.set_params(fit_inverse_transform=False).fit(X)  # a refit drops the map
+    with pytest.raises(ValueError, match="fit_inverse_transform=True"):
+        kp.inverse_transform(kp.transform(X))

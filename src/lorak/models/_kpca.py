@@ -213,6 +213,9 @@ class LowRankKernelPCA(
             self.inverse_kernel_ = pmap.kernel
             self.X_transformed_fit_ = pmap.features
             self.dual_coef_ = pmap.dual_coef
+        else:  # a refit without the map drops an earlier fit's
+            for name in ("inverse_kernel_", "X_transformed_fit_", "dual_coef_"):
+                self.__dict__.pop(name, None)
         return G, res
 
     def fit(self, X, y=None):
