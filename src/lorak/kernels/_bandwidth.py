@@ -150,12 +150,10 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
     except (KeyError, TypeError):
         valid = ", ".join(repr(r) for r in BANDWIDTH_RULES)
         raise ValueError(f"unknown bandwidth rule {rule!r}; valid rules are {valid}") from None
-    from ..parallel import is_dask_array
+    from .._chunked import is_dask_array
 
-    if is_dask_array(X):  # by reductions over the row chunks (see lorak.parallel)
-        from ..parallel import bandwidth_scale as lazy_scale
-
-        s = lazy_scale(rule, X, rng)
+    if is_dask_array(X):  # by reductions over the row chunks
+        s = lazy_bandwidth_scale(rule, X, rng)
     else:
         s = fn(X, rng)
     if not np.isfinite(s):
@@ -166,3 +164,21 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
             "pass a numeric bandwidth instead"
         )
     return s
+
+
+def lazy_bandwidth_scale(rule, X, rng=None) -> float:
+    """The rules above on a dask array: means by one reduction, the median on a sample.
+
+    ``"mean_pairwise"`` and ``"mean_to_centroid"`` need only Σ‖xᵢ‖² and Σxᵢ (one pass
+    over the row chunks); ``"median"`` reads only its random rows.
+    """
+    from .._chunked import LazyRows, norm_stats, reduce_rows
+
+    if rule in ("mean_pairwise", "mean_to_centroid"):
+        sq, s, n = reduce_rows(norm_stats, X)
+        mu = s / n
+        v = max(sq / n - float(mu @ mu), 0.0)
+        return 2.0 * v if rule == "mean_pairwise" else v
+    if rule == "median":
+        return _median(LazyRows(X), rng)
+    return bandwidth_scale(rule, np.zeros((1, 1)))  # raises the usual message
