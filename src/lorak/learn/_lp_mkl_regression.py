@@ -21,8 +21,10 @@ centred bias are
     (Lᵀ (AᵀA − Aᵀ1 1ᵀA / ℓ) L + I / C) w = Lᵀ (Aᵀy − Aᵀ1 ȳ),   b = ȳ − 1ᵀA L w / ℓ,
 
 an r × r system; Aᵀα = C (Aᵀy − AᵀA L w − b Aᵀ1) then gives every ‖f_k‖² without touching
-the ℓ rows again. Each outer iteration is O(r³ + r Σ r_k); the whole fit is one O(ℓ r²)
-pass plus the factors themselves.
+the ℓ rows again. In the solver the same system is written for β = Aᵀα directly,
+(I + C Gc H) β = C g with H = S D Sᵀ (Gc, g the centred moments), which needs no root
+of H: one LU solve, and H = Σ_k d_k S_k S_kᵀ from cached per-kernel products. Each outer
+iteration is O(M r² + r³); the whole fit is one O(ℓ r²) pass plus the factors themselves.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh
+from scipy.linalg import LinAlgError, eigh, lu_factor, lu_solve
 from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers import FactorStack
@@ -96,6 +98,29 @@ class _Moments:
         self.n = F.n_samples
         self.ybar = float(y.mean())
         self.yy = float(y @ y)
+        # centred moments: Φcᵀ Φc = Lᵀ Gc L and Φcᵀ yc = Lᵀ g for any root L
+        self.Gc = self.AtA - np.outer(self.At1, self.At1) / self.n
+        self.Gc = 0.5 * (self.Gc + self.Gc.T)
+        self.g = self.Aty - self.At1 * self.ybar
+        # per-kernel S_k S_kᵀ, so that H(d) = Σ_k d_k S_k S_kᵀ costs M r² per outer
+        # iteration instead of r² Σ r_k (kept when it fits in 256 MB)
+        self.Hk = None
+        if not self.explicit:
+            r = self.S.shape[0]
+            if F.n_kernels * r * r * 8 <= 2**28:
+                self.Hk = np.stack(
+                    [self.S[:, F.block(k)] @ self.S[:, F.block(k)].T for k in range(F.n_kernels)]
+                )
+
+    def weighted(self, F: FactorStack, d):
+        """H(d) = S D Sᵀ (r × r), or the vector dcol when S = I (explicit factors)."""
+        if self.explicit:
+            return np.repeat(d, F.ranks)
+        if self.Hk is not None:
+            H = np.tensordot(d, self.Hk, axes=1)
+        else:
+            H = (self.S * np.repeat(d, F.ranks)) @ self.S.T
+        return 0.5 * (H + H.T)
 
     def root(self, F: FactorStack, d) -> np.ndarray:
         """L with L Lᵀ = S D Sᵀ (diag(√d) repeated over the blocks when S = I)."""
@@ -116,32 +141,36 @@ def _basis_rmatvec(A, u):
     return (A.T @ u.astype(A.dtype, copy=False)).astype(np.float64, copy=False)
 
 
-def _ridge(mom: _Moments, L, C: float):
-    """w, b and Aᵀα of the ridge problem in the features Φ = A L (see the module notes)."""
-    G, rhs = _features_moments(mom, L)
-    G = 0.5 * (G + G.T)
-    G[np.diag_indices_from(G)] += 1.0 / C
+def _ridge(mom: _Moments, H, C: float):
+    """u, b, Aᵀα and the objective of the ridge problem with kernel A H Aᵀ.
+
+    With β = Aᵀα the model is f = A u + b, u = H β, and stationarity gives
+    α = C (y − A u − b), 1ᵀα = 0, hence b = ȳ − 1ᵀA u / ℓ and (I + C Gc H) β = C g with the
+    centred moments Gc, g: one r × r LU solve, no root of H. ½‖w‖² = ½ βᵀ H β.
+    """
+    if H.ndim == 1:  # diagonal H (explicit factors)
+        M = C * (mom.Gc * H[None, :])
+    else:
+        M = C * (mom.Gc @ H)
+    M[np.diag_indices_from(M)] += 1.0
     try:
-        w = cho_solve(cho_factor(G, check_finite=False), rhs, check_finite=False)
-    except LinAlgError:  # G ⪰ I/C in exact arithmetic; only a non-finite input gets here
-        w = np.linalg.lstsq(G, rhs, rcond=None)[0]
-    Lw = L * w if L.ndim == 1 else L @ w
-    b = mom.ybar - float(mom.At1 @ Lw) / mom.n
-    Atalpha = C * (mom.Aty - mom.AtA @ Lw - b * mom.At1)
-    # ‖r‖² = ‖y‖² − 2 yᵀ(A Lw + b) + ‖A Lw + b‖², all from the moments
-    fit2 = float(Lw @ mom.AtA @ Lw) + 2.0 * b * float(mom.At1 @ Lw) + mom.n * b * b
-    r2 = mom.yy - 2.0 * (float(mom.Aty @ Lw) + b * mom.ybar * mom.n) + fit2
-    objective = 0.5 * float(w @ w) + 0.5 * C * max(r2, 0.0)
-    return Lw, b, Atalpha, objective
+        beta = lu_solve(lu_factor(M, check_finite=False), C * mom.g, check_finite=False)
+    except (LinAlgError, ValueError):  # a singular M needs a non-finite input
+        beta = np.linalg.lstsq(M, C * mom.g, rcond=None)[0]
+    u = H * beta if H.ndim == 1 else H @ beta
+    b = mom.ybar - float(mom.At1 @ u) / mom.n
+    # ‖r‖² = ‖y‖² − 2 yᵀ(A u + b) + ‖A u + b‖², all from the moments
+    fit2 = float(u @ mom.AtA @ u) + 2.0 * b * float(mom.At1 @ u) + mom.n * b * b
+    r2 = mom.yy - 2.0 * (float(mom.Aty @ u) + b * mom.ybar * mom.n) + fit2
+    objective = 0.5 * float(beta @ u) + 0.5 * C * max(r2, 0.0)
+    return u, b, beta, objective
 
 
 def _features_moments(mom: _Moments, L):
     """Φcᵀ Φc and Φcᵀ yc of the centred features Φ = A L (from the moments only)."""
-    Gc = mom.AtA - np.outer(mom.At1, mom.At1) / mom.n
-    rhs = mom.Aty - mom.At1 * mom.ybar
     if L.ndim == 1:
-        return Gc * np.outer(L, L), L * rhs
-    return L.T @ Gc @ L, L.T @ rhs
+        return mom.Gc * np.outer(L, L), L * mom.g
+    return L.T @ mom.Gc @ L, L.T @ mom.g
 
 
 def gcv_scores(mom: _Moments, L, Cs) -> np.ndarray:
@@ -240,8 +269,8 @@ def lp_mkl_ridge(
     delta = math.inf
     n = 0
     for n in range(1, max_iter + 1):
-        L = mom.root(F, d)
-        _, b, Atalpha, obj = _ridge(mom, L, float(C))
+        H = mom.weighted(F, d)
+        _, b, Atalpha, obj = _ridge(mom, H, float(C))
         objectives.append(obj)
         q = Atalpha if mom.explicit else mom.S.T @ Atalpha  # Vᵀα
         sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(M)
@@ -264,8 +293,7 @@ def lp_mkl_ridge(
             ConvergenceWarning,
             stacklevel=2,
         )
-    L = mom.root(F, d)
-    _, b, Atalpha, _ = _ridge(mom, L, float(C))
+    _, b, Atalpha, _ = _ridge(mom, mom.weighted(F, d), float(C))
     q = Atalpha if mom.explicit else mom.S.T @ Atalpha
     coef = np.repeat(d, F.ranks) * q
     alpha = C * (y - F.matvec(coef) - b)
