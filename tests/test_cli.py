@@ -53,7 +53,7 @@ def test_nystrom_error_quick_end_to_end(tmp_path, capsys, monkeypatch):
     doc = json.loads((out / "results.json").read_text())
     assert doc["config"]["quick"] is True and doc["config"]["options"]["reps"] == 1
     methods = {r["method"] for r in doc["results"]}
-    assert methods == {"exact", "kmeans", "uniform", "column_norm", "icd"}
+    assert methods == {"exact", "kmeans", "uniform", "column_norm", "icd", "rls"}
     assert all(r["paper"] is None for r in doc["results"])  # wine is a stand-in
     assert doc["config"]["stand_ins_used"] == ["wine"]
     report = (out / "report.md").read_text()

@@ -3,6 +3,8 @@ the m × m statistics merge over batches, so batch by batch equals the one-shot 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -22,9 +24,9 @@ def data():
 
 
 def _batches(n, sizes=(100, 350, 1, 249, 200)):
-    edges = np.cumsum((0,) + sizes)
+    edges = np.cumsum((0, *sizes))
     assert edges[-1] == n
-    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    return [slice(a, b) for a, b in itertools.pairwise(edges)]
 
 
 def _factor(Z):

@@ -84,7 +84,9 @@ def test_error_vs_rank_bad_input(kwargs, exc, match):
 def test_alignment_vs_lambda(blobs):
     X, y = blobs
     y_semi = np.where(np.arange(len(y)) % 10 == 0, y, -1)
-    gn = GeneralizedNystroem(n_components=12, lam_grid=[1e-2, 1.0, 1e2], random_state=0)
+    gn = GeneralizedNystroem(
+        n_components=12, lam_grid=[1e-2, 1.0, 1e2], criterion="paper", random_state=0
+    )
     gn.fit(X, y_semi)
     ax = lplot.alignment_vs_lambda(gn)
     assert ax.get_xscale() == "log"
@@ -97,6 +99,22 @@ def test_alignment_vs_lambda(blobs):
         lplot.alignment_vs_lambda(Nystroem(n_components=5).fit(X))
     bad = SimpleNamespace(lam_grid_=np.array([1.0, 2.0]), alignment_scores_=np.array([0.5]))
     with pytest.raises(ValueError, match="alignment_scores_"):
+        lplot.alignment_vs_lambda(bad)
+
+
+def test_cv_errors_vs_lambda(blobs):
+    X, y = blobs
+    y_semi = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    gn = GeneralizedNystroem(n_components=12, lam_grid=[1e-2, 1.0, 1e2], random_state=0)
+    gn.fit(X, y_semi)
+    assert np.isinf(gn.lam_grid_[-1])
+    ax = lplot.alignment_vs_lambda(gn)
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), gn.lam_grid_[:-1])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), gn.cv_errors_[:-1])
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), gn.cv_errors_[-1])  # λ = ∞
+    assert ax.get_ylabel() == "cross-validated error rate"
+    bad = SimpleNamespace(lam_grid_=np.array([1.0, np.inf]), cv_errors_=np.array([0.5]))
+    with pytest.raises(ValueError, match="cv_errors_"):
         lplot.alignment_vs_lambda(bad)
 
 

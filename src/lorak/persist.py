@@ -565,15 +565,18 @@ def _check_mt_state(key, pos, what: str) -> None:
 
 # attributes whose arrays may hold NaN in a genuine fit (entries never evaluated)
 _MAY_HOLD_NAN = frozenset({"duality_gap_", "alignment_scores_", "alignment_factors_"})
+# attributes whose arrays may hold +inf (λ = ∞, the prior kernel, is a candidate of the
+# generalized Nyström λ selection), but never NaN
+_MAY_HOLD_INF = frozenset({"lam_grid_"})
 
 
 def _check_state(name: str, cls: type, attrs: dict) -> None:
     """What a decoded lorak object must satisfy: fitted arrays finite, kernels kernels.
 
     Arrays of a genuine fit are finite (but for the few attributes listed in
-    ``_MAY_HOLD_NAN``), and ``kernel_`` holds a kernel: a file whose checksum was
-    recomputed after editing its state would otherwise load and transform to NaN, or
-    fail later with an AttributeError far from the cause.
+    ``_MAY_HOLD_NAN`` and ``_MAY_HOLD_INF``), and ``kernel_`` holds a kernel: a file
+    whose checksum was recomputed after editing its state would otherwise load and
+    transform to NaN, or fail later with an AttributeError far from the cause.
     """
     if not cls.__module__.startswith("lorak"):
         return
@@ -585,6 +588,7 @@ def _check_state(name: str, cls: type, attrs: dict) -> None:
             and value.dtype.kind in "fc"
             and key not in _MAY_HOLD_NAN
             and not np.all(np.isfinite(value))
+            and not (key in _MAY_HOLD_INF and not np.any(np.isnan(value) | (value == -np.inf)))
         ):
             raise PersistenceError(
                 f"corrupt file: {name}.{key} holds NaN or infinity, which a fitted "

@@ -218,16 +218,19 @@ def error_vs_rank(
 
 
 def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
-    """The λ criterion (eq. 15) of a fitted :class:`lorak.GeneralizedNystroem`.
+    """How λ was chosen by a fitted :class:`lorak.GeneralizedNystroem`.
 
-    Draws ``alignment_scores_`` against ``lam_grid_`` (log axis), its two factors
+    With ``criterion="cv"`` (the default): the held-out error rate ``cv_errors_``
+    against the finite λ of ``lam_grid_`` (log axis), the λ = ∞ candidate (plain
+    Nyström's kernel) as a horizontal dashed line. With ``criterion="paper"`` or
+    ``"kernel"``: ``alignment_scores_`` against ``lam_grid_``, its two factors
     ρ[S, S₀] and ρ[E_l S E_lᵀ, K*] (``alignment_factors_``) dashed when
-    ``show_factors``, and the chosen ``lam_`` as a vertical line.
+    ``show_factors``. The chosen ``lam_`` is a vertical dotted line.
 
     Parameters
     ----------
     estimator : fitted GeneralizedNystroem (or any object with ``lam_grid_`` and
-        ``alignment_scores_``)
+        ``alignment_scores_`` or ``cv_errors_``)
     ax : matplotlib Axes, optional
     show_factors : bool, default=True
 
@@ -236,6 +239,9 @@ def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
     ax : matplotlib Axes
     """
     _, grid = _fitted_attr(estimator, ("lam_grid_",), "estimator", "a fitted GeneralizedNystroem")
+    cv_errors = getattr(estimator, "cv_errors_", None)
+    if cv_errors is not None:
+        return _cv_errors_vs_lambda(estimator, grid, cv_errors, ax)
     _, scores = _fitted_attr(
         estimator, ("alignment_scores_",), "estimator", "a fitted GeneralizedNystroem"
     )
@@ -255,9 +261,7 @@ def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
         if F.shape == (lam.size, 2):
             ax.plot(lam, F[:, 0], ls="--", color="C1", lw=1, label="ρ[S, S₀] (prior)")
             ax.plot(lam, F[:, 1], ls="--", color="C2", lw=1, label="ρ[E S Eᵀ, K*] (labels)")
-    chosen = getattr(estimator, "lam_", None)
-    if chosen is not None and np.isfinite(chosen) and chosen > 0:
-        ax.axvline(float(chosen), color="k", lw=0.8, ls=":", label=f"chosen λ = {chosen:.3g}")
+    _chosen_line(ax, getattr(estimator, "lam_", None))
     ax.set_xscale("log")
     ax.set_xlabel("λ")
     ax.set_ylabel("alignment")
@@ -265,6 +269,36 @@ def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
     ax.legend(fontsize=8)
     if lam.size == 1:
         ax.set_title("λ was given: one point, no grid search", fontsize=9)
+    return ax
+
+
+def _chosen_line(ax, chosen):
+    if chosen is not None and np.isfinite(chosen) and chosen > 0:
+        ax.axvline(float(chosen), color="k", lw=0.8, ls=":", label=f"chosen λ = {chosen:.3g}")
+
+
+def _cv_errors_vs_lambda(estimator, grid, cv_errors, ax):
+    lam = np.asarray(grid, dtype=np.float64)
+    if lam.ndim != 1 or lam.size == 0 or np.isnan(lam).any() or (lam <= 0).any():
+        raise ValueError("estimator.lam_grid_ must be a 1-D array of positive λ (∞ allowed)")
+    err = _vector("estimator.cv_errors_", cv_errors)
+    if err.size != lam.size:
+        raise ValueError(f"estimator.cv_errors_ has {err.size} values but lam_grid_ has {lam.size}")
+    finite = np.isfinite(lam)
+    ax = _axes(ax)
+    if finite.any():
+        ax.plot(lam[finite], err[finite], marker="o", ms=4, color="C0", label="held-out error")
+    for e in err[~finite]:
+        ax.axhline(float(e), color="C1", ls="--", lw=1, label="λ = ∞ (plain Nyström)")
+    chosen = getattr(estimator, "lam_", None)
+    _chosen_line(ax, chosen)
+    if chosen is not None and np.isinf(chosen):
+        ax.set_title("chosen λ = ∞: the labels did not help", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlabel("λ")
+    ax.set_ylabel("cross-validated error rate")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return ax
 
 

@@ -31,14 +31,17 @@ from .._validation import (
 from ..kernels import kernel_block
 from ..landmarks import select_landmarks
 from ..learn import (
+    DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
+    cv_feasible,
     fit_gen_nystrom,
+    fit_gen_nystrom_cv,
     ideal_kernel,
     must_link_target,
+    prior_fit,
     psd_factor,
 )
-from ..learn._lambda_cv import DEFAULT_CV_SPLITS, fit_gen_nystrom_cv, prior_fit
 from ._base import _KernelFactor
 
 __all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
@@ -131,8 +134,9 @@ class GeneralizedNystroem(_KernelFactor):
         landmarks. With must-link groups (no class labels to score) "cv" uses "paper".
     cv : int, default=5
         Folds of ``criterion="cv"``, stratified by class; when a class has fewer
-        labeled rows than ``cv``, that many folds (at least 2 rows per class are needed:
-        fewer is an error naming ``criterion="paper"`` as the way out).
+        labeled rows than ``cv``, that many folds. With fewer than 2 labeled rows in a
+        class no row can be held out: λ is then chosen by ``criterion="paper"``, with a
+        warning, and ``criterion_`` says so.
     solver : {"auto", "admm", "fista", "pg"}, default="auto"
         "admm" (diagonally preconditioned ADMM, exact step; the default without
         must-link groups), "fista" (accelerated projected gradient in the same metric;
@@ -157,8 +161,8 @@ class GeneralizedNystroem(_KernelFactor):
     S0_ : (m, m) the prior β W⁺.
     beta_ : float, β used (the optimized one with ``beta="optimize"``).
     lam_ : float, λ chosen (or given); ``inf`` = the prior β W⁺ (plain Nyström).
-    criterion_ : the criterion that chose λ ("paper" for "cv" with must-link groups;
-        None for a given λ).
+    criterion_ : the criterion that chose λ ("paper" for "cv" with must-link groups or
+        with a class of fewer than 2 labeled rows; None for a given λ).
     cv_errors_ : (g,) held-out error rate per candidate λ of ``lam_grid_``
         (``criterion="cv"`` only; ``lam_grid_`` then ends with ``inf``, and
         ``alignment_scores_`` is NaN: eq. 15 is not computed).
@@ -320,6 +324,16 @@ class GeneralizedNystroem(_KernelFactor):
         El = kernel_block(self.kernel_, Xl, Z64)
         W = kernel_block(self.kernel_, Z64, Z64)
         criterion = self.criterion if mask is None or self.criterion != "cv" else "paper"
+        if criterion == "cv" and isinstance(self.lam, str):
+            ok, why = cv_feasible(column_or_1d(y)[rows])
+            if not ok:
+                warnings.warn(
+                    f"{type(self).__name__}: criterion='cv' cannot hold out a row of every "
+                    f"class ({why}); lam chosen by criterion='paper' (eq. 15) instead",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                criterion = "paper"
         cv = None
         if criterion == "cv" and (isinstance(self.lam, str) or np.isinf(self.lam)):
             fit, cv = fit_gen_nystrom_cv(

@@ -45,8 +45,15 @@ from .._validation import (
 )
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
-from ..learn import DEFAULT_LAMBDA_GRID, SOLVERS, fit_mk_gen_nystrom, psd_factor
-from ..learn._lambda_cv import DEFAULT_CV_SPLITS, fit_mk_gen_nystrom_cv
+from ..learn import (
+    DEFAULT_CV_SPLITS,
+    DEFAULT_LAMBDA_GRID,
+    SOLVERS,
+    cv_feasible,
+    fit_mk_gen_nystrom,
+    fit_mk_gen_nystrom_cv,
+    psd_factor,
+)
 from ..metrics import ideal_kernel_factor
 from ._base import _KernelFactor, shared_landmarks
 from ._gen_nystrom import MAX_AUTO_COMPONENTS
@@ -127,8 +134,9 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         E_l^(j)ᵀ, K*] (the default before; measured to drift to λ = 10⁴–10⁵);
         "kernel": the per-block factor ρ[W_j T^(j) W_j, W_j] instead.
     cv : int, default=5
-        Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows; at
-        least 2 rows per class).
+        Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows). With
+        fewer than 2 labeled rows in a class λ is chosen by ``criterion="paper"``, with
+        a warning (``criterion_`` says so).
     solver : {"auto", "admm", "fista", "pg"}, default="auto"
         Solver of each block problem (see :class:`lorak.GeneralizedNystroem`).
     rescale : bool, default=True
@@ -155,6 +163,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
     S_ : list of M (m̃, m̃) blocks S^(j) = T^(j) / α_j (zero where α_j = 0).
     S0_ : list of M (m̃, m̃) priors W_j⁺.
     lam_ : float; lam_grid_ : (g,) λ values tried, ascending.
+    criterion_ : the criterion that chose λ ("paper" when "cv" had a class with fewer
+        than 2 labeled rows); None for a given λ.
     alignment_scores_ : (g,) the criterion per λ; alignment_factors_ : (g, M + 1) its
         per-block factors (NaN for a zero block) and the target factor.
     objective_history_ : list, J (eq. 17) after each alternation at λ*, from its
@@ -294,8 +304,19 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         Y = ideal_kernel_factor(y_l)
         if self.center_ideal:
             Y = Y - Y.mean(axis=0)
+        criterion = self.criterion
+        if criterion == "cv" and isinstance(self.lam, str):
+            ok, why = cv_feasible(y_l)
+            if not ok:
+                warnings.warn(
+                    f"{name}: criterion='cv' cannot hold out a row of every class ({why}); "
+                    "lam chosen by criterion='paper' instead",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                criterion = "paper"
         cv = None
-        if self.criterion == "cv" or (not isinstance(self.lam, str) and np.isinf(self.lam)):
+        if criterion == "cv" or (not isinstance(self.lam, str) and np.isinf(self.lam)):
             fit, cv = fit_mk_gen_nystrom_cv(
                 Els,
                 Ws,
@@ -325,7 +346,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
                 max_iter=self.max_iter,
                 inner_max_iter=self.inner_max_iter,
                 rtol=self.rtol,
-                criterion=self.criterion,
+                criterion=criterion,
                 rescale=bool(self.rescale),
             )
         if not fit.converged:
@@ -352,6 +373,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.S0_ = list(fit.S0)
         self.lam_ = fit.lam
         self.lam_grid_ = fit.lam_grid
+        self.criterion_ = criterion if isinstance(self.lam, str) else None
         self.alignment_scores_ = fit.scores
         self.alignment_factors_ = np.column_stack([fit.rho_blocks, fit.rho_target])
         self.objective_history_ = list(fit.objective_history)

@@ -23,8 +23,7 @@ from .. import learn as _npkl
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints, restrict_constraints
-from ..learn import _npkl_extend as _extend
-from ..learn._simple_npkl import constraint_operator as _constraint_operator
+from ..kernels import scale_gamma
 
 __all__ = ["SimpleNPKL"]
 
@@ -38,24 +37,6 @@ EXTENSIONS = ("graph", "ridge")
 # extension="ridge": landmarks of the RBF Nyström features and the relative ridge
 RIDGE_LANDMARKS = 200
 RIDGE_ALPHA = 1e-2
-
-
-def _scale_gamma(X) -> float:
-    """γ = 1/(n_features · Var(X)) (scikit-learn's SVC ``gamma="scale"``): 1/n_features on
-    standardized features, and the same kernel whatever the units."""
-    from ..kernels._bandwidth import _pow2_scale, _unscaled
-
-    # on X / t (t a power of two: exact), so that Var X neither overflows nor underflows;
-    # data whose squared scale leaves float64's range get the bandwidth rules' error
-    t = _pow2_scale(X)
-    if sp.issparse(X):
-        Xs = X * (1.0 / t)
-        mean = Xs.sum() / np.prod(X.shape)
-        var = Xs.multiply(Xs).sum() / np.prod(X.shape) - mean**2
-    else:
-        var = (np.asarray(X, dtype=np.float64) / t).var()
-    var = float(var)
-    return 1.0 / _unscaled(X.shape[1] * var, t) if var > 0 else 1.0 / X.shape[1]
 
 
 def _canonical_csr(X, dtype):
@@ -521,8 +502,8 @@ class SimpleNPKL(
     def _fit_extension(self, X, S, L, pairs, weights, V, k):
         """What :meth:`transform` needs for new rows (O(n·d + n·k) memory, no n × n)."""
         self.X_fit_ = X
-        A = _constraint_operator(L, pairs, weights)
-        self.extension_eigenvalues_ = _extend.extension_eigenvalues(A, V)
+        A = _npkl.constraint_operator(L, pairs, weights)
+        self.extension_eigenvalues_ = _npkl.extension_eigenvalues(A, V)
         self._degrees = np.asarray(S.sum(axis=1), dtype=np.float64).ravel()
         self._ridge_features = self._ridge_map = None
         if self.extension == "ridge":
@@ -530,11 +511,11 @@ class SimpleNPKL(
 
             feats = Nystroem(
                 n_components=min(RIDGE_LANDMARKS, X.shape[0]),
-                gamma=_scale_gamma(X),
+                gamma=scale_gamma(X),
                 random_state=0,
             )
             feats.fit(X)
-            self._ridge_map = _extend.ridge_map(feats.transform(X), V, RIDGE_ALPHA)
+            self._ridge_map = _npkl.ridge_map(feats.transform(X), V, RIDGE_ALPHA)
             self._ridge_features = feats
         self._n_neighbors = k
 
@@ -564,6 +545,12 @@ class SimpleNPKL(
         ndarray of shape (n_rows, n_components_)
         """
         check_is_fitted(self, "embedding_")
+        if not hasattr(self, "X_fit_"):  # loaded from a file saved before transform existed
+            raise NotImplementedError(
+                "this SimpleNPKL was saved by a lorak version without an out-of-sample "
+                "extension: it holds no training rows to extend from. Its embedding_ is "
+                "still the learned embedding of the fitted rows; refit to use transform"
+            )
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         known = self._training_rows(X)
         out = np.empty((X.shape[0], self.n_components_))
@@ -602,7 +589,7 @@ class SimpleNPKL(
             # the index is rebuilt per call (O(n log n)): only arrays are persisted
             nn = NearestNeighbors(n_neighbors=self._n_neighbors, n_jobs=self.n_jobs)
             neighbors = nn.fit(self.X_fit_).kneighbors(X, return_distance=False)
-            return _extend.graph_extension(
+            return _npkl.graph_extension(
                 neighbors, self.embedding_, self._degrees, self.extension_eigenvalues_
             )
         return self._ridge_features.transform(X) @ self._ridge_map

@@ -11,7 +11,7 @@ array([[1.    , 0.1353],
        [0.1353, 1.    ]])
 """
 
-from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
+from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale, scale_gamma
 from ._bank import KernelBank
 from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
 from ._columns import KernelColumns
@@ -53,4 +53,5 @@ __all__ = [
     "kernel_block",
     "kernel_product",
     "make_kernel",
+    "scale_gamma",
 ]

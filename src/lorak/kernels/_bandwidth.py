@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BANDWIDTH_RULES", "bandwidth_scale"]
+__all__ = ["BANDWIDTH_RULES", "bandwidth_scale", "lazy_bandwidth_scale", "scale_gamma"]
 
 _MEDIAN_SAMPLE = 1000
 
@@ -152,6 +152,12 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
         raise ValueError(f"unknown bandwidth rule {rule!r}; valid rules are {valid}") from None
     from .._chunked import is_dask_array
 
+    n = X.shape[0] if getattr(X, "ndim", 0) >= 1 else 0
+    if n < 2:
+        raise ValueError(
+            f"bandwidth rule {rule!r} measures distances between rows and needs at least 2; "
+            f"got n_samples={n}. Pass a numeric bandwidth to fit on one sample"
+        )
     if is_dask_array(X):  # by reductions over the row chunks
         s = lazy_bandwidth_scale(rule, X, rng)
     else:
@@ -182,3 +188,22 @@ def lazy_bandwidth_scale(rule, X, rng=None) -> float:
     if rule == "median":
         return _median(LazyRows(X), rng)
     return bandwidth_scale(rule, np.zeros((1, 1)))  # raises the usual message
+
+
+def scale_gamma(X) -> float:
+    """γ = 1/(n_features · Var X), scikit-learn's ``gamma="scale"`` of an RBF exp(−γ‖x−y‖²).
+
+    1/n_features on standardized features, and the same kernel whatever the units:
+    computed on X / t (t a power of two, exact) so that Var X neither overflows nor
+    underflows; data whose squared scale leaves float64's range get the bandwidth
+    rules' error. Constant data give 1/n_features.
+    """
+    t = _pow2_scale(X)
+    if sp.issparse(X):
+        Xs = X * (1.0 / t)
+        mean = Xs.sum() / np.prod(X.shape)
+        var = Xs.multiply(Xs).sum() / np.prod(X.shape) - mean**2
+    else:
+        var = (np.asarray(X, dtype=np.float64) / t).var()
+    var = float(var)
+    return 1.0 / _unscaled(X.shape[1] * var, t) if var > 0 else 1.0 / X.shape[1]

@@ -11,6 +11,9 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
   :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`;
 - :mod:`._mk_gen_nystrom` — the same with multiple kernels (§4):
   :func:`fit_mk_gen_nystrom`;
+- :mod:`._lambda_cv` — λ of both by cross-validation over the labeled rows (the
+  estimators' default): :func:`fit_gen_nystrom_cv`, :func:`fit_mk_gen_nystrom_cv`,
+  :func:`cv_select_lambda`, :func:`cv_feasible`;
 - :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
 - :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
   constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`; its ``C="auto"``
@@ -43,6 +46,17 @@ from ._kernel_combination import (
     alignment_statistics_from_kernels,
     combination_weights,
 )
+from ._lambda_cv import (
+    CV_LAMBDA_GRID,
+    DEFAULT_CV_SPLITS,
+    LambdaCV,
+    cv_feasible,
+    cv_select_lambda,
+    fit_gen_nystrom_cv,
+    fit_mk_gen_nystrom_cv,
+    mk_cv_select_lambda,
+    prior_fit,
+)
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import BankFactors, LpMKLResult, bank_factors, lp_mkl, uniform_weights
 from ._lp_mkl_regression import (
@@ -56,6 +70,7 @@ from ._lp_mkl_regression import (
 )
 from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
 from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
+from ._npkl_extend import extension_eigenvalues, graph_extension, ridge_map
 from ._preimage import (
     PREIMAGE_ROWS,
     PreImageMap,
@@ -66,6 +81,7 @@ from ._preimage import (
 )
 from ._simple_npkl import (
     NPKLResult,
+    constraint_operator,
     knn_graph,
     normalized_laplacian,
     pair_values,
@@ -77,6 +93,8 @@ from ._simple_npkl import (
 
 __all__ = [
     "AUTO_C_STEPS",
+    "CV_LAMBDA_GRID",
+    "DEFAULT_CV_SPLITS",
     "DEFAULT_LAMBDA_GRID",
     "LP_MKL_SOLVERS",
     "PREIMAGE_ROWS",
@@ -88,6 +106,7 @@ __all__ = [
     "DegenerateKernelWarning",
     "GenNystromFit",
     "GenNystromProblem",
+    "LambdaCV",
     "LpMKLResult",
     "LpMKLRidgeResult",
     "MKGenNystromFit",
@@ -101,18 +120,26 @@ __all__ = [
     "check_alpha",
     "closed_form",
     "combination_weights",
+    "constraint_operator",
     "csi",
     "csi_q",
+    "cv_feasible",
+    "cv_select_lambda",
+    "extension_eigenvalues",
     "fit_gen_nystrom",
+    "fit_gen_nystrom_cv",
     "fit_mk_gen_nystrom",
+    "fit_mk_gen_nystrom_cv",
     "fit_preimage",
     "gcv_scores",
+    "graph_extension",
     "ideal_kernel",
     "kernel_degeneracy",
     "knn_graph",
     "lp_mkl",
     "lp_mkl_ridge",
     "lp_mkl_svr",
+    "mk_cv_select_lambda",
     "must_link_target",
     "normalized_laplacian",
     "pair_values",
@@ -120,7 +147,9 @@ __all__ = [
     "pinv_psd",
     "preimage",
     "preimage_rows",
+    "prior_fit",
     "psd_factor",
+    "ridge_map",
     "ridge_moments",
     "select_active",
     "simple_npkl_linear",

@@ -69,6 +69,7 @@ __all__ = [
     "CV_LAMBDA_GRID",
     "DEFAULT_CV_SPLITS",
     "LambdaCV",
+    "cv_feasible",
     "cv_folds",
     "cv_select_lambda",
     "fit_gen_nystrom_cv",
@@ -122,6 +123,17 @@ class LambdaCV:
     n_splits: int
     n_iter: int
     info: dict = field(default_factory=dict)
+
+
+def cv_feasible(y) -> tuple[bool, str]:
+    """Whether stratified cross-validation can hold out a row of every class of ``y``
+    (at least 2 labeled rows per class), and if not, the reason in words."""
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    if counts.size and counts.min() >= 2:
+        return True, ""
+    label = classes[int(np.argmin(counts))].tolist()
+    n_min = int(counts.min())
+    return False, f"class {label!r} has {n_min} labeled row(s), cross-validation needs 2"
 
 
 def cv_folds(y, n_splits: int, rng) -> tuple[np.ndarray, int]:

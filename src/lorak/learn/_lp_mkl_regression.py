@@ -429,7 +429,7 @@ def svr_newton(
     return SVRNewtonResult(w=w, b=b, alpha=alpha, gap=gap, n_iter=n_iter, converged=converged, h=h)
 
 
-def _features(F: FactorStack, L) -> np.ndarray:
+def _stack_features(F: FactorStack, L) -> np.ndarray:
     """Φ = A L (ℓ × q, float64): the explicit features of Σ_k d_k V_k V_kᵀ."""
     A = F.V if F.V is not None else F.basis
     if L.ndim == 1:
@@ -477,7 +477,7 @@ def lp_mkl_svr(
     n = 0
     res = None
     for n in range(1, max_iter + 1):  # noqa: B007 - n counts the iterations done
-        Phi = _features(F, mom.root(F, d))
+        Phi = _stack_features(F, mom.root(F, d))
         w0 = None if alpha is None else Phi.T @ alpha
         res = svr_newton(
             Phi,
