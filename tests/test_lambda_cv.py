@@ -148,10 +148,15 @@ def test_estimator_bad_cv_input():
     yu = np.full(y.shape, -1)
     yu[lab[:3]] = [0, 1, 1]  # class 0: one labeled row
     yu[lab[3]] = 1
+    # no row of class 0 can be held out: λ by the paper's criterion, with a warning
+    with pytest.warns(UserWarning, match=r"class 0 has 1 labeled row.*criterion='paper'"):
+        gn = GeneralizedNystroem(n_components=20, random_state=0).fit(X, yu)
+    assert gn.criterion_ == "paper"
+    paper = GeneralizedNystroem(n_components=20, random_state=0, criterion="paper").fit(X, yu)
+    assert gn.lam_ == paper.lam_
+    np.testing.assert_allclose(gn.S_, paper.S_, rtol=1e-10, atol=1e-12 * np.abs(paper.S_).max())
     with pytest.raises(ValueError, match="at least 2 labeled rows per class"):
-        GeneralizedNystroem(n_components=20, random_state=0).fit(X, yu)
-    # the paper's criterion still works there
-    GeneralizedNystroem(n_components=20, random_state=0, criterion="paper").fit(X, yu)
+        cv_folds(yu[yu >= 0], 5, np.random.default_rng(0))  # the function itself refuses
     with pytest.raises(ValueError, match="cv must be an integer >= 2"):
         GeneralizedNystroem(n_components=20, cv=1).fit(
             X, np.where(np.isin(np.arange(y.size), lab), y, -1)
@@ -185,3 +190,21 @@ def test_multiple_kernel_cv_and_uniform_fallback():
     uni = UniformKernelSum(kernels=bank, landmarks=Z).fit(X, yu)
     Km, Ku = _gram(mk.transform(X)), _gram(uni.transform(X))
     np.testing.assert_allclose(Km, Ku, rtol=1e-7, atol=1e-9 * np.abs(Ku).max())
+
+
+def test_multiple_kernel_one_labeled_row_falls_back_to_paper():
+    from lorak import MultipleKernelGeneralizedNystroem
+    from lorak.kernels import KernelBank
+
+    X, y, lab = _blobs(seed=9)
+    yu = np.full(y.shape, -1)
+    yu[lab[:3]] = [0, 1, 1]
+    Z = X[np.random.default_rng(0).choice(X.shape[0], 20, replace=False)]
+    bank = KernelBank([Gaussian(bandwidth=2.0), Gaussian(bandwidth=8.0)])
+    kw = dict(kernels=bank, landmarks=Z, lam_grid=[1e-2, 1.0, 1e2], random_state=0)
+    with pytest.warns(UserWarning, match="criterion='paper'"):
+        a = MultipleKernelGeneralizedNystroem(**kw).fit(X, yu)
+    b = MultipleKernelGeneralizedNystroem(criterion="paper", **kw).fit(X, yu)
+    assert a.criterion_ == "paper" and b.criterion_ == "paper" and a.lam_ == b.lam_
+    Ka, Kb = _gram(a.transform(X)), _gram(b.transform(X))
+    np.testing.assert_allclose(Ka, Kb, rtol=1e-9, atol=1e-12 * np.abs(Kb).max())
