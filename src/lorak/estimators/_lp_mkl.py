@@ -121,7 +121,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         (:func:`lorak.solvers._newton.svm_newton`), stopped on the relative duality
         gap ``inner_tol`` of the unsmoothed SVM (``inner_max_iter`` caps the Newton
         steps); needs ``compress=True``, ``eta=0``, ``inner_criterion="gap"``. The
-        GFB's iteration count grows with C, Newton's barely (``tests/test_newton.py``:
+        GFB's iteration count grows with C, Newton's barely (``tests/solvers/test_newton.py``:
         25 → 54 steps from C = 1 to 1000, to a 1e-6 gap). Measured (C = 1000,
         p = 2, R = 50, 50 kernels, one BLAS thread, whole fit including the factors,
         under the shared lock, load 8–10 on 2 cores): ijcnn1 99,184 training rows:
@@ -138,7 +138,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         of Σ_k d_k V_k V_kᵀ in the shared basis of the landmarks (r + 1 constraints;
         needs ``compress=True``; :func:`lorak.learn._lp_mkl.shared_basis_factor`) —
         the fastest GFB: two averaged copies instead of M + 2 (tens of times fewer
-        iterations, ``tests/test_gfb.py``) at O(ℓ r + r²) per iteration.
+        iterations, ``tests/solvers/test_gfb.py``) at O(ℓ r + r²) per iteration.
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
         Averaging weights of the split GFB (see :func:`lorak.solvers._gfb.gfb_split`;
         ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form,

@@ -28,9 +28,9 @@ cvxpy, on the same lifted problem (6); :func:`duality_gap` certifies any feasibl
 
 Line 20 of the paper's Algorithm 2 reads Z_{m+2} ← P_box(z'); Proposition 1 (Raguet et
 al.) gives Z_{m+2} ← Z_{m+2} + λ(P_box(z') − z_n) like every other copy, which is what
-we implement (``tests/test_gfb.py`` checks our iterates against a dense Algorithm 2).
+we implement (``tests/solvers/test_gfb.py`` checks our iterates against a dense Algorithm 2).
 
-Measured convergence (``tests/test_gfb.py``, ``benchmarks/bench_lpmkl.py``)
+Measured convergence (``tests/solvers/test_gfb.py``, ``benchmarks/bench_lpmkl.py``)
 -------------------------------------------------------------------------
 - The paper's stopping rule (relative objective change < 1e-4) can stop far from the
   optimum: α moves by about ζ per iteration, the objective of the averaged iterate
@@ -640,7 +640,7 @@ def gfb_split(
         {yᵀα = 0} and of the box 1/3 each. The k-th projection is then taken in the
         metric ‖Δγ_k‖² + ‖Δα‖²/(3M) and needs (I/(3M) + d_k V_kᵀV_k)⁻¹ instead —
         the same cost per iteration, 3× fewer iterations in our measurements
-        (``tests/test_gfb.py``, ``benchmarks/bench_lpmkl.py``).
+        (``tests/solvers/test_gfb.py``, ``benchmarks/bench_lpmkl.py``).
     alpha0 : (ℓ,) array, optional
         Starting α (clipped to the box); the copies start at the consistent point
         z₀ = [√d_k V_kᵀYα₀; α₀]. Default 0.

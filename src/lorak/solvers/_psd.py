@@ -32,7 +32,7 @@ The projection in the congruence metric D^{1/2}·D^{1/2} is still closed form,
 and choosing dᵢ = √wᵢᵢ makes every diagonal weight exactly 1 and every off-diagonal
 one at most 1 (wᵢⱼ ≤ √(wᵢᵢ wⱼⱼ) for w = λ11ᵀ + aaᵀ by Cauchy–Schwarz) — a diagonal
 preconditioner that turns hundreds of thousands of Frobenius-metric iterations into
-tens (measured in ``tests/test_gen_nystrom.py`` and the issue-#4 report).
+tens (measured in ``tests/estimators/test_gen_nystrom.py`` and the issue-#4 report).
 """
 
 from __future__ import annotations

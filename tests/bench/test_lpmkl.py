@@ -12,7 +12,7 @@ from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment,
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import lpmkl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _blobs(n, seed=0):

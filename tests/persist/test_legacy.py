@@ -1,6 +1,6 @@
 """Files written before the estimator modules moved still load and give the same output.
 
-``tests/data/legacy`` holds estimators saved by the flat layout (class paths such as
+``tests/persist/data/legacy`` holds estimators saved by the flat layout (class paths such as
 ``lorak.semi_supervised:GeneralizedNystroem``) and the outputs recorded when they were
 saved; ``make_legacy.py`` there says how they were made.
 """

@@ -12,7 +12,7 @@ from lorak.bench import get_experiment, run_experiment, write_outputs
 from lorak.bench.experiments import kpca as kpca_exp
 from lorak.bench.experiments import lssvm_usps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- kpca: the math

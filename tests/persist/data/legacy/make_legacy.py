@@ -7,7 +7,7 @@ The files were written once, by the code of that layout; running this script aga
 after the move writes files under the NEW module paths, which no longer tests the
 alias table. Keep the committed files; rerun only to add a case on an old checkout:
 
-    python tests/data/legacy/make_legacy.py
+    python tests/persist/data/legacy/make_legacy.py
 
 Each ``<name>.lorak`` is a small file (tiny synthetic data); ``expected.npz`` holds
 the query rows and, for every file, the transform or predict output at save time.
