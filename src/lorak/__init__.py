@@ -36,6 +36,7 @@ from .models import (
     KernelKMeans,
     LowRankKernelPCA,
     SemiSupervisedFactorClassifier,
+    SemiSupervisedFactorRegressor,
 )
 from .persist import load, save
 
@@ -57,6 +58,7 @@ __all__ = [
     "MultipleKernelGeneralizedNystroem",
     "Nystroem",
     "SemiSupervisedFactorClassifier",
+    "SemiSupervisedFactorRegressor",
     "SimpleNPKL",
     "UniformKernelSum",
     "__version__",

@@ -192,8 +192,9 @@ def test_convergence_warning_names_the_fix(data):
 )
 def test_label_errors(data, y_fn, match):
     X, y, _ = data
+    # target="classification": with "auto", real-valued y (y + 0.5) is a regression target
     with pytest.raises(ValueError, match=match):
-        GeneralizedNystroem(n_components=5).fit(X, y_fn(y))
+        GeneralizedNystroem(n_components=5, target="classification").fit(X, y_fn(y))
     with pytest.raises(ValueError, match=match):
         SemiSupervisedFactorClassifier(GeneralizedNystroem(n_components=5)).fit(X, y_fn(y))
 

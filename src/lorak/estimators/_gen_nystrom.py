@@ -3,9 +3,11 @@
 A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
 decompose/<stem>: here :func:`lorak.learn.fit_gen_nystrom`. Fitted on labeled and
 unlabeled rows (``y = -1`` marks unlabeled rows, the :mod:`sklearn.semi_supervised`
-convention) or on must-link groups; ``transform`` gives the virtual samples
+convention) or on must-link groups — or, with real-valued responses (NaN marks the
+unlabeled rows), on the regression target K* = ỹỹᵀ; ``transform`` gives the virtual samples
 Q = k(X, Z) U Λ^{1/2} with Q Qᵀ = E S Eᵀ — inductive for any new X. The paper's
-protocol, a linear SVM on the factor, is :class:`lorak.SemiSupervisedFactorClassifier`.
+protocol, a linear SVM on the factor, is :class:`lorak.SemiSupervisedFactorClassifier`;
+its regression twin (a ridge on the factor) :class:`lorak.SemiSupervisedFactorRegressor`.
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ from ..learn import (
     fit_gen_nystrom_cv,
     ideal_kernel,
     must_link_target,
+    parse_semi_supervised_response,
     prior_fit,
     psd_factor,
+    regression_target,
+    resolve_target_type,
 )
 from ._base import _KernelFactor
 
@@ -132,6 +137,9 @@ class GeneralizedNystroem(_KernelFactor):
         kernels, as written) — the paper's choice and the default before; "kernel":
         ρ[W S W, W] · ρ[E_l S E_lᵀ, K*], the learned vs the original kernel on the
         landmarks. With must-link groups (no class labels to score) "cv" uses "paper".
+        Regression targets: plain k-fold over the labeled rows, scored by the held-out
+        squared error of a ridge on the scaled features (penalty chosen jointly with λ
+        from :data:`lorak.learn.RIDGE_ALPHAS`), λ = ∞ still a candidate.
     cv : int, default=5
         Folds of ``criterion="cv"``, stratified by class; when a class has fewer
         labeled rows than ``cv``, that many folds. With fewer than 2 labeled rows in a
@@ -152,6 +160,17 @@ class GeneralizedNystroem(_KernelFactor):
         Relative eigenvalue cut-off for W⁺ and for the rank of S.
     random_state : int, Generator or None
         Landmark selection (and the bandwidth rule when it samples).
+    target : {"auto", "classification", "regression"}, default="auto"
+        What y holds. "classification": class labels, −1 = unlabeled, target the ideal
+        kernel (eq. 6). "regression": real-valued responses, **NaN = unlabeled** (−1 is
+        a value), target K* = ỹỹᵀ with ỹ the labeled responses centred and scaled to
+        unit variance (:func:`lorak.learn.regression_target`; ``center_ideal`` does
+        not apply) — the rank-one kernel of the response, so that the learned kernel
+        aligns one direction with y and keeps the prior elsewhere. "auto": regression
+        when the labeled values are continuous
+        (:func:`sklearn.utils.multiclass.type_of_target`, NaN rows left out), class
+        labels otherwise; a continuous y that holds −1 and no NaN is refused as
+        ambiguous (pass NaN for the unlabeled rows, or name the target).
 
     Attributes
     ----------
@@ -163,7 +182,8 @@ class GeneralizedNystroem(_KernelFactor):
     lam_ : float, λ chosen (or given); ``inf`` = the prior β W⁺ (plain Nyström).
     criterion_ : the criterion that chose λ ("paper" for "cv" with must-link groups or
         with a class of fewer than 2 labeled rows; None for a given λ).
-    cv_errors_ : (g,) held-out error rate per candidate λ of ``lam_grid_``
+    cv_errors_ : (g,) held-out error rate per candidate λ of ``lam_grid_`` (regression:
+        held-out squared error over the labeled rows' total sum of squares)
         (``criterion="cv"`` only; ``lam_grid_`` then ends with ``inf``, and
         ``alignment_scores_`` is NaN: eq. 15 is not computed).
     cv_n_splits_ : int, the folds used (``criterion="cv"`` only).
@@ -177,7 +197,10 @@ class GeneralizedNystroem(_KernelFactor):
     normalization_ : (m, r) U Λ^{1/2} of S (largest eigenvalue first).
     n_components_ : int, the rank r of S (the number of output features).
     n_landmarks_ : int, m.
-    classes_ : labels seen among the labeled rows (group ids with must-link).
+    classes_ : labels seen among the labeled rows (group ids with must-link; None for a
+        regression target).
+    target_type_ : "classification" or "regression" (must-link groups:
+        "classification").
     labeled_indices_ : rows of the training X that carried a label (or a group).
     kernel_ : the resolved kernel.
 
@@ -212,6 +235,7 @@ class GeneralizedNystroem(_KernelFactor):
         max_iter=500,
         rtol=1e-10,
         random_state=None,
+        target="auto",
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -232,6 +256,7 @@ class GeneralizedNystroem(_KernelFactor):
         self.max_iter = max_iter
         self.rtol = rtol
         self.random_state = random_state
+        self.target = target
 
     # ------------------------------------------------------------ validation
     def _resolve_n_components(self, n_samples):
@@ -246,6 +271,7 @@ class GeneralizedNystroem(_KernelFactor):
     def _check_params(self):
         check_in_choices(self.solver, "solver", SOLVERS)
         check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
+        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         cv = self.cv
         if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
             raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {cv!r}")
@@ -267,7 +293,7 @@ class GeneralizedNystroem(_KernelFactor):
         return g
 
     def _side_information(self, y, must_link, n):
-        """(labeled rows, target K*, mask T or None, classes)."""
+        """(labeled rows, target K*, mask T or None, classes, target type, y of the rows)."""
         name = type(self).__name__
         if must_link is not None:
             if y is not None:
@@ -288,12 +314,24 @@ class GeneralizedNystroem(_KernelFactor):
                     "at least two rows in one group"
                 )
             K, T = must_link_target(g[rows])
-            return rows, K, T, ids
+            return rows, K, T, ids, "classification", g[rows]
+        kind = resolve_target_type(y, self.target, owner=name)
+        if kind == "regression":
+            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
+            return rows, regression_target(y_l), None, None, kind, y_l
+        yv = np.asarray(y) if y is not None else None
+        if yv is not None and yv.dtype.kind == "f" and np.isnan(yv).any():
+            raise ValueError(
+                f"{name}: y contains NaN; mark unlabeled rows with -1 for class labels (the "
+                "scikit-learn semi-supervised convention), or pass target='regression' for "
+                "real-valued responses with NaN on the unlabeled rows"
+            )
         rows, y_l = parse_semi_supervised_y(y, n, owner=name)
         classes = np.unique(y_l)
         if classes.size < 2:
             raise one_class_error(classes[0], name)
-        return rows, ideal_kernel(y_l, centered=bool(self.center_ideal)), None, classes
+        K = ideal_kernel(y_l, centered=bool(self.center_ideal))
+        return rows, K, None, classes, kind, y_l
 
     # ------------------------------------------------------------ fit
     def fit(self, X, y=None, *, must_link=None):
@@ -302,7 +340,8 @@ class GeneralizedNystroem(_KernelFactor):
         Parameters
         ----------
         X : (n, d) array or CSR matrix, labeled and unlabeled rows.
-        y : (n,) class labels, −1 for unlabeled rows.
+        y : (n,) class labels, −1 for unlabeled rows; or real-valued responses, NaN for
+            unlabeled rows (see ``target``).
         must_link : (n,) int array, optional
             Instead of y: a group id per row (−1 = no constraint); rows sharing an id
             must be linked (§3.3).
@@ -311,7 +350,7 @@ class GeneralizedNystroem(_KernelFactor):
         grid = self._check_params()
         n = X.shape[0]
         m = self._resolve_n_components(n)
-        rows, K, mask, classes = self._side_information(y, must_link, n)
+        rows, K, mask, classes, kind, y_l = self._side_information(y, must_link, n)
         rng = check_generator(self.random_state)
         self.kernel_ = self._build_kernel(X, rng)
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
@@ -325,11 +364,12 @@ class GeneralizedNystroem(_KernelFactor):
         W = kernel_block(self.kernel_, Z64, Z64)
         criterion = self.criterion if mask is None or self.criterion != "cv" else "paper"
         if criterion == "cv" and isinstance(self.lam, str):
-            ok, why = cv_feasible(column_or_1d(y)[rows])
+            ok, why = cv_feasible(y_l, kind)
             if not ok:
+                what = "a row of every class" if kind == "classification" else "a row"
                 warnings.warn(
-                    f"{type(self).__name__}: criterion='cv' cannot hold out a row of every "
-                    f"class ({why}); lam chosen by criterion='paper' (eq. 15) instead",
+                    f"{type(self).__name__}: criterion='cv' cannot hold out {what} "
+                    f"({why}); lam chosen by criterion='paper' (eq. 15) instead",
                     UserWarning,
                     stacklevel=2,
                 )
@@ -340,7 +380,7 @@ class GeneralizedNystroem(_KernelFactor):
                 El,
                 W,
                 K,
-                column_or_1d(y)[rows],
+                y_l,
                 lam=self.lam,
                 lam_grid=self.lam_grid,
                 beta=self.beta,
@@ -351,6 +391,7 @@ class GeneralizedNystroem(_KernelFactor):
                 tol=self.tol,
                 max_iter=self.max_iter,
                 rtol=self.rtol,
+                target=kind,
             )
         elif not isinstance(self.lam, str) and np.isinf(self.lam):
             fit = prior_fit(El, W, K, beta=self.beta, mask=mask, rtol=self.rtol)
@@ -401,12 +442,14 @@ class GeneralizedNystroem(_KernelFactor):
         self.path_n_iter_ = fit.path_n_iter
         self.criterion_ = criterion if isinstance(self.lam, str) else None
         if cv is not None:
-            self.cv_errors_ = cv.error_rate[:, 0]
+            # at the classifier's C / the ridge penalty the choice was made with
+            self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
             self.cv_n_splits_ = cv.n_splits
         self.normalization_ = np.ascontiguousarray(F, dtype=X.dtype)
         self.n_components_ = F.shape[1]
         self.n_landmarks_ = Z.shape[0]
         self.classes_ = classes
+        self.target_type_ = kind
         self.labeled_indices_ = rows
         self.landmark_info_ = dict(lm.info or {})
         logger.debug(

@@ -8,7 +8,8 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
   :func:`fit_gen_nystrom` (λ path with the alignment criterion, β heuristic /
   optimized), :class:`GenNystromProblem` (objective (7), its gradient, the closed form
   of eq. 12–13, the criterion of eq. 15), :func:`solve_gen_nystrom` (one λ),
-  :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`;
+  :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`, and the
+  regression target :func:`regression_target` (K* = ỹỹᵀ of the scaled responses);
 - :mod:`._mk_gen_nystrom` — the same with multiple kernels (§4):
   :func:`fit_mk_gen_nystrom`;
 - :mod:`._lambda_cv` — λ of both by cross-validation over the labeled rows (the
@@ -29,14 +30,19 @@ from ._csi import CSIResult, csi, csi_q
 from ._gen_nystrom import (
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
+    TARGET_TYPES,
     GenNystromFit,
     GenNystromProblem,
     closed_form,
     fit_gen_nystrom,
     ideal_kernel,
     must_link_target,
+    parse_semi_supervised_response,
     pinv_psd,
     psd_factor,
+    regression_target,
+    regression_target_factor,
+    resolve_target_type,
     solve_gen_nystrom,
 )
 from ._kernel_combination import (
@@ -49,6 +55,7 @@ from ._kernel_combination import (
 from ._lambda_cv import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
+    RIDGE_ALPHAS,
     LambdaCV,
     cv_feasible,
     cv_select_lambda,
@@ -56,6 +63,7 @@ from ._lambda_cv import (
     fit_mk_gen_nystrom_cv,
     mk_cv_select_lambda,
     prior_fit,
+    score_ridge_candidates,
 )
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import BankFactors, LpMKLResult, bank_factors, lp_mkl, uniform_weights
@@ -66,7 +74,9 @@ from ._lp_mkl_regression import (
     lp_mkl_ridge,
     lp_mkl_svr,
     ridge_moments,
+    select_ridge_weights,
     svr_newton,
+    weighted_ridge,
 )
 from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
 from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
@@ -98,7 +108,9 @@ __all__ = [
     "DEFAULT_LAMBDA_GRID",
     "LP_MKL_SOLVERS",
     "PREIMAGE_ROWS",
+    "RIDGE_ALPHAS",
     "SOLVERS",
+    "TARGET_TYPES",
     "WEIGHTINGS",
     "AlignmentStatistics",
     "BankFactors",
@@ -143,18 +155,25 @@ __all__ = [
     "must_link_target",
     "normalized_laplacian",
     "pair_values",
+    "parse_semi_supervised_response",
     "pataki_rank",
     "pinv_psd",
     "preimage",
     "preimage_rows",
     "prior_fit",
     "psd_factor",
+    "regression_target",
+    "regression_target_factor",
+    "resolve_target_type",
     "ridge_map",
     "ridge_moments",
+    "score_ridge_candidates",
     "select_active",
+    "select_ridge_weights",
     "simple_npkl_linear",
     "simple_npkl_sqhinge",
     "solve_gen_nystrom",
     "svr_newton",
     "uniform_weights",
+    "weighted_ridge",
 ]

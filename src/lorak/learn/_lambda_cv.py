@@ -31,6 +31,19 @@ Protocol (transductive, the same for every data set)
   ties go to the smaller held-out hinge loss (the classifier's own, continuous loss),
   then to the larger λ — toward the plain Nyström prior.
 
+Regression targets (real-valued y, target K* = ỹỹᵀ of
+:func:`~lorak.learn.regression_target`) follow the same protocol with three changes:
+the folds are plain k-fold (random, no classes to stratify; k = min(``n_splits``,
+l), at least 3 labeled rows); the held-out score is the squared error of a ridge
+regression with intercept on the same scaled features, over the penalties
+:data:`RIDGE_ALPHAS` (the ridge penalty plays the role of C and is chosen jointly
+with λ, as :class:`~lorak.models.SemiSupervisedFactorRegressor`'s RidgeCV head chooses
+it on the final features); the error rate is that squared error over the labeled
+rows' total sum of squares (≈ 1 − R² out of fold). The choice smooths the squared
+errors along λ as for classes, then takes the largest λ within one standard error of
+the smoothed minimum (:func:`_choose_regression`), so λ = ∞ (plain Nyström) remains
+the fallback when the responses do not clearly help.
+
 Measured (``benchmarks/bench_side_info.py`` and the scratch study behind it: 28 sets,
 SSL book, Table 1 of the paper, scikit-learn's and lorak's generated sets, 100 labels,
 up to 10 repetitions) against other fixed rules on the same folds: the unsmoothed
@@ -62,12 +75,15 @@ from ._gen_nystrom import (
     ideal_kernel,
     pinv_psd,
     psd_factor,
+    regression_target,
+    regression_target_factor,
     solve_gen_nystrom,
 )
 
 __all__ = [
     "CV_LAMBDA_GRID",
     "DEFAULT_CV_SPLITS",
+    "RIDGE_ALPHAS",
     "LambdaCV",
     "cv_feasible",
     "cv_folds",
@@ -81,6 +97,7 @@ __all__ = [
     "prior_factor",
     "prior_fit",
     "score_candidates",
+    "score_ridge_candidates",
     "uniform_prior_factors",
 ]
 
@@ -91,6 +108,9 @@ DEFAULT_CV_SPLITS = 5
 CV_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 8, 2))
 # LinearSVC as the pipeline's default classifier (SemiSupervisedFactorClassifier)
 _SVC_KW = {"dual": True, "max_iter": 10000, "random_state": 0}
+#: Ridge penalties of the regression scorer (features scaled to unit mean squared row
+#: norm, so α is relative to a kernel of unit diagonal): 10⁻⁴ … 10², every decade.
+RIDGE_ALPHAS = tuple(10.0**k for k in range(-4, 3))
 
 
 @dataclass
@@ -104,7 +124,8 @@ class LambdaCV:
     candidates : (g,) the λ values scored, ascending, ``inf`` last.
     errors : (g, c) held-out misclassifications summed over the folds, per λ and C.
     error_rate : (g, c) the same divided by the number of labeled rows.
-    hinge : (g, c) held-out hinge loss summed over the folds (the tie-break).
+    hinge : (g, c) held-out hinge loss summed over the folds (the tie-break); for a
+        regression target the sum of the held-out residuals' fourth powers.
     smoothed : (g, c) the smoothed error counts the choice minimized.
     fold_of : (l,) fold index of every labeled row.
     n_splits : folds used.
@@ -125,9 +146,15 @@ class LambdaCV:
     info: dict = field(default_factory=dict)
 
 
-def cv_feasible(y) -> tuple[bool, str]:
+def cv_feasible(y, target: str = "classification") -> tuple[bool, str]:
     """Whether stratified cross-validation can hold out a row of every class of ``y``
-    (at least 2 labeled rows per class), and if not, the reason in words."""
+    (at least 2 labeled rows per class), and if not, the reason in words. For
+    ``target="regression"``: at least 3 labeled rows (2 to fit on per fold)."""
+    if target == "regression":
+        l = int(np.asarray(y).shape[0])
+        if l >= 3:
+            return True, ""
+        return False, f"{l} labeled row(s), cross-validation of a response needs 3"
     classes, counts = np.unique(np.asarray(y), return_counts=True)
     if counts.size and counts.min() >= 2:
         return True, ""
@@ -136,17 +163,30 @@ def cv_feasible(y) -> tuple[bool, str]:
     return False, f"class {label!r} has {n_min} labeled row(s), cross-validation needs 2"
 
 
-def cv_folds(y, n_splits: int, rng) -> tuple[np.ndarray, int]:
+def cv_folds(y, n_splits: int, rng, *, target: str = "classification") -> tuple[np.ndarray, int]:
     """Stratified fold index per labeled row: (fold_of, k).
 
     Each class's rows are shuffled and dealt round-robin, starting at a random fold,
     so every fold holds ⌊n_c/k⌋ or ⌈n_c/k⌉ rows of class c. k = min(``n_splits``,
     smallest class count); fewer than 2 rows in a class is an error.
+    ``target="regression"``: plain k-fold of the shuffled rows, k = min(``n_splits``,
+    l); fewer than 3 rows is an error.
     """
     y = np.asarray(y)
-    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
         raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {n_splits!r}")
+    if target == "regression":
+        l = y.shape[0]
+        if l < 3:
+            raise ValueError(
+                f"criterion='cv' with a regression target needs at least 3 labeled rows; got "
+                f"{l}. Label more rows or choose criterion='paper'"
+            )
+        k = int(min(n_splits, l))
+        fold_of = np.empty(l, dtype=np.int64)
+        fold_of[rng.permutation(l)] = np.arange(l) % k
+        return fold_of, k
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
     smallest = int(counts.min())
     if smallest < 2:
         label = classes[int(np.argmin(counts))]
@@ -216,6 +256,93 @@ def score_candidates(Q, y, fold_of, k, C_grid) -> tuple[np.ndarray, np.ndarray]:
             errors[c] += np.count_nonzero(pred != y[va])
             hinge[c] += float(np.sum(np.maximum(0.0, 1.0 - s * d)))
     return errors, hinge
+
+
+def score_ridge_candidates(Q, y, fold_of, k, alphas) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out squared error of a ridge regression with intercept, per penalty α,
+    summed over the folds: (sse, Σ r⁴) — the regression counterpart of
+    :func:`score_candidates`; the sum of the fourth powers of the held-out residuals
+    gives the standard error of ``sse`` (the one-standard-error rule of the choice).
+
+    ``Q`` as there (features of the labeled rows, or fold -> features), scaled to unit
+    mean squared row norm; per fold the training rows' features and responses are
+    centred and w(α) = (QᵀQ + αI)⁻¹Qᵀy comes from one SVD for every α.
+    """
+    y = np.asarray(y, dtype=np.float64).ravel()
+    alphas = np.asarray(alphas, dtype=np.float64).ravel()
+    sse = np.zeros(alphas.size)
+    r4 = np.zeros(alphas.size)
+    for f in range(k):
+        Qf = _scaled(np.asarray(Q(f) if callable(Q) else Q, dtype=np.float64))
+        tr, va = fold_of != f, fold_of == f
+        mu, ym = Qf[tr].mean(axis=0), y[tr].mean()
+        U, sv, Vt = np.linalg.svd(Qf[tr] - mu, full_matrices=False)
+        Uy = U.T @ (y[tr] - ym)
+        Pva = (Qf[va] - mu) @ Vt.T  # held-out rows in the right singular basis
+        for c, a in enumerate(alphas):
+            pred = Pva @ (sv / (sv * sv + a) * Uy) + ym
+            r2 = (y[va] - pred) ** 2
+            sse[c] += float(r2.sum())
+            r4[c] += float(r2 @ r2)
+    return sse, r4
+
+
+def _score(Q, y, fold_of, k, C_grid, target):
+    if target == "regression":
+        return score_ridge_candidates(Q, y, fold_of, k, C_grid)
+    return score_candidates(Q, y, fold_of, k, C_grid)
+
+
+def _choose_regression(sse, r4, n):
+    """(λ index, α index, smoothed sse) for a regression target: the smoothed held-out
+    squared error (as :func:`_choose`), then the largest λ whose best α comes within one
+    standard error of the minimum — toward the prior, plain Nyström.
+
+    The standard error of the minimum's summed squared error is √(n · Var(rᵢ²)) over its
+    n held-out residuals. With the few labeled rows semi-supervised regression has
+    (20–40), a held-out squared error is heavy-tailed and the plain minimum chose λ = 10⁻⁵
+    (a kernel that interpolates the labeled responses) on sets where it lost 1.7 in R²
+    against plain Nyström (diabetes, 22 labels); the one-standard-error rule is
+    Breiman's for such noisy cross-validation curves.
+    """
+    S = smooth(sse)
+    g_best, c_best = np.unravel_index(int(np.argmin(S)), S.shape)
+    mean_r2 = sse[g_best, c_best] / n
+    var = max(r4[g_best, c_best] / n - mean_r2 * mean_r2, 0.0)
+    limit = S[g_best, c_best] + math.sqrt(n * var)
+    for g in range(S.shape[0] - 1, -1, -1):
+        c = int(np.argmin(S[g]))
+        if S[g, c] <= limit + 1e-12 * abs(limit):
+            return g, c, S
+    raise AssertionError("unreachable: the minimum is within its own limit")  # pragma: no cover
+
+
+def _pick(errors, hinge, C_grid, y, target):
+    if target == "regression":
+        return _choose_regression(errors, hinge, np.asarray(y).shape[0])
+    return _choose(errors, hinge, C_grid)
+
+
+def _target_kernel(y, target, center_ideal):
+    if target == "regression":
+        return regression_target(y)
+    return ideal_kernel(y, centered=center_ideal)
+
+
+def _default_C_grid(C_grid, target):
+    if C_grid is None:
+        C_grid = RIDGE_ALPHAS if target == "regression" else (1.0,)
+    C_grid = np.asarray(C_grid, dtype=np.float64).ravel()
+    if C_grid.size == 0 or not np.all(np.isfinite(C_grid) & (C_grid > 0)):
+        raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}")
+    return C_grid
+
+
+def _error_rate(errors, y, target):
+    if target == "regression":
+        yc = np.asarray(y, dtype=np.float64) - np.mean(y)
+        return errors / max(float(yc @ yc), np.finfo(float).tiny)
+    return errors / np.asarray(y).shape[0]
 
 
 def _features(El, P, X, rtol) -> np.ndarray:
@@ -309,12 +436,15 @@ def fold_features(
     max_iter: int = 500,
     rtol: float = 1e-10,
     Wp=None,
+    target: str = "classification",
 ):
     """Per fold f and λ = grid[i]: features of every labeled row under the S learned from
     the rows outside fold f; ([[Q_fi]], solver iterations).
 
     The fold's target is built from ``y[fold_of != f]`` only: the held-out labels never
-    enter its fit. The λ path runs from the largest λ down, warm-started.
+    enter its fit (``target="regression"``: ỹỹᵀ of those rows' responses, centred and
+    scaled by their own mean and spread). The λ path runs from the largest λ down,
+    warm-started.
     """
     El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
@@ -329,7 +459,7 @@ def fold_features(
     feats = [[None] * grid.size for _ in range(k)]
     for f in range(k):
         tr = fold_of != f
-        K = ideal_kernel(y[tr], centered=center_ideal)
+        K = _target_kernel(y[tr], target, center_ideal)
         P = _fold_problem(El[tr], W, Wp, rank_W, _sym(K))
         if beta == "optimize":
             b = _optimal_beta_unconstrained(P, float(grid[-1])) or P.beta_heuristic()
@@ -366,12 +496,13 @@ def cv_select_lambda(
     beta=1.0,
     center_ideal: bool = True,
     n_splits: int = DEFAULT_CV_SPLITS,
-    C_grid=(1.0,),
+    C_grid=None,
     rng=None,
     solver: str = "auto",
     path_tol: float = 1e-2,
     max_iter: int = 500,
     rtol: float = 1e-10,
+    target: str = "classification",
 ) -> LambdaCV:
     """Choose λ of eq. (7) by k-fold cross-validation over the labeled rows.
 
@@ -384,23 +515,24 @@ def cv_select_lambda(
     beta : "heuristic", "optimize" or a number, as in :func:`fit_gen_nystrom` (per fold).
     center_ideal : target H K* H instead of K*.
     n_splits : folds (fewer when a class has fewer labeled rows; see :func:`cv_folds`).
-    C_grid : the LinearSVC's C values scored jointly with λ.
+    C_grid : the LinearSVC's C values scored jointly with λ (default (1,)); for
+        ``target="regression"`` the ridge penalties α (default :data:`RIDGE_ALPHAS`).
     rng : numpy Generator of the fold assignment.
     solver, path_tol, max_iter, rtol : as in :func:`fit_gen_nystrom`.
+    target : "classification" (y class labels, ideal kernel, LinearSVC error counts) or
+        "regression" (y responses, K* = ỹỹᵀ, ridge held-out squared error; plain k-fold).
     """
     El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
     beta = _check_beta(beta)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    fold_of, k = cv_folds(y, n_splits, rng)
+    fold_of, k = cv_folds(y, n_splits, rng, target=target)
     grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
     grid = grid[np.isfinite(grid)]
     if grid.size and not np.all(grid > 0):
         raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
     candidates = np.append(grid, np.inf)
-    C_grid = np.asarray(C_grid, dtype=np.float64).ravel()
-    if C_grid.size == 0 or not np.all(np.isfinite(C_grid) & (C_grid > 0)):
-        raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}")
+    C_grid = _default_C_grid(C_grid, target)
     W = _sym(np.asarray(W, dtype=np.float64))
     Wp, rank_W = pinv_psd(W, rtol)
     g = candidates.size
@@ -408,7 +540,7 @@ def cv_select_lambda(
     hinge = np.zeros((g, C_grid.size))
     # λ = ∞: S = β W⁺, features independent of the fold (β cancels in the scaling)
     Q0 = El @ prior_factor(_w_eig(W, rtol))
-    errors[-1], hinge[-1] = score_candidates(Q0, y, fold_of, k, C_grid)
+    errors[-1], hinge[-1] = _score(Q0, y, fold_of, k, C_grid, target)
     feats, n_iter = fold_features(
         El,
         W,
@@ -423,17 +555,18 @@ def cv_select_lambda(
         max_iter=max_iter,
         rtol=rtol,
         Wp=(Wp, rank_W),
+        target=target,
     )
     for i in range(grid.size):
-        errors[i], hinge[i] = score_candidates(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid)
-    gi, ci, smoothed = _choose(errors, hinge, C_grid)
+        errors[i], hinge[i] = _score(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid, target)
+    gi, ci, smoothed = _pick(errors, hinge, C_grid, y, target)
     return LambdaCV(
         lam=float(candidates[gi]),
         C=float(C_grid[ci]),
         candidates=candidates,
         C_grid=C_grid,
         errors=errors,
-        error_rate=errors / y.shape[0],
+        error_rate=_error_rate(errors, y, target),
         hinge=hinge,
         smoothed=smoothed,
         fold_of=fold_of,
@@ -466,6 +599,7 @@ def mk_fold_features(
     path_inner_max_iter: int = 1,
     rtol: float = 1e-10,
     rescale: bool = True,
+    target: str = "classification",
 ):
     """:func:`fold_features` for the multiple-kernel method (objective 17).
 
@@ -485,9 +619,12 @@ def mk_fold_features(
     feats = [[None] * grid.size for _ in range(k)]
     for f in range(k):
         tr = fold_of != f
-        Y = ideal_kernel_factor(y[tr])
-        if center_ideal:
-            Y = Y - Y.mean(axis=0)
+        if target == "regression":
+            Y = regression_target_factor(y[tr])
+        else:
+            Y = ideal_kernel_factor(y[tr])
+            if center_ideal:
+                Y = Y - Y.mean(axis=0)
         prob = MKGenNystromProblem.from_blocks([E[tr] for E in Els], Ws, Y, rtol=rtol)
         alphas = np.full(M, 1.0 / M)
         Xs = [a * b.P_t for a, b in zip(alphas, prob.blocks, strict=True)]
@@ -523,30 +660,31 @@ def mk_cv_select_lambda(
     lam_grid,
     center_ideal: bool = True,
     n_splits: int = DEFAULT_CV_SPLITS,
-    C_grid=(1.0,),
+    C_grid=None,
     rng=None,
     solver: str = "auto",
     path_tol: float = 1e-3,
     max_iter: int = 100,
     rtol: float = 1e-10,
     rescale: bool = True,
+    target: str = "classification",
 ) -> LambdaCV:
     """:func:`cv_select_lambda` for the multiple-kernel method; λ = ∞ is the uniform
     kernel sum on the same landmarks (T^(j) = W_j⁺ / M)."""
     y = np.asarray(y)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    fold_of, k = cv_folds(y, n_splits, rng)
+    fold_of, k = cv_folds(y, n_splits, rng, target=target)
     grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
     grid = grid[np.isfinite(grid)]
     if grid.size and not np.all(grid > 0):
         raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
     candidates = np.append(grid, np.inf)
-    C_grid = np.asarray(C_grid, dtype=np.float64).ravel()
+    C_grid = _default_C_grid(C_grid, target)
     errors = np.zeros((candidates.size, C_grid.size))
     hinge = np.zeros((candidates.size, C_grid.size))
     Fu = uniform_prior_factors(Ws, rtol)
     Qu = np.hstack([np.asarray(E, dtype=np.float64) @ F for E, F in zip(Els, Fu, strict=True)])
-    errors[-1], hinge[-1] = score_candidates(Qu, y, fold_of, k, C_grid)
+    errors[-1], hinge[-1] = _score(Qu, y, fold_of, k, C_grid, target)
     feats, n_iter = mk_fold_features(
         Els,
         Ws,
@@ -560,17 +698,18 @@ def mk_cv_select_lambda(
         max_iter=max_iter,
         rtol=rtol,
         rescale=rescale,
+        target=target,
     )
     for i in range(grid.size):
-        errors[i], hinge[i] = score_candidates(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid)
-    gi, ci, smoothed = _choose(errors, hinge, C_grid)
+        errors[i], hinge[i] = _score(lambda f, i=i: feats[f][i], y, fold_of, k, C_grid, target)
+    gi, ci, smoothed = _pick(errors, hinge, C_grid, y, target)
     return LambdaCV(
         lam=float(candidates[gi]),
         C=float(C_grid[ci]),
         candidates=candidates,
         C_grid=C_grid,
         errors=errors,
-        error_rate=errors / y.shape[0],
+        error_rate=_error_rate(errors, y, target),
         hinge=hinge,
         smoothed=smoothed,
         fold_of=fold_of,
@@ -642,6 +781,7 @@ def fit_gen_nystrom_cv(
     tol: float = 1e-4,
     max_iter: int = 500,
     rtol: float = 1e-10,
+    target: str = "classification",
 ) -> tuple[GenNystromFit, LambdaCV | None]:
     """:func:`~lorak.learn.fit_gen_nystrom` with λ chosen by :func:`cv_select_lambda`.
 
@@ -649,7 +789,9 @@ def fit_gen_nystrom_cv(
     and λ = ∞, then one solve of (7) on all labeled rows at the chosen λ (or the prior
     itself for λ = ∞). A number (``inf`` included) skips the selection. Returns the fit
     (``lam_grid`` = the candidates, ``scores`` NaN: eq. 15 is not computed) and the
-    cross-validation result (None without selection).
+    cross-validation result (None without selection). ``target``: "classification"
+    (y class labels) or "regression" (y responses; K given as ỹỹᵀ), see
+    :func:`cv_select_lambda`.
     """
     cv = None
     if isinstance(lam, str):
@@ -666,6 +808,7 @@ def fit_gen_nystrom_cv(
             solver=solver,
             max_iter=max_iter,
             rtol=rtol,
+            target=target,
         )
         lam = cv.lam
     if math.isinf(lam):
@@ -741,6 +884,7 @@ def fit_mk_gen_nystrom_cv(
     inner_max_iter: int = 500,
     rtol: float = 1e-10,
     rescale: bool = True,
+    target: str = "classification",
 ):
     """:func:`~lorak.learn.fit_mk_gen_nystrom` with λ by :func:`mk_cv_select_lambda`;
     (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
@@ -759,6 +903,7 @@ def fit_mk_gen_nystrom_cv(
             solver=solver,
             rtol=rtol,
             rescale=rescale,
+            target=target,
         )
         lam = cv.lam
     if math.isinf(lam):

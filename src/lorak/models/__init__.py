@@ -15,7 +15,8 @@ the estimator classes validate, fit the factor and store the results.
 - :class:`LowRankKernelPCA` — kernel PCA by the m × m eigenproblem of Prop. 4 (§4.2).
 - :class:`KernelKMeans` — kernel k-means = k-means on the factor rows.
 - :class:`SemiSupervisedFactorClassifier` — a factor fitted on all rows plus a
-  classifier on the labeled rows (generalized Nyström's protocol).
+  classifier on the labeled rows (generalized Nyström's protocol);
+  :class:`SemiSupervisedFactorRegressor` — its twin for real-valued responses (ridge head).
 
 Linear models need no wrapper: ``make_pipeline(lorak.Nystroem(...), LinearSVC())`` is
 the "linear SVM on virtual samples" — the factor rows are the virtual samples whose
@@ -37,7 +38,7 @@ from ._lssvm import (
     merge_lssvm_moments,
     woodbury_solve,
 )
-from ._semi_supervised import SemiSupervisedFactorClassifier
+from ._semi_supervised import SemiSupervisedFactorClassifier, SemiSupervisedFactorRegressor
 
 __all__ = [
     "LSSVC",
@@ -48,6 +49,7 @@ __all__ = [
     "LSSVMSolution",
     "LowRankKernelPCA",
     "SemiSupervisedFactorClassifier",
+    "SemiSupervisedFactorRegressor",
     "exact_kernel_pca",
     "exact_lp_mkl",
     "factor_kpca",

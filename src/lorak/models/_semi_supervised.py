@@ -1,24 +1,29 @@
-"""A low-rank factor fitted on all rows plus a linear classifier on the labeled ones.
+"""A low-rank factor fitted on all rows plus a linear model on the labeled ones.
 
 A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. This downstream model has no math of its own: any factor
-(:class:`lorak.GeneralizedNystroem` by default) and any scikit-learn classifier.
+decompose/<stem>. These downstream models have no math of their own: any factor
+(:class:`lorak.GeneralizedNystroem` by default) and any scikit-learn classifier
+(:class:`SemiSupervisedFactorClassifier`, −1 = unlabeled) or regressor
+(:class:`SemiSupervisedFactorRegressor`, NaN = unlabeled; default head a RidgeCV
+over the penalties the factor's λ cross-validation scores, :data:`lorak.learn.RIDGE_ALPHAS`).
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import UNLABELED, one_class_error, parse_semi_supervised_y, validate_data
+from ..learn import RIDGE_ALPHAS, parse_semi_supervised_response
 
-__all__ = ["SemiSupervisedFactorClassifier"]
+__all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
 
 
 def _scale_of(Q) -> float:
@@ -159,6 +164,152 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
         """The classifier's class probabilities on the features of X."""
         check_is_fitted(self, "classifier_")
         return self.classifier_.predict_proba(self._features(self._check_X(X)))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+
+def _default_regressor():
+    from sklearn.linear_model import RidgeCV
+
+    # the penalties the factor's λ cross-validation scores; efficient leave-one-out
+    return RidgeCV(alphas=RIDGE_ALPHAS)
+
+
+def _check_feature_scale(fs):
+    if not (
+        fs is None
+        or (isinstance(fs, str) and fs == "mean_norm")
+        or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
+    ):
+        raise ValueError(
+            f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
+        )
+
+
+def _as_regression_factor(factor):
+    """A clone of ``factor`` told that y holds responses with NaN = unlabeled, through
+    the parameters lorak's label-using factors have for it (``target``, ``unlabeled``)."""
+    factor = clone(factor)
+    params = factor.get_params(deep=False)
+    if params.get("target", None) == "auto":
+        factor.set_params(target="regression")
+    if "unlabeled" in params and params["unlabeled"] is None:
+        factor.set_params(unlabeled=np.nan)
+    return factor
+
+
+class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
+    """A low-rank factor fitted on all rows + a linear regressor on the labeled rows.
+
+    The regression twin of :class:`SemiSupervisedFactorClassifier`. ``fit(X, y)`` with
+    real-valued ``y`` and **NaN on the unlabeled rows** (−1 is a response value here,
+    not a marker): the factor is fitted on every row — :class:`lorak.GeneralizedNystroem`
+    learns its kernel from the labeled responses (target K* = ỹỹᵀ, λ by
+    cross-validation with a ridge scorer, plain Nyström among the candidates);
+    ``CSI(target="regression")`` chooses its pivots to predict them; an unsupervised
+    factor such as :class:`lorak.Nystroem` ignores them — the features
+    Q = factor.transform(X) are scaled, and the regressor is trained on the labeled
+    rows of Q. ``predict`` works for any new X; ``transduction_`` holds the
+    predictions for the training rows. Without NaN in y this is supervised regression
+    on the factor.
+
+    Parameters
+    ----------
+    factor : transformer, default=GeneralizedNystroem()
+        Cloned and fitted with ``fit(X, y)`` (NaN = unlabeled). A factor with a
+        ``target`` parameter left at "auto" gets ``target="regression"``, one with an
+        ``unlabeled`` parameter left at None gets ``unlabeled=np.nan`` (CSI), so that
+        integer-valued responses are not read as classes.
+    regressor : regressor, default=RidgeCV(alphas=10⁻⁴ … 10²)
+        Cloned and fitted on the labeled rows' features. The default chooses its
+        penalty by efficient leave-one-out over :data:`lorak.learn.RIDGE_ALPHAS`.
+    feature_scale : "mean_norm", None or float, default="mean_norm"
+        As for :class:`SemiSupervisedFactorClassifier`: 1/√(mean ‖qᵢ‖²) over the
+        training rows, stored in ``scale_`` and applied to new X.
+
+    Attributes
+    ----------
+    factor_, regressor_ : the fitted estimators.
+    scale_ : float, the feature scale used.
+    transduction_ : (n,) predictions for the rows given to ``fit``.
+    labeled_indices_ : rows of the training X that carried a response.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lorak import GeneralizedNystroem, SemiSupervisedFactorRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (300, 2))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(300)
+    >>> y_semi = y.copy(); y_semi[40:] = np.nan               # 40 labeled rows
+    >>> reg = SemiSupervisedFactorRegressor(
+    ...     GeneralizedNystroem(n_components=30, random_state=0)).fit(X, y_semi)
+    >>> reg.predict(X[:3]).shape, bool(reg.score(X[40:], y[40:]) > 0.8)
+    ((3,), True)
+    """
+
+    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
+
+    def __init__(self, factor=None, regressor=None, *, feature_scale="mean_norm"):
+        self.factor = factor
+        self.regressor = regressor
+        self.feature_scale = feature_scale
+
+    def fit(self, X, y):
+        """Fit the factor on all rows of X and the regressor on the labeled ones."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        fs = self.feature_scale
+        _check_feature_scale(fs)
+        name = type(self).__name__
+        rows, y_l = parse_semi_supervised_response(y, X.shape[0], owner=name)
+        n_minus = int(np.count_nonzero(y_l == -1))
+        if rows.size == X.shape[0] and n_minus >= 2 and np.any(y_l != np.round(y_l)):
+            warnings.warn(
+                f"{name}: y has no NaN and {n_minus} entries equal to -1 among real-valued "
+                "responses; every row is read as labeled and -1 as a response. For "
+                "regression NaN marks the unlabeled rows (-1 is the class-label convention)",
+                UserWarning,
+                stacklevel=2,
+            )
+        factor = _default_factor() if self.factor is None else self.factor
+        reg = _default_regressor() if self.regressor is None else self.regressor
+        for arg, obj, need in (("factor", factor, "transform"), ("regressor", reg, "predict")):
+            if not (hasattr(obj, "fit") and hasattr(obj, need)):
+                raise TypeError(
+                    f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
+                )
+        y_all = np.full(X.shape[0], np.nan)
+        y_all[rows] = y_l
+        self.factor_ = _as_regression_factor(factor)
+        Q = self.factor_.fit_transform(X, y_all)
+        if sp.issparse(Q):  # pragma: no cover
+            Q = Q.toarray()
+        if fs == "mean_norm":
+            self.scale_ = _scale_of(Q)
+        else:
+            self.scale_ = 1.0 if fs is None else float(fs)
+        if self.scale_ != 1.0:
+            Q = Q * self.scale_
+        self.regressor_ = clone(reg).fit(Q[rows], y_l)
+        self.labeled_indices_ = rows
+        self.transduction_ = np.asarray(self.regressor_.predict(Q))
+        return self
+
+    def _features(self, X):
+        check_is_fitted(self, "regressor_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        Q = self.factor_.transform(X)
+        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
+            Q = Q.toarray()
+        return Q * self.scale_ if self.scale_ != 1.0 else Q
+
+    def predict(self, X):
+        """Predicted responses for X (any rows, not only the training ones)."""
+        return self.regressor_.predict(self._features(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
