@@ -3,7 +3,10 @@
 Methods, all on standardized features and the same random train/test splits:
 
 - ``lorak`` — :class:`lorak.LowRankMKLRegressor` with its defaults (a scale-free bank of
-  Gaussians, k-means landmarks, C by generalized cross-validation, p = 2);
+  Gaussians, k-means landmarks, C by generalized cross-validation, p = 2, the weights
+  with the lowest GCV among the learned, uniform and single-kernel ones);
+- ``lorak-mkl`` — the same with the learned ℓp-MKL weights always (``weights="mkl"``);
+- ``lorak-r400`` — the defaults with 400 landmarks instead of 200;
 - ``uniform-sum`` — the same bank's factors summed with equal weights
   (:class:`lorak.UniformKernelSum`), then scikit-learn's ``RidgeCV``: the MKL baseline;
 - ``krr-tuned`` — scikit-learn's ``KernelRidge`` (RBF) tuned by 3-fold ``GridSearchCV``
@@ -67,6 +70,8 @@ def methods(n_features, y_std):
     g = np.logspace(-2, 1, 5) / n_features
     return {
         "lorak": lambda: lorak.LowRankMKLRegressor(random_state=0),
+        "lorak-mkl": lambda: lorak.LowRankMKLRegressor(weights="mkl", random_state=0),
+        "lorak-r400": lambda: lorak.LowRankMKLRegressor(rank=400, random_state=0),
         "uniform-sum": lambda: make_pipeline(
             lorak.UniformKernelSum(
                 kernels=KernelBank.gaussian(factors=2.0 ** np.arange(-6, 5)),

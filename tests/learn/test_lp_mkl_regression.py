@@ -184,7 +184,7 @@ def test_regressor_is_the_math_on_its_factors(wave):
     from lorak.learn import lp_mkl_ridge
 
     X, y = wave
-    reg = LowRankMKLRegressor(rank=40, C=5.0, random_state=0).fit(X, y)
+    reg = LowRankMKLRegressor(rank=40, C=5.0, weights="mkl", random_state=0).fit(X, y)
     # the same fit from the stored landmarks and normalizations: V_k = k_k(X, Z) N_k
     blocks = reg.kernels_.blocks(X, reg.components_)
     V = [B @ N for B, N in zip(blocks, reg.normalizations_, strict=True)]
@@ -195,6 +195,34 @@ def test_regressor_is_the_math_on_its_factors(wave):
     Kd = sum(dk * Vk @ Vk.T for dk, Vk in zip(reg.kernel_weights_, V, strict=True))
     alpha, b = kernel_ridge_with_bias_dense(Kd, y, 5.0)
     np.testing.assert_allclose(reg.predict(X), Kd @ alpha + b, atol=1e-5 * np.abs(y).max())
+
+
+def test_regressor_selected_weights_are_the_lowest_gcv(wave):
+    from lorak import LowRankMKLRegressor
+
+    X, y = wave
+    reg = LowRankMKLRegressor(rank=40, random_state=0).fit(X, y)
+    table = reg.weights_gcv_
+    assert set(table) >= {"mkl", "uniform"} and len(table) == 2 + len(reg.kernels_)
+    assert reg.weights_choice_ == min(table, key=table.get)
+    d = reg.kernel_weights_
+    if reg.weights_choice_.startswith("kernel"):
+        k = int(reg.weights_choice_.split()[1])
+        np.testing.assert_array_equal(d, np.eye(len(d))[k])
+    # the GCV of the chosen weights, recomputed densely: n‖r‖² / (n − tr H)² at C_
+    blocks = reg.kernels_.blocks(X, reg.components_)
+    V = [B @ N for B, N in zip(blocks, reg.normalizations_, strict=True)]
+    Kd = sum(dk * Vk @ Vk.T for dk, Vk in zip(d, V, strict=True))
+    alpha, b = kernel_ridge_with_bias_dense(Kd, y, reg.C_)
+    pred = Kd @ alpha + b
+    np.testing.assert_allclose(reg.predict(X), pred, atol=1e-5 * np.abs(y).max())
+    n = len(y)
+    Kc = Kd - Kd.mean(0) - Kd.mean(1)[:, None] + Kd.mean()
+    trH = 1.0 + np.trace(np.linalg.solve(Kc + np.eye(n) / reg.C_, Kc))
+    gcv = n * np.sum((y - pred) ** 2) / (n - trH) ** 2
+    np.testing.assert_allclose(table[reg.weights_choice_], gcv, rtol=1e-5)
+    with pytest.raises(ValueError, match="weights must be"):
+        LowRankMKLRegressor(weights="best").fit(X, y)
 
 
 def test_regressor_defaults_are_scale_free_and_fit(wave):

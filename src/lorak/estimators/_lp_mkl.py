@@ -45,7 +45,9 @@ from ..learn import (
     lp_mkl_ridge,
     lp_mkl_svr,
     ridge_moments,
+    select_ridge_weights,
     uniform_weights,
+    weighted_ridge,
 )
 from ..solvers import WEIGHTS
 from ._base import shared_landmarks
@@ -534,6 +536,15 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         training targets (so the default is scale-free); ignored for the squared loss.
     p : float ≥ 1, default=2
         The ℓp norm on d; p = 1 gives sparse weights.
+    weights : {"select", "mkl"}, default="select"
+        "mkl": the learned ℓp-MKL weights, as the method defines them. "select" (squared
+        loss): the weights with the lowest generalized cross-validation among the learned
+        ones, the uniform sum and each base kernel alone, then refitted at their best C
+        (:func:`lorak.learn.select_ridge_weights`; no pass over the rows). The MKL
+        objective rewards kernels that fit the training rows, so on smooth targets it
+        leans to narrow kernels: measured on Friedman #1 (n = 1400, rank 200) the learned
+        weights gave test R² 0.896, the best single kernel 0.908, chosen by GCV. With the
+        ε-insensitive loss the learned weights are used.
     C : float > 0 or "gcv", default="gcv"
         Weight of the loss (for the squared loss C = 1/α of scikit-learn's
         ``KernelRidge``). ``"gcv"``: generalized cross-validation of the ridge fit over
@@ -560,7 +571,9 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    kernel_weights_ : (M,) learned weights d.
+    kernel_weights_ : (M,) the weights d of the model (learned or selected).
+    weights_choice_ : str, "mkl", "uniform" or "kernel k" (``weights="select"``).
+    weights_gcv_ : dict, the lowest GCV score of each candidate (``weights="select"``).
     C_ : float, the C used.
     gcv_ : (n_C,) GCV scores of the last selection (``C="gcv"``), else None.
     intercept_ : float.
@@ -594,6 +607,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         loss="squared",
         epsilon=0.1,
         p=2.0,
+        weights="select",
         C="gcv",
         C_range=(1e-2, 1e6),
         n_C=17,
@@ -614,6 +628,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         self.loss = loss
         self.epsilon = epsilon
         self.p = p
+        self.weights = weights
         self.C = C
         self.C_range = C_range
         self.n_C = n_C
@@ -640,6 +655,8 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; valid names are {list(LOSSES)}")
         real("p", self.p, low=1, strict=False)
+        if self.weights not in ("select", "mkl"):
+            raise ValueError(f"weights must be 'select' or 'mkl'; got {self.weights!r}")
         real("epsilon", self.epsilon, low=0, strict=False)
         real("tol", self.tol, low=0)
         real("max_iter", self.max_iter, low=1, strict=False, integer=True)
@@ -750,9 +767,19 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         else:
             C = float(self.C)
             res = None
+        self.weights_choice_ = "mkl"
+        self.weights_gcv_ = None
         if self.loss == "squared":
             if res is None:
                 res = lp_mkl_ridge(F, y, C, p, **kw)
+            if self.weights == "select":
+                mom = mom if self.C == "gcv" else ridge_moments(F, y)
+                grid = self.C_grid_ if self.C == "gcv" else np.array([C])
+                choice, d, C_sel, table = select_ridge_weights(mom, F, res.d, grid)
+                self.weights_choice_, self.weights_gcv_ = choice, table
+                if choice != "mkl":
+                    C = C_sel
+                    res = weighted_ridge(F, y, d, C, mom=mom)
         else:
             eps = float(self.epsilon) * float(np.std(y))
             d0 = None if res is None else res.d

@@ -48,7 +48,9 @@ __all__ = [
     "lp_mkl_ridge",
     "lp_mkl_svr",
     "ridge_moments",
+    "select_ridge_weights",
     "svr_newton",
+    "weighted_ridge",
 ]
 
 logger = logging.getLogger(__name__)
@@ -127,6 +129,9 @@ class _Moments:
         dcol = np.repeat(d, F.ranks)
         if self.explicit:
             return np.sqrt(dcol)  # a diagonal, kept as a vector
+        if np.count_nonzero(d) == 1:  # one kernel: L = √d_k S_k, no eigendecomposition
+            k = int(np.flatnonzero(d)[0])
+            return self.S[:, F.block(k)] * np.sqrt(d[k])
         H = (self.S * dcol) @ self.S.T
         lam, U = eigh(0.5 * (H + H.T), check_finite=False)
         return U * np.sqrt(np.clip(lam, 0.0, None))
@@ -307,6 +312,61 @@ def lp_mkl_ridge(
         d_history=history,
         objective_history=objectives,
     )
+
+
+def weighted_ridge(F: FactorStack, y, d, C: float, *, mom: _Moments | None = None):
+    """Kernel ridge regression on the fixed combination Σ_k d_k K_k (no weight update).
+
+    The inner solve of :func:`lp_mkl_ridge` once, at the given weights: a
+    :class:`LpMKLRidgeResult` with ``n_iter=0`` and ``d`` as given (not rescaled).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    mom = _Moments(F, y) if mom is None else mom
+    d = np.asarray(d, dtype=np.float64)
+    _, b, Atalpha, obj = _ridge(mom, mom.weighted(F, d), float(C))
+    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
+    coef = np.repeat(d, F.ranks) * q
+    return LpMKLRidgeResult(
+        d=d.copy(),
+        coef=coef,
+        b=float(b),
+        alpha=C * (y - F.matvec(coef) - b),
+        n_iter=0,
+        converged=True,
+        d_history=[d.copy()],
+        objective_history=[obj],
+    )
+
+
+def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs):
+    """The kernel weights with the lowest GCV among the learned ones and the bank's own.
+
+    Candidates: ``learned`` (the ℓp-MKL weights), the uniform weights and each base
+    kernel alone; for each, the GCV of the ridge fit at fixed weights over the grid
+    ``Cs`` (:func:`gcv_scores`: one eigendecomposition per candidate, of size r, or
+    r_k for a single kernel). The GCV of the learned weights ignores that they were fitted
+    to the same rows, which favours them slightly; when a single kernel or the uniform
+    sum still scores lower, the learned weights have fitted the training rows at the
+    expense of new ones. Returns ``(name, d, C, table)`` with table the minimum GCV per
+    candidate ("mkl", "uniform", "kernel k").
+    """
+    M = F.n_kernels
+    cands = [("mkl", np.asarray(learned, dtype=np.float64)), ("uniform", np.full(M, 1.0 / M))]
+    for k in range(M):
+        if F.ranks[k] > 0:
+            e = np.zeros(M)
+            e[k] = 1.0
+            cands.append((f"kernel {k}", e))
+    table = {}
+    best = None
+    for name, d in cands:
+        scores = gcv_scores(mom, mom.root(F, d), Cs)
+        i = int(np.argmin(scores))
+        table[name] = float(scores[i])
+        # ties (to round-off) keep the earlier candidate: the learned weights first
+        if best is None or scores[i] < best[0] * (1 - 1e-9):
+            best = (float(scores[i]), name, d, float(Cs[i]))
+    return best[1], best[2], best[3], table
 
 
 # --------------------------------------------------------------------------- ε-insensitive
