@@ -56,3 +56,24 @@ def kernel_ridge_with_bias_dense(K, y, C):
     A = np.block([[K + np.eye(n) / C, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
     sol = np.linalg.solve(A, np.r_[y, 0.0])
     return sol[:n], float(sol[n])
+
+
+def gen_nystrom_unconstrained_dense(El, W, K, lam, beta=1.0):
+    """The stationary point of λ‖S − βW⁺‖² + ‖E_l S E_lᵀ − K‖² by one dense solve.
+
+    ∂/∂S = 0: λS + A S A = λβW⁺ + E_lᵀ K E_l with A = E_lᵀE_l, solved as the m² × m²
+    system (λI + A ⊗ A) vec S = vec(RHS). Equals the constrained optimum (S ⪰ 0) when
+    it is PSD.
+    """
+    m = El.shape[1]
+    A = El.T @ El
+    rhs = lam * beta * np.linalg.pinv(W, hermitian=True) + El.T @ K @ El
+    S = np.linalg.solve(lam * np.eye(m * m) + np.kron(A, A), rhs.ravel()).reshape(m, m)
+    return 0.5 * (S + S.T)
+
+
+def regression_target_dense(y):
+    """K*ᵢⱼ = zᵢzⱼ with z = (y − mean y)/std y (population std), entry by entry."""
+    y = np.asarray(y, dtype=float)
+    z = (y - y.mean()) / y.std()
+    return np.array([[zi * zj for zj in z] for zi in z])

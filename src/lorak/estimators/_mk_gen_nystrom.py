@@ -52,7 +52,10 @@ from ..learn import (
     cv_feasible,
     fit_mk_gen_nystrom,
     fit_mk_gen_nystrom_cv,
+    parse_semi_supervised_response,
     psd_factor,
+    regression_target_factor,
+    resolve_target_type,
 )
 from ..metrics import ideal_kernel_factor
 from ._base import _KernelFactor, shared_landmarks
@@ -152,6 +155,11 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
     rtol : float, default=1e-10
         Relative eigenvalue cut-off for W_j⁺ and for the rank of each T^(j).
     random_state : int, Generator or None
+    target : {"auto", "classification", "regression"}, default="auto"
+        As for :class:`lorak.GeneralizedNystroem`: class labels (−1 = unlabeled) or
+        real-valued responses (NaN = unlabeled), whose target factor is the centred,
+        unit-variance response ỹ (K* = ỹỹᵀ; ``center_ideal`` does not apply) and whose
+        λ cross-validation scores a ridge on the factor.
 
     Attributes
     ----------
@@ -175,7 +183,9 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
     normalizations_ : list of M (m̃, r_j) factors F_j (largest eigenvalue first).
     block_ranks_ : (M,) r_j; n_components_ : Σ_j r_j (output features);
     n_landmarks_ : m̃; n_kernels_ : M.
-    classes_, labeled_indices_ : labels seen and the rows that carried them.
+    classes_, labeled_indices_ : labels seen (None for a regression target) and the
+        rows that carried them.
+    target_type_ : "classification" or "regression".
     """
 
     def __init__(
@@ -198,6 +208,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         inner_max_iter=500,
         rtol=1e-10,
         random_state=None,
+        target="auto",
     ):
         self.kernels = kernels
         self.n_components = n_components
@@ -216,10 +227,12 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.inner_max_iter = inner_max_iter
         self.rtol = rtol
         self.random_state = random_state
+        self.target = target
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
         check_in_choices(self.solver, "solver", SOLVERS)
+        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
         cv = self.cv
         if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
@@ -285,10 +298,19 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         grid = self._check_params()
         n = X.shape[0]
         name = type(self).__name__
-        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
-        classes = np.unique(y_l)
-        if classes.size < 2:
-            raise one_class_error(classes[0], name)
+        kind = resolve_target_type(y, self.target, owner=name)
+        if kind == "regression":
+            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
+            classes = None
+            Y = regression_target_factor(y_l)
+        else:
+            rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+            classes = np.unique(y_l)
+            if classes.size < 2:
+                raise one_class_error(classes[0], name)
+            Y = ideal_kernel_factor(y_l)
+            if self.center_ideal:
+                Y = Y - Y.mean(axis=0)
         rng = check_generator(self.random_state)
         bank = resolve_kernel_bank(self.kernels, X, rng, default=default_gnys_bank)
         M = len(bank)
@@ -301,12 +323,9 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         Els = bank.blocks(Xl, Z64)
         Ws = bank.blocks(Z64, Z64)
-        Y = ideal_kernel_factor(y_l)
-        if self.center_ideal:
-            Y = Y - Y.mean(axis=0)
         criterion = self.criterion
         if criterion == "cv" and isinstance(self.lam, str):
-            ok, why = cv_feasible(y_l)
+            ok, why = cv_feasible(y_l, kind)
             if not ok:
                 warnings.warn(
                     f"{name}: criterion='cv' cannot hold out a row of every class ({why}); "
@@ -333,6 +352,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
                 inner_max_iter=self.inner_max_iter,
                 rtol=self.rtol,
                 rescale=bool(self.rescale),
+                target=kind,
             )
         else:
             fit = fit_mk_gen_nystrom(
@@ -383,7 +403,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.converged_ = fit.converged
         self.path_n_iter_ = fit.path_n_iter
         if cv is not None:
-            self.cv_errors_ = cv.error_rate[:, 0]
+            self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
             self.cv_n_splits_ = cv.n_splits
         self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])
@@ -391,6 +411,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.n_landmarks_ = Z64.shape[0]
         self.n_kernels_ = M
         self.classes_ = classes
+        self.target_type_ = kind
         self.labeled_indices_ = rows
         self.landmark_info_ = dict(lm.info or {})
         logger.debug(

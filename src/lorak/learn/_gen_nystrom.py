@@ -267,8 +267,8 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
     rows = np.flatnonzero(~np.isnan(y))
     if rows.size < 2:
         raise ValueError(
-            f"{owner}: y has {rows.size} labeled row(s) (NaN = unlabeled); a regression "
-            "target needs at least 2"
+            f"{owner}: y has n_samples={rows.size} labeled row(s) (NaN = unlabeled); a "
+            "regression target needs at least 2"
         )
     return rows, y[rows]
 

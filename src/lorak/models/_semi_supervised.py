@@ -309,7 +309,8 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
 
     def predict(self, X):
         """Predicted responses for X (any rows, not only the training ones)."""
-        return self.regressor_.predict(self._features(X))
+        Q = self._features(X)
+        return self.regressor_.predict(Q)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
