@@ -225,6 +225,39 @@ def test_regressor_selected_weights_are_the_lowest_gcv(wave):
         LowRankMKLRegressor(weights="best").fit(X, y)
 
 
+def test_regressor_rank_doubling_is_kernel_ridge_on_the_final_landmarks():
+    from lorak import LowRankMKLRegressor
+    from lorak.kernels import kernel_block
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(700, 5))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + X[:, 2] ** 2 + 0.05 * rng.standard_normal(700)
+    reg = LowRankMKLRegressor(random_state=0).fit(X, y)
+    path = reg.rank_path_
+    assert path[0][0] == 200 and len(path) >= 2
+    # every kept doubling lowered the GCV by at least 2 %; the first refused one did not
+    kept = [r for r, _ in path if r <= reg.rank_]
+    assert reg.rank_ == kept[-1] == reg.components_.shape[0]
+    gcv = [g for _, g in path]
+    for i in range(1, len(kept)):
+        assert gcv[i] < 0.98 * gcv[i - 1]
+    if len(kept) < len(path):
+        assert not path[len(kept)][1] < 0.98 * path[len(kept) - 1][1]
+    if reg.rank_ > 200:
+        # the model is kernel ridge on the Nyström approximation of Σ d_k k_k at the
+        # final landmarks, at C_
+        d, Z = reg.kernel_weights_, reg.components_
+        E = sum(dk * kernel_block(k, X, Z) for dk, k in zip(d, reg.kernels_, strict=True))
+        W = sum(dk * kernel_block(k, Z, Z) for dk, k in zip(d, reg.kernels_, strict=True))
+        K = E @ np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ E.T
+        alpha, b = kernel_ridge_with_bias_dense(K, y, reg.C_)
+        np.testing.assert_allclose(reg.predict(X), K @ alpha + b, atol=1e-4 * np.abs(y).max())
+    fixed = LowRankMKLRegressor(rank=200, random_state=0).fit(X, y)
+    assert fixed.rank_ == 200 and fixed.rank_path_ == []
+    with pytest.raises(ValueError, match="rank must be"):
+        LowRankMKLRegressor(rank="big").fit(X, y)
+
+
 def test_regressor_defaults_are_scale_free_and_fit(wave):
     from lorak import LowRankMKLRegressor
 
@@ -276,21 +309,3 @@ def test_regressor_bad_targets(wave):
         LowRankMKLRegressor(rank=10).fit(X, np.r_[y[:-1], np.nan])
     with pytest.raises(ValueError):
         LowRankMKLRegressor(rank=10).fit(X, np.c_[y, y])
-
-
-def _sklearn_checks():
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    from lorak import LowRankMKLRegressor
-
-    return parametrize_with_checks(
-        [
-            LowRankMKLRegressor(n_kernels=3, random_state=0),
-            LowRankMKLRegressor(n_kernels=3, loss="epsilon_insensitive", random_state=0),
-        ]
-    )
-
-
-@_sklearn_checks()
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
