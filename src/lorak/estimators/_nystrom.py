@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunked import is_dask_array, is_memmap
 from .._validation import check_generator, validate_data
 from ..decompose import (
     NystromNormalization,
@@ -18,7 +19,7 @@ from ..decompose import (
     nystrom_normalization,
     top_eigenpairs,
 )
-from ..kernels import kernel_block, make_kernel
+from ..kernels import kernel_block, kernel_product, make_kernel
 from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import _KernelFactor
@@ -157,7 +158,28 @@ class Nystroem(_KernelFactor):
 
     def fit(self, X, y=None):
         """Choose landmarks on X and factor the landmark kernel W."""
+        return self._fit_validated(self._validate_fit_X(X))
+
+    def fit_transform(self, X, y=None):
+        """Fit on X and return its factor rows, ``fit(X).transform(X)`` with X checked once.
+
+        (The finiteness check is a pass over X; on in-memory data the rows validated
+        for the fit are transformed as they are.)
+        """
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        if precomputed or self.fit_inverse_transform or is_dask_array(X) or is_memmap(X):
+            return self.fit(X, y).transform(X)
         X = self._validate_fit_X(X)
+        self._fit_validated(X)
+        return kernel_product(
+            self.kernel_,
+            X,
+            self.components_,
+            self.normalization_.astype(X.dtype, copy=False),
+            upper_triangular=self.normalization_is_upper_,
+        )
+
+    def _fit_validated(self, X):
         rng = check_generator(self.random_state)
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         m = None if given else self._check_n_components(X.shape[0])
