@@ -67,6 +67,11 @@ RECIPES = {
         ),
         lambda X, y: SemiSupervisedFactorClassifier(_nys(), SVC(probability=False)).fit(X, y),
     ],
+    "SemiSupervisedFactorRegressor": [
+        lambda X, y: lorak.SemiSupervisedFactorRegressor(
+            lorak.GeneralizedNystroem(n_components=10, random_state=0)
+        ).fit(X, np.where(np.arange(len(y)) < 20, X[:, 0] ** 2, np.nan)),
+    ],
     "SimpleNPKL": [
         lambda X, y: lorak.SimpleNPKL(random_state=0, max_iter=20).fit(
             X, **from_labels(y, random_state=0)

@@ -187,6 +187,8 @@ class GeneralizedNystroem(_KernelFactor):
         (``criterion="cv"`` only; ``lam_grid_`` then ends with ``inf``, and
         ``alignment_scores_`` is NaN: eq. 15 is not computed).
     cv_n_splits_ : int, the folds used (``criterion="cv"`` only).
+    cv_penalty_ : float, the LinearSVC's C (class labels) or the ridge penalty α
+        (responses) the λ choice was made with (``criterion="cv"`` only).
     lam_grid_ : (g,) λ values tried, ascending.
     alignment_scores_ : (g,) eq. (15) per λ; ``alignment_factors_`` : (g, 2) its two
         factors ρ[S, S₀] and ρ[E_l S E_lᵀ, K*].
@@ -444,6 +446,7 @@ class GeneralizedNystroem(_KernelFactor):
         if cv is not None:
             # at the classifier's C / the ridge penalty the choice was made with
             self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
+            self.cv_penalty_ = cv.C
             self.cv_n_splits_ = cv.n_splits
         self.normalization_ = np.ascontiguousarray(F, dtype=X.dtype)
         self.n_components_ = F.shape[1]
