@@ -108,7 +108,7 @@ def run_cell(name, frac, seed):
     X, y = SETS[name](seed)
     X = StandardScaler().fit_transform(X)
     n = y.size
-    lab = np.random.default_rng(100 + seed).permutation(n)[: max(3, int(round(frac * n)))]
+    lab = np.random.default_rng(100 + seed).permutation(n)[: max(3, round(frac * n))]
     un = np.setdiff1d(np.arange(n), lab)
     yu = np.full(n, np.nan)
     yu[lab] = y[lab]
@@ -168,7 +168,8 @@ def main(argv=None):
             lams = ",".join(f"{v:g}" for v in row["lams"])
             print(
                 f"{name:<11}{frac:>7.0%}{row['gn']:>8.3f}{row['nystrom']:>8.3f}  "
-                f"{w}/{t}/{row['losses']}  {row['mean_diff']:>+8.4f}{row['worst_diff']:>+8.4f}  {lams}",
+                f"{w}/{t}/{row['losses']}  {row['mean_diff']:>+8.4f}"
+                f"{row['worst_diff']:>+8.4f}  {lams}",
                 flush=True,
             )
     d = np.array(all_d)
