@@ -293,3 +293,46 @@ def test_ill_conditioned_W_falls_back_to_eigen(data):
     assert f.n_components_ == 20
     f = Nystroem(gamma=0.5, landmarks=np.arange(20)).fit(X)
     assert f.normalization_is_upper_ and f.n_components_ == 20
+
+
+@pytest.mark.parametrize("block", [1, 3, 32, 500])
+def test_icd_columns_computed_ahead_give_the_same_factor(block):
+    """Kernel columns computed a block at a time (lookahead): same pivots and factor."""
+    from lorak.decompose import incomplete_cholesky
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.standard_normal((150, 6)), rng.standard_normal((50, 6)) * 0.1 + 2])
+    k = Gaussian(bandwidth=3.0)
+    calls = []
+
+    def columns(idx):
+        calls.append(len(idx))
+        return k(X, X[idx])
+
+    def column(i):
+        return k(X, X[i : i + 1]).ravel()
+
+    ref = incomplete_cholesky(k.diag(X), column, 60)
+    res = incomplete_cholesky(k.diag(X), column, 60, columns=columns, block=block)
+    np.testing.assert_array_equal(res.pivots, ref.pivots)
+    np.testing.assert_allclose(res.G, ref.G, atol=1e-10)
+    np.testing.assert_allclose(res.residual_trace, ref.residual_trace, atol=1e-10)
+    if block > 1:
+        assert 1 <= len(calls) <= 60 and max(calls) <= min(block, X.shape[0])
+    else:
+        assert not calls
+    # the estimator uses the lookahead; its factor reproduces K at the pivots
+    f = IncompleteCholesky(n_components=40, bandwidth=3.0).fit(X)
+    K = rbf_kernel(X, X[f.pivots_], gamma=1 / 3.0)
+    np.testing.assert_allclose(f.G_ @ f.G_[f.pivots_].T, K, atol=1e-8)
+
+
+def test_icd_columns_of_the_wrong_shape_are_named():
+    from lorak.decompose import incomplete_cholesky
+
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    k = Gaussian(bandwidth=2.0)
+    with pytest.raises(ValueError, match=r"columns\(idx\) must return"):
+        incomplete_cholesky(
+            k.diag(X), lambda i: k(X, X[i : i + 1]).ravel(), 5, columns=lambda idx: k(X, X[:2])
+        )

@@ -106,6 +106,8 @@ class IncompleteCholesky(_KernelFactor):
             m,
             tol=self.tol,
             dtype=X.dtype,
+            columns=lambda idx: kernel(X, X[idx]),
+            block=_lookahead(X.shape[0], X.shape[1]),
         )
         self._store(res, X[res.pivots], X.dtype)
 
@@ -119,3 +121,12 @@ class IncompleteCholesky(_KernelFactor):
         self.residual_trace_ = res.residual_trace
         self.n_components_ = res.G.shape[1]
         self.converged_ = res.converged
+
+
+def _lookahead(n, d):
+    """Kernel columns computed at once by the ICD: up to 32 (fewer for few features,
+    where a column is cheap next to its exp; the block stays within the memory budget)."""
+    from .._config import get_config
+
+    fit = get_config()["memory_budget"] // max(1, 8 * n)
+    return int(max(1, min(32, max(8, d // 2), fit)))
