@@ -4,12 +4,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_gnys import ssl_sets_without_data
 
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import _zhang2017, gnys_labels, gnys_mkl
 from lorak.datasets import make_twonorm
-from test_gnys import ssl_sets_without_data
 
 
 def test_experiments_are_registered():

@@ -4,8 +4,8 @@ cases, the estimator's contract, and the csi-rank experiment's helpers."""
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _naive import naive_csi
 from conftest import readonly
 from lorak.bench.experiments import csi_rank
 from lorak.decompose import incomplete_cholesky
@@ -14,79 +14,6 @@ from lorak.learn._csi import _hysteresis_argmax, csi, csi_q
 from lorak.models import lssvm_fit_factor
 
 # ---------------------------------------------------------------- brute-force reference
-
-
-def naive_csi(K, Y, m, *, kappa, delta, centering=True, labeled=None):
-    """CSI straight from the definitions (Sections 3–5), O(n³) per step.
-
-    Keeps only the pivot *sets*: L_{k−1} and Ladv are the Nyström approximations on
-    I_{k−1} and I_{k−1} ∪ H_k (Proposition 1), the approximate gains are Eqs. (9)–(10)
-    with (Ladv − L)(:, i) as the stand-in for the unknown residual column, the true gain
-    is λ‖g‖² + μ‖Yᵀq‖². Returns pivots, predicted and true gains.
-    """
-    n = K.shape[0]
-    rows = np.arange(n) if labeled is None else np.flatnonzero(labeled)
-    Yl = np.asarray(Y, float)[rows]
-    Yl = Yl - Yl.mean(0) if centering else Yl
-    lam_k = (1 - kappa) / np.trace(K)
-    lam_y = kappa / (Yl**2).sum()
-    floor = n * np.finfo(float).eps * np.diag(K).max()
-    ymax = np.linalg.eigvalsh(Yl.T @ Yl)[-1]
-    nl = rows.size
-    Pi = np.eye(nl) - (np.ones((nl, nl)) / nl if centering else 0)
-
-    def nys(S):
-        if not S:
-            return np.zeros_like(K)
-        return K[:, S] @ np.linalg.pinv(K[np.ix_(S, S)]) @ K[S, :]
-
-    pivots, H = [], []
-    for _ in range(delta):
-        d = np.diag(K - nys(H)).copy()
-        d[H] = -1
-        j = int(np.argmax(d))
-        if d[j] <= floor:
-            break
-        H.append(j)
-    pred, true = [], []
-    for k in range(m):
-        L, La = nys(pivots), nys(pivots + H)
-        D, Da = np.diag(K - L).copy(), np.diag(K - La).copy()
-        D[pivots] = 0
-        Da[pivots + H] = 0
-        if pivots:
-            U, s, _ = np.linalg.svd(Pi @ K[np.ix_(rows, pivots)], full_matrices=False)
-            Qb = U[:, s > 1e-10 * s.max()]
-        else:
-            Qb = np.zeros((nl, 0))
-        Pp = np.eye(nl) - Qb @ Qb.T
-        gains = np.full(n, -np.inf)
-        for i in range(n):
-            if i in pivots or D[i] <= floor or (i not in H and Da[i] <= floor):
-                continue
-            u = (La - L)[:, i]
-            w = Pp @ Pi @ u[rows]
-            B, C = w @ w, ((Yl.T @ w) ** 2).sum()
-            djy = 0.0 if B <= 1e-11 * max(u @ u, 1e-300) else min(C / B, ymax)
-            gains[i] = lam_k * (u @ u + D[i] ** 2 - (D[i] - Da[i]) ** 2) / D[i] + lam_y * djy
-        i = int(np.argmax(gains))
-        if not np.isfinite(gains[i]):
-            break
-        pred.append(gains[i])
-        g = (K - L)[:, i] / np.sqrt(D[i])
-        w = Pp @ Pi @ g[rows]
-        nw = np.linalg.norm(w)
-        q = w / nw if nw > 1e-10 * np.linalg.norm(g[rows]) else 0 * w
-        true.append(lam_k * g @ g + lam_y * ((Yl.T @ q) ** 2).sum())
-        if i in H:
-            H.remove(i)
-            d = np.diag(K - nys([*pivots, i, *H])).copy()
-            d[[*pivots, i, *H]] = -1
-            j = int(np.argmax(d))
-            if k + 1 < m and d[j] > floor:
-                H.append(j)
-        pivots.append(i)
-    return np.array(pivots), np.array(pred), np.array(true)
 
 
 def _run(K, Y, m, **kw):
@@ -434,11 +361,6 @@ def test_constant_y_is_fine_without_the_prediction_term(blobs):
     X, _ = blobs
     c = CSI(n_components=5, kappa=0.0, target="regression").fit(X, np.ones(300))
     assert c.n_components_ == 5
-
-
-@parametrize_with_checks([CSI(n_components=5), CSI(n_components=5, lookahead=0, kappa=0.5)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # ---------------------------------------------------------------- csi-rank helpers

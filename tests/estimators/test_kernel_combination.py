@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _naive import brute_force_cabmkl, nonnegative_qp
 from conftest import readonly
 from lorak.estimators import (
     ABMKL,
@@ -24,45 +23,7 @@ from lorak.learn._kernel_combination import (
     combination_weights,
 )
 
-_XFAIL = {
-    "check_classifiers_classes": (
-        "-1 marks unlabeled rows (the sklearn.semi_supervised convention); scikit-learn "
-        "exempts only its own semi-supervised classifiers, by name, from this check"
-    )
-}
 SMALL_BANK = KernelBank.gaussian(factors=[0.25, 1.0, 4.0])
-
-ESTIMATORS = [
-    # uniform landmarks keep the checks quick (k-means landmarks are tested below); ABMKL
-    # is CABMKL's class with another weighting, checked through AlignmentMKLClassifier
-    UniformKernelSum(SMALL_BANK, n_components=5, landmarks="uniform", random_state=0),
-    CABMKL(SMALL_BANK, n_components=5, landmarks="uniform", random_state=0),
-    GLMKLClassifier(SMALL_BANK, max_iter=5),
-    AlignmentMKLClassifier(SMALL_BANK),
-]
-
-
-@parametrize_with_checks(
-    ESTIMATORS,
-    expected_failed_checks=lambda e: (
-        _XFAIL if isinstance(e, (GLMKLClassifier, AlignmentMKLClassifier)) else {}
-    ),
-)
-def test_sklearn_compatible(estimator, check):
-    with _quiet():
-        check(estimator)
-
-
-class _quiet:
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", ConvergenceWarning)
-
-    def __exit__(self, *a):
-        return self._w.__exit__(*a)
 
 
 def _blobs(n=200, seed=0, classes=3, d=4):
@@ -83,30 +44,6 @@ def _semi(y, n_lab, seed=0):
     return yu
 
 
-def _cvxpy_qp(M, a):
-    cp = pytest.importorskip("cvxpy")
-    v = cp.Variable(a.size)
-    L = np.linalg.cholesky(M + 1e-12 * np.eye(a.size))
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(L.T @ v) - 2 * a @ v), [v >= 0])
-    prob.solve()
-    return np.asarray(v.value)
-
-
-def _brute_force_cabmkl(Ks, y):
-    """max over μ ≥ 0 of the centered alignment, by the QP of Cortes et al. solved by
-    cvxpy on explicitly centered kernel matrices (no shared code with the library)."""
-    l = y.size
-    H = np.eye(l) - 1.0 / l
-    Kc = [H @ K @ H for K in Ks]
-    Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
-    Ystar = H @ Y @ Y.T @ H
-    M = np.array([[np.sum(A * B) for B in Kc] for A in Kc])
-    a = np.array([np.sum(A * Ystar) for A in Kc])
-    v = _cvxpy_qp(M, a)
-    v = np.clip(v, 0, None)
-    return v / v.sum(), M, a
-
-
 def test_alignment_qp_matches_cvxpy():
     rng = np.random.default_rng(3)
     for M_ in (2, 4, 7):
@@ -114,7 +51,7 @@ def test_alignment_qp_matches_cvxpy():
         M = B @ B.T
         a = B @ rng.standard_normal(30)
         v = alignment_qp(M, a)
-        ref = _cvxpy_qp(M, a)
+        ref = nonnegative_qp(M, a)
         assert np.all(v >= 0)
         ov, oref = v @ M @ v - 2 * a @ v, ref @ M @ ref - 2 * a @ ref
         assert ov <= oref + 1e-6 * (1 + abs(oref))
@@ -124,7 +61,7 @@ def test_alignment_qp_matches_cvxpy():
 def test_cabmkl_weights_match_brute_force_qp_tiny():
     X, y = _blobs(n=24, classes=2, d=3, seed=1)
     Ks = [Gaussian(bandwidth=b)(X) for b in (0.3, 2.0, 8.0, 40.0)]
-    mu_ref, _, _ = _brute_force_cabmkl(Ks, y)
+    mu_ref, _, _ = brute_force_cabmkl(Ks, y)
     stats = alignment_statistics_from_kernels(Ks, y, centered=True)
     mu = centered_alignment_weights(stats)
     np.testing.assert_allclose(mu, mu_ref, atol=1e-4)

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from _naive import gaussian_dense
 from lorak.estimators import LowRankMKLClassifier, default_bank
@@ -257,23 +256,6 @@ def test_bank_factors_compressed_equals_explicit(m):
 
 
 # ---------------------------------------------------------------- the classifier
-
-
-@parametrize_with_checks(
-    [
-        LowRankMKLClassifier(
-            n_kernels=3, rank=5, max_iter=5, inner_max_iter=300, solver="shared", random_state=0
-        ),
-        LowRankMKLClassifier(
-            n_kernels=3, rank=5, max_iter=3, inner_max_iter=200, solver="split", random_state=0
-        ),
-        LowRankMKLClassifier(n_kernels=3, rank=5, max_iter=5, random_state=0),
-    ]
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)
 
 
 def test_classifier_fits_xor_and_predicts_through_the_factors():

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak import GeneralizedNystroem
@@ -24,22 +23,6 @@ from lorak.metrics import ideal_kernel_factor
 from lorak.models import SemiSupervisedFactorClassifier
 
 MK = MultipleKernelGeneralizedNystroem
-
-ESTIMATORS = [
-    MK(n_landmarks=4, lam=0.1, tol=1e-3, max_iter=5, random_state=0),
-    MK(
-        KernelBank.gaussian(factors=[0.5, 2.0]),
-        n_landmarks=4,
-        landmarks="uniform",
-        lam_grid=[0.1, 10.0],
-        random_state=0,
-    ),
-]
-
-
-@parametrize_with_checks(ESTIMATORS)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _blobs(n=180, seed=0, classes=3, d=3):

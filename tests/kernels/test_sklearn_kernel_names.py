@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import lorak
 from lorak.kernels import KERNELS, Polynomial, make_kernel
@@ -111,17 +110,3 @@ def test_partial_fit_with_fixed_landmarks_equals_one_shot(data):
     np.testing.assert_allclose(est.transform(X), one.transform(X), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="features"):
         est.partial_fit(X[:, :3])
-
-
-@parametrize_with_checks(
-    [
-        lorak.Nystroem(n_components=5, landmarks="rls", random_state=0),
-        lorak.Nystroem(kernel="precomputed", n_components=5, random_state=0),
-        *(
-            lorak.Nystroem(kernel=name, n_components=5, random_state=0)
-            for name in ("chi2", "additive_chi2", "sigmoid", "cosine")
-        ),
-    ]
-)
-def test_sklearn_checks_on_the_new_modes(estimator, check):
-    check(estimator)

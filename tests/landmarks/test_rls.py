@@ -10,6 +10,7 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.pipeline import make_pipeline
 
 import lorak
+from _naive import ridge_leverage_scores_dense
 from lorak.kernels import Gaussian, Polynomial
 from lorak.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from lorak.landmarks._rls import ridge_leverage_scores, rls_landmarks
@@ -23,11 +24,6 @@ def blobs():
     return X, Gaussian(bandwidth="mean_to_centroid").resolve(X)
 
 
-def exact_scores(kernel, X, lam):
-    K = kernel(X)
-    return np.diag(np.linalg.solve(K + lam * np.eye(len(X)), K))
-
-
 def test_registered():
     assert "rls" in LANDMARK_STRATEGIES
 
@@ -37,7 +33,7 @@ def test_scores_within_a_constant_factor_of_the_exact_ones(blobs):
     scores, info = ridge_leverage_scores(
         X, 40, kernel=k, rng=np.random.default_rng(1), sample_size=120
     )
-    exact = exact_scores(k, X, info["lam"])
+    exact = ridge_leverage_scores_dense(k, X, info["lam"])
     ratio = scores / exact
     # Musco & Musco (Lemma 6): with a (1 ± ε) spectral sample the estimates lie in
     # [ℓ/(1+ε), ℓ/(1−ε)]; the recursion's samples are small, so allow a factor of 4
@@ -55,7 +51,7 @@ def test_single_level_is_exact(blobs):
     )
     assert info["levels"] == 1
     np.testing.assert_allclose(
-        scores, np.minimum(exact_scores(k, X, info["lam"]), 1), rtol=1e-6, atol=1e-9
+        scores, np.minimum(ridge_leverage_scores_dense(k, X, info["lam"]), 1), rtol=1e-6, atol=1e-9
     )
 
 
@@ -63,7 +59,7 @@ def test_fixed_lambda_and_effective_dimension(blobs):
     X, k = blobs
     lm = rls_landmarks(X, 30, rng=np.random.default_rng(0), kernel=k, lam=0.5, sample_size=150)
     assert lm.info["lam"] == 0.5
-    d_exact = exact_scores(k, X, 0.5).sum()
+    d_exact = ridge_leverage_scores_dense(k, X, 0.5).sum()
     assert d_exact / 3 < lm.info["effective_dimension"] < 3 * d_exact
 
 

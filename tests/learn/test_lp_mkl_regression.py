@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from _naive import gaussian_dense, kernel_ridge_with_bias_dense
+from _naive import gaussian_dense, kernel_ridge_with_bias_dense, svr_dual_qp
 from lorak.learn._lp_mkl_regression import lp_mkl_ridge
 from lorak.solvers._gfb import FactorStack
 
@@ -122,19 +122,6 @@ def test_gcv_matches_the_dense_hat_matrix(problem):
         assert g == pytest.approx(ref, rel=1e-7)
 
 
-def _svr_dual_reference(K, y, C, eps):
-    """ε-SVR dual by a QP solver (cvxpy): max −½αᵀKα + αᵀy − ε‖α‖₁, Σα = 0, |α| ≤ C."""
-    cp = pytest.importorskip("cvxpy")
-    n = y.size
-    lam, U = np.linalg.eigh(K)
-    R = U * np.sqrt(np.clip(lam, 0, None))
-    a = cp.Variable(n)
-    obj = cp.Maximize(-0.5 * cp.sum_squares(R.T @ a) + y @ a - eps * cp.norm1(a))
-    prob = cp.Problem(obj, [cp.sum(a) == 0, cp.abs(a) <= C])
-    prob.solve()
-    return prob.value
-
-
 @pytest.mark.parametrize("C", [1.0, 100.0])
 def test_svr_newton_reaches_the_qp_optimum(problem, C):
     from lorak.learn._lp_mkl_regression import svr_newton
@@ -145,7 +132,7 @@ def test_svr_newton_reaches_the_qp_optimum(problem, C):
     eps = 0.1 * float(np.std(y))
     res = svr_newton(Phi, y, C, eps, tol=1e-6)
     assert res.converged and res.gap <= 1e-6
-    ref = _svr_dual_reference(K, y, C, eps)
+    ref = svr_dual_qp(K, y, C, eps)
     t = y - Phi @ res.w - res.b
     primal = 0.5 * res.w @ res.w + C * np.maximum(np.abs(t) - eps, 0).sum()
     assert primal == pytest.approx(ref, rel=1e-5)

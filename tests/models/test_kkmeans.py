@@ -1,44 +1,16 @@
 """Kernel k-means on a factor, and the pairwise cluster accuracy."""
 
-import itertools
-
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 from sklearn.metrics import rand_score
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _naive import kernel_kmeans_dense, pairwise_accuracy_naive
 from conftest import readonly
 from lorak import ExactEigen, Nystroem
 from lorak.metrics._cluster import pairwise_cluster_accuracy
 from lorak.models import KernelKMeans, kernel_kmeans_factor
-
-
-def pairwise_accuracy_naive(a, b):
-    """The SimpleNPKL definition over all n(n−1)/2 pairs."""
-    a, b = np.asarray(a), np.asarray(b)
-    n = len(a)
-    agree = sum((a[i] == a[j]) == (b[i] == b[j]) for i, j in itertools.combinations(range(n), 2))
-    return agree / (n * (n - 1) / 2)
-
-
-def kernel_kmeans_dense(K, labels, k, max_iter=100):
-    """Lloyd's iterations written with the kernel matrix only (the O(n²) textbook form)."""
-    labels = labels.copy()
-    diag = np.diag(K)
-    for _ in range(max_iter):
-        D = np.empty((K.shape[0], k))
-        for c in range(k):
-            idx = labels == c
-            nc = idx.sum()
-            D[:, c] = diag - 2 * K[:, idx].sum(1) / nc + K[np.ix_(idx, idx)].sum() / nc**2
-        new = D.argmin(1)
-        if np.array_equal(new, labels):
-            break
-        labels = new
-    return labels, D[np.arange(len(labels)), labels].sum()
-
 
 # ---------------------------------------------------------------- pairwise accuracy
 
@@ -122,14 +94,3 @@ def test_more_inits_never_worse(rng):
     one = KernelKMeans(6, n_init=1, random_state=0).fit(X)
     many = KernelKMeans(6, n_init=4, random_state=0).fit(X)
     assert many.inertia_ <= one.inertia_ + 1e-9
-
-
-# n_init=2: scikit-learn's KMeans costs ~40 ms per initialization even on 30 rows
-@parametrize_with_checks(
-    [
-        KernelKMeans(n_init=2),
-        KernelKMeans(3, Nystroem(n_components=5, random_state=0), n_init=2, random_state=0),
-    ]
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.decomposition import PCA, KernelPCA
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak import ExactEigen, IncompleteCholesky, Nystroem, config_context
@@ -129,10 +128,3 @@ def test_never_allocates_n_by_n(rng):
         finally:
             tracemalloc.stop()
     assert peak < 12 * n * 50 * 8  # an n × n float64 array would be 3.2 GB
-
-
-@parametrize_with_checks(
-    [LowRankKernelPCA(), LowRankKernelPCA(Nystroem(n_components=5, random_state=0), n_components=3)]
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

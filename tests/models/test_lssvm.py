@@ -12,8 +12,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, LinearSVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _naive import exact_factor, paper_lssvm
 from conftest import readonly
 from lorak import ExactEigen, IncompleteCholesky, Nystroem, config_context
 from lorak.kernels import Gaussian
@@ -27,24 +27,6 @@ def binary(rng):
     X = rng.standard_normal((80, 3))
     y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.3, 1, -1)
     return X, y, rng.standard_normal((25, 3))
-
-
-def exact_factor(K):
-    """G with G Gᵀ = K to round-off (all eigenpairs, none dropped)."""
-    lam, U = np.linalg.eigh(K)
-    assert lam.min() > 1e-8 * lam.max()  # the tests below need every direction
-    return U * np.sqrt(lam)
-
-
-def paper_lssvm(K, y, C):
-    """Zhang et al. 2008 §4.3 literally: M = Y(K + I/C)Y, b = yᵀM⁻¹1/yᵀM⁻¹y, α = M⁻¹(1 − by)."""
-    n = len(y)
-    Y = np.diag(y.astype(float))
-    Minv = np.linalg.inv(Y @ (K + np.eye(n) / C) @ Y)
-    one = np.ones(n)
-    b = (y @ Minv @ one) / (y @ Minv @ y)
-    alpha = Minv @ (one - b * y)
-    return alpha, b
 
 
 # ---------------------------------------------------------------- exact cases
@@ -318,22 +300,6 @@ def test_linear_svm_on_factor_rows_is_the_kernel_svm(binary):
     ).fit(X, y)
     agree = np.mean(approx.predict(Xn) == kernel_svm.predict(Xn))
     assert agree >= 0.8
-
-
-# ---------------------------------------------------------------- scikit-learn checks
-
-CHECKED = [
-    LSSVC(),
-    LSSVC(Nystroem(n_components=5, random_state=0), C=0.5),
-    LSSVR(),
-    # a wide bandwidth: the checks' regression set is linear in one feature
-    LSSVR(Nystroem(gamma=0.01, n_components=10, random_state=0)),
-]
-
-
-@parametrize_with_checks(CHECKED)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_clone_keeps_factor_params():

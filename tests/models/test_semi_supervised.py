@@ -7,44 +7,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import readonly
 from lorak import Nystroem
 from lorak.estimators import MAX_AUTO_COMPONENTS, GeneralizedNystroem
 from lorak.kernels import kernel_block
 from lorak.models import SemiSupervisedFactorClassifier
-
-_SEMI_SUPERVISED_XFAIL = {
-    "check_classifiers_classes": (
-        "-1 marks unlabeled rows (the sklearn.semi_supervised convention); scikit-learn "
-        "exempts only its own semi-supervised classifiers, by name, from this check's "
-        "labels {-1, 1}"
-    )
-}
-
-ESTIMATORS = [
-    GeneralizedNystroem(n_components=5, random_state=0),
-    GeneralizedNystroem(
-        n_components=5,
-        landmarks="uniform",
-        beta="heuristic",
-        center_ideal=False,
-        random_state=0,
-    ),
-    GeneralizedNystroem(n_components=5, beta="optimize", lam=0.1, random_state=0),
-    SemiSupervisedFactorClassifier(GeneralizedNystroem(n_components=5, random_state=0)),
-    SemiSupervisedFactorClassifier(Nystroem(n_components=5, random_state=0)),
-]
-
-
-def _expected_failures(est):
-    return _SEMI_SUPERVISED_XFAIL if isinstance(est, SemiSupervisedFactorClassifier) else {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _blobs(n=240, seed=0, classes=3, d=3):

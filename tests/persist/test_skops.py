@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from test_persist import _METHODS, _assert_same, _cases, _data, _fit_generic
 
 import lorak
 from lorak.persist import PersistenceError, skops_trusted_types, trusted_classes
-from test_persist import _METHODS, _assert_same, _cases, _data, _fit_generic
 
 skops_io = pytest.importorskip("skops.io")
 from skops.io.exceptions import UntrustedTypesFoundException  # noqa: E402

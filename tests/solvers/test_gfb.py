@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from _naive import gfb_dense_algorithm2, svm_dual_qp
 from lorak.solvers._gfb import (
     FactorStack,
     _psd_solver,
@@ -30,65 +31,18 @@ def _problem(seed=0, n=80, ranks=(4, 3, 5), C=1.0, separable=False):
     return F, blocks, y, d, C
 
 
-def _dense_algorithm2(blocks, y, d, C, n_iter):
-    """Algorithm 2 with M + 2 full copies Z_i of z = [γ₁; …; γ_M; α], ζ = λ = 1.
-
-    Line 20 of the paper's listing reads Z_{m+2} ← P_box(z'); Proposition 1 (the GFB
-    of Raguet et al.) gives Z_{m+2} ← Z_{m+2} + λ(P_box(z') − z), used here as in the
-    solver.
-    """
-    M = len(blocks)
-    ranks = [b.shape[1] for b in blocks]
-    off = np.concatenate([[0], np.cumsum(ranks)])
-    R, n = off[-1], y.size
-    A = []
-    for k, V in enumerate(blocks):
-        Ak = np.zeros((ranks[k], R + n))
-        Ak[:, off[k] : off[k + 1]] = np.eye(ranks[k])
-        Ak[:, R:] = -np.sqrt(d[k]) * V.T * y[None, :]
-        A.append(Ak)
-    Ay = np.zeros((1, R + n))
-    Ay[0, R:] = y
-    A.append(Ay)
-    projs = [Ak.T @ np.linalg.solve(Ak @ Ak.T, Ak) for Ak in A]
-    z = np.zeros(R + n)
-    Zs = [z.copy() for _ in range(M + 2)]
-    alphas = []
-    for _ in range(n_iter):
-        grad = np.concatenate([z[:R], -np.ones(n)])
-        for i in range(M + 1):
-            v = 2 * z - Zs[i] - grad
-            Zs[i] = Zs[i] + (v - projs[i] @ v) - z
-        v = 2 * z - Zs[M + 1] - grad
-        v[R:] = np.clip(v[R:], 0, C)
-        Zs[M + 1] = Zs[M + 1] + v - z
-        z = sum(Zs) / (M + 2)
-        alphas.append(z[R:].copy())
-    return alphas
-
-
 def test_split_iterates_equal_dense_algorithm2():
     F, blocks, y, d, C = _problem(n=40)
     n_iter = 25
-    ref = _dense_algorithm2(blocks, y, d, C, n_iter)
+    ref = gfb_dense_algorithm2(blocks, y, d, C, n_iter)
     res = gfb_split(F, y, d, C, tol=0, max_iter=n_iter, weights="uniform")
     np.testing.assert_allclose(res.info["raw_alpha"], ref[-1], rtol=1e-9, atol=1e-11)
-
-
-def _cvxpy_svm(blocks, y, d, C, eta=0.0):
-    cp = pytest.importorskip("cvxpy")
-    U = np.hstack([np.sqrt(dk) * b for dk, b in zip(d, blocks, strict=True)]) * y[:, None]
-    a = cp.Variable(y.size)
-    obj = 0.5 * cp.sum_squares(U.T @ a) - cp.sum(a) + 0.5 * eta * cp.sum_squares(a)
-    prob = cp.Problem(cp.Minimize(obj), [y @ a == 0, a >= 0, a <= C])
-    prob.solve(solver="CLARABEL")
-    return prob.value, a.value
 
 
 @pytest.mark.parametrize("weights", ["uniform", "blockwise"])
 def test_split_matches_qp_reference(weights):
     F, blocks, y, d, C = _problem()
-    ref, a_ref = _cvxpy_svm(blocks, y, d, C)
+    ref, a_ref = svm_dual_qp(blocks, y, d, C)
     res = gfb_split(F, y, d, C, criterion="gap", tol=1e-5, max_iter=20000, weights=weights)
     assert res.converged
     assert abs(res.objective - ref) <= 1e-3 * abs(ref)
@@ -101,7 +55,7 @@ def test_split_matches_qp_reference(weights):
 
 def test_naive_matches_qp_reference_and_split():
     F, blocks, y, d, C = _problem(seed=1)
-    ref, _ = _cvxpy_svm(blocks, y, d, C)
+    ref, _ = svm_dual_qp(blocks, y, d, C)
     nv = gfb_naive(F, y, d, C, criterion="gap", tol=1e-6, max_iter=20000)
     sp = gfb_split(F, y, d, C, criterion="gap", tol=1e-6, max_iter=40000, weights="blockwise")
     assert abs(nv.objective - ref) <= 1e-3 * abs(ref)
@@ -127,7 +81,7 @@ def test_kkt_conditions_at_the_solution():
 def test_eta_regularized_problem():
     F, blocks, y, d, C = _problem(seed=3)
     eta = 0.5
-    ref, _ = _cvxpy_svm(blocks, y, d, C, eta=eta)
+    ref, _ = svm_dual_qp(blocks, y, d, C, eta=eta)
     res = gfb_split(F, y, d, C, eta=eta, tol=1e-9, max_iter=20000)
     assert abs(res.objective - ref) <= 1e-3 * abs(ref)
 
