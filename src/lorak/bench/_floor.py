@@ -85,9 +85,11 @@ def machine_load() -> dict:
 class LoadGuard:
     """Record the machine load before and after a measurement; flag or refuse it.
 
-    >>> with LoadGuard() as guard:  # doctest: +SKIP
-    ...     run_benchmark()
-    >>> result["load"] = guard.record()
+    Around a measurement: ``with LoadGuard() as guard: run()``, then
+    ``result["load"] = guard.record()``. Before anything is measured:
+
+    >>> LoadGuard(label="example").record()
+    {'before': None, 'after': None, 'loaded': False}
 
     ``strict``: raise :class:`MachineLoadedError` when the machine is loaded at the
     start or at the end (the measurement is then not recorded); otherwise warn and set
