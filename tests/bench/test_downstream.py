@@ -213,6 +213,7 @@ def test_bench_lssvm_and_kpca_small(bench, rng):
         assert out[key]["seconds"] > 0 and out[key]["peak_bytes"] > 0
         assert 0 <= out[key]["test_error_pct"] <= 100
     assert out["speedup_vs_kernel_ridge_uniform"] > 0
+    assert out["floor_seconds"] > 0 and out["lorak_kmeans"]["floor_ratio"] > 0
     kp = bench.bench_kpca(X, b, 12, 1, dense=True, label="t")
     assert kp["sklearn_kernel_pca_randomized"]["misalignment_top3_vs_dense"] < 1e-3
     assert 0 <= kp["lorak_kmeans"]["misalignment_top3_vs_dense"] <= np.sqrt(3)

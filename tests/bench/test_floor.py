@@ -108,3 +108,30 @@ def test_strict_guard_refuses(monkeypatch):
         warnings.simplefilter("error")
         monkeypatch.setattr(_floor.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
         assert LoadGuard(strict=True).start().stop().loaded is False
+
+
+def test_bench_nystrom_reports_floor_ratios_and_load(tmp_path, monkeypatch):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "bench_nystrom", root / "benchmarks" / "bench_nystrom.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(_floor.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    out = tmp_path / "b.json"
+    args = ["--n", "400", "--d", "8", "--m", "20", "--repeats", "1", "--threads", "1"]
+    mod.main([*args, "--skip-kmeans-plusplus", "--strict-load", "--out", str(out)])
+    res = json.loads(out.read_text())
+    assert res["load"]["loaded"] is False
+    for name in ("float64", "float32"):
+        ny = res[f"nystroem_{name}"]
+        assert ny["floor_seconds"] > 0 and ny["lorak_floor_ratio"] > 0
+        assert ny["transform_floor_ratio"] > 0 and ny["upper_triangular"] is True
+        km = res[f"kmeans_{name}"]
+        assert km["lorak_floor_ratio"] > 0 and km["quantization_ratio_same_seeds"] > 0
+        assert "sklearn_seconds" not in km  # k-means++ reference skipped
+    assert {"nystroem_floor_float32", "kmeans_float32_pays"} <= set(res["checks"])
