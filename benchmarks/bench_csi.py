@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 import lorak.learn._csi as csi_module
 from lorak import IncompleteCholesky
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.datasets import load
 from lorak.estimators import CSI
 from lorak.kernels import Gaussian
@@ -118,6 +119,7 @@ def breakdown(kernel, X, y, rank):
 
 
 def main():
+    guard = LoadGuard(label="bench_csi").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--rank", type=int, default=100)
@@ -179,6 +181,7 @@ def main():
         "issue": "#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
         "settings": vars(args) | {"out": str(args.out)},
         "environment": capture_environment(),
+        "load": guard.stop().record(),
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ from sklearn.model_selection import train_test_split
 
 from lorak import CSI, LowRankMKLClassifier
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.datasets import load
 
 MAX_N = 600
@@ -92,6 +93,7 @@ def score(kind, param, value, X, y, seed):
 
 
 def main(argv=None):
+    guard = LoadGuard(label="bench_defaults_audit").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 repetition, 3 sets")
@@ -152,6 +154,7 @@ def main(argv=None):
             "seconds_total": time.perf_counter() - t_all,
         },
         "environment": capture_environment(),
+        "load": guard.stop().record(),
         "audit": table,
         "records": records,
     }

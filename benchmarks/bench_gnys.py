@@ -38,6 +38,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, Nystroem
 from lorak.kernels import Gaussian, kernel_block
@@ -301,6 +302,7 @@ def large_rep(name="usps", seed=0):
 
 
 def main():
+    guard = LoadGuard(label="bench_gnys").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "bench_gnys.json")
@@ -334,6 +336,7 @@ def main():
             large = large_rep()
     out = {
         "environment": capture_environment() | {"blas_threads": 1},
+        "load": guard.stop().record(),
         "per_repetition": rep,
         "breakdown": bd,
         "convergence": conv,

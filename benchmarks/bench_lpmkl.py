@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lorak.bench._floor import LoadGuard
 from lorak.datasets import load
 from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import KernelBank
@@ -457,6 +458,7 @@ PARTS = {
 
 
 def main(argv=None):
+    guard = LoadGuard(label="bench_lpmkl").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", default="all", help=f"one of {list(PARTS)} or all")
     ap.add_argument("--seed", type=int, default=0)
@@ -519,6 +521,7 @@ def main(argv=None):
         from lorak.bench._env import capture_environment
 
         results["environment"] = capture_environment()
+        results["load"] = guard.stop().record()  # key "load": this part's run
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(json.dumps(results, indent=1, default=float) + "\n")
         print(name, json.dumps(res, indent=1, default=float)[:3000], flush=True)

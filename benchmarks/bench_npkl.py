@@ -42,6 +42,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.estimators import SimpleNPKL
@@ -173,6 +174,7 @@ def bench_memory(X, y):
 
 
 def main(argv=None):
+    guard = LoadGuard(label="bench_npkl").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a1a only, 1 repeat, 3 SHL iterations")
     ap.add_argument("--repeats", type=int, default=3)
@@ -183,6 +185,7 @@ def main(argv=None):
     res = {
         "targets": {"linear_a1a_seconds": TARGET_LL, "sqhinge_n6414_seconds": TARGET_SHL},
         "environment": capture_environment() | {"blas_threads": args.threads},
+        "load": guard.record(),
     }
     t_all = time.perf_counter()
     with threadpool_limits(args.threads):
@@ -201,6 +204,7 @@ def main(argv=None):
             res["memory_n6414"] = bench_memory(X5, y5)
             print("memory n=6414:", json.dumps(res["memory_n6414"]), flush=True)
     res["environment"]["loadavg_after"] = os.getloadavg()
+    res["load"] = guard.stop().record()
     res["wall_seconds"] = time.perf_counter() - t_all
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ import numpy as np
 
 import lorak
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.datasets import load
 from lorak.kernels import Gaussian
 from lorak.landmarks._rls import DEFAULT_RANK_FRACTION, rls_landmarks
@@ -171,6 +172,7 @@ def part_time(args) -> dict:
 
 
 def main(argv=None):
+    guard = LoadGuard(label="bench_rls").start()  # load average before and after
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=("error", "time", "all"), default="all")
     p.add_argument("--quick", action="store_true")
@@ -186,6 +188,7 @@ def main(argv=None):
         args.reps = min(args.reps, 2)
     out = {
         "environment": capture_environment(),
+        "load": guard.stop().record(),
         "default_rank_fraction": DEFAULT_RANK_FRACTION,
     }
     if args.part in ("error", "all"):

@@ -49,6 +49,7 @@ from sklearn.cluster import KMeans, SpectralClustering
 
 from lorak import SimpleNPKL
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.learn._npkl_auto import DegenerateKernelWarning, auto_C
@@ -352,6 +353,7 @@ def plot(summary, names, path, ratio=RATIO):
 
 
 def main(argv=None):
+    guard = LoadGuard(label="bench_side_info_pairs").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--ratio", type=float, default=RATIO, help="from_labels ratio (0.7)")
@@ -385,6 +387,7 @@ def main(argv=None):
             "seconds_total": time.perf_counter() - t0,
         },
         "environment": capture_environment(),
+        "load": guard.stop().record(),
         "summary": summary,
         "records": records,
     }

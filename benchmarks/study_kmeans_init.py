@@ -66,6 +66,7 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
 from lorak.bench._env import capture_environment
+from lorak.bench._floor import LoadGuard
 from lorak.landmarks._kmeans import _kmeans, _Lloyd, default_init_sample
 
 
@@ -323,6 +324,7 @@ def small_one(args, log, data_name, n, d, k):
 
 
 def main(argv=None):
+    guard = LoadGuard(label="study_kmeans_init").start()  # load average before and after
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=70000)
     ap.add_argument("--d", type=int, default=784)
@@ -387,6 +389,7 @@ def main(argv=None):
         "study": "kmeans_init",
         "config": vars(args),
         "environment": capture_environment(),
+        "load": guard.record(),
         "large": {},
     }
     out = Path(args.out)
@@ -394,6 +397,7 @@ def main(argv=None):
 
     def save():
         result["environment"]["loadavg_end"] = os.getloadavg()
+        result["load"] = guard.stop().record()
         result["total_seconds"] = time.perf_counter() - t_start
         out.write_text(json.dumps(result, indent=2))
 

@@ -10,6 +10,7 @@ from lorak.bench import _floor
 from lorak.bench._floor import (
     LoadGuard,
     MachineLoadedError,
+    MachineLoadedWarning,
     blas_floor,
     floor_flops,
     floor_seconds,
@@ -85,7 +86,7 @@ def test_guard_flags_a_load_above_the_cores(monkeypatch):
         pass
     assert guard.record()["loaded"] is False
     monkeypatch.setattr(_floor.os, "getloadavg", lambda: (3.5, 1.0, 1.0))
-    with pytest.warns(RuntimeWarning, match="load average 3.50 above the 2 cores"):
+    with pytest.warns(MachineLoadedWarning, match="load average 3.50 above the 2 cores"):
         with LoadGuard(label="bench_x") as guard:
             pass
     rec = guard.record()
@@ -94,6 +95,10 @@ def test_guard_flags_a_load_above_the_cores(monkeypatch):
 
 def test_strict_guard_refuses(monkeypatch):
     monkeypatch.setattr(_floor, "_cores", lambda: 2)
+    monkeypatch.setenv("LORAK_STRICT_LOAD", "1")
+    assert LoadGuard().strict and not LoadGuard(strict=False).strict
+    monkeypatch.delenv("LORAK_STRICT_LOAD")
+    assert not LoadGuard().strict
     monkeypatch.setattr(_floor.os, "getloadavg", lambda: (2.5, 1.0, 1.0))
     with pytest.raises(MachineLoadedError, match="refused"):
         with LoadGuard(strict=True):

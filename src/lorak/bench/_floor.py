@@ -42,6 +42,7 @@ __all__ = [
     "FLOOR_OPS",
     "LoadGuard",
     "MachineLoadedError",
+    "MachineLoadedWarning",
     "blas_floor",
     "floor_flops",
     "floor_seconds",
@@ -53,6 +54,10 @@ FLOOR_OPS = ("gemm", "trmm", "trsm", "syevd")
 
 class MachineLoadedError(RuntimeError):
     """The machine was busier than its cores during a strict measurement."""
+
+
+class MachineLoadedWarning(UserWarning):
+    """The machine was busier than its cores during a measurement (recorded, flagged)."""
 
 
 def _cores() -> int:
@@ -92,11 +97,14 @@ class LoadGuard:
     {'before': None, 'after': None, 'loaded': False}
 
     ``strict``: raise :class:`MachineLoadedError` when the machine is loaded at the
-    start or at the end (the measurement is then not recorded); otherwise warn and set
-    ``loaded: true`` in :meth:`record`.
+    start or at the end (the measurement is then not recorded); otherwise warn
+    (:class:`MachineLoadedWarning`) and set ``loaded: true`` in :meth:`record`. None
+    (default): strict when the environment variable ``LORAK_STRICT_LOAD`` is ``1``.
     """
 
-    def __init__(self, *, strict: bool = False, label: str = "benchmark"):
+    def __init__(self, *, strict: bool | None = None, label: str = "benchmark"):
+        if strict is None:
+            strict = os.environ.get("LORAK_STRICT_LOAD", "") == "1"
         self.strict = bool(strict)
         self.label = label
         self.before: dict | None = None
@@ -134,7 +142,7 @@ class LoadGuard:
         )
         if self.strict:
             raise MachineLoadedError(msg + " (refused; rerun on an idle machine)")
-        warnings.warn(msg + " (recorded with loaded: true)", RuntimeWarning, stacklevel=3)
+        warnings.warn(msg + " (recorded with loaded: true)", MachineLoadedWarning, stacklevel=3)
         print(f"WARNING: {msg}", flush=True)
 
     def record(self) -> dict:
