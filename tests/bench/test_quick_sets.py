@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lorak.bench import get_experiment
+from lorak.bench._reference import load_reference
 from lorak.bench._runner import _norm, _resolve_specs
 from lorak.bench._spec import LoadedData, Task
 from lorak.bench.experiments import csi_rank, kpca, lssvm_usps, npkl_uci, nystrom_error
@@ -115,7 +116,7 @@ def test_quick_without_data(tmp_path, monkeypatch):
 
 
 def test_quick_sets_have_the_papers_numbers():
-    ref = csi_rank.load_reference("csi")["figure2_min_rank"]["rows"]
+    ref = load_reference("csi")["figure2_min_rank"]["rows"]
     for label in csi_rank.QUICK_PAPER_SETS:
         icd, csi = ref[csi_rank.PAPER_ROWS[label]][3:5]
         # the quick rank cap reaches the paper's minimal ranks
