@@ -1,3 +1,14 @@
+"""Fixtures and helpers shared by every test folder.
+
+``tests/<name>/`` holds the tests of ``lorak.<name>``; suites that cut across the package
+(adversarial inputs, properties, scale invariance, scikit-learn's checks, layout, docs,
+examples) stay at ``tests/``. Brute-force references live in ``tests/_naive.py``.
+pytest imports test files in its default mode, by base name, with this folder on
+``sys.path`` (no ``__init__.py`` anywhere): ``from conftest import readonly`` and
+``from _naive import ...`` work from every folder, and two folders must not hold the
+same file name (``tests/test_layout.py`` checks).
+"""
+
 import os
 
 import numpy as np

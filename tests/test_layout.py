@@ -146,7 +146,6 @@ def test_import_graph_has_no_cycle_and_one_upward_import():
     _check_graph(lambda m: not m.startswith(BENCH))
 
 
-@pytest.mark.xfail(reason="bench/ is mid-reorganization (issue 16, bench part)", strict=False)
 def test_bench_import_graph_has_no_cycle_and_no_upward_import():
     _check_graph(lambda m: m.startswith(BENCH))
 
@@ -192,7 +191,6 @@ def test_no_reference_to_documents_outside_the_package():
     assert hits == []
 
 
-@pytest.mark.xfail(reason="bench/ is mid-reorganization (issue 16, bench part)", strict=False)
 def test_no_reference_to_documents_outside_bench():
     hits = [
         name
@@ -200,3 +198,26 @@ def test_no_reference_to_documents_outside_bench():
         if name.startswith(BENCH) and "SPEC" in path.read_text(encoding="utf-8")
     ]
     assert hits == []
+
+
+# ---------------------------------------------------------------- the tests' own layout
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_test_folders_mirror_the_package():
+    """``tests/<name>/`` holds the tests of ``lorak.<name>`` (a package or a module);
+    suites that cut across the package stay at ``tests/``."""
+    folders = [p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))]
+    assert folders
+    for name in folders:
+        assert (SRC / name).is_dir() or (SRC / f"{name}.py").is_file(), name
+
+
+def test_test_file_names_are_unique():
+    """pytest imports test files by their base name (rootdir mode, no ``__init__.py``):
+    two folders must not hold the same file name."""
+    files = [p for p in TESTS.rglob("test_*.py") if "data" not in p.relative_to(TESTS).parts]
+    names = collections.Counter(p.name for p in files)
+    assert [n for n, c in names.items() if c > 1] == []
+    assert not list(TESTS.rglob("__init__.py"))
