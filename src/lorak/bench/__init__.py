@@ -1,5 +1,10 @@
 """Benchmarks that reproduce the papers' experiments, declared rather than scripted.
 
+bench/ imports the library, never the reverse; an experiment declares its data sets,
+methods and checks, the runner times them, and the math it measures lives in the library
+(a class in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>).
+
 Run them with ``lorak bench NAME [--quick] [--datasets a,b] [--reps N] [--out DIR]``;
 ``lorak bench --list`` shows what exists. A run writes ``results.json`` (aggregated
 rows with the paper's numbers beside ours), ``raw.json`` (every repetition),

@@ -15,7 +15,7 @@ from ._spec import Experiment
 
 __all__ = ["EXPERIMENTS", "get_experiment", "list_experiments", "register"]
 
-logger = logging.getLogger("lorak.bench")
+logger = logging.getLogger(__name__)
 
 EXPERIMENTS: dict[str, Experiment] = {}
 IMPORT_ERRORS: dict[str, str] = {}

@@ -26,7 +26,7 @@ __all__ = [
     "write_outputs",
 ]
 
-logger = logging.getLogger("lorak.bench")
+logger = logging.getLogger(__name__)
 
 
 def fmt_num(x, digits: int = 4) -> str:

@@ -1,5 +1,8 @@
 """Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: here :mod:`lorak.learn._kernel_combination`.
+
 The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
 Table 2), on a :class:`lorak.kernels.KernelBank` (default: 9 Gaussians exp(−‖x−y‖²/b),
 b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):

@@ -1,5 +1,9 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as a scikit-learn classifier.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: here :mod:`lorak.learn._lp_mkl` (classifier) and
+:mod:`lorak.learn._lp_mkl_regression` (regressor).
+
 :class:`LowRankMKLClassifier` learns the weights d of a bank of base kernels (default:
 50 Gaussians, σ log-spaced in [1, 100]) together with an SVM on Σ_k d_k K_k, where every
 K_k is a rank-R Nyström approximation on one shared landmark set (Rakotomamonjy &

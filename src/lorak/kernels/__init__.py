@@ -1,5 +1,8 @@
 """Kernel functions, bandwidth rules and chunked block evaluation.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. This package is a building block of both (no estimator here).
+
 >>> import numpy as np
 >>> from lorak.kernels import Gaussian
 >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])

@@ -1,5 +1,8 @@
 """Cholesky with Side Information (CSI): predictive low-rank decomposition.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: this is the math of :class:`lorak.CSI` (estimators/_csi).
+
 F. R. Bach and M. I. Jordan, *Predictive low-rank decomposition for kernel methods*,
 ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ (G n × m, lower triangular
 on its pivot rows, Section 2.1) whose pivots are chosen greedily to decrease

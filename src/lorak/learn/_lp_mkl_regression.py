@@ -1,5 +1,9 @@
 """ℓp-norm multiple kernel learning for regression, on low-rank factors.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: this is the math of :class:`lorak.LowRankMKLRegressor`
+(estimators/_lp_mkl).
+
 The primal is the ℓp-MKL problem of :mod:`lorak.learn._lp_mkl` with the hinge replaced by
 a regression loss: the squared loss (:func:`lp_mkl_ridge`, below) or Vapnik's
 ε-insensitive loss max(0, |r| − ε) (:func:`lp_mkl_svr`, at the end). For the squared loss,

@@ -1,5 +1,9 @@
 """SimpleNPKL's automatic C and its degenerate-kernel check (pure math).
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: this is part of the math of :class:`lorak.SimpleNPKL`
+(estimators/_simple_npkl).
+
 The rule
 --------
 With T the symmetric constraint matrix (eq. 1) and L = I − N the normalized Laplacian

@@ -1,5 +1,9 @@
 """Out-of-sample extension of a SimpleNPKL embedding to new rows (pure math).
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: this is part of the math of :class:`lorak.SimpleNPKL`
+(estimators/_simple_npkl).
+
 SimpleNPKL learns K = V Vᵀ on the training rows only: V = U diag(√λ) with U the positive
 eigenvectors of A = W_T − L (W_T the weighted constraint matrix, C·T for the linear
 loss, Σ α_ij T_ij for the square hinge; L = I − D^{-1/2} S D^{-1/2} the normalized

@@ -1,5 +1,9 @@
 """SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>: this is the math of :class:`lorak.SimpleNPKL`
+(estimators/_simple_npkl).
+
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
 Functions here take validated arrays and return arrays or a :class:`NPKLResult`; the
 estimator :class:`lorak.SimpleNPKL` validates input and stores the results.

@@ -1,5 +1,9 @@
 """Approximation errors, quantization error, kernel alignment, pairwise cluster accuracy.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. These measures are building blocks of both and of the benchmarks (no
+estimator here).
+
 Functions taking a kernel and data never form the n × n matrix: they stream row
 chunks of K (O(n·chunk) memory). Alignment has a factor form for K = G Gᵀ:
 ⟨G₁G₁ᵀ, G₂G₂ᵀ⟩_F = ‖G₁ᵀG₂‖²_F, so it costs O(n m₁ m₂).

@@ -1,5 +1,9 @@
 """Generic numerics that take operators and return a :class:`SolverResult`.
 
+A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
+decompose/<stem>. These solvers are building blocks of that math: they know operators
+and vectors, not kernels or estimators.
+
 - :func:`psd_projection`, :func:`scaled_psd_projection` — nearest PSD matrix in the
   Frobenius norm and in a diagonal congruence metric;
 - :func:`admm_psd` — ADMM for min f(X) s.t. X ⪰ 0 from the prox of f;
