@@ -108,3 +108,23 @@ def test_threads_option(capsys):
         else:
             assert all(n == expected for n in now)
     assert [p["num_threads"] for p in threadpool_info()] == before
+
+
+def test_bench_resume_replays_finished_datasets(tmp_path, monkeypatch):
+    monkeypatch.delenv("LORAK_DATA", raising=False)
+    out = tmp_path / "o"
+    argv = ["bench", "nystrom-error", "--quick", "--reps", "1", "--datasets", "wine"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    first = json.loads((out / "results.json").read_text())
+    assert first["config"]["resumed_datasets"] == 0 and any((out / "cells").glob("*.pkl"))
+    assert main([*argv, "--out", str(out), "--no-progress", "--resume"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    assert again["config"]["resumed_datasets"] >= 1
+    assert again["config"]["options"]["resume"] is True
+
+    def means(doc):
+        return sorted(
+            (r["method"], r["metric"], str(r["params"]), r["mean"]) for r in doc["results"]
+        )
+
+    assert means(again) == means(first)

@@ -93,6 +93,12 @@ def _build():
     bench.add_argument(
         "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
     )
+    bench.add_argument(
+        "--resume",
+        action="store_true",
+        help="replay the datasets an earlier, killed run with the same settings finished "
+        "(saved under --out/[NAME/]cells) instead of running them again",
+    )
     bench.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     bench.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
 
@@ -185,6 +191,7 @@ def _cmd_bench(bench_parser, args) -> int:
         summary_text,
         write_outputs,
     )
+    from .bench._runner import CellCache
 
     if args.list:
         return _cmd_list(sys.stdout)
@@ -220,6 +227,7 @@ def _cmd_bench(bench_parser, args) -> int:
             "seed": args.seed,
             "threads": args.threads,
             "data_home": None if args.data_home is None else str(args.data_home),
+            "resume": args.resume,
         },
     }
     result = run_experiment(
@@ -231,6 +239,7 @@ def _cmd_bench(bench_parser, args) -> int:
         data_home=args.data_home,
         progress=progress,
         config=config,
+        cache=CellCache(out_dir / "cells", resume=args.resume),
     )
     result.config["out"] = str(out_dir)
     paths = write_outputs(result, out_dir)
@@ -334,6 +343,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
         config={"command": "bench all", "options": options},
         log=lambda line: print(line, flush=True),
         on_entry=lambda done: write_combined(done, out_dir, meta=meta_now(done)),
+        resume=args.resume,
     )
     wall = time.perf_counter() - t0
     paths = write_combined(entries, out_dir, meta=meta_now(entries))

@@ -6,14 +6,26 @@ full: :mod:`lorak.bench._cost`), evaluates the metrics (not timed) and records t
 outcome; an exception in one cell is recorded with its message and the run goes on.
 Deterministic methods run once per (dataset, params). Experiments never time
 themselves.
+
+Resuming (:class:`CellCache`): each (part, dataset) whose cells all ran is saved, with
+its records, rows, failures, notes and plot artifacts, to one file in the cache folder
+as soon as it ends. A run given the same folder with ``resume`` replays the saved
+datasets (same experiment, part, dataset, grid, methods, seeds and quick mode; with
+their original timings) instead of running them again, so a killed ``lorak bench all
+--resume`` goes on from the first dataset it had not finished. A dataset that failed
+to load or prepare is never saved (it is tried again).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
+import json
 import logging
 import math
+import os
+import pickle
 import time
 import traceback
 from contextlib import nullcontext
@@ -28,9 +40,88 @@ from ._record import AllEntry, RunResult
 from ._report import write_outputs
 from ._spec import DatasetSpec, Experiment, LoadedData, Part, Task
 
-__all__ = ["AllEntry", "RunResult", "derive_seed", "load_dataset", "run_all", "run_experiment"]
+__all__ = [
+    "AllEntry",
+    "CellCache",
+    "RunResult",
+    "derive_seed",
+    "load_dataset",
+    "run_all",
+    "run_experiment",
+]
 
 logger = logging.getLogger("lorak.bench")
+
+
+class CellCache:
+    """Finished (part, dataset) results of an experiment, one pickle file each.
+
+    ``folder``: where the files go (created on the first save). ``resume``: read the
+    files saved by an earlier run (otherwise they are only written, replacing any
+    stale ones). Files are written whole, then renamed, so a run killed while saving
+    leaves no half-written entry. The files are this run's own output: load them only
+    from a folder you wrote (pickle).
+    """
+
+    VERSION = 1
+
+    def __init__(self, folder, *, resume: bool = False):
+        from pathlib import Path
+
+        self.folder = Path(folder)
+        self.resume = bool(resume)
+        self.hits = 0
+        self.saved = 0
+
+    @staticmethod
+    def key(experiment, part, spec, grid, seeds, quick) -> str:
+        ident = {
+            "version": CellCache.VERSION,
+            "experiment": experiment.name,
+            "part": part.name,
+            "dataset": spec.display,
+            "grid": grid,
+            "methods": [m.name for m in part.methods],
+            "seeds": [int(s) for s in seeds],
+            "quick": bool(quick),
+        }
+        text = json.dumps(ident, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _path(self, key):
+        return self.folder / f"{key}.pkl"
+
+    def get(self, key):
+        """The saved entry of ``key``, or None (not resuming, absent or unreadable)."""
+        if not self.resume:
+            return None
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            with open(path, "rb") as fh:
+                entry = pickle.load(fh)
+        except Exception as exc:  # a truncated or foreign file: run the dataset again
+            logger.warning("cell cache %s unreadable (%s); running it again", path, exc)
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        self.hits += 1
+        return entry
+
+    def put(self, key, entry: dict) -> None:
+        """Save ``entry`` under ``key`` (whole file, then an atomic rename)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(key)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        try:
+            with open(tmp, "wb") as fh:
+                pickle.dump({**entry, "key": key}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+            self.saved += 1
+        except Exception as exc:  # unpicklable artifacts, a full disk: run on, unsaved
+            logger.warning("cell cache: could not save %s (%s)", path.name, exc)
+            tmp.unlink(missing_ok=True)
 
 
 def derive_seed(base_seed: int, rep: int) -> int:
@@ -181,6 +272,7 @@ def run_experiment(
     data_home=None,
     progress=None,
     config: dict | None = None,
+    cache: CellCache | None = None,
 ) -> RunResult:
     """Run ``experiment`` and return a :class:`RunResult` (nothing is written).
 
@@ -204,6 +296,9 @@ def run_experiment(
         A :class:`lorak.bench.ProgressBar` (or anything with its methods).
     config : dict, optional
         Extra entries for ``result.config`` (e.g. the CLI options).
+    cache : CellCache, optional
+        Save each finished (part, dataset) there, and with ``cache.resume`` replay
+        those an earlier run saved instead of running them.
     """
     if reps is not None and reps < 1:
         raise ValueError(f"reps must be >= 1; got {reps}")
@@ -239,7 +334,18 @@ def run_experiment(
     for part, specs, grid, n_reps in plans:
         t_part = time.perf_counter()
         _run_part(
-            experiment, part, specs, grid, n_reps, result, multi, quick, seed, data_home, progress
+            experiment,
+            part,
+            specs,
+            grid,
+            n_reps,
+            result,
+            multi,
+            quick,
+            seed,
+            data_home,
+            progress,
+            cache,
         )
         result.part_seconds[part.name] = time.perf_counter() - t_part
     progress.close()
@@ -280,6 +386,7 @@ def run_experiment(
             "fit_cpu_seconds": round(result.cpu_seconds, 3),
             "n_cells": len(result.records),
             "n_failures": len(result.failures),
+            "resumed_datasets": 0 if cache is None else cache.hits,
         }
     )
     result.config = cfg
@@ -306,8 +413,32 @@ def _describe(spec: DatasetSpec, data: LoadedData | None, error: str | None) -> 
     return d
 
 
+def _replay(result, part, described, entry):
+    """Add a (part, dataset) saved by :class:`CellCache` to ``result``."""
+    described.append({**entry["described"], "resumed": True})
+    result.records.extend(entry["records"])
+    result.rows.extend(entry["rows"])
+    result.failures.extend(entry["failures"])
+    for note in entry["notes"]:
+        if note not in result.notes:
+            result.notes.append(note)
+    if entry.get("artifacts"):
+        result.artifacts.setdefault(part.name, {})[entry["described"]["label"]] = entry["artifacts"]
+
+
 def _run_part(
-    experiment, part, specs, grid, n_reps, result, multi, quick, seed, data_home, progress
+    experiment,
+    part,
+    specs,
+    grid,
+    n_reps,
+    result,
+    multi,
+    quick,
+    seed,
+    data_home,
+    progress,
+    cache=None,
 ):
     described = result.datasets.setdefault(part.name, [])
     seeds = [derive_seed(seed, r) for r in range(n_reps)]
@@ -315,9 +446,19 @@ def _run_part(
     for i, spec in enumerate(specs, 1):
         t_ds = time.perf_counter()
         progress.start_dataset(part.name if multi else "", spec.display, i, len(specs))
-        progress.status("loading")
         n_fail0 = len(result.failures)
         cells = len(grid) * per_params
+        key = None if cache is None else CellCache.key(experiment, part, spec, grid, seeds, quick)
+        saved = None if key is None else cache.get(key)
+        if saved is not None:
+            _replay(result, part, described, saved)
+            progress.advance(cells, "resumed")
+            progress.end_dataset(
+                part.name, spec.display, cells, len(result.failures) - n_fail0, 0.0
+            )
+            continue
+        marks = (len(result.records), len(result.rows), len(result.notes))
+        progress.status("loading")
         try:
             data = load_dataset(spec, data_home)
         except Exception as exc:
@@ -358,6 +499,19 @@ def _run_part(
             result.artifacts.setdefault(part.name, {})[spec.display] = arts
         del context
         described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
+        if key is not None:
+            cache.put(
+                key,
+                {
+                    "label": spec.display,
+                    "described": described[-1],
+                    "records": result.records[marks[0] :],
+                    "rows": result.rows[marks[1] :],
+                    "failures": result.failures[n_fail0:],
+                    "notes": result.notes[marks[2] :],
+                    "artifacts": arts if isinstance(arts, dict) and arts else None,
+                },
+            )
         progress.end_dataset(
             part.name,
             spec.display,
@@ -533,6 +687,7 @@ def run_all(
     config: dict | None = None,
     log=None,
     on_entry=None,
+    resume: bool = False,
 ) -> list[AllEntry]:
     """Run every experiment in ``experiments``, each into ``out_dir/NAME``.
 
@@ -543,6 +698,10 @@ def run_all(
     experiment; ``log(text)`` receives a line as each experiment ends, and
     ``on_entry(entries)`` the list so far (e.g. to rewrite the combined report, so that
     an interrupted run still leaves one).
+
+    Every finished (part, dataset) is saved under ``out_dir/NAME/cells``
+    (:class:`CellCache`); with ``resume`` those saved by an earlier, killed run of the
+    same settings are replayed instead of run again.
     """
     from pathlib import Path
 
@@ -570,6 +729,7 @@ def run_all(
                 data_home=data_home,
                 progress=None if progress_factory is None else progress_factory(),
                 config=cfg,
+                cache=CellCache(sub / "cells", resume=resume),
             )
             result.config["out"] = str(sub)
             paths = write_outputs(result, sub)
