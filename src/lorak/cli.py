@@ -314,6 +314,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
         "only": args.only,
         "threads": args.threads,
         "data_home": None if args.data_home is None else str(args.data_home),
+        "resume": args.resume,
     }
     t0 = time.perf_counter()
     names_all = [e.name for e in exps]

@@ -24,12 +24,27 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
+_blas_libs: list | None = None
+
+
+def _blas_controllers() -> list:
+    """threadpoolctl's controllers of the loaded BLAS libraries, found once.
+
+    Finding the libraries (``threadpool_info``) costs about 3 ms, once per large
+    block; asking a found library for its thread count costs microseconds.
+    """
+    global _blas_libs
+    if _blas_libs is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+    return _blas_libs
+
+
 def n_elementwise_threads() -> int:
     """Threads for elementwise work: the BLAS thread count (it is idle meanwhile)."""
     try:
-        from threadpoolctl import threadpool_info
-
-        counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+        counts = [int(c.get_num_threads()) for c in _blas_controllers()]
         if counts:
             return max(1, min(counts))
     except Exception:  # pragma: no cover - threadpoolctl always ships with sklearn
