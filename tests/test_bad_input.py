@@ -225,7 +225,13 @@ case(
     "y",
 )
 case("GenNys-y-none", lambda: lorak.GeneralizedNystroem(**TINY).fit(X), VE, "y")
-case("GenNys-y-continuous", lambda: lorak.GeneralizedNystroem(**TINY).fit(X, y_reg), VE, "y")
+# target="auto" (the default) reads continuous y as regression responses
+case(
+    "GenNys-y-continuous",
+    lambda: lorak.GeneralizedNystroem(**TINY, target="classification").fit(X, y_reg),
+    VE,
+    "y",
+)
 case(
     "SSFC-y-all-unlabeled",
     lambda: lorak.SemiSupervisedFactorClassifier(_nys()).fit(X, -np.ones(40, int)),
