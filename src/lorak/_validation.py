@@ -137,16 +137,22 @@ def check_classification_y(y, name: str = "y") -> None:
         raise ValueError(f"{name} must hold class labels: {exc}") from exc
 
 
-def check_positive(value, name: str, *, strict: bool = True, integer: bool = False):
-    """Return ``value`` if it is a (strictly) positive finite number, else raise."""
+def check_bound(value, name: str, *, low=0, strict: bool = True, integer: bool = False):
+    """Return ``value`` if it is a finite number (an integer with ``integer``) above
+    ``low`` (``strict``) or at least ``low``, else raise TypeError / ValueError."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise TypeError(f"{name} must be {what}; got {value!r} ({type(value).__name__})")
-    if not np.isfinite(value) or (value <= 0 if strict else value < 0):
-        bound = "> 0" if strict else ">= 0"
-        raise ValueError(f"{name} must be {bound}; got {value!r}")
+    if not np.isfinite(value) or (value <= low if strict else value < low):
+        op = ">" if strict else ">="
+        raise ValueError(f"{name} must be {op} {low}; got {value!r}")
     return value
+
+
+def check_positive(value, name: str, *, strict: bool = True, integer: bool = False):
+    """Return ``value`` if it is a (strictly) positive finite number, else raise."""
+    return check_bound(value, name, low=0, strict=strict, integer=integer)
 
 
 def check_in_choices(value, name: str, choices) -> str:

@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
-from .._validation import check_classification_y, check_generator, validate_data
+from .._validation import check_bound, check_classification_y, check_generator, validate_data
 from ..decompose import nystrom_normalization, resolve_kernel_bank
 from ..kernels import KernelBank, chunk_rows, kernel_block
 from ..learn import LP_MKL_SOLVERS as SOLVERS
@@ -252,29 +252,19 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _check_params(self, n_samples):
-        def real(name, value, *, low, strict=True, integer=False):
-            kind = numbers.Integral if integer else numbers.Real
-            if isinstance(value, bool) or not isinstance(value, kind):
-                what = "an integer" if integer else "a number"
-                raise TypeError(f"{name} must be {what}; got {value!r}")
-            bad = value <= low if strict else value < low
-            if bad or not np.isfinite(value):
-                op = ">" if strict else ">="
-                raise ValueError(f"{name} must be {op} {low}; got {value!r}")
-
-        real("p", self.p, low=1, strict=False)
-        real("C", self.C, low=0)
-        real("tol", self.tol, low=0)
+        check_bound(self.p, "p", low=1, strict=False)
+        check_bound(self.C, "C", low=0)
+        check_bound(self.tol, "tol", low=0)
         if self.inner_tol is not None:
-            real("inner_tol", self.inner_tol, low=0, strict=False)
-        real("max_iter", self.max_iter, low=1, strict=False, integer=True)
-        real("inner_max_iter", self.inner_max_iter, low=1, strict=False, integer=True)
-        real("eta", self.eta, low=0, strict=False)
-        real("gfb_scale", self.gfb_scale, low=0)
-        real("compress_rtol", self.compress_rtol, low=0, strict=False)
+            check_bound(self.inner_tol, "inner_tol", low=0, strict=False)
+        check_bound(self.max_iter, "max_iter", low=1, strict=False, integer=True)
+        check_bound(self.inner_max_iter, "inner_max_iter", low=1, strict=False, integer=True)
+        check_bound(self.eta, "eta", low=0, strict=False)
+        check_bound(self.gfb_scale, "gfb_scale", low=0)
+        check_bound(self.compress_rtol, "compress_rtol", low=0, strict=False)
         for name, value in (("compress_rtol", self.compress_rtol), ("rtol", self.rtol)):
             if value is not None:
-                real(name, value, low=0, strict=False)
+                check_bound(value, name, low=0, strict=False)
                 if not value < 1:  # a cut-off relative to the largest eigenvalue
                     raise ValueError(f"{name} must be in [0, 1); got {value!r}")
         if self.solver not in SOLVERS:
@@ -288,10 +278,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
                 f"unknown inner_criterion {self.inner_criterion!r}; valid names are "
                 "'gap', 'objective'"
             )
-        if self.factor_dtype not in (None, "float32", "float64", np.float32, np.float64):
-            raise ValueError(
-                f"factor_dtype must be None, 'float32' or 'float64'; got {self.factor_dtype!r}"
-            )
+        _check_factor_dtype(self.factor_dtype)
         if self.solver in ("shared", "newton") and not self.compress:
             raise ValueError(
                 f"solver={self.solver!r} works in the shared basis of the factors: it needs "
@@ -309,7 +296,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             )
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         if not given:
-            real("rank", self.rank, low=1, strict=False, integer=True)
+            check_bound(self.rank, "rank", low=1, strict=False, integer=True)
             if self.rank > n_samples:
                 raise ValueError(
                     f"rank={self.rank} exceeds n_samples={n_samples}: R landmarks need at "
@@ -351,27 +338,8 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             )
         m = self._check_params(X.shape[0])
         rng = check_generator(self.random_state)
-        bank = resolve_kernel_bank(self.kernels, X, rng, default=self._default_bank)
-        self.kernels_ = bank
-        lm = shared_landmarks(self.landmarks, X, m, bank, rng)
-        Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
-        Z = np.asarray(Z, dtype=np.float64)
-        dtype = X.dtype if self.factor_dtype is None else np.dtype(self.factor_dtype)
-        fac = bank_factors(
-            bank,
-            X,
-            Z,
-            landmark_weights=lm.weights,
-            rtol=self.rtol,
-            dtype=dtype,
-            compress=self.compress,
-            compress_rtol=self.compress_rtol,
-            rng=rng,
-        )
-        F = fac.stack
-        self.components_ = Z
-        self.normalizations_ = fac.normalizations
-        self.factor_info_ = dict(fac.info)
+        fac = _fit_bank_factors(self, X, m, rng)
+        F, Z = fac.stack, self.components_
         if self.verbose:
             logger.info("lp-mkl factors: %s", self.factor_info_)
 
@@ -477,6 +445,43 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _check_factor_dtype(value) -> None:
+    if value not in (None, "float32", "float64", np.float32, np.float64):
+        raise ValueError(f"factor_dtype must be None, 'float32' or 'float64'; got {value!r}")
+
+
+def _landmark_points(lm) -> np.ndarray:
+    """The landmark rows as a dense float64 array (k-means centres of sparse X are sparse)."""
+    Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
+    return np.asarray(Z, dtype=np.float64)
+
+
+def _fit_bank_factors(est, X, m, rng):
+    """Resolve ``est``'s bank, draw m shared landmarks and factor every kernel on them
+    (one normalization per kernel): stores ``kernels_``, ``components_``,
+    ``normalizations_`` and ``factor_info_`` on ``est`` and returns the factors."""
+    bank = resolve_kernel_bank(est.kernels, X, rng, default=est._default_bank)
+    est.kernels_ = bank
+    lm = shared_landmarks(est.landmarks, X, m, bank, rng)
+    Z = _landmark_points(lm)
+    dtype = X.dtype if est.factor_dtype is None else np.dtype(est.factor_dtype)
+    fac = bank_factors(
+        bank,
+        X,
+        Z,
+        landmark_weights=lm.weights,
+        rtol=est.rtol,
+        dtype=dtype,
+        compress=est.compress,
+        compress_rtol=est.compress_rtol,
+        rng=rng,
+    )
+    est.components_ = Z
+    est.normalizations_ = fac.normalizations
+    est.factor_info_ = dict(fac.info)
+    return fac
 
 
 def _bank_decision(kernels, Z, landmark_coef, intercept, X):
@@ -665,52 +670,39 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     def _check_params(self, n_samples):
-        def real(name, value, *, low, strict=True, integer=False):
-            kind = numbers.Integral if integer else numbers.Real
-            if isinstance(value, bool) or not isinstance(value, kind):
-                what = "an integer" if integer else "a number"
-                raise TypeError(f"{name} must be {what}; got {value!r}")
-            bad = value <= low if strict else value < low
-            if bad or not np.isfinite(value):
-                op = ">" if strict else ">="
-                raise ValueError(f"{name} must be {op} {low}; got {value!r}")
-
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; valid names are {list(LOSSES)}")
-        real("p", self.p, low=1, strict=False)
+        check_bound(self.p, "p", low=1, strict=False)
         if self.weights not in ("select", "mkl"):
             raise ValueError(f"weights must be 'select' or 'mkl'; got {self.weights!r}")
-        real("epsilon", self.epsilon, low=0, strict=False)
-        real("tol", self.tol, low=0)
-        real("max_iter", self.max_iter, low=1, strict=False, integer=True)
-        real("compress_rtol", self.compress_rtol, low=0, strict=False)
+        check_bound(self.epsilon, "epsilon", low=0, strict=False)
+        check_bound(self.tol, "tol", low=0)
+        check_bound(self.max_iter, "max_iter", low=1, strict=False, integer=True)
+        check_bound(self.compress_rtol, "compress_rtol", low=0, strict=False)
         if isinstance(self.C, str):
             if self.C != "gcv":
                 raise ValueError(f"C must be a positive number or 'gcv'; got {self.C!r}")
-            real("n_C", self.n_C, low=1, strict=False, integer=True)
+            check_bound(self.n_C, "n_C", low=1, strict=False, integer=True)
             try:
                 lo, hi = self.C_range
             except (TypeError, ValueError):
                 raise ValueError(f"C_range must be (low, high); got {self.C_range!r}") from None
-            real("C_range[0]", lo, low=0)
-            real("C_range[1]", hi, low=0)
+            check_bound(lo, "C_range[0]", low=0)
+            check_bound(hi, "C_range[1]", low=0)
             if lo > hi:
                 raise ValueError(
                     f"C_range must be (low, high) with low <= high; got {self.C_range!r}"
                 )
         else:
-            real("C", self.C, low=0)
-        if self.factor_dtype not in (None, "float32", "float64", np.float32, np.float64):
-            raise ValueError(
-                f"factor_dtype must be None, 'float32' or 'float64'; got {self.factor_dtype!r}"
-            )
+            check_bound(self.C, "C", low=0)
+        _check_factor_dtype(self.factor_dtype)
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         if isinstance(self.rank, str):
             if self.rank != "auto":
                 raise ValueError(f"rank must be a positive integer or 'auto'; got {self.rank!r}")
-            real("max_rank", self.max_rank, low=1, strict=False, integer=True)
+            check_bound(self.max_rank, "max_rank", low=1, strict=False, integer=True)
         elif not given:
-            real("rank", self.rank, low=1, strict=False, integer=True)
+            check_bound(self.rank, "rank", low=1, strict=False, integer=True)
         if given:
             return None
         if self.rank == "auto":
@@ -762,27 +754,8 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
             )
         m = self._check_params(X.shape[0])
         rng = check_generator(self.random_state)
-        bank = resolve_kernel_bank(self.kernels, X, rng, default=self._default_bank)
-        self.kernels_ = bank
-        lm = shared_landmarks(self.landmarks, X, m, bank, rng)
-        Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
-        Z = np.asarray(Z, dtype=np.float64)
-        dtype = X.dtype if self.factor_dtype is None else np.dtype(self.factor_dtype)
-        fac = bank_factors(
-            bank,
-            X,
-            Z,
-            landmark_weights=lm.weights,
-            rtol=self.rtol,
-            dtype=dtype,
-            compress=self.compress,
-            compress_rtol=self.compress_rtol,
-            rng=rng,
-        )
-        F = fac.stack
-        self.components_ = Z
-        self.normalizations_ = fac.normalizations
-        self.factor_info_ = dict(fac.info)
+        fac = _fit_bank_factors(self, X, m, rng)
+        F, Z, bank = fac.stack, self.components_, self.kernels_
         p = float(self.p)
         kw = {"tol": self.tol, "max_iter": int(self.max_iter)}
         self.gcv_ = None
@@ -869,8 +842,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         while R < min(n, int(self.max_rank)):
             R = min(2 * R, n, int(self.max_rank))
             lm = shared_landmarks(self.landmarks, X, R, bank, rng)
-            Z = lm.points.toarray() if hasattr(lm.points, "toarray") else lm.points
-            Z = np.asarray(Z, dtype=np.float64)
+            Z = _landmark_points(lm)
             W = sum(d[k] * kernel_block(bank[k], Z, Z) for k in active)
             N = nystrom_normalization(W, weights=lm.weights, rtol=self.rtol).N
             E = np.zeros((n, Z.shape[0]))
