@@ -8,14 +8,16 @@ Measures, on random data (default n=70000, d=784, m=1000, 2 BLAS threads):
 (c) ``kmeans`` landmarks against ``sklearn.cluster.KMeans`` (k-means++ init, 10 Lloyd
     iterations, n_init=1) — time and quantization error — and against scikit-learn's
     Lloyd started from our seeds (``init=<seeds>``, n_init=1, 10 iterations);
-(d) ``transform`` of new rows with the fitted factor.
+(d) ``transform`` of new rows with the fitted factor;
+(e) ``IncompleteCholesky`` (rank ``--icd-rank`` on the first ``--icd-n`` rows): kernel
+    columns computed ahead in blocks against the column-at-a-time loop, same pivots.
 
 Every time is also reported as a multiple of the BLAS floor measured in this run
 (:mod:`lorak.bench._floor`): Nyström's fit_transform and transform against one GEMM
 (n × d by d × m) plus one triangular multiply of the n × m block, k-means against one
-GEMM (n × d by d × k) per Lloyd iteration run. The load average before and after is
-recorded; a 1-minute load above the core count flags the run (``load.loaded``), or,
-with ``--strict-load``, refuses it.
+GEMM (n × d by d × k) per assignment pass (n_iter + 1). The load average before and
+after is recorded; a 1-minute load above the core count flags the run
+(``load.loaded``), or, with ``--strict-load`` (or ``LORAK_STRICT_LOAD=1``), refuses it.
 
 Every comparison is a ratio of two timings taken in this process, each the median of
 ``--repeats`` runs (k-means: one run each; scikit-learn's k-means++ is slow). Targets:
@@ -137,8 +139,9 @@ def bench_kmeans(X, m, seed, floor, plusplus=True):
     t_ours = time.perf_counter() - t
     q_ours = quantization_error(X, C)
     n, d = X.shape
-    # the floor: one GEMM (n × d by d × k) per Lloyd iteration, in the products' dtype
-    # (float32 for both inputs unless float32 cannot resolve float64 data)
+    # the floor: one GEMM (n × d by d × k) per assignment pass (the first, then one per
+    # Lloyd iteration), in the products' dtype (float32 for both inputs unless float32
+    # cannot resolve float64 data); the distance bounds may skip part of it
     gemm = floor["float32"][f"gemm {n}x{d}x{m}"]["seconds"]
     out = {
         "lorak_seconds": t_ours,
@@ -146,7 +149,7 @@ def bench_kmeans(X, m, seed, floor, plusplus=True):
         "lorak_init_seconds": info.get("init_seconds"),
         "lorak_n_iter": info.get("n_iter"),
         "lorak_skipped": info.get("skipped"),
-        "floor_seconds": gemm * max(1, info.get("n_iter", 1)),
+        "floor_seconds": gemm * (1 + info.get("n_iter", 0)),
         "lorak_quantization_error": q_ours,
     }
     out["lorak_floor_ratio"] = t_ours / out["floor_seconds"]
@@ -177,6 +180,32 @@ def bench_kmeans(X, m, seed, floor, plusplus=True):
     return out
 
 
+def bench_icd(X, rank, b, repeats):
+    from lorak.decompose import incomplete_cholesky
+
+    kern = Gaussian(bandwidth=b)
+    diag = kern.diag(X)
+
+    def column(i):
+        return kern(X, X[i : i + 1]).ravel()
+
+    def blocked():
+        return incomplete_cholesky(diag, column, rank, columns=lambda idx: kern(X, X[idx]))
+
+    t_col, all_col, ref = timed(lambda: incomplete_cholesky(diag, column, rank), repeats)
+    t_blk, all_blk, res = timed(blocked, repeats)
+    return {
+        "n": int(X.shape[0]),
+        "rank": int(rank),
+        "column_seconds": t_col,
+        "blocked_seconds": t_blk,
+        "column_runs": all_col,
+        "blocked_runs": all_blk,
+        "time_ratio": t_blk / t_col,
+        "same_pivots": bool(np.array_equal(ref.pivots, res.pivots)),
+    }
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=70000)
@@ -186,6 +215,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="n=10000, 1 repeat")
     ap.add_argument("--skip-kmeans", action="store_true")
+    ap.add_argument("--icd-n", type=int, default=20000, help="rows for (e); 0 skips it")
+    ap.add_argument("--icd-rank", type=int, default=300)
     ap.add_argument(
         "--skip-kmeans-plusplus",
         action="store_true",
@@ -234,6 +265,11 @@ def main(argv=None):
             name = np.dtype(dtype).name
             result[f"block_{name}"] = bench_block(X, Z, b, args.repeats)
             result[f"nystroem_{name}"] = bench_nystroem(X, args.m, b, args.repeats, result["floor"])
+            if args.icd_n > 0 and dtype == np.float64:
+                rows = X[: args.icd_n]
+                result["icd_float64"] = bench_icd(
+                    rows, min(args.icd_rank, rows.shape[0]), b, args.repeats
+                )
             if not args.skip_kmeans:
                 result[f"kmeans_{name}"] = bench_kmeans(
                     X, args.m, seed=0, floor=result["floor"], plusplus=not args.skip_kmeans_plusplus

@@ -129,6 +129,7 @@ def test_bench_nystrom_reports_floor_ratios_and_load(tmp_path, monkeypatch):
     monkeypatch.setattr(_floor.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     out = tmp_path / "b.json"
     args = ["--n", "400", "--d", "8", "--m", "20", "--repeats", "1", "--threads", "1"]
+    args += ["--icd-n", "300", "--icd-rank", "30"]
     mod.main([*args, "--skip-kmeans-plusplus", "--strict-load", "--out", str(out)])
     res = json.loads(out.read_text())
     assert res["load"]["loaded"] is False
@@ -140,3 +141,4 @@ def test_bench_nystrom_reports_floor_ratios_and_load(tmp_path, monkeypatch):
         assert km["lorak_floor_ratio"] > 0 and km["quantization_ratio_same_seeds"] > 0
         assert "sklearn_seconds" not in km  # k-means++ reference skipped
     assert {"nystroem_floor_float32", "kmeans_float32_pays"} <= set(res["checks"])
+    assert res["icd_float64"]["same_pivots"] and res["icd_float64"]["time_ratio"] > 0
