@@ -142,6 +142,31 @@ def lp_norm_weights(fnorm2, p: float) -> np.ndarray | None:
     return d / np.linalg.norm(d, ord=p)  # ‖d‖_p = 1 up to the last ulp
 
 
+def lp_weight_step(d, scores, p: float, tol: float, history: list, delta: float):
+    """One outer ℓp-norm weight update from the scores d_k² ‖f_k‖² (see
+    :func:`lp_norm_weights`): ``(d, delta, stop)``. Stops when the weights cannot
+    move (α = 0: ``delta`` unchanged) or moved less than ``tol``; on a stop ``d`` is
+    kept and a computed update is only recorded in ``history``."""
+    d_new = lp_norm_weights(scores, p)
+    if d_new is None:
+        return d, delta, True
+    delta = float(np.max(np.abs(d_new - d)))
+    history.append(d_new.copy())
+    if delta < tol:
+        return d, delta, True
+    return d_new, delta, False
+
+
+def warn_outer_max_iter(name: str, max_iter: int, delta: float, tol: float) -> None:
+    """The ConvergenceWarning of an ℓp-MKL outer loop that reached ``max_iter``."""
+    warnings.warn(
+        f"{name}: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
+        f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
 def kernel_norms(F: FactorStack, y, alpha, d) -> np.ndarray:
     """‖f_k‖² = d_k² ‖V_kᵀ(y∘α)‖² for every kernel (eq. 5 with d_k², see above)."""
     q = F.rmatvec(y * alpha)
@@ -313,24 +338,13 @@ def lp_mkl(
         state = res.state
         objectives.append(res.objective)
         inner_iter.append(res.n_iter)
-        d_new = lp_norm_weights(fnorm2, p)
-        if d_new is None:  # α = 0: the weights cannot move
-            converged = True
-            break
-        delta = float(np.max(np.abs(d_new - d)))
-        history.append(d_new.copy())
+        d, delta, stop = lp_weight_step(d, fnorm2, p, tol, history, delta)
         logger.debug("lp-mkl outer %d: max|Δd| = %.3g, inner iterations %d", n, delta, res.n_iter)
-        if delta < tol:
+        if stop:  # |Δd| < tol, or α = 0 and the weights cannot move
             converged = True
             break
-        d = d_new
     if not converged and warn:
-        warnings.warn(
-            f"ℓp-MKL: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
-            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_outer_max_iter("ℓp-MKL", max_iter, delta, tol)
     dq = np.repeat(d, F.ranks) * F.rmatvec(y * alpha)
     f = F.matvec(dq)
     if bias == "primal":
@@ -592,23 +606,12 @@ def lp_mkl_full_kernel(
         objectives.append(0.5 * Kq - float(np.abs(v).sum()))
         inner_iter.append(int(np.sum(svc.n_iter_)))
         del K
-        d_new = lp_norm_weights(d**2 * quad, p)
-        if d_new is None:
+        d, delta, stop = lp_weight_step(d, d**2 * quad, p, tol, history, delta)
+        if stop:
             converged = True
             break
-        delta = float(np.max(np.abs(d_new - d)))
-        history.append(d_new.copy())
-        if delta < tol:
-            converged = True
-            break
-        d = d_new
     if not converged and warn:
-        warnings.warn(
-            f"full-kernel ℓp-MKL: max_iter={max_iter} outer iterations reached (max |Δd_k| "
-            f"= {delta:.2e} > tol={tol:g}); increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_outer_max_iter("full-kernel ℓp-MKL", max_iter, delta, tol)
     alpha = np.zeros(y.size)
     alpha[svc.support_] = np.abs(svc.dual_coef_[0])
     res = LpMKLResult(

@@ -35,15 +35,13 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, eigh, lu_factor, lu_solve
-from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers import FactorStack
-from ._lp_mkl import lp_norm_weights, uniform_weights
+from ._lp_mkl import lp_weight_step, uniform_weights, warn_outer_max_iter
 
 __all__ = [
     "LpMKLRidgeResult",
@@ -284,24 +282,13 @@ def lp_mkl_ridge(
         q = Atalpha if mom.explicit else mom.S.T @ Atalpha  # Vᵀα
         sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(M)
         sums[F.ranks == 0] = 0.0
-        d_new = lp_norm_weights(d**2 * sums, p)
-        if d_new is None:  # α = 0: y is constant, the weights cannot move
-            converged = True
-            break
-        delta = float(np.max(np.abs(d_new - d)))
-        history.append(d_new.copy())
+        d, delta, stop = lp_weight_step(d, d**2 * sums, p, tol, history, delta)
         logger.debug("lp-mkl ridge outer %d: max|Δd| = %.3g, objective %.6g", n, delta, obj)
-        if delta < tol:
+        if stop:  # |Δd| < tol, or α = 0 (y constant) and the weights cannot move
             converged = True
             break
-        d = d_new
     if not converged and warn:
-        warnings.warn(
-            f"ℓp-MKL ridge: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
-            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_outer_max_iter("ℓp-MKL ridge", max_iter, delta, tol)
     _, b, Atalpha, _ = _ridge(mom, mom.weighted(F, d), float(C))
     q = Atalpha if mom.explicit else mom.S.T @ Atalpha
     coef = np.repeat(d, F.ranks) * q
@@ -558,23 +545,12 @@ def lp_mkl_svr(
         At = F.rmatvec(alpha)  # Vᵀα
         sums = np.add.reduceat(At * At, F.offsets[:-1]) if F.total_rank else np.zeros(M)
         sums[F.ranks == 0] = 0.0
-        d_new = lp_norm_weights(d**2 * sums, p)
-        if d_new is None:
+        d, delta, stop = lp_weight_step(d, d**2 * sums, p, tol, history, delta)
+        if stop:
             converged = True
             break
-        delta = float(np.max(np.abs(d_new - d)))
-        history.append(d_new.copy())
-        if delta < tol:
-            converged = True
-            break
-        d = d_new
     if not converged and warn:
-        warnings.warn(
-            f"ℓp-MKL ε-SVR: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
-            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+        warn_outer_max_iter("ℓp-MKL ε-SVR", max_iter, delta, tol)
     coef = np.repeat(d, F.ranks) * F.rmatvec(alpha)
     return LpMKLRidgeResult(
         d=d,
