@@ -37,10 +37,10 @@ import math
 
 import numpy as np
 
-from ...estimators import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LowRankKernelPCA, exact_kernel_pca
 from .._compare import win_counts
+from .._factors import eigen_builder, gaussian_bandwidth, icd_builder, nystroem_builder
 from .._preprocess import dense
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
@@ -161,42 +161,25 @@ def _kpca_method(name, build, *, label, deterministic=False) -> Method:
     return Method(name, run, deterministic=deterministic, label=label)
 
 
-def _gaussian(task) -> dict:
-    """The dataset's resolved Gaussian as estimator parameters (clone-safe floats)."""
-    return {"kernel": "gaussian", "bandwidth": task.context["bandwidth"]}
-
-
-def _nystrom(landmarks):
-    def build(task):
-        return Nystroem(
-            **_gaussian(task),
-            n_components=task.params["m"],
-            landmarks=landmarks,
-            random_state=task.seed,
-        )
-
-    return build
-
-
-def _icd(task):
-    return IncompleteCholesky(**_gaussian(task), n_components=task.params["m"])
-
-
-def _svd(task):
-    return ExactEigen(**_gaussian(task), n_components=task.params["m"])
-
-
 def _run_exact(task) -> FactorOutput:
     return FactorOutput(extra={"U": _exact(task)["U"]})
 
 
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact KPCA (paper: SVD)")
-SVD = _kpca_method("svd", _svd, label="rank-m SVD factor", deterministic=True)
-KMEANS = _kpca_method("kmeans", _nystrom("kmeans"), label="k-means Nyström")
-RLS = _kpca_method("rls", _nystrom("rls"), label="RLS Nyström")
-UNIFORM = _kpca_method("uniform", _nystrom("uniform"), label="uniform Nyström")
-COLUMN_NORM = _kpca_method("column_norm", _nystrom("column_norm"), label="Drineas–Mahoney")
-ICD = _kpca_method("icd", _icd, label="ICD", deterministic=True)
+SVD = _kpca_method(
+    "svd", eigen_builder(gaussian_bandwidth), label="rank-m SVD factor", deterministic=True
+)
+KMEANS = _kpca_method(
+    "kmeans", nystroem_builder("kmeans", gaussian_bandwidth), label="k-means Nyström"
+)
+RLS = _kpca_method("rls", nystroem_builder("rls", gaussian_bandwidth), label="RLS Nyström")
+UNIFORM = _kpca_method(
+    "uniform", nystroem_builder("uniform", gaussian_bandwidth), label="uniform Nyström"
+)
+COLUMN_NORM = _kpca_method(
+    "column_norm", nystroem_builder("column_norm", gaussian_bandwidth), label="Drineas–Mahoney"
+)
+ICD = _kpca_method("icd", icd_builder(gaussian_bandwidth), label="ICD", deterministic=True)
 
 
 def _misalignment(out: FactorOutput, task) -> dict:

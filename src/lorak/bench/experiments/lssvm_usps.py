@@ -30,10 +30,10 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from ...estimators import ExactEigen, IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...models import LSSVC, lssvm_fit_dense
 from .._compare import win_counts
+from .._factors import eigen_builder, gaussian_bandwidth, icd_builder, nystroem_builder
 from .._reference import load_reference
 from .._report import fmt_num, markdown_table, summary_text
 from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
@@ -165,10 +165,6 @@ def _run_exact(task) -> FactorOutput:
     return FactorOutput(estimator=task.shared("exact", fit))
 
 
-def _gaussian(task) -> dict:
-    return {"kernel": "gaussian", "bandwidth": task.context["bandwidth"]}
-
-
 def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
     """Timed step: ``LSSVC(factor, C).fit(X, y)`` (the factor is fitted inside)."""
 
@@ -184,33 +180,21 @@ def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
     return Method(name, run, deterministic=deterministic, label=label)
 
 
-def _nystrom(landmarks):
-    def build(task):
-        return Nystroem(
-            **_gaussian(task),
-            n_components=task.params["m"],
-            landmarks=landmarks,
-            random_state=task.seed,
-        )
-
-    return build
-
-
-def _svd(task):
-    return ExactEigen(**_gaussian(task), n_components=task.params["m"])
-
-
-def _icd(task):
-    return IncompleteCholesky(**_gaussian(task), n_components=task.params["m"])
-
-
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact LS-SVM")
-SVD = _lssvm_method("svd", _svd, label="SVD (rank m)", deterministic=True)
-KMEANS = _lssvm_method("kmeans", _nystrom("kmeans"), label="k-means Nyström")
-RLS = _lssvm_method("rls", _nystrom("rls"), label="RLS Nyström")
-UNIFORM = _lssvm_method("uniform", _nystrom("uniform"), label="uniform Nyström")
-COLUMN_NORM = _lssvm_method("column_norm", _nystrom("column_norm"), label="Drineas–Mahoney")
-ICD = _lssvm_method("icd", _icd, label="ICD", deterministic=True)
+SVD = _lssvm_method(
+    "svd", eigen_builder(gaussian_bandwidth), label="SVD (rank m)", deterministic=True
+)
+KMEANS = _lssvm_method(
+    "kmeans", nystroem_builder("kmeans", gaussian_bandwidth), label="k-means Nyström"
+)
+RLS = _lssvm_method("rls", nystroem_builder("rls", gaussian_bandwidth), label="RLS Nyström")
+UNIFORM = _lssvm_method(
+    "uniform", nystroem_builder("uniform", gaussian_bandwidth), label="uniform Nyström"
+)
+COLUMN_NORM = _lssvm_method(
+    "column_norm", nystroem_builder("column_norm", gaussian_bandwidth), label="Drineas–Mahoney"
+)
+ICD = _lssvm_method("icd", icd_builder(gaussian_bandwidth), label="ICD", deterministic=True)
 
 
 def _test_error(out: FactorOutput, task) -> float:

@@ -52,9 +52,9 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ...estimators import IncompleteCholesky, Nystroem
 from ...kernels import Gaussian, kernel_block
 from ...metrics import frobenius_error, quantization_error
+from .._factors import icd_builder, nystroem_builder
 from .._preprocess import dense, minmax_scale
 from .._reference import load_reference
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part, factor_method
@@ -171,20 +171,12 @@ def _spectrum(task):
 # ---------------------------------------------------------------- methods
 
 
+def _task_kernel(task) -> dict:
+    return {"kernel": task.context["kernel"]}
+
+
 def _nystrom(landmarks: str, label: str) -> Method:
-    def build(task):
-        return Nystroem(
-            kernel=task.context["kernel"],
-            n_components=task.params["m"],
-            landmarks=landmarks,
-            random_state=task.seed,
-        )
-
-    return factor_method(landmarks, build, label=label)
-
-
-def _icd(task):
-    return IncompleteCholesky(kernel=task.context["kernel"], n_components=task.params["m"])
+    return factor_method(landmarks, nystroem_builder(landmarks, _task_kernel), label=label)
 
 
 def _run_exact(task) -> FactorOutput:
@@ -200,7 +192,7 @@ UNIFORM = _nystrom("uniform", "uniform Nyström")
 KMEANS = _nystrom("kmeans", "k-means Nyström")
 RLS = _nystrom("rls", "RLS Nyström")
 COLUMN_NORM = _nystrom("column_norm", "Drineas–Mahoney")
-ICD = factor_method("icd", _icd, deterministic=True, label="ICD")
+ICD = factor_method("icd", icd_builder(_task_kernel), deterministic=True, label="ICD")
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact (SVD)", applies=_exact_applies)
 
 
