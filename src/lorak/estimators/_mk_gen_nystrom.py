@@ -173,6 +173,9 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
     lam_ : float; lam_grid_ : (g,) λ values tried, ascending.
     criterion_ : the criterion that chose λ ("paper" when "cv" had a class with fewer
         than 2 labeled rows); None for a given λ.
+    cv_errors_, cv_n_splits_, cv_penalty_ : with ``criterion="cv"``, the held-out error
+        rate per candidate λ, the folds, and the classifier's C or ridge penalty the
+        choice was made with (as for :class:`lorak.GeneralizedNystroem`).
     alignment_scores_ : (g,) the criterion per λ; alignment_factors_ : (g, M + 1) its
         per-block factors (NaN for a zero block) and the target factor.
     objective_history_ : list, J (eq. 17) after each alternation at λ*, from its
@@ -404,6 +407,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         self.path_n_iter_ = fit.path_n_iter
         if cv is not None:
             self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
+            self.cv_penalty_ = cv.C
             self.cv_n_splits_ = cv.n_splits
         self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])

@@ -4,8 +4,9 @@ A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
 decompose/<stem>. These downstream models have no math of their own: any factor
 (:class:`lorak.GeneralizedNystroem` by default) and any scikit-learn classifier
 (:class:`SemiSupervisedFactorClassifier`, −1 = unlabeled) or regressor
-(:class:`SemiSupervisedFactorRegressor`, NaN = unlabeled; default head a RidgeCV
-over the penalties the factor's λ cross-validation scores, :data:`lorak.learn.RIDGE_ALPHAS`).
+(:class:`SemiSupervisedFactorRegressor`, NaN = unlabeled; default head a ridge at the
+penalty the factor's λ cross-validation chose with its learned kernel, else a RidgeCV
+over the same penalties, :data:`lorak.learn.RIDGE_ALPHAS`).
 """
 
 from __future__ import annotations
@@ -179,6 +180,30 @@ def _default_regressor():
     return RidgeCV(alphas=RIDGE_ALPHAS)
 
 
+def _cross_validated_ridge(factor, Q_labeled, scale):
+    """A Ridge at the penalty the factor's λ cross-validation chose jointly with a learned
+    kernel (λ < ∞), carried over to the head's feature scale; None when the factor has
+    none (plain Nyström chosen, λ given, or a factor without that selection).
+
+    The cross-validation scored ridge penalties α on features scaled to unit mean squared
+    norm over the labeled rows, Q/√m_l; the head sees s·Q, and a ridge on c·A with
+    penalty α·c² predicts as a ridge on A with α, so α_head = α · s² · m_l.
+    """
+    from sklearn.linear_model import Ridge
+
+    alpha = getattr(factor, "cv_penalty_", None)
+    lam = getattr(factor, "lam_", None)
+    if (
+        alpha is None
+        or lam is None
+        or not np.isfinite(lam)
+        or getattr(factor, "target_type_", None) != "regression"
+    ):
+        return None
+    m_l = float(np.mean(np.einsum("ij,ij->i", Q_labeled, Q_labeled)))
+    return Ridge(alpha=float(alpha) * scale * scale * m_l) if m_l > 0 else None
+
+
 def _check_feature_scale(fs):
     if not (
         fs is None
@@ -224,9 +249,17 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
         ``target`` parameter left at "auto" gets ``target="regression"``, one with an
         ``unlabeled`` parameter left at None gets ``unlabeled=np.nan`` (CSI), so that
         integer-valued responses are not read as classes.
-    regressor : regressor, default=RidgeCV(alphas=10⁻⁴ … 10²)
-        Cloned and fitted on the labeled rows' features. The default chooses its
-        penalty by efficient leave-one-out over :data:`lorak.learn.RIDGE_ALPHAS`.
+    regressor : regressor, default=None
+        Cloned and fitted on the labeled rows' features. Default: when the factor chose
+        a learned kernel (λ < ∞) by its cross-validation, a ``Ridge`` at the penalty
+        chosen there with it (``cv_penalty_``, carried over to this feature scale);
+        otherwise ``RidgeCV`` by efficient leave-one-out over
+        :data:`lorak.learn.RIDGE_ALPHAS`. Why not always RidgeCV: the learned features
+        are built from the labeled responses, so leave-one-out on them sees each
+        response twice and picks too small a penalty — measured
+        (``benchmarks/bench_ssl_regression.py``, the 22 fits that chose a learned
+        kernel) R² on the unlabeled rows −0.008 on average against plain Nyström and
+        −0.49 at worst with RidgeCV, +0.010 and −0.17 with the cross-validated penalty.
     feature_scale : "mean_norm", None or float, default="mean_norm"
         As for :class:`SemiSupervisedFactorClassifier`: 1/√(mean ‖qᵢ‖²) over the
         training rows, stored in ``scale_`` and applied to new X.
@@ -292,6 +325,8 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
             self.scale_ = _scale_of(Q)
         else:
             self.scale_ = 1.0 if fs is None else float(fs)
+        if self.regressor is None:
+            reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.regressor_ = clone(reg).fit(Q[rows], y_l)
