@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ...kernels import KernelBank
+from .._compare import reference_entry
 from .._reference import load_reference
 from .._spec import Method
 from .._ssl import factor_column, labeled_rows, semi_labels, ssl_metric, ssl_spec, unlabeled_error
@@ -65,6 +66,22 @@ def paper_row(table: str, dataset):
     if key is None:
         return None
     return load_reference("generalized_nystrom")[table].get(key)
+
+
+def error_reference(table: str, paper_method: dict):
+    """The ``reference`` hook of an experiment on ``table``: the paper's error (in %)
+    of the column ``paper_method[method]`` for every ``error_pct`` cell."""
+
+    def reference(dataset, method, params, metric):
+        if metric != "error_pct":
+            return None
+        return reference_entry(
+            paper_row(table, dataset),
+            paper_method.get(method),
+            f"generalized_nystrom.json#{table}/{dataset}",
+        )
+
+    return reference
 
 
 def paper_cell(table: str, dataset, name, field="error") -> str:

@@ -68,7 +68,6 @@ from .._compare import (
     mean_std_text,
     paired,
     per_rep,
-    reference_entry,
     signed_delta,
     within_std,
     yes_no,
@@ -89,6 +88,7 @@ from ._zhang2017 import (
     QUICK_LARGE,
     SINGLE_METRICS,
     SMALL_DATASETS,
+    error_reference,
     gennys,
     ordered_labels,
     paper_cell,
@@ -128,14 +128,7 @@ PAPER_METHOD = {
 }
 
 
-def _reference(dataset, method, params, metric):
-    if metric != "error_pct":
-        return None
-    return reference_entry(
-        paper_row(TABLE, dataset),
-        PAPER_METHOD.get(method),
-        f"generalized_nystrom.json#{TABLE}/{dataset}",
-    )
+_reference = error_reference(TABLE, PAPER_METHOD)
 
 
 # ---------------------------------------------------------------- tables and counts

@@ -47,7 +47,7 @@ Decisions (the same for every dataset)
 
 from __future__ import annotations
 
-from .._compare import first_row, mean_std_text, paired, per_rep, reference_entry, within_std
+from .._compare import first_row, mean_std_text, paired, per_rep, within_std
 from .._figures import errors_by_dataset_figure, mean_std, plot_label
 from .._report import fmt_num, markdown_table, save_figure, text_table
 from .._spec import Experiment, Part
@@ -65,6 +65,7 @@ from ._zhang2017 import (
     QUICK_LARGE,
     SMALL_DATASETS,
     UNIFORM,
+    error_reference,
     ordered_labels,
     paper_cell,
     paper_row,
@@ -88,14 +89,7 @@ PAPER_METHOD = {
 }
 
 
-def _reference(dataset, method, params, metric):
-    if metric != "error_pct":
-        return None
-    return reference_entry(
-        paper_row(TABLE, dataset),
-        PAPER_METHOD.get(method),
-        f"generalized_nystrom.json#{TABLE}/{dataset}",
-    )
+_reference = error_reference(TABLE, PAPER_METHOD)
 
 
 # ---------------------------------------------------------------- tables and counts
