@@ -39,10 +39,14 @@ class _KernelFactor(
 
     _kernel_args = ("gamma", "bandwidth", "degree", "coef0", "kernel_params")
 
+    def _kernel_gamma(self, X):
+        """The gamma given to the kernel (Nystroem fills in scikit-learn's default)."""
+        return self.gamma
+
     def _build_kernel(self, X, rng):
         kernel = make_kernel(
             self.kernel,
-            gamma=self.gamma,
+            gamma=self._kernel_gamma(X),
             bandwidth=self.bandwidth,
             degree=self.degree,
             coef0=self.coef0,

@@ -19,7 +19,7 @@ from ..decompose import (
     nystrom_normalization,
     top_eigenpairs,
 )
-from ..kernels import kernel_block, kernel_product, make_kernel
+from ..kernels import kernel_block, kernel_product
 from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import _KernelFactor
@@ -132,7 +132,9 @@ class Nystroem(_KernelFactor):
                     "them inside the kernel"
                 )
 
-    def _build_kernel(self, X, rng):
+    def _kernel_gamma(self, X):
+        """``gamma``, or scikit-learn's default 1/n_features for the kernels that use it
+        when neither gamma nor a bandwidth is given."""
         self._check_kernel_args()
         gamma = self.gamma
         uses_gamma = isinstance(self.kernel, str) and self.kernel in (
@@ -146,15 +148,7 @@ class Nystroem(_KernelFactor):
             params = self.kernel_params or {}
             if "gamma" not in params and "bandwidth" not in params:
                 gamma = 1.0 / X.shape[1]  # scikit-learn's default
-        kernel = make_kernel(
-            self.kernel,
-            gamma=gamma,
-            bandwidth=self.bandwidth,
-            degree=self.degree,
-            coef0=self.coef0,
-            kernel_params=self.kernel_params,
-        )
-        return kernel.resolve(X, rng)
+        return gamma
 
     def fit(self, X, y=None):
         """Choose landmarks on X and factor the landmark kernel W."""
