@@ -1,19 +1,15 @@
 """The ``kpca`` and ``lssvm-usps`` experiments and benchmarks/bench_downstream.py."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
+from conftest import load_benchmark_script
 from lorak.bench import get_experiment, run_experiment, write_outputs
 from lorak.bench.experiments import kpca as kpca_exp
 from lorak.bench.experiments import lssvm_usps
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 # ---------------------------------------------------------------- kpca: the math
 
@@ -193,12 +189,7 @@ def test_usps_pairs_load():
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_downstream", ROOT / "benchmarks" / "bench_downstream.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark_script("bench_downstream")
 
 
 @pytest.mark.slow

