@@ -732,7 +732,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         scores = gcv_scores(mom, mom.root(F, d), Cs)
         self.gcv_ = scores
         self.C_grid_ = Cs
-        return float(Cs[int(np.argmin(scores))])
+        return float(Cs[int(np.argmin(scores))]), scores
 
     def fit(self, X, y):
         """Compute the factors once, choose C (``"gcv"``), then alternate d and f."""
@@ -759,14 +759,19 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         p = float(self.p)
         kw = {"tol": self.tol, "max_iter": int(self.max_iter)}
         self.gcv_ = None
+        uniform = uniform_weights(F.n_kernels, p)
+        known = {}  # GCV arrays over the C grid already computed, by candidate
         if self.C == "gcv":
             mom = ridge_moments(F, y)
-            C = self._select_C(mom, F, uniform_weights(F.n_kernels, p))
+            C, known["uniform"] = self._select_C(mom, F, uniform)
             res = lp_mkl_ridge(F, y, C, p, **kw)
-            C2 = self._select_C(mom, F, res.d)
+            C2, scores = self._select_C(mom, F, res.d)
             if C2 != C:
                 C = C2
                 res = lp_mkl_ridge(F, y, C, p, d0=res.d, **kw)
+                # the refit moved d: its GCV is recomputed by the selection below
+            else:
+                known["mkl"] = scores
         else:
             C = float(self.C)
             res = None
@@ -778,7 +783,9 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
             if self.weights == "select":
                 mom = mom if self.C == "gcv" else ridge_moments(F, y)
                 grid = self.C_grid_ if self.C == "gcv" else np.array([C])
-                choice, d, C_sel, table = select_ridge_weights(mom, F, res.d, grid)
+                choice, d, C_sel, table = select_ridge_weights(
+                    mom, F, res.d, grid, uniform=uniform, known=known
+                )
                 self.weights_choice_, self.weights_gcv_ = choice, table
                 if choice != "mkl":
                     C = C_sel
@@ -796,7 +803,10 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
             and m is not None
             and m < min(X.shape[0], int(self.max_rank))
         ):
-            gcv0 = self._gcv_of(mom if self.C == "gcv" else ridge_moments(F, y), F, res.d, C)
+            if self.weights_gcv_ is not None:
+                gcv0 = self.weights_gcv_[self.weights_choice_]
+            else:
+                gcv0 = self._gcv_of(mom if self.C == "gcv" else ridge_moments(F, y), F, res.d, C)
             refined = self._double_rank(X, y, bank, res.d, C, gcv0, rng)
         if self.verbose:
             logger.info("lp-mkl regression: C = %.3g, %d outer iterations", C, res.n_iter)

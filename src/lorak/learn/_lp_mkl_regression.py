@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, eigh, lu_factor, lu_solve
+from scipy.linalg import LinAlgError, cholesky, eigh, lu_factor, lu_solve
 
 from ..solvers import FactorStack
 from ._lp_mkl import lp_weight_step, uniform_weights, warn_outer_max_iter
@@ -134,8 +134,12 @@ class _Moments:
         if np.count_nonzero(d) == 1:  # one kernel: L = √d_k S_k, no eigendecomposition
             k = int(np.flatnonzero(d)[0])
             return self.S[:, F.block(k)] * np.sqrt(d[k])
-        H = (self.S * dcol) @ self.S.T
-        lam, U = eigh(0.5 * (H + H.T), check_finite=False)
+        H = self.weighted(F, d)
+        try:  # H = S D Sᵀ is positive definite when S has full row rank and d > 0
+            return cholesky(H, lower=True, check_finite=False)
+        except LinAlgError:
+            pass
+        lam, U = eigh(H, check_finite=False)
         return U * np.sqrt(np.clip(lam, 0.0, None))
 
 
@@ -329,7 +333,7 @@ def weighted_ridge(F: FactorStack, y, d, C: float, *, mom: _Moments | None = Non
     )
 
 
-def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs):
+def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs, *, uniform=None, known=None):
     """The kernel weights with the lowest GCV among the learned ones and the bank's own.
 
     Candidates: ``learned`` (the ℓp-MKL weights), the uniform weights and each base
@@ -340,9 +344,15 @@ def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs):
     sum still scores lower, the learned weights have fitted the training rows at the
     expense of new ones. Returns ``(name, d, C, table)`` with table the minimum GCV per
     candidate ("mkl", "uniform", "kernel k").
+
+    ``uniform``: the uniform weight vector to use (any positive multiple of 1 gives the
+    same kernels up to a rescaling of C; default 1/M each). ``known``: GCV arrays over
+    ``Cs`` already computed for some candidates (by name), which are not recomputed.
     """
     M = F.n_kernels
-    cands = [("mkl", np.asarray(learned, dtype=np.float64)), ("uniform", np.full(M, 1.0 / M))]
+    uni = np.full(M, 1.0 / M) if uniform is None else np.asarray(uniform, dtype=np.float64)
+    known = {} if known is None else known
+    cands = [("mkl", np.asarray(learned, dtype=np.float64)), ("uniform", uni)]
     for k in range(M):
         if F.ranks[k] > 0:
             e = np.zeros(M)
@@ -351,7 +361,9 @@ def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs):
     table = {}
     best = None
     for name, d in cands:
-        scores = gcv_scores(mom, mom.root(F, d), Cs)
+        scores = known.get(name)
+        if scores is None:
+            scores = gcv_scores(mom, mom.root(F, d), Cs)
         i = int(np.argmin(scores))
         table[name] = float(scores[i])
         # ties (to round-off) keep the earlier candidate: the learned weights first
