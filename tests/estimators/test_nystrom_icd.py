@@ -336,3 +336,20 @@ def test_icd_columns_of_the_wrong_shape_are_named():
         incomplete_cholesky(
             k.diag(X), lambda i: k(X, X[i : i + 1]).ravel(), 5, columns=lambda idx: k(X, X[:2])
         )
+
+
+def test_well_conditioned_float32_landmark_kernel_takes_the_cholesky_path():
+    """cond(W) ≈ 10³ is far below float32's 1/rtol = 10⁶: no eigen fallback (the earlier
+    test, trcon's estimate for L squared, was 10⁴× pessimistic at m = 1000 and sent this
+    case down the eigen path)."""
+    from scipy.linalg import eigvalsh
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1100, 784)).astype(np.float32)
+    f = Nystroem(gamma=1 / 1568, n_components=1000, random_state=0).fit(X)
+    W = rbf_kernel(f.components_.astype(np.float64), gamma=1 / 1568)
+    lam = eigvalsh(W)
+    assert lam[-1] / lam[0] < 1e4
+    assert f.normalization_is_upper_ and f.n_components_ == 1000
+    N = f.normalization_.astype(np.float64)
+    np.testing.assert_allclose(N.T @ W @ N, np.eye(1000), atol=1e-3)
