@@ -32,6 +32,28 @@ def _scale_of(Q) -> float:
     return 1.0 / np.sqrt(ms) if ms > 0 else 1.0
 
 
+def _check_parts(**parts):
+    """Each ``name=(estimator, method)`` must have ``fit`` and that method."""
+    for arg, (obj, need) in parts.items():
+        if not (hasattr(obj, "fit") and hasattr(obj, need)):
+            raise TypeError(
+                f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
+            )
+
+
+def _fitted_features(factor, X, target, fs):
+    """Fit the (already cloned) factor on X with the coded target; its rows as a dense
+    array and the feature scale ("mean_norm", None or a number)."""
+    Q = factor.fit_transform(X, target)
+    if sp.issparse(Q):  # pragma: no cover
+        Q = Q.toarray()
+    if fs == "mean_norm":
+        scale = _scale_of(Q)
+    else:
+        scale = 1.0 if fs is None else float(fs)
+    return Q, scale
+
+
 def _has(attr):
     def check(self):
         obj = getattr(self, "classifier_", None)
@@ -122,19 +144,9 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
         codes[rows] = codes_l
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
-        for arg, obj, need in (("factor", factor, "transform"), ("classifier", clf, "predict")):
-            if not (hasattr(obj, "fit") and hasattr(obj, need)):
-                raise TypeError(
-                    f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
-                )
+        _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
         self.factor_ = clone(factor)
-        Q = self.factor_.fit_transform(X, codes)
-        if sp.issparse(Q):  # pragma: no cover
-            Q = Q.toarray()
-        if fs == "mean_norm":
-            self.scale_ = _scale_of(Q)
-        else:
-            self.scale_ = 1.0 if fs is None else float(fs)
+        Q, self.scale_ = _fitted_features(self.factor_, X, codes, fs)
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.classifier_ = clone(clf).fit(Q[rows], codes_l)
@@ -310,21 +322,11 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
             )
         factor = _default_factor() if self.factor is None else self.factor
         reg = _default_regressor() if self.regressor is None else self.regressor
-        for arg, obj, need in (("factor", factor, "transform"), ("regressor", reg, "predict")):
-            if not (hasattr(obj, "fit") and hasattr(obj, need)):
-                raise TypeError(
-                    f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
-                )
+        _check_parts(factor=(factor, "transform"), regressor=(reg, "predict"))
         y_all = np.full(X.shape[0], np.nan)
         y_all[rows] = y_l
         self.factor_ = _as_regression_factor(factor)
-        Q = self.factor_.fit_transform(X, y_all)
-        if sp.issparse(Q):  # pragma: no cover
-            Q = Q.toarray()
-        if fs == "mean_norm":
-            self.scale_ = _scale_of(Q)
-        else:
-            self.scale_ = 1.0 if fs is None else float(fs)
+        Q, self.scale_ = _fitted_features(self.factor_, X, y_all, fs)
         if self.regressor is None:
             reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
         if self.scale_ != 1.0:
