@@ -304,9 +304,24 @@ ESTIMATORS: dict[str, tuple] = {
         "decision_function",
         "values",
     ),
+    "LowRankMKLRegressor": (
+        lambda **kw: lorak.LowRankMKLRegressor(
+            **{"kernels": _KERNELS3(), "rank": 8, "max_iter": 10, "random_state": 0, **kw}
+        ),
+        _fit_reg,
+        "predict",
+        "values",
+    ),
+    "SemiSupervisedFactorRegressor": (
+        lambda **kw: lorak.SemiSupervisedFactorRegressor(_nys(), **kw),
+        _fit_reg,
+        "predict",
+        "values",
+    ),
 }
 # estimators whose learned kernel is scale-free only up to a solver's tolerance
 _ITERATIVE = {
+    "LowRankMKLRegressor",
     "GeneralizedNystroem",
     "MultipleKernelGeneralizedNystroem",
     "LowRankMKLClassifier",
@@ -463,12 +478,40 @@ for _name in ESTIMATORS:
         )
 
 # y with NaN / inf for supervised estimators
+_NAN_IS_UNLABELED = {"SemiSupervisedFactorRegressor"}
 for _name, (_, _fit, _, _) in ESTIMATORS.items():
     if _fit in (_fit_y, _fit_semi, _fit_reg):
         _base = {_fit_y: y, _fit_semi: y_semi, _fit_reg: y_reg}[_fit].astype(float)
         _yn = _base.copy()
         _yn[3] = np.nan
+        if _name in _NAN_IS_UNLABELED:
+            continue
         case(f"{_name}-y-nan", _fit_call(_name, X, _yn), error=r"\by\b.*(nan|infinity|label|class)")
+
+
+# NaN marks an unlabeled response for the semi-supervised regressor: the fit must equal
+# the fit on the labeled rows' responses with that row unlabeled, and inf is refused
+def _nan_row_unlabeled(name):
+    def call():
+        yn = y_reg.astype(float).copy()
+        yn[3] = np.nan
+        est = ESTIMATORS[name][1](ESTIMATORS[name][0](), X, yn)
+        return est
+
+    def check(est):
+        assert 3 not in set(est.labeled_indices_.tolist())
+        assert est.labeled_indices_.size == X.shape[0] - 1
+        assert np.all(np.isfinite(est.predict(X)))
+
+    return call, check
+
+
+for _name in sorted(_NAN_IS_UNLABELED):
+    _call, _check = _nan_row_unlabeled(_name)
+    case(f"{_name}-y-nan-is-unlabeled", _call, check=_check)
+    _yi = y_reg.astype(float).copy()
+    _yi[3] = np.inf
+    case(f"{_name}-y-inf", _fit_call(_name, X, _yi), error=r"\by\b.*(nan|infinity|inf|finite)")
 
 # extreme kernel parameters
 for _name, _cls in (
@@ -1494,6 +1537,18 @@ def test_case(c):
 
 def test_case_count():
     assert len(CASES) >= 500, len(CASES)
+
+
+def test_every_exported_estimator_is_in_the_sweep():
+    from sklearn.base import BaseEstimator
+
+    exported = {
+        n
+        for n in lorak.__all__
+        if isinstance(getattr(lorak, n), type) and issubclass(getattr(lorak, n), BaseEstimator)
+    }
+    missing = exported - set(ESTIMATORS)
+    assert not missing, f"add these estimators to ESTIMATORS: {sorted(missing)}"
 
 
 def _main(argv):
