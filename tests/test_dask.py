@@ -125,8 +125,9 @@ def test_generalized_nystroem_fit_on_a_dask_array(client, data):
     # fixed threshold inside the round-off); the learned kernels E S Eᵀ agree
     assert est.n_components_ == ref.n_components_
     G, Gr = est.transform(_dask(X)).compute(), ref.transform(X)
+    # (G itself is determined only up to a rotation inside near-equal eigenvalues of the
+    # learned kernel, so the kernels are what is compared)
     np.testing.assert_allclose(G @ G[:300].T, Gr @ Gr[:300].T, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(G, Gr, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -439,3 +439,29 @@ def test_generic_solvers_accept_operators(rng):
         ):
             np.testing.assert_allclose(res.x, ref, atol=1e-6)
             assert res.converged
+
+
+def test_psd_factor_in_the_landmark_metric_keeps_the_data_directions():
+    """S ≈ β W⁺ has its smallest eigenvalues on W's largest directions — the ones the
+    data use. Cut relative to λ_max(S), with W over ten decades, those go (the learned
+    kernel E S Eᵀ loses most of its trace); cut in the metric of W, E F Fᵀ Eᵀ = E S Eᵀ."""
+    from lorak.kernels import kernel_block
+    from lorak.learn import pinv_psd, psd_factor
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(600, 2))
+    Z = X[:150]
+    k = Gaussian(bandwidth=4.0)
+    E, W = kernel_block(k, X, Z), kernel_block(k, Z, Z)
+    ev = np.linalg.eigvalsh(W)
+    assert ev[-1] / ev[ev > 0].min() > 1e10  # W over many decades
+    Wp, _ = pinv_psd(W)
+    # a learned S: the prior plus a positive label term on the data directions
+    u = Wp @ (E[:100].T @ ((X[:100, 0] > 0) - 0.5)) / 100
+    S = Wp + np.outer(u, u)
+    K = E @ S @ E.T
+    F = psd_factor(S, metric=W)
+    np.testing.assert_allclose(E @ F @ F.T @ E.T, K, rtol=1e-6, atol=1e-6 * np.abs(K).max())
+    F_max = psd_factor(S)  # relative to λ_max(S): the old cut
+    lost = 1 - np.trace(E @ F_max @ F_max.T @ E.T) / np.trace(K)
+    assert lost > 0.1

@@ -421,7 +421,7 @@ class GeneralizedNystroem(_KernelFactor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        F = psd_factor(fit.S, self.rtol)
+        F = psd_factor(fit.S, self.rtol, metric=W)
         if F.shape[1] == 0:
             raise ValueError(
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "

@@ -379,7 +379,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        Fs = [psd_factor(T, self.rtol) for T in fit.T]
+        Fs = [psd_factor(T, self.rtol, metric=Wj) for T, Wj in zip(fit.T, Ws, strict=True)]
         if sum(F.shape[1] for F in Fs) == 0:
             raise ValueError(
                 "the learned kernel is zero (the labels pull every block to 0); raise lam or "

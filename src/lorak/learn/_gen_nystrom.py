@@ -306,8 +306,31 @@ def closed_form(El, K, S0, lam: float, *, project: bool = False) -> np.ndarray:
     return psd_projection(S) if project else S
 
 
-def psd_factor(S, rtol: float = 1e-10) -> np.ndarray:
-    """F = U Λ^{1/2} over the eigenvalues of S above rtol·λ_max, so F Fᵀ ≈ S (m × r)."""
+def psd_factor(S, rtol: float = 1e-10, *, metric=None) -> np.ndarray:
+    """F with F Fᵀ ≈ S (m × r) over the kept spectrum (:func:`spectral_keep`).
+
+    Without ``metric``: F = U Λ^{1/2} over the eigenvalues of S kept relative to λ_max(S).
+    With ``metric`` = W, the landmark kernel matrix: the spectrum is that of the learned
+    kernel on the landmarks, T = W^{1/2} S W^{1/2} (over W's kept range), and
+    F = Q Λ_W^{-1/2} V μ^{1/2}. This is the scale that matters for S: the learned kernel
+    is e(x)ᵀ S e(x') with e(x) in W's range, where S ≈ W⁺ has eigenvalues from 1/λ_max(W)
+    to 1/λ_min(W) — a cut relative to λ_max(S) (or to the round-off of its largest
+    directions) would drop the directions of W's largest eigenvalues, the ones the data
+    use most.
+    """
+    if metric is not None:
+        lw, Q = eigh(_sym(np.asarray(metric, dtype=np.float64)), driver="evd", check_finite=False)
+        kw = spectral_keep(lw, rtol)
+        if not kw.any():
+            return np.zeros((lw.size, 0))
+        R = Q[:, kw] * np.sqrt(lw[kw])  # W^{1/2} on its kept range: T = Rᵀ S R
+        T = _sym(R.T @ np.asarray(S, dtype=np.float64) @ R)
+        mu, V = eigh(T, driver="evd", check_finite=False)
+        if not (mu.size and mu[-1] > 0):
+            return np.zeros((lw.size, 0))
+        keep = spectral_keep(mu, rtol)
+        F = (Q[:, kw] / np.sqrt(lw[kw])) @ (V[:, keep] * np.sqrt(mu[keep]))
+        return F[:, ::-1]
     lam, U = eigh(_sym(np.asarray(S, dtype=np.float64)), driver="evd", check_finite=False)
     top = lam[-1] if lam.size else 0.0
     if not top > 0:
@@ -912,7 +935,7 @@ def fit_gen_nystrom(
     # The solver's iterate is PSD to the precision of its projections (float32 ones at
     # loose tolerances): clean it in float64 so that S is PSD to round-off and its
     # rank does not depend on that noise (the factor F Fᵀ = S over the kept spectrum).
-    F = psd_factor(problem.to_landmark_basis(X), rtol)
+    F = psd_factor(problem.to_landmark_basis(X), rtol, metric=W)
     return GenNystromFit(
         S=_sym(F @ F.T),
         S0=beta_f * problem.Wp,

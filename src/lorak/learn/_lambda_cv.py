@@ -403,7 +403,7 @@ def _score_repeats(Q0, features, y, n_splits, rng, n_grid, C_grid, target):
     return errors, hinge, per_row, first[0], first[1], n_iter
 
 
-def _features(El, P, X, rtol) -> np.ndarray:
+def _features(El, P, X, rtol, W=None) -> np.ndarray:
     """Features Q of every labeled row with Q Qᵀ = E_l S E_lᵀ (S = V X Vᵀ of fold problem P).
 
     A linear SVM with an L2 penalty is invariant to orthogonal maps of its features, so
@@ -412,7 +412,7 @@ def _features(El, P, X, rtol) -> np.ndarray:
     """
     l, m = El.shape
     if l >= m:
-        F = psd_factor(P.to_landmark_basis(X), rtol)
+        F = psd_factor(P.to_landmark_basis(X), rtol, metric=W)
         # a zero S (labels pulling every direction to 0): one constant zero feature
         return El @ F if F.shape[1] else np.zeros((l, 1))
     N = El @ P.V
@@ -541,7 +541,7 @@ def fold_features(
             )
             x, b = res.x, res.info["beta"]
             n_iter += res.n_iter
-            feats[f][i] = _features(El, P, x, rtol)
+            feats[f][i] = _features(El, P, x, rtol, W)
     return feats, n_iter
 
 
@@ -701,8 +701,8 @@ def mk_fold_features(
             )
             n_iter += sweeps
             parts = []
-            for E, b, X in zip(Els, prob.blocks, st.Xs, strict=True):
-                F = psd_factor(b.to_landmark_basis(X), rtol)
+            for E, Wj, b, X in zip(Els, Ws, prob.blocks, st.Xs, strict=True):
+                F = psd_factor(b.to_landmark_basis(X), rtol, metric=Wj)
                 if F.shape[1]:
                     parts.append(E @ F)
             feats[f][i] = np.hstack(parts) if parts else np.zeros((Els[0].shape[0], 1))
