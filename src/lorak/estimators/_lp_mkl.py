@@ -543,8 +543,9 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
     rank : int or "auto", default="auto"
         R, the number of landmarks shared by all kernels (at most n). "auto": the
         kernel weights and C are chosen at R = 200 (or n when smaller); then the chosen
-        combination Σ_k d_k k_k, now one fixed kernel, is refitted on 2R, 4R, …
-        landmarks (one factor of width R, not M·R) while doubling R lowers the
+        combination Σ_k d_k k_k, now one fixed kernel, is refitted on 2w, 4w, …
+        landmarks (w the first stage's factor width: R for one kernel, up to M·R for a
+        combination; one factor of that width, not M of them) while doubling R lowers the
         generalized cross-validation error by at least 2 % (``rank_path_``), up to
         ``max_rank``. Measured on Friedman #1 (n = 1400): R² 0.903 at R = 200, 0.946 at
         R = 400 (tuned full-kernel ridge: 0.945). Squared loss only; with the
@@ -807,7 +808,13 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
                 gcv0 = self.weights_gcv_[self.weights_choice_]
             else:
                 gcv0 = self._gcv_of(mom if self.C == "gcv" else ridge_moments(F, y), F, res.d, C)
-            refined = self._double_rank(X, y, bank, res.d, C, gcv0, rng)
+            # the first stage's factor has one block per kernel: Σ_k r_k columns for the
+            # kernels in use (at most the compressed rank), so the doubling starts there
+            active = res.d > 0
+            width = int(np.sum(F.ranks[active]))
+            if F.V is None:
+                width = min(width, F.basis.shape[1])
+            refined = self._double_rank(X, y, bank, res.d, C, gcv0, rng, width)
         if self.verbose:
             logger.info("lp-mkl regression: C = %.3g, %d outer iterations", C, res.n_iter)
         self.C_ = C
@@ -841,12 +848,13 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
     def _gcv_of(self, mom, F, d, C):
         return float(np.min(gcv_scores(mom, mom.root(F, d), self._C_grid(mom.n, C))))
 
-    def _double_rank(self, X, y, bank, d, C, gcv, rng):
-        """The fixed combination Σ_k d_k k_k on 2R, 4R, … landmarks while the GCV drops
-        by ≥ 2 %: (Z, N, coef, b, C) of the last accepted rank, or None."""
+    def _double_rank(self, X, y, bank, d, C, gcv, rng, width):
+        """The fixed combination Σ_k d_k k_k on 2w, 4w, … landmarks (w = the first
+        stage's factor width, R for one kernel, up to M·R for a combination) while the
+        GCV drops by ≥ 2 %: (Z, N, coef, b, C) of the last accepted rank, or None."""
         n = X.shape[0]
-        R = self.rank_
-        self.rank_path_ = [(R, gcv)]
+        self.rank_path_ = [(self.rank_, gcv)]
+        R = max(self.rank_, int(width))
         best = None
         active = [k for k in range(len(bank)) if d[k] > 0]
         while R < min(n, int(self.max_rank)):
