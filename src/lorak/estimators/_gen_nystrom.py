@@ -125,13 +125,13 @@ class GeneralizedNystroem(_KernelFactor):
         loss, then to the larger λ, so that labels that do not help leave plain
         Nyström's kernel. See :mod:`lorak.learn._lambda_cv`. Measured on 28 data sets
         (SSL book, the paper's Table 1, scikit-learn's and lorak's generated sets; 100
-        labels, error on the unlabeled rows, 3–4 repetitions; the pipeline of
+        labels, error on the unlabeled rows, 10 repetitions; the pipeline of
         :class:`~lorak.SemiSupervisedFactorClassifier`): "cv" beats plain k-means
-        Nyström on 22 of 28 sets and loses by at most 0.8 points, 0.9 points on average
-        above the best λ of its grid chosen by the unlabeled truth; eq. 15 beats it on
-        11 of 28 and loses by up to 5.3 points (2.5 above that oracle). Its fit costs
-        3–7× the eq.-15 fit at n = 1500, m = 150 (5 folds × 7 λ; the fold paths are
-        three quarters of it; measured on a heavily loaded machine,
+        Nyström on 18 of 28 sets (one tie) and loses by at most 0.84 points, 0.93
+        points on average above the best λ of its grid chosen by the unlabeled truth,
+        and beats LabelSpreading (k-NN) on 21 of 28; eq. 15 beats plain Nyström on 11
+        of 28 and loses by up to 5.1 points (1.9 above that oracle). Its fit costs
+        2.5× the eq.-15 fit at n = 1500, m = 150 (CPU time, median of 5,
         ``benchmarks/bench_side_info.py --cost``).
         "paper": eq. (15), ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (the m × m inverse dictionary
         kernels, as written) — the paper's choice and the default before; "kernel":
