@@ -1378,7 +1378,8 @@ case("libsvm-n_features-neg", _ds("nfneg", entry={"n_features": -2}), error=r"n_
 case("libsvm-n_samples-str", _ds("ns", entry={"n_samples": "two"}), error=r"n_samples")
 case(
     "libsvm-file-absolute",
-    _ds("abs", entry={"file": "/etc/hostname"}),
+    # an absolute path to an existing file outside the data home (this test file)
+    _ds("abs", entry={"file": str(Path(__file__).resolve())}),
     error=r"(file|outside|data home|data folder)",
 )
 case(

@@ -36,7 +36,7 @@ from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
-    cv_feasible,
+    cv_criterion,
     fit_gen_nystrom,
     fit_gen_nystrom_cv,
     ideal_kernel,
@@ -365,17 +365,7 @@ class GeneralizedNystroem(_KernelFactor):
         El = kernel_block(self.kernel_, Xl, Z64)
         W = kernel_block(self.kernel_, Z64, Z64)
         criterion = self.criterion if mask is None or self.criterion != "cv" else "paper"
-        if criterion == "cv" and isinstance(self.lam, str):
-            ok, why = cv_feasible(y_l, kind)
-            if not ok:
-                what = "a row of every class" if kind == "classification" else "a row"
-                warnings.warn(
-                    f"{type(self).__name__}: criterion='cv' cannot hold out {what} "
-                    f"({why}); lam chosen by criterion='paper' (eq. 15) instead",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                criterion = "paper"
+        criterion = cv_criterion(criterion, self.lam, y_l, kind, type(self).__name__)
         cv = None
         if criterion == "cv" and (isinstance(self.lam, str) or np.isinf(self.lam)):
             fit, cv = fit_gen_nystrom_cv(

@@ -49,7 +49,7 @@ from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
-    cv_feasible,
+    cv_criterion,
     fit_mk_gen_nystrom,
     fit_mk_gen_nystrom_cv,
     parse_semi_supervised_response,
@@ -326,17 +326,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         Els = bank.blocks(Xl, Z64)
         Ws = bank.blocks(Z64, Z64)
-        criterion = self.criterion
-        if criterion == "cv" and isinstance(self.lam, str):
-            ok, why = cv_feasible(y_l, kind)
-            if not ok:
-                warnings.warn(
-                    f"{name}: criterion='cv' cannot hold out a row of every class ({why}); "
-                    "lam chosen by criterion='paper' instead",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                criterion = "paper"
+        criterion = cv_criterion(self.criterion, self.lam, y_l, kind, name)
         cv = None
         if criterion == "cv" or (not isinstance(self.lam, str) and np.isinf(self.lam)):
             fit, cv = fit_mk_gen_nystrom_cv(

@@ -90,6 +90,7 @@ __all__ = [
     "DEFAULT_CV_SPLITS",
     "RIDGE_ALPHAS",
     "LambdaCV",
+    "cv_criterion",
     "cv_feasible",
     "cv_folds",
     "cv_select_lambda",
@@ -175,6 +176,25 @@ def cv_feasible(y, target: str = "classification") -> tuple[bool, str]:
     label = classes[int(np.argmin(counts))].tolist()
     n_min = int(counts.min())
     return False, f"class {label!r} has {n_min} labeled row(s), cross-validation needs 2"
+
+
+def cv_criterion(criterion: str, lam, y, target: str, owner: str) -> str:
+    """The criterion a fit uses: ``"cv"`` falls back to ``"paper"`` (eq. 15), with a
+    warning naming ``owner``, when λ is to be chosen and no row can be held out
+    (:func:`cv_feasible`); any other case returns ``criterion`` unchanged."""
+    if criterion != "cv" or not isinstance(lam, str):
+        return criterion
+    ok, why = cv_feasible(y, target)
+    if ok:
+        return criterion
+    what = "a row of every class" if target == "classification" else "a row"
+    warnings.warn(
+        f"{owner}: criterion='cv' cannot hold out {what} ({why}); lam chosen by "
+        "criterion='paper' (eq. 15) instead",
+        UserWarning,
+        stacklevel=3,
+    )
+    return "paper"
 
 
 def cv_folds(y, n_splits: int, rng, *, target: str = "classification") -> tuple[np.ndarray, int]:
