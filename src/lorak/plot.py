@@ -52,6 +52,20 @@ _INSTALL = "lorak.plot needs matplotlib: install it with `pip install lorak[plot
 # ---------------------------------------------------------------- matplotlib plumbing
 
 
+def _decorate(ax, xlabel, ylabel, *, logx=False, logy=False, legend=True):
+    """Axis scales, labels, a light grid and a small legend: every plot's last step."""
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
+    return ax
+
+
 def _pyplot():
     """matplotlib.pyplot, imported on demand (Agg when no backend was chosen)."""
     try:
@@ -202,16 +216,7 @@ def error_vs_rank(
     if sd is not None and np.any(sd > 0):
         sd = sd[order]
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.2, lw=0)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    if label is not None and legend:
-        ax.legend(fontsize=8)
-    return ax
+    return _decorate(ax, xlabel, ylabel, logx=logx, logy=logy, legend=label is not None and legend)
 
 
 # ---------------------------------------------------------------- alignment vs lambda
@@ -262,11 +267,7 @@ def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
             ax.plot(lam, F[:, 0], ls="--", color="C1", lw=1, label="ρ[S, S₀] (prior)")
             ax.plot(lam, F[:, 1], ls="--", color="C2", lw=1, label="ρ[E S Eᵀ, K*] (labels)")
     _chosen_line(ax, getattr(estimator, "lam_", None))
-    ax.set_xscale("log")
-    ax.set_xlabel("λ")
-    ax.set_ylabel("alignment")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _decorate(ax, "λ", "alignment", logx=True)
     if lam.size == 1:
         ax.set_title("λ was given: one point, no grid search", fontsize=9)
     return ax
@@ -294,11 +295,7 @@ def _cv_errors_vs_lambda(estimator, grid, cv_errors, ax):
     _chosen_line(ax, chosen)
     if chosen is not None and np.isinf(chosen):
         ax.set_title("chosen λ = ∞: the labels did not help", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_xlabel("λ")
-    ax.set_ylabel("cross-validated error rate")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _decorate(ax, "λ", "cross-validated error rate", logx=True)
     return ax
 
 
@@ -347,13 +344,7 @@ def csi_errors(estimator, *, ax=None, logy: bool = True, objective: bool = True,
         if objective and J is not None:
             J = _vector("estimator.objective_", J)
             ax.plot(steps, J, color="k" if not label else None, ls="--", lw=1, label=pre + "J")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel("rank (pivots chosen)")
-    ax.set_ylabel("relative error")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return ax
+    return _decorate(ax, "rank (pivots chosen)", "relative error", logy=logy)
 
 
 def csi_gains(estimator, *, ax=None, logy: bool = True, show_tol: bool = True):
@@ -403,13 +394,7 @@ def csi_gains(estimator, *, ax=None, logy: bool = True, show_tol: bool = True):
     tol = getattr(estimator, "tol", None)
     if show_tol and isinstance(tol, numbers.Real) and tol > 0:
         ax.axhline(float(tol), color="k", ls=":", lw=0.8, label=f"tol = {tol:g}")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel("step (pivot index)")
-    ax.set_ylabel("decrease of J")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return ax
+    return _decorate(ax, "step (pivot index)", "decrease of J", logy=logy)
 
 
 # ---------------------------------------------------------------- kernel weights

@@ -210,6 +210,13 @@ class _Stationary(Kernel):
     _squared_scale = True  # bandwidth in units of squared distance (Gaussian)
     _param_names = ("bandwidth", "gamma")
 
+    def _value_at_zero(self) -> float:
+        """k(x, x) = k at distance 0 (1 for the Gaussian and the Laplacian)."""
+        return 1.0
+
+    def diag(self, X):
+        return np.full(X.shape[0], self._value_at_zero(), dtype=_float_dtype_of(X))
+
     def __init__(self, bandwidth=None, gamma=None):
         if bandwidth is not None and gamma is not None:
             raise ValueError(
@@ -347,9 +354,6 @@ class Gaussian(_Stationary):
         exp_neg_sqdist_inplace(G, xn, aux.zn * dtype.type(1.0 / b))
         return G
 
-    def diag(self, X):
-        return np.ones(X.shape[0], dtype=_float_dtype_of(X))
-
 
 class Laplacian(_Stationary):
     """Laplacian kernel exp(−‖x − z‖ / σ); ``norm="l1"`` gives scikit-learn's form."""
@@ -386,9 +390,6 @@ class Laplacian(_Stationary):
         np.exp(D, out=D)
         return D
 
-    def diag(self, X):
-        return np.ones(X.shape[0], dtype=_float_dtype_of(X))
-
 
 class InverseDistance(_Stationary):
     """Inverse distance kernel 1 / (ε + ‖x − z‖ / σ) (Zhang, Tsang & Kwok 2008, §3.4)."""
@@ -408,8 +409,8 @@ class InverseDistance(_Stationary):
         np.reciprocal(D, out=D)
         return D
 
-    def diag(self, X):
-        return np.full(X.shape[0], 1.0 / self.eps, dtype=_float_dtype_of(X))
+    def _value_at_zero(self) -> float:
+        return 1.0 / self.eps
 
 
 class Polynomial(Kernel):

@@ -499,6 +499,38 @@ def _choose(errors, hinge, C_grid):
     raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
 
 
+def _finite_grid(lam_grid) -> np.ndarray:
+    """The finite λ values of ``lam_grid``, sorted and unique (λ = ∞ is always scored)."""
+    grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
+    grid = grid[np.isfinite(grid)]
+    if grid.size and not np.all(grid > 0):
+        raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
+    return grid
+
+
+def _select(grid, Q_inf, features, y, n_splits, rng, C_grid, target) -> LambdaCV:
+    """Score λ ∈ grid ∪ {∞} (``Q_inf``: the λ = ∞ features, the same in every fold;
+    ``features(fold_of, k)``: the per-fold, per-λ features) and pick one."""
+    candidates = np.append(grid, np.inf)
+    errors, hinge, per_row, fold_of, k, n_iter = _score_repeats(
+        Q_inf, features, y, n_splits, rng, grid.size, C_grid, target
+    )
+    gi, ci, smoothed = _pick(errors, hinge, per_row, C_grid, target)
+    return LambdaCV(
+        lam=float(candidates[gi]),
+        C=float(C_grid[ci]),
+        candidates=candidates,
+        C_grid=C_grid,
+        errors=errors,
+        error_rate=_error_rate(errors, y, target, _repeats(target)),
+        hinge=hinge,
+        smoothed=smoothed,
+        fold_of=fold_of,
+        n_splits=k,
+        n_iter=n_iter,
+    )
+
+
 def fold_features(
     El,
     W,
@@ -604,11 +636,7 @@ def cv_select_lambda(
     y = np.asarray(y)
     beta = _check_beta(beta)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-    grid = grid[np.isfinite(grid)]
-    if grid.size and not np.all(grid > 0):
-        raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-    candidates = np.append(grid, np.inf)
+    grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
     W = _sym(np.asarray(W, dtype=np.float64))
     Wp, rank_W = pinv_psd(W, rtol)
@@ -633,23 +661,7 @@ def cv_select_lambda(
             target=target,
         )
 
-    errors, hinge, per_row, fold_of, k, n_iter = _score_repeats(
-        Q0, features, y, n_splits, rng, grid.size, C_grid, target
-    )
-    gi, ci, smoothed = _pick(errors, hinge, per_row, C_grid, target)
-    return LambdaCV(
-        lam=float(candidates[gi]),
-        C=float(C_grid[ci]),
-        candidates=candidates,
-        C_grid=C_grid,
-        errors=errors,
-        error_rate=_error_rate(errors, y, target, _repeats(target)),
-        hinge=hinge,
-        smoothed=smoothed,
-        fold_of=fold_of,
-        n_splits=k,
-        n_iter=n_iter,
-    )
+    return _select(grid, Q0, features, y, n_splits, rng, C_grid, target)
 
 
 # ---------------------------------------------------------------- multiple kernels
@@ -750,11 +762,7 @@ def mk_cv_select_lambda(
     kernel sum on the same landmarks (T^(j) = W_j⁺ / M)."""
     y = np.asarray(y)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-    grid = grid[np.isfinite(grid)]
-    if grid.size and not np.all(grid > 0):
-        raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-    candidates = np.append(grid, np.inf)
+    grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
     Fu = uniform_prior_factors(Ws, rtol)
     Qu = np.hstack([np.asarray(E, dtype=np.float64) @ F for E, F in zip(Els, Fu, strict=True)])
@@ -776,23 +784,7 @@ def mk_cv_select_lambda(
             target=target,
         )
 
-    errors, hinge, per_row, fold_of, k, n_iter = _score_repeats(
-        Qu, features, y, n_splits, rng, grid.size, C_grid, target
-    )
-    gi, ci, smoothed = _pick(errors, hinge, per_row, C_grid, target)
-    return LambdaCV(
-        lam=float(candidates[gi]),
-        C=float(C_grid[ci]),
-        candidates=candidates,
-        C_grid=C_grid,
-        errors=errors,
-        error_rate=_error_rate(errors, y, target, _repeats(target)),
-        hinge=hinge,
-        smoothed=smoothed,
-        fold_of=fold_of,
-        n_splits=k,
-        n_iter=n_iter,
-    )
+    return _select(grid, Qu, features, y, n_splits, rng, C_grid, target)
 
 
 # ---------------------------------------------------------------- the fit
@@ -870,14 +862,13 @@ def fit_gen_nystrom_cv(
     (y class labels) or "regression" (y responses; K given as ỹỹᵀ), see
     :func:`cv_select_lambda`.
     """
-    cv = None
-    if isinstance(lam, str):
-        grid = CV_LAMBDA_GRID if lam_grid is None else lam_grid
-        cv = cv_select_lambda(
+
+    def select():
+        return cv_select_lambda(
             El,
             W,
             y,
-            lam_grid=grid,
+            lam_grid=CV_LAMBDA_GRID if lam_grid is None else lam_grid,
             beta=beta,
             center_ideal=center_ideal,
             n_splits=n_splits,
@@ -887,29 +878,37 @@ def fit_gen_nystrom_cv(
             rtol=rtol,
             target=target,
         )
-        lam = cv.lam
-    if math.isinf(lam):
-        fit = prior_fit(El, W, K, beta=beta, rtol=rtol)
-    else:
-        fit = fit_gen_nystrom(
-            El,
-            W,
-            K,
-            lam=float(lam),
-            beta=beta,
-            solver=solver,
-            tol=tol,
-            max_iter=max_iter,
-            rtol=rtol,
+
+    def solve(lam):
+        return fit_gen_nystrom(
+            El, W, K, lam=lam, beta=beta, solver=solver, tol=tol, max_iter=max_iter, rtol=rtol
         )
+
+    fit, cv = _cv_then_fit(lam, select, lambda: prior_fit(El, W, K, beta=beta, rtol=rtol), solve)
     if cv is not None:
-        g = cv.candidates.size
-        fit.lam_grid = cv.candidates
-        fit.scores = np.full(g, np.nan)
-        fit.rho_prior = np.full(g, np.nan)
-        fit.rho_target = np.full(g, np.nan)
-        fit.n_iter += cv.n_iter
+        fit.rho_prior = np.full(cv.candidates.size, np.nan)
     return fit, cv
+
+
+def _cv_then_fit(lam, select, prior, solve):
+    """λ = "auto": ``select()`` (the cross-validation) chooses λ; then ``prior()`` at
+    λ = ∞ or ``solve(λ)``; the fit records the candidates. Returns (fit, cv or None)."""
+    cv = select() if isinstance(lam, str) else None
+    if cv is not None:
+        lam = cv.lam
+    fit = prior() if math.isinf(lam) else solve(float(lam))
+    if cv is not None:
+        _attach_cv(fit, cv)
+    return fit, cv
+
+
+def _attach_cv(fit, cv) -> None:
+    """Record the cross-validation's candidates on a fit (eq. 15 not computed: NaN)."""
+    g = cv.candidates.size
+    fit.lam_grid = cv.candidates
+    fit.scores = np.full(g, np.nan)
+    fit.rho_target = np.full(g, np.nan)
+    fit.n_iter += cv.n_iter
 
 
 def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
@@ -967,9 +966,8 @@ def fit_mk_gen_nystrom_cv(
     (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
     from ._mk_gen_nystrom import fit_mk_gen_nystrom
 
-    cv = None
-    if isinstance(lam, str):
-        cv = mk_cv_select_lambda(
+    def select():
+        return mk_cv_select_lambda(
             Els,
             Ws,
             y,
@@ -982,15 +980,13 @@ def fit_mk_gen_nystrom_cv(
             rescale=rescale,
             target=target,
         )
-        lam = cv.lam
-    if math.isinf(lam):
-        fit = mk_prior_fit(Els, Ws, Y, rtol=rtol)
-    else:
-        fit = fit_mk_gen_nystrom(
+
+    def solve(lam):
+        return fit_mk_gen_nystrom(
             Els,
             Ws,
             Y,
-            lam=float(lam),
+            lam=lam,
             solver=solver,
             tol=tol,
             max_iter=max_iter,
@@ -998,12 +994,8 @@ def fit_mk_gen_nystrom_cv(
             rtol=rtol,
             rescale=rescale,
         )
+
+    fit, cv = _cv_then_fit(lam, select, lambda: mk_prior_fit(Els, Ws, Y, rtol=rtol), solve)
     if cv is not None:
-        g = cv.candidates.size
-        M = len(Els)
-        fit.lam_grid = cv.candidates
-        fit.scores = np.full(g, np.nan)
-        fit.rho_blocks = np.full((g, M), np.nan)
-        fit.rho_target = np.full(g, np.nan)
-        fit.n_iter += cv.n_iter
+        fit.rho_blocks = np.full((cv.candidates.size, len(Els)), np.nan)
     return fit, cv
