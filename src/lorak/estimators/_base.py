@@ -20,7 +20,20 @@ from .._validation import check_generator, check_n_components, validate_data
 from ..kernels import KernelColumns, kernel_product, make_kernel
 from ..landmarks import Landmarks, select_landmarks
 
-__all__ = ["shared_landmarks"]
+__all__ = ["shared_landmarks", "store_params"]
+
+
+def store_params(estimator, values) -> None:
+    """Store each ``__init__`` argument of ``estimator`` unchanged, under its own name.
+
+    The whole body of a scikit-learn ``__init__``: ``store_params(self, locals())``.
+    The names are those of the signature (:meth:`~sklearn.base.BaseEstimator.get_params`
+    reads the same signature), so an argument added to a signature is stored with no
+    line to forget; nothing is validated or converted here (that is ``fit``'s job, as
+    scikit-learn requires for ``clone`` and ``set_params``).
+    """
+    for name in estimator._get_param_names():
+        setattr(estimator, name, values[name])
 
 
 def shared_landmarks(landmarks, X, n_landmarks, bank, rng) -> Landmarks:

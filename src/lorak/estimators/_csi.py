@@ -17,7 +17,7 @@ from .._validation import UNLABELED, _is_unlabeled, check_generator, validate_da
 from ..decompose import pivot_transform_matrix
 from ..kernels import KernelColumns
 from ..learn import csi, csi_q
-from ._base import _KernelFactor
+from ._base import _KernelFactor, store_params
 
 __all__ = ["CSI"]
 
@@ -153,20 +153,7 @@ class CSI(_KernelFactor):
         unlabeled=None,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.kappa = kappa
-        self.lookahead = lookahead
-        self.tol = tol
-        self.centering = centering
-        self.target = target
-        self.unlabeled = unlabeled
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y):
         """Run CSI on k(X, X) with side information ``y``."""

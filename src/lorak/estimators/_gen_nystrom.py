@@ -47,7 +47,7 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
-from ._base import _KernelFactor
+from ._base import _KernelFactor, store_params
 
 __all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
 
@@ -59,7 +59,110 @@ logger = logging.getLogger(__name__)
 MAX_AUTO_COMPONENTS = 1000
 
 
-class GeneralizedNystroem(_KernelFactor):
+class _LabelLearnedFactor:
+    """What the single- and multiple-kernel generalized Nyström estimators share.
+
+    Their common parameters (solver, λ and its criterion, folds, tolerances, target)
+    and their checks, ``n_components="auto"``, the reading of y (class labels with
+    −1 = unlabeled, or responses with NaN = unlabeled), the options every solve gets,
+    and the fitted attributes of the λ choice. Each estimator adds its own parameters
+    (``_check_params``) and its math (``fit``).
+    """
+
+    def _check_shared_params(self, integers=("max_iter",), flags=("center_ideal",)):
+        """Check the shared parameters (and the named integer and flag ones); return
+        the λ grid."""
+        check_in_choices(self.solver, "solver", SOLVERS)
+        check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
+        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
+            raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {cv!r}")
+        for name in ("tol", "rtol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
+                raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
+        for name in integers:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
+        for name in flags:
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        return check_lambda(self.lam, self.lam_grid, DEFAULT_LAMBDA_GRID)
+
+    def _resolve_n_components(self, n_samples):
+        """m: ``n_components``, or 10 % of n for "auto" (at most ``MAX_AUTO_COMPONENTS``)."""
+        if isinstance(self.n_components, str):
+            if self.n_components != "auto":
+                raise ValueError(
+                    f"n_components must be a positive integer or 'auto'; got {self.n_components!r}"
+                )
+            return int(min(max(1, round(0.1 * n_samples)), MAX_AUTO_COMPONENTS, n_samples))
+        return self._check_n_components(n_samples)
+
+    def _labels(self, y, n):
+        """``(target type, labeled rows, their y, classes)``; classes is None for responses."""
+        name = type(self).__name__
+        kind = resolve_target_type(y, self.target, owner=name)
+        if kind == "regression":
+            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
+            return kind, rows, y_l, None
+        yv = np.asarray(y) if y is not None else None
+        if yv is not None and yv.dtype.kind == "f" and np.isnan(yv).any():
+            raise ValueError(
+                f"{name}: y contains NaN; mark unlabeled rows with -1 for class labels (the "
+                "scikit-learn semi-supervised convention), or pass target='regression' for "
+                "real-valued responses with NaN on the unlabeled rows"
+            )
+        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+        classes = np.unique(y_l)
+        if classes.size < 2:
+            raise one_class_error(classes[0], name)
+        return kind, rows, y_l, classes
+
+    def _solver_options(self):
+        """The options of every solve, on the λ path and at the chosen λ."""
+        return {
+            "solver": self.solver,
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "rtol": self.rtol,
+        }
+
+    def _store_choice(self, fit, cv, criterion, rows, classes, kind, landmarks):
+        """The fitted attributes of the λ choice and of the labels both estimators set."""
+        self.lam_ = fit.lam
+        self.lam_grid_ = fit.lam_grid
+        self.criterion_ = criterion if isinstance(self.lam, str) else None
+        self.alignment_scores_ = fit.scores
+        self.objective_history_ = list(fit.objective_history)
+        self.objective_ = fit.objective
+        self.n_iter_ = int(max(fit.n_iter, 1))
+        self.converged_ = fit.converged
+        self.path_n_iter_ = fit.path_n_iter
+        if cv is not None:
+            # at the classifier's C / the ridge penalty the choice was made with
+            self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
+            self.cv_penalty_ = cv.C
+            self.cv_n_splits_ = cv.n_splits
+        self.classes_ = classes
+        self.target_type_ = kind
+        self.labeled_indices_ = rows
+        self.landmark_info_ = dict(landmarks.info or {})
+
+    @property
+    def landmarks_(self):
+        check_is_fitted(self, "components_")
+        return self.components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+class GeneralizedNystroem(_LabelLearnedFactor, _KernelFactor):
     """Generalized Nyström low-rank kernel learned from labels (Zhang et al. 2017, §3).
 
     Landmarks Z are chosen on all rows (labeled and unlabeled); with E_l = k(X_l, Z),
@@ -239,54 +342,11 @@ class GeneralizedNystroem(_KernelFactor):
         random_state=None,
         target="auto",
     ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.lam = lam
-        self.lam_grid = lam_grid
-        self.beta = beta
-        self.center_ideal = center_ideal
-        self.criterion = criterion
-        self.cv = cv
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.rtol = rtol
-        self.random_state = random_state
-        self.target = target
+        store_params(self, locals())
 
     # ------------------------------------------------------------ validation
-    def _resolve_n_components(self, n_samples):
-        if isinstance(self.n_components, str):
-            if self.n_components != "auto":
-                raise ValueError(
-                    f"n_components must be a positive integer or 'auto'; got {self.n_components!r}"
-                )
-            return int(min(max(1, round(0.1 * n_samples)), MAX_AUTO_COMPONENTS, n_samples))
-        return self._check_n_components(n_samples)
-
     def _check_params(self):
-        check_in_choices(self.solver, "solver", SOLVERS)
-        check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
-        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
-        cv = self.cv
-        if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
-            raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {cv!r}")
-        for name in ("tol", "rtol"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
-                raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
-        mi = self.max_iter
-        if isinstance(mi, bool) or not isinstance(mi, numbers.Integral) or mi < 1:
-            raise ValueError(f"max_iter must be an integer >= 1; got {mi!r}")
-        if not isinstance(self.center_ideal, (bool, np.bool_)):
-            raise TypeError(f"center_ideal must be True or False; got {self.center_ideal!r}")
-        g = check_lambda(self.lam, self.lam_grid, DEFAULT_LAMBDA_GRID)
+        g = self._check_shared_params()
         beta = self.beta
         if isinstance(beta, str):
             check_in_choices(beta, "beta", ("heuristic", "optimize"))
@@ -296,7 +356,6 @@ class GeneralizedNystroem(_KernelFactor):
 
     def _side_information(self, y, must_link, n):
         """(labeled rows, target K*, mask T or None, classes, target type, y of the rows)."""
-        name = type(self).__name__
         if must_link is not None:
             if y is not None:
                 raise ValueError("give either y (class labels) or must_link (group ids), not both")
@@ -317,21 +376,9 @@ class GeneralizedNystroem(_KernelFactor):
                 )
             K, T = must_link_target(g[rows])
             return rows, K, T, ids, "classification", g[rows]
-        kind = resolve_target_type(y, self.target, owner=name)
+        kind, rows, y_l, classes = self._labels(y, n)
         if kind == "regression":
-            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
             return rows, regression_target(y_l), None, None, kind, y_l
-        yv = np.asarray(y) if y is not None else None
-        if yv is not None and yv.dtype.kind == "f" and np.isnan(yv).any():
-            raise ValueError(
-                f"{name}: y contains NaN; mark unlabeled rows with -1 for class labels (the "
-                "scikit-learn semi-supervised convention), or pass target='regression' for "
-                "real-valued responses with NaN on the unlabeled rows"
-            )
-        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
-        classes = np.unique(y_l)
-        if classes.size < 2:
-            raise one_class_error(classes[0], name)
         K = ideal_kernel(y_l, centered=bool(self.center_ideal))
         return rows, K, None, classes, kind, y_l
 
@@ -379,11 +426,8 @@ class GeneralizedNystroem(_KernelFactor):
                 center_ideal=bool(self.center_ideal),
                 n_splits=self.cv,
                 rng=rng,
-                solver=self.solver,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                rtol=self.rtol,
                 target=kind,
+                **self._solver_options(),
             )
         elif not isinstance(self.lam, str) and np.isinf(self.lam):
             fit = prior_fit(El, W, K, beta=self.beta, mask=mask, rtol=self.rtol)
@@ -396,11 +440,8 @@ class GeneralizedNystroem(_KernelFactor):
                 lam=self.lam,
                 lam_grid=grid,
                 beta=self.beta,
-                solver=self.solver,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                rtol=self.rtol,
                 criterion="paper" if criterion == "cv" else criterion,
+                **self._solver_options(),
             )
         if not fit.converged:
             res = fit.info.get("primal_residual", fit.info.get("gradient_mapping_residual"))
@@ -423,28 +464,11 @@ class GeneralizedNystroem(_KernelFactor):
         self.S_ = F @ F.T
         self.S0_ = fit.S0
         self.beta_ = fit.beta
-        self.lam_ = fit.lam
-        self.lam_grid_ = fit.lam_grid
-        self.alignment_scores_ = fit.scores
         self.alignment_factors_ = np.column_stack([fit.rho_prior, fit.rho_target])
-        self.objective_history_ = list(fit.objective_history)
-        self.objective_ = fit.objective
-        self.n_iter_ = int(max(fit.n_iter, 1))
-        self.converged_ = fit.converged
-        self.path_n_iter_ = fit.path_n_iter
-        self.criterion_ = criterion if isinstance(self.lam, str) else None
-        if cv is not None:
-            # at the classifier's C / the ridge penalty the choice was made with
-            self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
-            self.cv_penalty_ = cv.C
-            self.cv_n_splits_ = cv.n_splits
+        self._store_choice(fit, cv, criterion, rows, classes, kind, lm)
         self.normalization_ = np.ascontiguousarray(F, dtype=X.dtype)
         self.n_components_ = F.shape[1]
         self.n_landmarks_ = Z.shape[0]
-        self.classes_ = classes
-        self.target_type_ = kind
-        self.labeled_indices_ = rows
-        self.landmark_info_ = dict(lm.info or {})
         logger.debug(
             "GeneralizedNystroem: m=%d, l=%d, lam=%g, beta=%g, %d iterations",
             Z.shape[0],
@@ -458,13 +482,3 @@ class GeneralizedNystroem(_KernelFactor):
     def fit_transform(self, X, y=None, *, must_link=None):
         """``fit(X, y).transform(X)``: the virtual samples of the training rows."""
         return self.fit(X, y, must_link=must_link).transform(X)
-
-    @property
-    def landmarks_(self):
-        check_is_fitted(self, "components_")
-        return self.components_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags

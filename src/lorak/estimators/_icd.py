@@ -10,7 +10,7 @@ import numbers
 
 from ..decompose import incomplete_cholesky, pivot_transform_matrix
 from ..kernels import KernelColumns
-from ._base import _KernelFactor
+from ._base import _KernelFactor, store_params
 
 __all__ = ["IncompleteCholesky"]
 
@@ -62,14 +62,7 @@ class IncompleteCholesky(_KernelFactor):
         n_components=100,
         tol=0.0,
     ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.tol = tol
+        store_params(self, locals())
 
     _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
 

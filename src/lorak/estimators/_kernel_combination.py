@@ -64,7 +64,7 @@ from ..learn import (
     alignment_statistics_from_kernels,
     combination_weights,
 )
-from ._base import shared_landmarks
+from ._base import shared_landmarks, store_params
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
@@ -90,11 +90,7 @@ class _KernelCombination(
         rtol=None,
         random_state=None,
     ):
-        self.kernels = kernels
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.rtol = rtol
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_params(self, n):
         check_rtol(self.rtol)
@@ -378,11 +374,7 @@ class GLMKLClassifier(_LabeledRowsMKL):
     """
 
     def __init__(self, kernels=None, *, C=1.0, max_iter=50, tol=1e-4, max_labeled=8000):
-        self.kernels = kernels
-        self.C = C
-        self.max_iter = max_iter
-        self.tol = tol
-        self.max_labeled = max_labeled
+        store_params(self, locals())
 
     def _check_params(self):
         self._check_common()
@@ -466,10 +458,7 @@ class AlignmentMKLClassifier(_LabeledRowsMKL):
     """
 
     def __init__(self, kernels=None, *, weighting="centered_alignment", C=1.0, max_labeled=8000):
-        self.kernels = kernels
-        self.weighting = weighting
-        self.C = C
-        self.max_labeled = max_labeled
+        store_params(self, locals())
 
     def _check_params(self):
         self._check_common()

@@ -54,7 +54,7 @@ from ..learn import (
     weighted_ridge,
 )
 from ..solvers import WEIGHTS, FactorStack
-from ._base import shared_landmarks
+from ._base import shared_landmarks, store_params
 
 __all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
 
@@ -226,29 +226,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         blas_threads=None,
         verbose=0,
     ):
-        self.kernels = kernels
-        self.n_kernels = n_kernels
-        self.sigma_range = sigma_range
-        self.rank = rank
-        self.landmarks = landmarks
-        self.p = p
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_tol = inner_tol
-        self.inner_max_iter = inner_max_iter
-        self.inner_criterion = inner_criterion
-        self.solver = solver
-        self.gfb_weights = gfb_weights
-        self.gfb_scale = gfb_scale
-        self.eta = eta
-        self.compress = compress
-        self.compress_rtol = compress_rtol
-        self.factor_dtype = factor_dtype
-        self.rtol = rtol
-        self.random_state = random_state
-        self.blas_threads = blas_threads
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ validation
     def _check_params(self, n_samples):
@@ -648,27 +626,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.kernels = kernels
-        self.n_kernels = n_kernels
-        self.factor_range = factor_range
-        self.rank = rank
-        self.max_rank = max_rank
-        self.landmarks = landmarks
-        self.loss = loss
-        self.epsilon = epsilon
-        self.p = p
-        self.weights = weights
-        self.C = C
-        self.C_range = C_range
-        self.n_C = n_C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.compress = compress
-        self.compress_rtol = compress_rtol
-        self.factor_dtype = factor_dtype
-        self.rtol = rtol
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _check_params(self, n_samples):
         if self.loss not in LOSSES:

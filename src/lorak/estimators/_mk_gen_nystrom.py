@@ -35,31 +35,20 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
-    check_generator,
-    check_in_choices,
-    check_lambda,
-    one_class_error,
-    parse_semi_supervised_y,
-    validate_data,
-)
+from .._validation import check_generator, validate_data
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
 from ..learn import (
     DEFAULT_CV_SPLITS,
-    DEFAULT_LAMBDA_GRID,
-    SOLVERS,
     cv_criterion,
     fit_mk_gen_nystrom,
     fit_mk_gen_nystrom_cv,
-    parse_semi_supervised_response,
     psd_factor,
     regression_target_factor,
-    resolve_target_type,
 )
 from ..metrics import ideal_kernel_factor
-from ._base import _KernelFactor, shared_landmarks
-from ._gen_nystrom import MAX_AUTO_COMPONENTS
+from ._base import _KernelFactor, shared_landmarks, store_params
+from ._gen_nystrom import _LabelLearnedFactor
 
 __all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]
 
@@ -81,7 +70,7 @@ def _is_per_kernel_sets(landmarks) -> bool:
     )
 
 
-class MultipleKernelGeneralizedNystroem(_KernelFactor):
+class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _KernelFactor):
     """Generalized Nyström low-rank kernel from labels and a bank of kernels (§4).
 
     Landmarks Z (m̃ of them, shared by the M kernels of the bank) are chosen on all
@@ -213,49 +202,24 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         random_state=None,
         target="auto",
     ):
-        self.kernels = kernels
-        self.n_components = n_components
-        self.tau = tau
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.lam = lam
-        self.lam_grid = lam_grid
-        self.center_ideal = center_ideal
-        self.criterion = criterion
-        self.cv = cv
-        self.solver = solver
-        self.rescale = rescale
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_max_iter = inner_max_iter
-        self.rtol = rtol
-        self.random_state = random_state
-        self.target = target
+        store_params(self, locals())
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
-        check_in_choices(self.solver, "solver", SOLVERS)
-        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
-        check_in_choices(self.criterion, "criterion", ("cv", "paper", "kernel"))
-        cv = self.cv
-        if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
-            raise ValueError(f"cv must be an integer >= 2 (the number of folds); got {cv!r}")
-        for name in ("tol", "rtol"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
-                raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
-        for name in ("max_iter", "inner_max_iter"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
-        for name in ("center_ideal", "rescale"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        g = self._check_shared_params(
+            integers=("max_iter", "inner_max_iter"), flags=("center_ideal", "rescale")
+        )
         t = self.tau
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (np.isfinite(t) and t > 0):
             raise ValueError(f"tau must be a number > 0; got {t!r}")
-        g = check_lambda(self.lam, self.lam_grid, DEFAULT_LAMBDA_GRID)
         return g
+
+    def _solver_options(self):
+        return {
+            **super()._solver_options(),
+            "inner_max_iter": self.inner_max_iter,
+            "rescale": bool(self.rescale),
+        }
 
     def _n_shared_landmarks(self, n_samples, n_kernels):
         """m̃ (None when the landmarks are given as points or indices)."""
@@ -285,13 +249,7 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
             return int(nl)
         if given:
             return None
-        m = self.n_components
-        if isinstance(m, str):
-            if m != "auto":
-                raise ValueError(f"n_components must be a positive integer or 'auto'; got {m!r}")
-            m = int(min(max(1, round(0.1 * n_samples)), MAX_AUTO_COMPONENTS, n_samples))
-        else:
-            m = self._check_n_components(n_samples)
+        m = self._resolve_n_components(n_samples)
         return int(min(max(1, round(m * float(self.tau) / n_kernels)), n_samples))
 
     # ------------------------------------------------------------ fit
@@ -301,16 +259,10 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         grid = self._check_params()
         n = X.shape[0]
         name = type(self).__name__
-        kind = resolve_target_type(y, self.target, owner=name)
+        kind, rows, y_l, classes = self._labels(y, n)
         if kind == "regression":
-            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
-            classes = None
             Y = regression_target_factor(y_l)
         else:
-            rows, y_l = parse_semi_supervised_y(y, n, owner=name)
-            classes = np.unique(y_l)
-            if classes.size < 2:
-                raise one_class_error(classes[0], name)
             Y = ideal_kernel_factor(y_l)
             if self.center_ideal:
                 Y = Y - Y.mean(axis=0)
@@ -339,13 +291,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
                 center_ideal=bool(self.center_ideal),
                 n_splits=self.cv,
                 rng=rng,
-                solver=self.solver,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                inner_max_iter=self.inner_max_iter,
-                rtol=self.rtol,
-                rescale=bool(self.rescale),
                 target=kind,
+                **self._solver_options(),
             )
         else:
             fit = fit_mk_gen_nystrom(
@@ -354,13 +301,8 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
                 Y,
                 lam=self.lam,
                 lam_grid=grid,
-                solver=self.solver,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                inner_max_iter=self.inner_max_iter,
-                rtol=self.rtol,
                 criterion=criterion,
-                rescale=bool(self.rescale),
+                **self._solver_options(),
             )
         if not fit.converged:
             warnings.warn(
@@ -384,30 +326,14 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
             for T, a in zip(self.T_, self.weights_, strict=True)
         ]
         self.S0_ = list(fit.S0)
-        self.lam_ = fit.lam
-        self.lam_grid_ = fit.lam_grid
-        self.criterion_ = criterion if isinstance(self.lam, str) else None
-        self.alignment_scores_ = fit.scores
         self.alignment_factors_ = np.column_stack([fit.rho_blocks, fit.rho_target])
-        self.objective_history_ = list(fit.objective_history)
-        self.objective_ = fit.objective
-        self.n_iter_ = int(max(fit.n_iter, 1))
         self.inner_iter_ = int(fit.n_solves)
-        self.converged_ = fit.converged
-        self.path_n_iter_ = fit.path_n_iter
-        if cv is not None:
-            self.cv_errors_ = cv.error_rate[:, int(np.argmin(np.abs(cv.C_grid - cv.C)))]
-            self.cv_penalty_ = cv.C
-            self.cv_n_splits_ = cv.n_splits
+        self._store_choice(fit, cv, criterion, rows, classes, kind, lm)
         self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])
         self.n_components_ = int(self.block_ranks_.sum())
         self.n_landmarks_ = Z64.shape[0]
         self.n_kernels_ = M
-        self.classes_ = classes
-        self.target_type_ = kind
-        self.labeled_indices_ = rows
-        self.landmark_info_ = dict(lm.info or {})
         logger.debug(
             "%s: M=%d, m~=%d, l=%d, lam=%g, %d alternations, %d block iterations",
             name,
@@ -433,15 +359,5 @@ class MultipleKernelGeneralizedNystroem(_KernelFactor):
         return bank.astype(X.dtype).transform(X)
 
     @property
-    def landmarks_(self):
-        check_is_fitted(self, "components_")
-        return self.components_
-
-    @property
     def _n_features_out(self):
         return self.n_components_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags

@@ -22,7 +22,7 @@ from ..decompose import (
 from ..kernels import kernel_block, kernel_product
 from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
-from ._base import _KernelFactor
+from ._base import _KernelFactor, store_params
 
 __all__ = ["ExactEigen", "Nystroem"]
 
@@ -107,18 +107,7 @@ class Nystroem(_KernelFactor):
         fit_inverse_transform=False,
         alpha=1.0,
     ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.rtol = rtol
-        self.random_state = random_state
-        self.fit_inverse_transform = fit_inverse_transform
-        self.alpha = alpha
+        store_params(self, locals())
 
     _lazy_fit = True  # fit on a dask array: see lorak.parallel
 
@@ -355,14 +344,7 @@ class ExactEigen(_KernelFactor):
         n_components=100,
         max_samples=10000,
     ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.bandwidth = bandwidth
-        self.coef0 = coef0
-        self.degree = degree
-        self.kernel_params = kernel_params
-        self.n_components = n_components
-        self.max_samples = max_samples
+        store_params(self, locals())
 
     _lazy_fit_reason = "it forms the full n × n kernel matrix"
 

@@ -24,6 +24,7 @@ from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints, restrict_constraints
 from ..kernels import scale_gamma
+from ._base import store_params
 
 __all__ = ["SimpleNPKL"]
 
@@ -256,23 +257,7 @@ class SimpleNPKL(
         n_jobs=None,
         random_state=None,
     ):
-        self.loss = loss
-        self.C = C
-        self.B = B
-        self.n_neighbors = n_neighbors
-        self.mutual = mutual
-        self.max_rank = max_rank
-        self.active_constraints = active_constraints
-        self.selection = selection
-        self.max_iter = max_iter
-        self.tol = tol
-        self.step = step
-        self.step_size = step_size
-        self.eigen_solver = eigen_solver
-        self.eigen_tol = eigen_tol
-        self.extension = extension
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------ validation
 

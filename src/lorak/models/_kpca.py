@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, validate_data
+from ..estimators._base import store_params
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
@@ -172,11 +173,7 @@ class LowRankKernelPCA(
         alpha=1.0,
         random_state=None,
     ):
-        self.factor = factor
-        self.n_components = n_components
-        self.fit_inverse_transform = fit_inverse_transform
-        self.alpha = alpha
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_n_components(self, m):
         r = self.n_components

@@ -56,6 +56,7 @@ from .._chunked import (
     validate_lazy,
 )
 from .._validation import check_classification_y, check_positive, validate_data
+from ..estimators._base import store_params
 from ._base import (
     centered_cross_products,
     column_mean,
@@ -246,8 +247,7 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
     _lazy_fit = True  # dask X: the factor's fit, then ḠᵀḠ, Ḡᵀȳ by reductions
 
     def __init__(self, factor=None, *, C=1.0):
-        self.factor = factor
-        self.C = C
+        store_params(self, locals())
 
     def _validate(self, X, y, **kw):
         _check_y_length(X, y)

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import UNLABELED, one_class_error, parse_semi_supervised_y, validate_data
+from ..estimators._base import store_params
 from ..learn import RIDGE_ALPHAS, parse_semi_supervised_response
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -112,9 +113,7 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
     _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
 
     def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
-        self.factor = factor
-        self.classifier = classifier
-        self.feature_scale = feature_scale
+        store_params(self, locals())
 
     def _features(self, X):
         check_is_fitted(self, "classifier_")
@@ -300,9 +299,7 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
     _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
 
     def __init__(self, factor=None, regressor=None, *, feature_scale="mean_norm"):
-        self.factor = factor
-        self.regressor = regressor
-        self.feature_scale = feature_scale
+        store_params(self, locals())
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
