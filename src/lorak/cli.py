@@ -188,9 +188,9 @@ def _cmd_bench(bench_parser, args) -> int:
         get_experiment,
         list_experiments,
         run_experiment,
-        summary_text,
         write_outputs,
     )
+    from .bench._report import experiment_summary
     from .bench._runner import CellCache
 
     if args.list:
@@ -243,8 +243,7 @@ def _cmd_bench(bench_parser, args) -> int:
     )
     result.config["out"] = str(out_dir)
     paths = write_outputs(result, out_dir)
-    summary = exp.summary(result) if exp.summary is not None else summary_text(result)
-    print(summary)
+    print(experiment_summary(result))
     print(
         f"\nwrote {paths['results']}, {paths['report']}"
         + (f" and {len(paths['plots'])} plot(s)" if paths["plots"] else "")

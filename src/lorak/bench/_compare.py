@@ -19,6 +19,8 @@ __all__ = [
     "paired_wins",
     "per_rep",
     "reference_entry",
+    "row_of",
+    "seconds_text",
     "signed_delta",
     "win_counts",
     "within_std",
@@ -88,6 +90,12 @@ def within_std(mean, ref_mean, ref_std):
     if mean is None or ref_mean is None or ref_std is None:
         return None
     return abs(mean - ref_mean) <= ref_std
+
+
+def row_of(result, part, dataset, method, metric):
+    """The aggregated result row of one cell of a table, or None."""
+    rows = result.select(part=part, dataset=dataset, method=method, metric=metric)
+    return rows[0] if rows else None
 
 
 def first_row(result, parts, dataset, method, metric):

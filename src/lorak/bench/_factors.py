@@ -10,8 +10,35 @@ Nyström, incomplete Cholesky and exact factors the same way.
 from __future__ import annotations
 
 from ..estimators import ExactEigen, IncompleteCholesky, Nystroem
+from ..kernels import Gaussian
+from ._preprocess import dense
 
-__all__ = ["eigen_builder", "gaussian_bandwidth", "icd_builder", "nystroem_builder"]
+__all__ = [
+    "NYSTROM_LABELS",
+    "eigen_builder",
+    "factor_columns",
+    "gaussian_bandwidth",
+    "gaussian_context",
+    "icd_builder",
+    "nystroem_builder",
+]
+
+NYSTROM_LABELS = {
+    "kmeans": "k-means Nyström",
+    "rls": "RLS Nyström",
+    "uniform": "uniform Nyström",
+    "column_norm": "Drineas–Mahoney",
+}
+
+
+def gaussian_context(data) -> dict:
+    """The data set's Gaussian exp(−‖x−y‖²/γ), γ = the mean squared distance of the rows
+    to their mean, resolved once so that every method gets the same kernel: the
+    ``kernel`` and its ``bandwidth`` (a part's ``prepare`` context). The rows are made
+    dense float64 first, for every method alike."""
+    data.X = dense(data.X)
+    kernel = Gaussian(bandwidth="mean_to_centroid").resolve(data.X)
+    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth)}
 
 
 def gaussian_bandwidth(task) -> dict:
@@ -50,3 +77,19 @@ def eigen_builder(kernel_params):
         return ExactEigen(**kernel_params(task), n_components=task.params["m"])
 
     return build
+
+
+def factor_columns(wrap, kernel_params, *, svd_label: str | None = None) -> dict:
+    """The landmark columns the experiments compare, ``{name: Method}`` in the papers'
+    order: the rank-m eigen factor (when ``svd_label`` is given; deterministic),
+    Nyström with k-means, ridge-leverage-score, uniform and column-norm landmarks, and
+    pivoted incomplete Cholesky (deterministic). ``wrap(name, build, label=,
+    deterministic=)`` makes each a method around its factor builder (a factor alone,
+    kernel PCA on it, an LS-SVM on it)."""
+    cols = {}
+    if svd_label is not None:
+        cols["svd"] = wrap("svd", eigen_builder(kernel_params), label=svd_label, deterministic=True)
+    for name, label in NYSTROM_LABELS.items():
+        cols[name] = wrap(name, nystroem_builder(name, kernel_params), label=label)
+    cols["icd"] = wrap("icd", icd_builder(kernel_params), label="ICD", deterministic=True)
+    return cols

@@ -1,13 +1,23 @@
 """Figures the experiments share (matplotlib is imported inside, as plotting is
-optional): errors per dataset beside the paper's, and metric curves per dataset."""
+optional): errors per dataset beside the paper's, bars beside the paper's numbers,
+metric curves per dataset, and the grid of panels they are drawn in."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["curve_panels", "errors_by_dataset_figure", "mean_std", "plot_label"]
+__all__ = [
+    "bars_beside_paper",
+    "curve_panels",
+    "errors_by_dataset_figure",
+    "finish_panels",
+    "mean_std",
+    "panel_grid",
+    "plot_label",
+]
 
 
 def mean_std(rows_by_dataset):
@@ -21,6 +31,72 @@ def mean_std(rows_by_dataset):
 def plot_label(result, part, dataset):
     """The dataset's row label in a plot: stand-ins say so."""
     return f"{dataset} (stand-in)" if result.is_stand_in(part, dataset) else dataset
+
+
+def panel_grid(n, *, ncols=4, panel=(3.6, 2.8), pad=0.6, min_width=0.0):
+    """A figure of ``n`` panels in rows of at most ``ncols``, each ``panel`` inches (plus
+    ``pad`` inches of height for the legend and title): ``(fig, axes)`` with the ``n``
+    axes in a flat array; the grid's unused cells are hidden."""
+    import matplotlib.pyplot as plt
+
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(max(panel[0] * ncols, min_width), panel[1] * nrows + pad),
+        squeeze=False,
+    )
+    flat = axes.ravel()
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def finish_panels(fig, axes, title="", *, legend_ncol=5):
+    """Small axis labels on every panel, one legend under the grid (the first panel's
+    entries) and the title on top."""
+    for ax in axes:
+        ax.xaxis.label.set_fontsize(8)
+        ax.yaxis.label.set_fontsize(8)
+        ax.tick_params(labelsize=7)
+    handles, names = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles,
+            names,
+            loc="lower center",
+            ncol=min(len(names), legend_ncol),
+            fontsize=7,
+            frameon=False,
+        )
+    if title:
+        fig.suptitle(title, fontsize=10)
+
+
+def bars_beside_paper(ax, x, columns, *, log=False, marker_size=120):
+    """Grouped bars at positions ``x``: one bar (mean ± std) per column of ``columns``
+    (``(label, means, stds, paper_means)``, arrays over ``x``) and the paper's number
+    as a black tick over each bar. On a log axis the lower error bar is clipped at 90 %
+    of the mean instead of crossing zero. Returns the bar positions and colours per
+    column."""
+    width = 0.8 / max(len(columns), 1)
+    placed = []
+    for j, (label, mean, std, paper) in enumerate(columns):
+        pos = np.asarray(x) - 0.4 + width * (j + 0.5)
+        yerr = np.vstack([np.minimum(std, 0.9 * mean), std]) if log else std
+        bars = ax.bar(pos, mean, width, yerr=yerr, capsize=2, label=label)
+        ax.scatter(
+            pos,
+            paper,
+            marker="_",
+            s=marker_size,
+            color="k",
+            zorder=3,
+            label="paper" if j == 0 else None,
+        )
+        placed.append((pos, bars.patches[0].get_facecolor() if bars.patches else None))
+    return placed
 
 
 def errors_by_dataset_figure(datasets, series, paper, *, title, xlabel=None):

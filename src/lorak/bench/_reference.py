@@ -6,7 +6,7 @@ import json
 from functools import cache
 from importlib import resources
 
-__all__ = ["load_reference", "reference_names"]
+__all__ = ["cite", "load_reference", "reference_names"]
 
 
 def reference_names() -> list[str]:
@@ -31,3 +31,10 @@ def load_reference(name: str) -> dict:
     A fresh copy each call, so callers may modify it.
     """
     return json.loads(_load(name))
+
+
+def cite(name: str, where: str = "") -> str:
+    """The citation of the paper whose numbers reference file ``name`` holds, followed
+    by ``where`` in it (``"§6.2 (Table 2)"``): an experiment's ``paper`` line."""
+    paper = load_reference(name)["paper"]
+    return f"{paper}, {where}" if where else paper

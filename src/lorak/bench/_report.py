@@ -14,7 +14,9 @@ from ._record import RunResult
 
 __all__ = [
     "embed_report",
+    "experiment_summary",
     "fmt_num",
+    "headline",
     "markdown_table",
     "pivot",
     "plot_metric_lines",
@@ -185,12 +187,17 @@ def dataset_tables(result: RunResult, part: str, dataset: str, *, markdown=True,
     return "\n\n".join(out)
 
 
-def summary_text(result: RunResult) -> str:
-    """Default stdout summary: the first metric of each part, per dataset."""
-    lines = [
+def headline(result: RunResult) -> str:
+    """``name: N result rows, F failures, S s`` — the first line of a run's summary."""
+    return (
         f"{result.experiment.name}: {len(result.rows)} result rows, "
         f"{len(result.failures)} failures, {result.wall_seconds:.1f} s"
-    ]
+    )
+
+
+def summary_text(result: RunResult) -> str:
+    """The first metric of each part, per dataset, under the :func:`headline`."""
+    lines = [headline(result)]
     for part in result.experiment.parts:
         metrics = part.metric_names()[:1]
         for label in result.dataset_labels(part.name):
@@ -198,6 +205,16 @@ def summary_text(result: RunResult) -> str:
             lines.append(f"\n[{part.name}] {label}{tag}")
             lines.append(dataset_tables(result, part.name, label, markdown=False, metrics=metrics))
     return "\n".join(lines)
+
+
+def experiment_summary(result: RunResult) -> str:
+    """What a CLI run prints: the experiment's ``summary``, or by default
+    :func:`summary_text` followed by the experiment's checks."""
+    exp = result.experiment
+    if exp.summary is not None:
+        return exp.summary(result)
+    checks = exp.checks(result) if exp.checks is not None else ""
+    return summary_text(result) + ("\n\n" + checks if checks else "")
 
 
 def _env_lines(env: dict) -> str:
@@ -375,13 +392,16 @@ def write_outputs(result: RunResult, out_dir) -> dict:
     return paths
 
 
-def save_figure(fig, out_dir, filename: str, title: str) -> list[tuple[str, str]]:
-    """Lay out, save as ``out_dir/filename`` (PNG, 110 dpi) and close ``fig``; returns the
-    ``[(title, filename)]`` entry an experiment's ``plots`` callable reports."""
+def save_figure(
+    fig, out_dir, filename: str, title: str, *, dpi: int = 110, rect=None
+) -> list[tuple[str, str]]:
+    """Lay out (within ``rect``, when given), save as ``out_dir/filename`` (PNG) and close
+    ``fig``; returns the ``[(title, filename)]`` entry an experiment's ``plots`` callable
+    reports."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
-    fig.savefig(Path(out_dir) / filename, dpi=110)
+    fig.tight_layout(rect=rect)
+    fig.savefig(Path(out_dir) / filename, dpi=dpi)
     plt.close(fig)
     return [(title, filename)]
 
@@ -418,20 +438,15 @@ def plot_metric_lines(
     """One panel per dataset: ``metric`` against grid parameter ``x``, a line per method
     (:func:`lorak.plot.error_vs_rank`), ± one standard deviation as a band. Saves a PNG
     at ``path``."""
-    import matplotlib.pyplot as plt
-
     from .. import plot as lplot
+    from ._figures import finish_panels, panel_grid
 
     labels = result.dataset_labels(part)
     names = _method_labels(result, part)
     if not labels:
         return None
-    ncols = min(ncols, len(labels))
-    nrows = math.ceil(len(labels) / ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(max(3.6 * ncols, 6.4), 2.9 * nrows + 0.6), squeeze=False
-    )
-    for ax, label in zip(axes.ravel(), labels, strict=False):
+    fig, axes = panel_grid(len(labels), ncols=ncols, panel=(3.6, 2.9), min_width=6.4)
+    for ax, label in zip(axes, labels, strict=True):
         rows = result.select(part=part, dataset=label, metric=metric)
         methods = list(dict.fromkeys(r["method"] for r in rows))
         for m in methods:
@@ -460,21 +475,9 @@ def plot_metric_lines(
                 )
         stand = " (stand-in)" if result.is_stand_in(part, label) else ""
         ax.set_title(f"{label}{stand}", fontsize=9)
-        ax.xaxis.label.set_fontsize(8)
-        ax.yaxis.label.set_fontsize(8)
-        ax.tick_params(labelsize=7)
-    for ax in axes.ravel()[len(labels) :]:
-        ax.set_visible(False)
-    handles, leg = axes.ravel()[0].get_legend_handles_labels()
-    if handles:
-        fig.legend(
-            handles, leg, loc="lower center", ncol=min(len(leg), 5), fontsize=7, frameon=False
-        )
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06, 1, 0.96 if title else 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish_panels(fig, axes, title)
+    path = Path(path)
+    save_figure(fig, path.parent, path.name, title, rect=(0, 0.06, 1, 0.96 if title else 1))
     return path
 
 

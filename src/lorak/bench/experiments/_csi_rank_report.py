@@ -7,12 +7,11 @@ nothing here fits or decomposes anything.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .._figures import finish_panels, panel_grid
 from .._reference import load_reference
-from .._report import fmt_num, markdown_table, summary_text
+from .._report import fmt_num, markdown_table, save_figure, summary_text
 
 __all__ = [
     "PAPER_ROWS",
@@ -197,10 +196,8 @@ def rank_plots(result, out_dir):
 
     from ... import plot as lplot
 
-    ncols = min(4, len(labels))
-    nrows = math.ceil(len(labels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows + 0.6), squeeze=False)
-    for ax, label in zip(axes.ravel(), labels, strict=False):
+    fig, axes = panel_grid(len(labels))
+    for ax, label in zip(axes, labels, strict=True):
         rows = result.select(part="main", dataset=label, metric="error")
         full = [r for r in rows if r["method"] == "full" and r["mean"] is not None]
         if full:
@@ -230,19 +227,10 @@ def rank_plots(result, out_dir):
                     legend=False,
                 )
         ax.set_title(label, fontsize=9)
-        ax.xaxis.label.set_fontsize(8)
-        ax.yaxis.label.set_fontsize(8)
-        ax.tick_params(labelsize=7)
-    for ax in axes.ravel()[len(labels) :]:
-        ax.set_visible(False)
-    handles, names = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=5, fontsize=7, frameon=False)
-    fig.suptitle("LS-SVM test error vs rank (mean over splits)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
-    path = out_dir / "error_vs_rank.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    made = [("Test error vs rank", path.name)]
+    finish_panels(fig, axes, "LS-SVM test error vs rank (mean over splits)")
+    made = save_figure(
+        fig, out_dir, "error_vs_rank.png", "Test error vs rank", rect=(0, 0.05, 1, 0.96)
+    )
 
     traced = [lab for lab in labels if "csi" in result.artifacts.get("main", {}).get(lab, {})]
     if traced:
@@ -260,9 +248,11 @@ def rank_plots(result, out_dir):
             for ax in (ax_e, ax_g):
                 ax.legend(fontsize=6)
                 ax.tick_params(labelsize=7)
-        fig.tight_layout()
-        path = out_dir / "csi_traces.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        made.append(("CSI: the two error traces and the predicted vs true gains", path.name))
+        made += save_figure(
+            fig,
+            out_dir,
+            "csi_traces.png",
+            "CSI: the two error traces and the predicted vs true gains",
+            dpi=100,
+        )
     return made

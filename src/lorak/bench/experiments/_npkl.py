@@ -1,7 +1,8 @@
 """What the SimpleNPKL experiments share (``npkl-uci``, ``npkl-adult``,
 ``npkl-active``; not an experiment itself): the repetition's constraints, the
-SimpleNPKL and k-means columns, and the clustering metric (pairwise accuracy of kernel
-k-means on the learned embedding, as many clusters as classes).
+SimpleNPKL and k-means columns, the clustering metric (pairwise accuracy of kernel
+k-means on the learned embedding, as many clusters as classes), and the comparison
+every table of the paper makes: SimpleNPKL against plain k-means.
 """
 
 from __future__ import annotations
@@ -168,3 +169,52 @@ def _adult_metric(out, task) -> dict:
 ADULT_METRIC = Metric(
     ("accuracy", "n_constraints", "rank", "n_iter", "gap", "one_cluster"), _adult_metric, False
 )
+
+
+def acc_text(row) -> str:
+    """A result row's accuracy as ``m ± s`` (one decimal; ``failed``, or ``—`` if none)."""
+    if row is None:
+        return "—"
+    if row["mean"] is None:
+        return "failed"
+    return f"{row['mean']:.1f} ± {row['std'] or 0:.1f}"
+
+
+def beats_kmeans(result, labels, columns, *, base_part: str):
+    """Does SimpleNPKL beat k-means? Per data set of ``labels``, each column of
+    ``columns`` (``(method, part)``) against the k-means column of ``base_part``,
+    paired by repetition (same constraints): ``(body, wins)`` — table rows of mean
+    difference and repetitions won / tied, and per method the sets whose mean
+    difference is positive."""
+    body, wins = [], {m: 0 for m, _ in columns}
+    for ds in labels:
+        row = [ds]
+        for m, part in columns:
+            w = paired_wins(result, part, ds, m, "kmeans", other_part=base_part)
+            if w is None:
+                row.append("—")
+                continue
+            d, won, tied, n = w
+            wins[m] += d > 0
+            row.append(f"{d:+.1f} ({won}/{n} won, {tied} tied)")
+        body.append(row)
+    return body, wins
+
+
+def accuracy_bars(ax, labels, columns) -> None:
+    """Grouped bars of the pairwise accuracy (mean ± std) per data set of ``labels``:
+    ``columns`` = ``(label, row(dataset))``, the latter a result row or None."""
+    width = 0.8 / len(columns)
+    for j, (label, row) in enumerate(columns):
+        xs, ys, es = [], [], []
+        for i, ds in enumerate(labels):
+            r = row(ds)
+            if r is not None and r["mean"] is not None:
+                xs.append(i + (j - (len(columns) - 1) / 2) * width)
+                ys.append(r["mean"])
+                es.append(r["std"] or 0.0)
+        if xs:
+            ax.bar(xs, ys, width, yerr=es, capsize=2, label=label)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_ylabel("pairwise accuracy (%)")
+    ax.grid(axis="y", alpha=0.3)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .._compare import yes_no
-from .._report import fmt_num, markdown_table, plot_metric_lines, summary_text
+from .._report import fmt_num, markdown_table, plot_metric_lines, save_figure, summary_text
 
 __all__ = [
     "FAST_DECAY",
@@ -362,9 +362,7 @@ def error_plots(result, out_dir):
             ax.set_ylabel("approximation error ‖K − K̃‖_F", fontsize=8)
             ax.legend(fontsize=7)
             ax.grid(alpha=0.3)
-        fig.tight_layout()
-        path = out_dir / "fig2_scatter.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(("Fig. 2: approximation vs quantization error", path.name))
+        made += save_figure(
+            fig, out_dir, "fig2_scatter.png", "Fig. 2: approximation vs quantization error"
+        )
     return made

@@ -8,6 +8,7 @@ from these pieces and the protocol of :mod:`lorak.bench._ssl`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -16,14 +17,10 @@ import numpy as np
 from ...kernels import KernelBank
 from .._compare import reference_entry
 from .._reference import load_reference
-from .._spec import Method
+from .._spec import Method, Part
 from .._ssl import factor_column, labeled_rows, semi_labels, ssl_metric, ssl_spec, unlabeled_error
 from .._ssl import prepare as prepare_ssl
 
-PAPER = (
-    "K. Zhang, L. Lan, J. Liu, A. Rauber, F. Moerchen, Inductive kernel low-rank "
-    "decomposition with priors: a generalized Nyström method, Pattern Recognition (2017)"
-)
 BLAS_THREADS = 1  # every column runs on one BLAS thread (the machine is shared)
 LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
 # λ by the paper's product-of-alignments criterion (eq. 15), pinned: the estimators'
@@ -57,6 +54,64 @@ LARGE_LABELS = tuple(d.display for d in LARGE_DATASETS)
 # ``--quick`` with the paper's data present runs the large sets' smallest
 QUICK_LARGE = ("satimage",)
 PAPER_KEY = {"mnist-test": None}  # the paper's mnist (70 000 rows) is not comparable
+
+
+def protocol_part(**kw) -> Part:
+    """A part run under the protocol: its context from :func:`lorak.bench._ssl.prepare`
+    (unless ``prepare`` is given) and one BLAS thread in every cell."""
+    kw.setdefault("prepare", prepare_ssl)
+    return Part(threads=BLAS_THREADS, **kw)
+
+
+def own_datasets(methods, *, only=None, exclude=()):
+    """The methods, skipping datasets that belong to the other part.
+
+    ``--datasets`` replaces the datasets of every part; without this a set would run
+    in both parts (twice, at both parts' repetitions). ``only``: the labels this part
+    runs (None: any label not in ``exclude``).
+    """
+    keep = None if only is None else frozenset(only)
+    drop = frozenset(exclude)
+
+    def mine(data):
+        label = data.spec.display
+        return (keep is None or label in keep) and label not in drop
+
+    out = []
+    for m in methods:
+        inner = m.applies
+
+        def applies(data, params, inner=inner):
+            return mine(data) and (inner is None or inner(data, params))
+
+        out.append(dataclasses.replace(m, applies=applies))
+    return tuple(out)
+
+
+def small_large_parts(methods, metrics, *, reps, quick_reps, quick_small, prepare=prepare_ssl):
+    """Tables 1 and 2 as two parts, ``small`` (the 13 sets with n ≤ 3089) and ``large``
+    (satimage, usps-full, mnist-test), each with its repetitions (``reps``,
+    ``quick_reps``: (small, large)). Each part runs only its own sets
+    (:func:`own_datasets`) and can look the other's up, so that one ``--datasets`` list
+    runs every set once, at its part's repetitions."""
+    own = (own_datasets(methods, exclude=LARGE_LABELS), own_datasets(methods, only=LARGE_LABELS))
+    sets = (SMALL_DATASETS, LARGE_DATASETS)
+    names = (("small", "13 sets with n ≤ 3089"), ("large", "satimage, usps-full, mnist-test"))
+    return tuple(
+        protocol_part(
+            name=name,
+            description=f"{what}, {reps[k]} repetitions",
+            datasets=sets[k],
+            lookup_datasets=sets[1 - k],
+            methods=own[k],
+            metrics=metrics,
+            reps=reps[k],
+            quick_reps=quick_reps[k],
+            quick_paper_datasets=(quick_small, QUICK_LARGE)[k],
+            prepare=prepare,
+        )
+        for k, (name, what) in enumerate(names)
+    )
 
 
 def paper_row(table: str, dataset):

@@ -77,6 +77,7 @@ from ...decompose import incomplete_cholesky, pivot_transform_matrix
 from ...kernels import Gaussian, kernel_block, kernel_product
 from ...models import lssvm_fit_dense, lssvm_prefix_decisions
 from .._preprocess import dense, split_indices
+from .._reference import cite
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
 from ._csi_rank_report import (
     PAPER_ROWS,
@@ -413,6 +414,5 @@ EXPERIMENT = Experiment(
     checks=rank_checks,
     plots=rank_plots,
     summary=rank_summary,
-    paper="F. R. Bach, M. I. Jordan, Predictive low-rank decomposition for kernel methods, "
-    "ICML 2005, §6 (Fig. 2)",
+    paper=cite("csi", "§6 (Fig. 2)"),
 )

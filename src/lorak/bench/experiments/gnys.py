@@ -61,8 +61,6 @@ Decisions (the same for every dataset; nothing is chosen from the unlabeled labe
 
 from __future__ import annotations
 
-import dataclasses
-
 from .._compare import (
     first_row,
     mean_std_text,
@@ -73,27 +71,22 @@ from .._compare import (
     yes_no,
 )
 from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure, text_table
-from .._spec import Experiment, Part
-from .._ssl import prepare
+from .._spec import Experiment
 from ._zhang2017 import (
-    BLAS_THREADS,
     CSI,
-    LARGE_DATASETS,
-    LARGE_LABELS,
     LIBSVM,
     NYS_KMEANS,
     NYS_UNIFORM,
-    PAPER,
-    QUICK_LARGE,
     SINGLE_METRICS,
-    SMALL_DATASETS,
     error_reference,
     gennys,
     ordered_labels,
     paper_cell,
     paper_row,
     single_column,
+    small_large_parts,
 )
 
 __all__ = ["EXPERIMENTS", "GNYS", "table1_cost", "table1_summary"]
@@ -417,68 +410,17 @@ def _cost_text(result, *, markdown: bool) -> str:
     )
 
 
-def _own_datasets(methods, *, only=None, exclude=()):
-    """The methods, skipping datasets that belong to the other part.
-
-    ``--datasets`` replaces the datasets of every part; without this a set would run
-    in both parts (twice, at both parts' repetitions). ``only``: the labels this part
-    runs (None: any label not in ``exclude``).
-    """
-    keep = None if only is None else frozenset(only)
-    drop = frozenset(exclude)
-
-    def mine(data):
-        label = data.spec.display
-        return (keep is None or label in keep) and label not in drop
-
-    out = []
-    for m in methods:
-        inner = m.applies
-
-        def applies(data, params, inner=inner):
-            return mine(data) and (inner is None or inner(data, params))
-
-        out.append(dataclasses.replace(m, applies=applies))
-    return tuple(out)
-
-
 GNYS = Experiment(
     name="gnys",
     description="Generalized Nyström, single kernel: Table 1 of Zhang et al. (2017), both readings",
-    parts=(
-        Part(
-            name="small",
-            description="13 sets with n ≤ 3089, 30 repetitions",
-            datasets=SMALL_DATASETS,
-            methods=_own_datasets(TABLE1_METHODS, exclude=LARGE_LABELS),
-            metrics=SINGLE_METRICS,
-            reps=30,
-            quick_reps=3,
-            quick_paper_datasets=QUICK_SMALL,
-            # so that ``--datasets`` (which applies to every part) finds each set
-            lookup_datasets=LARGE_DATASETS,
-            prepare=prepare,
-            threads=BLAS_THREADS,
-        ),
-        Part(
-            name="large",
-            description="satimage, usps-full, mnist-test (m = 644, 729, 1000), 2 repetitions",
-            datasets=LARGE_DATASETS,
-            methods=_own_datasets(TABLE1_METHODS, only=LARGE_LABELS),
-            metrics=SINGLE_METRICS,
-            reps=2,
-            quick_reps=1,
-            quick_paper_datasets=QUICK_LARGE,
-            lookup_datasets=SMALL_DATASETS,
-            prepare=prepare,
-            threads=BLAS_THREADS,
-        ),
+    parts=small_large_parts(
+        TABLE1_METHODS, SINGLE_METRICS, reps=(30, 2), quick_reps=(3, 1), quick_small=QUICK_SMALL
     ),
     reference=_reference,
     checks=_gnys_checks,
     summary=_gnys_summary,
     plots=_gnys_plots,
-    paper=PAPER + ", §6.1, Table 1",
+    paper=cite("generalized_nystrom", "§6.1, Table 1"),
 )
 
 EXPERIMENTS = [GNYS]

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._figures import curve_panels
+from .._reference import cite
 from .._report import fmt_num, markdown_table
-from .._spec import Experiment, Method, Metric, Part
+from .._spec import Experiment, Method, Metric
 from .._ssl import SSLOutput, kmeans_landmarks, semi_labels, unlabeled_error
-from .._ssl import prepare as prepare_ssl
-from ._zhang2017 import BLAS_THREADS, LAMBDA_GRID, PAPER, PAPER_CRITERION, SMALL_DATASETS
+from ._zhang2017 import LAMBDA_GRID, PAPER_CRITERION, SMALL_DATASETS, protocol_part
 
 __all__ = ["EXPERIMENTS", "GNYS_ALIGNMENT", "alignment_summary"]
 
@@ -163,7 +163,7 @@ GNYS_ALIGNMENT = Experiment(
     name="gnys-alignment",
     description="Generalized Nyström: alignment score (eq. 15) and error across λ (Fig. 1)",
     parts=(
-        Part(
+        protocol_part(
             name="fig1",
             description="error and eq.-15 score at each λ of the grid",
             datasets=FIG1_DATASETS,
@@ -176,13 +176,11 @@ GNYS_ALIGNMENT = Experiment(
             reps=10,
             quick_reps=2,
             quick_paper_datasets=QUICK_FIG1,
-            prepare=prepare_ssl,
-            threads=BLAS_THREADS,
         ),
     ),
     checks=_fig1_checks,
     plots=_fig1_plots,
-    paper=PAPER + ", §6.1 — Fig. 1",
+    paper=cite("generalized_nystrom", "§6.1 — Fig. 1"),
 )
 
 EXPERIMENTS = [GNYS_ALIGNMENT]

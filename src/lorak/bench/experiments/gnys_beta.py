@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from .._compare import mean_std_text
 from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._reference import cite
 from .._report import markdown_table, save_figure
-from .._spec import Experiment, Part
-from .._ssl import prepare
+from .._spec import Experiment
 from ._zhang2017 import (
-    BLAS_THREADS,
     NYS_KMEANS,
-    PAPER,
     SINGLE_METRICS,
     SMALL_DATASETS,
     gennys,
     paper_row,
+    protocol_part,
     single_column,
 )
 
@@ -114,7 +113,7 @@ GNYS_BETA = Experiment(
     name="gnys-beta",
     description="Generalized Nyström: heuristic (eq. 8) vs optimized β (Table A1)",
     parts=(
-        Part(
+        protocol_part(
             name="a1",
             description="β heuristic, optimized and 1, in both readings",
             datasets=SMALL_DATASETS,
@@ -123,14 +122,12 @@ GNYS_BETA = Experiment(
             reps=10,
             quick_reps=2,
             quick_paper_datasets=QUICK_BETA,
-            prepare=prepare,
-            threads=BLAS_THREADS,
         ),
     ),
     reference=_beta_reference,
     checks=_beta_checks,
     plots=_beta_plots,
-    paper=PAPER + ", Appendix A, Table A1",
+    paper=cite("generalized_nystrom", "Appendix A, Table A1"),
 )
 
 EXPERIMENTS = [GNYS_BETA]

@@ -33,20 +33,20 @@ Decisions (as in ``gnys-mkl``, whose columns this experiment runs)
 from __future__ import annotations
 
 from .._figures import curve_panels
+from .._reference import cite
 from .._report import fmt_num, markdown_table
-from .._spec import Experiment, Method, Part
+from .._spec import Experiment, Method
 from .._ssl import ssl_spec
 from ._zhang2017 import (
     ABMKL_COL,
-    BLAS_THREADS,
     CABMKL_COL,
     CABMKL_SVC,
     GLMKL_LABEL,
     MKGN_COL,
     MULTI_METRICS,
-    PAPER,
     UNIFORM,
     prepare_mkl,
+    protocol_part,
     run_glmkl,
 )
 
@@ -149,7 +149,7 @@ GNYS_LABELS = Experiment(
     name="gnys-labels",
     description="Generalized Nyström, multiple kernels: error and time vs labeled rows (Fig. 2)",
     parts=(
-        Part(
+        protocol_part(
             name="fig2",
             description=f"l ∈ {list(L_GRID)}, m = {M_SINGLE}, {REPS} repetitions",
             datasets=DATASETS,
@@ -162,12 +162,11 @@ GNYS_LABELS = Experiment(
             quick_paper_datasets=QUICK_DATASETS,
             quick_datasets=STAND_INS,
             prepare=_prepare,
-            threads=BLAS_THREADS,
         ),
     ),
     checks=_checks,
     plots=_plots,
-    paper=PAPER + ", §6.2, Fig. 2",
+    paper=cite("generalized_nystrom", "§6.2, Fig. 2"),
 )
 
 EXPERIMENTS = [GNYS_LABELS]

@@ -49,27 +49,24 @@ from __future__ import annotations
 
 from .._compare import first_row, mean_std_text, paired, per_rep, within_std
 from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure, text_table
-from .._spec import Experiment, Part
+from .._spec import Experiment
 from ._zhang2017 import (
     ABMKL_COL,
     ABMKL_SVC,
-    BLAS_THREADS,
     CABMKL_COL,
     CABMKL_SVC,
     GLMKL_COL,
-    LARGE_DATASETS,
     MKGN_COL,
     MULTI_METRICS,
-    PAPER,
-    QUICK_LARGE,
-    SMALL_DATASETS,
     UNIFORM,
     error_reference,
     ordered_labels,
     paper_cell,
     paper_row,
     prepare_mkl,
+    small_large_parts,
 )
 
 __all__ = ["EXPERIMENTS", "GNYS_MKL", "table2_summary"]
@@ -295,51 +292,23 @@ def _summary(result) -> str:
     )
 
 
-def _part(name, description, datasets, reps, quick_reps, quick, lookup):
-    return Part(
-        name=name,
-        description=description,
-        datasets=datasets,
-        methods=TABLE2_METHODS,
-        metrics=MULTI_METRICS,
-        reps=reps,
-        quick_reps=quick_reps,
-        quick_paper_datasets=quick,
-        lookup_datasets=lookup,
-        prepare=prepare_mkl,
-        threads=BLAS_THREADS,
-    )
-
-
 GNYS_MKL = Experiment(
     name="gnys-mkl",
     description="Generalized Nyström, multiple kernels vs MKL baselines: Table 2 of "
     "Zhang et al. (2017)",
-    parts=(
-        _part(
-            "small",
-            f"13 sets with n ≤ 3089, {REPS_SMALL} repetitions",
-            SMALL_DATASETS,
-            REPS_SMALL,
-            2,
-            QUICK_SMALL,
-            LARGE_DATASETS,
-        ),
-        _part(
-            "large",
-            f"satimage, usps-full, mnist-test, {REPS_LARGE} repetitions",
-            LARGE_DATASETS,
-            REPS_LARGE,
-            1,
-            QUICK_LARGE,
-            SMALL_DATASETS,
-        ),
+    parts=small_large_parts(
+        TABLE2_METHODS,
+        MULTI_METRICS,
+        reps=(REPS_SMALL, REPS_LARGE),
+        quick_reps=(2, 1),
+        quick_small=QUICK_SMALL,
+        prepare=prepare_mkl,
     ),
     reference=_reference,
     checks=_checks,
     summary=_summary,
     plots=_plots,
-    paper=PAPER + ", §6.2, Table 2",
+    paper=cite("generalized_nystrom", "§6.2, Table 2"),
 )
 
 EXPERIMENTS = [GNYS_MKL]

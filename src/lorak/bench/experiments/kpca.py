@@ -37,14 +37,15 @@ import math
 
 import numpy as np
 
-from ...kernels import Gaussian, kernel_block
+from ...kernels import kernel_block
 from ...models import LowRankKernelPCA, exact_kernel_pca
-from .._compare import win_counts
-from .._factors import eigen_builder, gaussian_bandwidth, icd_builder, nystroem_builder
-from .._preprocess import dense
-from .._reference import load_reference
-from .._report import fmt_num, markdown_table, summary_text
+from .._factors import factor_columns, gaussian_bandwidth, gaussian_context
+from .._figures import bars_beside_paper
+from .._reference import cite
+from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
+from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
+from ._zhang2008 import kmeans_counts as _kmeans_counts
 
 __all__ = ["EXPERIMENT", "exact_kpca", "misalignment", "table3_rows"]
 
@@ -71,13 +72,7 @@ STAND_INS = (
 QUICK_SETS = ("german", "splice", "adult1a", "segment")
 METHOD_ORDER = ("exact", "svd", "kmeans", "rls", "uniform", "column_norm", "icd")
 # our method name -> key of reference/improved_nystrom.json, table3_kernel_pca
-PAPER_KEYS = {
-    "kmeans": "kmeans_nystrom",
-    "uniform": "uniform_nystrom",
-    "column_norm": "column_norm",
-    "icd": "icd",
-    "exact": "svd",
-}
+PAPER_KEYS = {**APPROX_KEYS, "exact": "svd"}
 
 
 # ---------------------------------------------------------------- the math
@@ -97,19 +92,13 @@ def exact_kpca(K, n_components: int = N_DIRECTIONS):
 
 
 def _prepare(data) -> dict:
-    X = dense(data.X)
-    data.X = X  # every method sees the same dense float64 rows
-    kernel = Gaussian(bandwidth="mean_to_centroid").resolve(X)
-    n = X.shape[0]
+    ctx = gaussian_context(data)
+    n = data.n_samples
     rows = np.arange(n)
     if n > PLOT_ROWS:
         rows = np.sort(np.random.default_rng(0).choice(n, PLOT_ROWS, replace=False))
     y = None if data.y is None else np.asarray(data.y)[rows]
-    return {
-        "kernel": kernel,
-        "bandwidth": float(kernel.bandwidth),
-        "artifacts": {"rows": rows, "y": y},
-    }
+    return {**ctx, "artifacts": {"rows": rows, "y": y}}
 
 
 def _exact(task) -> dict:
@@ -166,20 +155,7 @@ def _run_exact(task) -> FactorOutput:
 
 
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact KPCA (paper: SVD)")
-SVD = _kpca_method(
-    "svd", eigen_builder(gaussian_bandwidth), label="rank-m SVD factor", deterministic=True
-)
-KMEANS = _kpca_method(
-    "kmeans", nystroem_builder("kmeans", gaussian_bandwidth), label="k-means Nyström"
-)
-RLS = _kpca_method("rls", nystroem_builder("rls", gaussian_bandwidth), label="RLS Nyström")
-UNIFORM = _kpca_method(
-    "uniform", nystroem_builder("uniform", gaussian_bandwidth), label="uniform Nyström"
-)
-COLUMN_NORM = _kpca_method(
-    "column_norm", nystroem_builder("column_norm", gaussian_bandwidth), label="Drineas–Mahoney"
-)
-ICD = _kpca_method("icd", icd_builder(gaussian_bandwidth), label="ICD", deterministic=True)
+COLUMNS = factor_columns(_kpca_method, gaussian_bandwidth, svd_label="rank-m SVD factor")
 
 
 def _misalignment(out: FactorOutput, task) -> dict:
@@ -198,7 +174,7 @@ def _params(p, data):
 
 
 def _paper_table() -> dict:
-    return load_reference("improved_nystrom")["table3_kernel_pca"]["datasets"]
+    return paper_table("table3_kernel_pca")["datasets"]
 
 
 def _reference(dataset, method, params, metric):
@@ -246,8 +222,7 @@ def table3_rows(result) -> list[dict]:
 def kmeans_counts(rows, key: str) -> dict:
     """Rows where kmeans beats uniform / column_norm / icd, and is the best approximation
     (a tie counts as best)."""
-    means = [{m: v[0] for m, v in row[key].items()} for row in rows]
-    return win_counts(means, "kmeans", ("uniform", "column_norm", "icd"), ties_win_best=True)
+    return _kmeans_counts(rows, key, ties_win_best=True)
 
 
 def _cell(entry, digits=3) -> str:
@@ -304,32 +279,8 @@ def _checks(result) -> str:
             ]
         )
     out += [markdown_table(["dataset", *methods], body), ""]
-    ours = kmeans_counts([r for r in rows if not r["stand_in"]], "ours")
-    paper = kmeans_counts([r for r in rows if not r["stand_in"]], "paper")
-    allc = kmeans_counts(rows, "ours")
-    out += ["### Does k-means beat the other landmarks? (rows = datasets)", ""]
-    if ours["n"]:
-        body = [
-            [k, f"{ours[k]}/{ours['n']}", f"{paper[k]}/{paper['n']}"]
-            for k in ("kmeans<uniform", "kmeans<column_norm", "kmeans<icd", "kmeans best")
-        ]
-        out += [markdown_table(["relation", "ours", "paper"], body), ""]
-        out.append(
-            f"Paper: k-means landmarks are the best approximation on most datasets. Ours: "
-            f"kmeans < uniform on {ours['kmeans<uniform']}/{ours['n']}, kmeans < column_norm "
-            f"on {ours['kmeans<column_norm']}/{ours['n']}, best of the four approximations on "
-            f"{ours['kmeans best']}/{ours['n']}."
-        )
-    else:
-        out.append(
-            f"Stand-ins only: kmeans < uniform on {allc['kmeans<uniform']}/{allc['n']}, "
-            f"kmeans < column_norm on {allc['kmeans<column_norm']}/{allc['n']} (no paper rows)."
-        )
+    out += kmeans_section(rows, "datasets", ties_win_best=True)
     return "\n".join(out)
-
-
-def _summary(result) -> str:
-    return summary_text(result) + "\n\n" + _checks(result)
 
 
 # ---------------------------------------------------------------- plots
@@ -350,19 +301,17 @@ def _plots(result, out_dir):
     x = np.arange(len(rows))
     width = 0.8 / max(len(methods), 1)
     fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.6 * len(rows) + 3), 4.2))
-    for j, m in enumerate(methods):
-        pos = x - 0.4 + width * (j + 0.5)
-        mean = np.array([r["ours"].get(m, (np.nan,) * 3)[0] for r in rows], dtype=float)
-        std = np.array([r["ours"].get(m, (np.nan,) * 3)[1] or 0.0 for r in rows], dtype=float)
-        secs = np.array([r["ours"].get(m, (np.nan,) * 3)[2] or np.nan for r in rows], dtype=float)
-        # log axis: clip the lower bar at 90 % of the mean instead of crossing zero
-        yerr = np.vstack([np.minimum(std, 0.9 * mean), std])
-        bars = axes[0].bar(pos, mean, width, yerr=yerr, capsize=2, label=names.get(m, m))
-        color = bars.patches[0].get_facecolor() if bars.patches else None
-        paper = np.array([r["paper"].get(m, (np.nan,) * 3)[0] for r in rows], dtype=float)
-        axes[0].scatter(
-            pos, paper, marker="_", s=120, color="k", zorder=3, label="paper" if j == 0 else None
-        )
+
+    def column(key, m, i):
+        return np.array([(r[key].get(m, (np.nan,) * 3)[i] or 0.0) for r in rows], dtype=float)
+
+    columns = [
+        (names.get(m, m), column("ours", m, 0), column("ours", m, 1), column("paper", m, 0))
+        for m in methods
+    ]
+    placed = bars_beside_paper(axes[0], x, columns, log=True)
+    for m, (pos, color) in zip(methods, placed, strict=True):
+        secs = np.array([r["ours"].get(m, (np.nan,) * 3)[2] or np.nan for r in rows])
         axes[1].bar(pos, secs, width, color=color, label=names.get(m, m))
     exact_secs = np.array([r["ours"].get("exact", (np.nan,) * 3)[2] or np.nan for r in rows])
     axes[1].scatter(x, exact_secs, marker="*", color="k", zorder=3, label="exact KPCA")
@@ -375,15 +324,10 @@ def _plots(result, out_dir):
     axes[0].legend(fontsize=7)
     axes[1].legend(fontsize=7)
     fig.suptitle("Table 3: kernel PCA on low-rank factors, m = 0.05 n (black: paper)", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "table3_kpca.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    made = [("Table 3: misalignment and seconds per dataset", path.name)]
-    emb = _embedding_plot(result, out_dir)
-    if emb:
-        made.append(emb)
-    return made
+    made = save_figure(
+        fig, out_dir, "table3_kpca.png", "Table 3: misalignment and seconds per dataset"
+    )
+    return made + _embedding_plot(result, out_dir)
 
 
 def _embedding_plot(result, out_dir):
@@ -396,7 +340,7 @@ def _embedding_plot(result, out_dir):
     arts = result.artifacts.get("table3", {})
     sets = [lab for lab in result.dataset_labels("table3") if "kmeans" in arts.get(lab, {})]
     if not sets:
-        return None
+        return []
     ncols = 2 * min(2, len(sets))
     nrows = math.ceil(len(sets) / 2)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.0 * nrows), squeeze=False)
@@ -416,11 +360,13 @@ def _embedding_plot(result, out_dir):
                 leg.remove()
     for ax in axes.ravel()[2 * len(sets) :]:
         ax.set_visible(False)
-    fig.tight_layout()
-    path = out_dir / "kpca_embedding.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return ("Top two kernel-PCA directions: exact vs k-means Nyström factor", path.name)
+    return save_figure(
+        fig,
+        out_dir,
+        "kpca_embedding.png",
+        "Top two kernel-PCA directions: exact vs k-means Nyström factor",
+        dpi=100,
+    )
 
 
 # ---------------------------------------------------------------- the experiment
@@ -433,7 +379,7 @@ TABLE3 = Part(
     quick_paper_datasets=QUICK_SETS,
     grid=({"ratio": RATIO},),
     resolve_params=_params,
-    methods=(EXACT, SVD, KMEANS, RLS, UNIFORM, COLUMN_NORM, ICD),
+    methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric(("misalignment", "eigengap"), _misalignment),),
     reps=20,
     quick_reps=3,
@@ -448,7 +394,5 @@ EXPERIMENT = Experiment(
     reference=_reference,
     checks=_checks,
     plots=_plots,
-    summary=_summary,
-    paper="K. Zhang, I. W. Tsang, J. T. Kwok, Improved Nyström low-rank approximation and "
-    "error analysis, ICML 2008, §4.2 (Table 3)",
+    paper=cite("improved_nystrom", "§4.2 (Table 3)"),
 )

@@ -70,7 +70,8 @@ from ...estimators import LowRankMKLClassifier
 from ...kernels import KernelBank
 from ...models import exact_lp_mkl
 from .._preprocess import dense, minmax_scale, split_indices
-from .._report import fmt_num, markdown_table, summary_text
+from .._reference import cite
+from .._report import fmt_num, markdown_table
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
 from ._lpmkl_solvers import SOLVERS_PART, C, _newton_applies, newton_available, solvers_checks
 
@@ -452,10 +453,6 @@ ACCURACY = Part(
 )
 
 
-def _summary(result) -> str:
-    return summary_text(result) + "\n\n" + _checks(result)
-
-
 EXPERIMENT = Experiment(
     name="lpmkl",
     description="ℓp-norm MKL with low-rank kernels: accuracy/time vs rank, GFB vs QP, "
@@ -463,7 +460,5 @@ EXPERIMENT = Experiment(
     parts=(ACCURACY, SOLVERS_PART),
     checks=_checks,
     plots=_plots,
-    summary=_summary,
-    paper="A. Rakotomamonjy, S. Chanda, ℓp-norm multiple kernel learning with low-rank "
-    "kernels, Neurocomputing (2014), §5",
+    paper=cite("lp_mkl", "§5"),
 )

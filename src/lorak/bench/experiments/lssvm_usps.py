@@ -30,13 +30,15 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from ...kernels import Gaussian, kernel_block
+from ...kernels import kernel_block
 from ...models import LSSVC, lssvm_fit_dense
-from .._compare import win_counts
-from .._factors import eigen_builder, gaussian_bandwidth, icd_builder, nystroem_builder
-from .._reference import load_reference
-from .._report import fmt_num, markdown_table, summary_text
+from .._factors import factor_columns, gaussian_bandwidth, gaussian_context
+from .._figures import bars_beside_paper
+from .._reference import cite
+from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
+from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
+from ._zhang2008 import kmeans_counts as _kmeans_counts
 
 __all__ = ["EXPERIMENT", "PAIRS", "kmeans_counts", "load_pair", "table4_rows"]
 
@@ -46,14 +48,7 @@ QUICK_PAIRS = ("1-7", "3-8", "5-6")
 RATIOS = (0.05, 0.1)
 HEATMAP_ROWS = 300  # the kernel heatmaps show this many training rows per pair
 METHOD_ORDER = ("exact", "svd", "kmeans", "rls", "uniform", "column_norm", "icd")
-APPROX = ("kmeans", "uniform", "column_norm", "icd")
-PAPER_KEYS = {
-    "svd": "svd",
-    "kmeans": "kmeans_nystrom",
-    "uniform": "uniform_nystrom",
-    "column_norm": "column_norm",
-    "icd": "icd",
-}
+PAPER_KEYS = {"svd": "svd", **APPROX_KEYS}
 
 
 # ---------------------------------------------------------------- data
@@ -122,7 +117,8 @@ STAND_INS = tuple(
 
 
 def _prepare(data) -> dict:
-    kernel = Gaussian(bandwidth="mean_to_centroid").resolve(data.X)
+    ctx = gaussian_context(data)
+    kernel = ctx["kernel"]
     n = data.n_samples
     rows = np.arange(n)
     if n > HEATMAP_ROWS:
@@ -132,7 +128,7 @@ def _prepare(data) -> dict:
     lam, U = np.linalg.eigh(kernel_block(kernel, Xs, Xs))
     G = U * np.sqrt(np.clip(lam, 0.0, None))
     arts = {"rows": rows, "y": np.asarray(data.y)[rows], "exact": G}
-    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth), "artifacts": arts}
+    return {**ctx, "artifacts": arts}
 
 
 def _params(p, data):
@@ -181,20 +177,7 @@ def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
 
 
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact LS-SVM")
-SVD = _lssvm_method(
-    "svd", eigen_builder(gaussian_bandwidth), label="SVD (rank m)", deterministic=True
-)
-KMEANS = _lssvm_method(
-    "kmeans", nystroem_builder("kmeans", gaussian_bandwidth), label="k-means Nyström"
-)
-RLS = _lssvm_method("rls", nystroem_builder("rls", gaussian_bandwidth), label="RLS Nyström")
-UNIFORM = _lssvm_method(
-    "uniform", nystroem_builder("uniform", gaussian_bandwidth), label="uniform Nyström"
-)
-COLUMN_NORM = _lssvm_method(
-    "column_norm", nystroem_builder("column_norm", gaussian_bandwidth), label="Drineas–Mahoney"
-)
-ICD = _lssvm_method("icd", icd_builder(gaussian_bandwidth), label="ICD", deterministic=True)
+COLUMNS = factor_columns(_lssvm_method, gaussian_bandwidth, svd_label="SVD (rank m)")
 
 
 def _test_error(out: FactorOutput, task) -> float:
@@ -206,7 +189,7 @@ def _test_error(out: FactorOutput, task) -> float:
 
 
 def _paper_table() -> dict:
-    return load_reference("improved_nystrom")["table4_lssvm_usps_pairs"]["table"]
+    return paper_table("table4_lssvm_usps_pairs")["table"]
 
 
 def _ratio_key(ratio) -> str:
@@ -257,8 +240,7 @@ def table4_rows(result) -> list[dict]:
 def kmeans_counts(rows, key: str) -> dict:
     """Rows (pair × ratio) where kmeans' mean error is below uniform's, column_norm's,
     ICD's, and the lowest of the four approximations (ties are not wins)."""
-    means = [{m: v[0] for m, v in row[key].items()} for row in rows]
-    return win_counts(means, "kmeans", tuple(o for o in APPROX if o != "kmeans"))
+    return _kmeans_counts(rows, key)
 
 
 def _cell(e) -> str:
@@ -293,37 +275,12 @@ def _checks(result) -> str:
             for r in sub
         ]
         out += [markdown_table(["pair", "m", *methods], body), ""]
-    paper_rows = [r for r in rows if not r["stand_in"]]
-    rel = ("kmeans<uniform", "kmeans<column_norm", "kmeans<icd", "kmeans best")
-    out += ["### Does k-means beat the other landmarks? (rows = pair × m)", ""]
-    if paper_rows:
-        body = []
-        for ratio in [None, *sorted({r["ratio"] for r in paper_rows})]:
-            sub = [r for r in paper_rows if ratio is None or r["ratio"] == ratio]
-            o, p = kmeans_counts(sub, "ours"), kmeans_counts(sub, "paper")
-            name = "all" if ratio is None else f"m = {fmt_num(ratio)} n"
-            body += [[name, k, f"{o[k]}/{o['n']}", f"{p[k]}/{p['n']}"] for k in rel]
-        out += [markdown_table(["rows", "relation", "ours", "paper"], body), ""]
-        o = kmeans_counts(paper_rows, "ours")
-        p = kmeans_counts(paper_rows, "paper")
-        out.append(
-            f"k-means landmarks have the lowest mean error of the four approximations on "
-            f"{o['kmeans best']}/{o['n']} rows (paper: {p['kmeans best']}/{p['n']}); they beat "
-            f"uniform on {o['kmeans<uniform']}/{o['n']} (paper {p['kmeans<uniform']}) and "
-            f"column_norm on {o['kmeans<column_norm']}/{o['n']} (paper "
-            f"{p['kmeans<column_norm']})."
-        )
-    else:
-        o = kmeans_counts(rows, "ours")
-        out.append(
-            f"Stand-ins only: kmeans < uniform on {o['kmeans<uniform']}/{o['n']}, "
-            f"kmeans < column_norm on {o['kmeans<column_norm']}/{o['n']} (no paper rows)."
-        )
+    groups = [
+        (f"m = {fmt_num(ratio)} n", lambda r, ratio=ratio: r["ratio"] == ratio)
+        for ratio in sorted({r["ratio"] for r in rows})
+    ]
+    out += kmeans_section(rows, "pair × m", groups=groups)
     return "\n".join(out)
-
-
-def _summary(result) -> str:
-    return summary_text(result) + "\n\n" + _checks(result)
 
 
 # ---------------------------------------------------------------- plots
@@ -346,16 +303,15 @@ def _plots(result, out_dir):
     for ax, ratio in zip(axes[:, 0], ratios, strict=True):
         sub = [r for r in rows if r["ratio"] == ratio]
         x = np.arange(len(sub))
-        width = 0.8 / len(methods)
-        for j, m in enumerate(methods):
-            pos = x - 0.4 + width * (j + 0.5)
-            mean = np.array([r["ours"].get(m, (np.nan, 0, 0))[0] for r in sub], dtype=float)
-            std = np.array([r["ours"].get(m, (np.nan, 0, 0))[1] or 0 for r in sub], dtype=float)
-            ax.bar(pos, mean, width, yerr=std, capsize=2, label=names.get(m, m))
-            paper = np.array([r["paper"].get(m, (np.nan,))[0] for r in sub], dtype=float)
-            ax.scatter(
-                pos, paper, marker="_", s=90, color="k", zorder=3, label="paper" if j == 0 else None
-            )
+
+        def column(key, m, i, sub=sub):
+            return np.array([r[key].get(m, (np.nan, 0))[i] or 0.0 for r in sub], dtype=float)
+
+        columns = [
+            (names.get(m, m), column("ours", m, 0), column("ours", m, 1), column("paper", m, 0))
+            for m in methods
+        ]
+        bars_beside_paper(ax, x, columns, marker_size=90)
         exact = np.array([r["ours"].get("exact", (np.nan,))[0] for r in sub], dtype=float)
         ax.scatter(x, exact, marker="*", color="crimson", zorder=4, label="exact LS-SVM (ours)")
         ax.set_xticks(x)
@@ -367,15 +323,8 @@ def _plots(result, out_dir):
     fig.suptitle(
         "Table 4: LS-SVM on USPS pairs (bars: ours, mean ± std; black: paper)", fontsize=10
     )
-    fig.tight_layout()
-    path = out_dir / "table4_lssvm.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    made = [("Table 4: test error per digit pair", path.name)]
-    heat = _heatmap_plot(result, out_dir)
-    if heat:
-        made.append(heat)
-    return made
+    made = save_figure(fig, out_dir, "table4_lssvm.png", "Table 4: test error per digit pair")
+    return made + _heatmap_plot(result, out_dir)
 
 
 def _heatmap_plot(result, out_dir, max_pairs: int = 3):
@@ -398,7 +347,7 @@ def _heatmap_plot(result, out_dir, max_pairs: int = 3):
         if all(k in arts.get(lab, {}) for k, _ in panels)
     ][:max_pairs]
     if not pairs:
-        return None
+        return []
     fig, axes = plt.subplots(len(pairs), 3, figsize=(12, 3.6 * len(pairs)), squeeze=False)
     for row, pair in zip(axes, pairs, strict=True):
         a = arts[pair]
@@ -413,11 +362,13 @@ def _heatmap_plot(result, out_dir, max_pairs: int = 3):
         f"(Nyström: m = {fmt_num(ratio)} n, first repetition)",
         fontsize=10,
     )
-    fig.tight_layout()
-    path = out_dir / "kernel_heatmaps.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return ("Exact vs Nyström kernels on a sample, sorted by label", path.name)
+    return save_figure(
+        fig,
+        out_dir,
+        "kernel_heatmaps.png",
+        "Exact vs Nyström kernels on a sample, sorted by label",
+        dpi=90,
+    )
 
 
 # ---------------------------------------------------------------- the experiment
@@ -430,7 +381,7 @@ TABLE4 = Part(
     quick_paper_datasets=QUICK_PAIRS,
     grid=tuple({"ratio": r} for r in RATIOS),
     resolve_params=_params,
-    methods=(EXACT, SVD, KMEANS, RLS, UNIFORM, COLUMN_NORM, ICD),
+    methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric("test_error", _test_error),),
     reps=20,
     quick_reps=3,
@@ -444,7 +395,5 @@ EXPERIMENT = Experiment(
     reference=_reference,
     checks=_checks,
     plots=_plots,
-    summary=_summary,
-    paper="K. Zhang, I. W. Tsang, J. T. Kwok, Improved Nyström low-rank approximation and "
-    "error analysis, ICML 2008, §4.3 (Table 4)",
+    paper=cite("improved_nystrom", "§4.3 (Table 4)"),
 )

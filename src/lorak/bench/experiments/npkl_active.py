@@ -29,7 +29,8 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-from .._report import fmt_num, markdown_table, save_figure, summary_text
+from .._reference import cite
+from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, Method, Part
 from ._npkl import ADULT_METRIC, npkl_method, prepare_adult
 
@@ -204,7 +205,5 @@ EXPERIMENT = Experiment(
     reference=_reference,
     checks=_checks,
     plots=_plots,
-    summary=lambda result: summary_text(result) + "\n\n" + _checks(result),
-    paper="J. Zhuang, I. W. Tsang, S. C. H. Hoi, SimpleNPKL: Simple Non-Parametric Kernel "
-    "Learning, ICML 2009, §3.2.4 and §6.4 (Fig. 2)",
+    paper=cite("simple_npkl", "§3.2.4 and §6.4 (Fig. 2)"),
 )

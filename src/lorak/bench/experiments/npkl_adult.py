@@ -62,15 +62,25 @@ Decisions
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ...datasets import load
-from .._reference import load_reference
-from .._report import fmt_num, markdown_table, summary_text
+from .._compare import row_of, seconds_text
+from .._reference import cite, load_reference
+from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, LoadedData, Method, Part
-from ._npkl import ADULT_METRIC, kmeans_method, npkl_method, paired_wins, prepare_adult
+from ._npkl import (
+    ADULT_METRIC,
+    acc_text,
+    accuracy_bars,
+    beats_kmeans,
+    kmeans_method,
+    npkl_method,
+    prepare_adult,
+)
 
 __all__ = ["EXPERIMENT", "a9a_subsample"]
 
@@ -198,20 +208,7 @@ def _reference(dataset, method, params, metric):
 
 
 def _row(result, part, ds, method, metric="accuracy"):
-    rows = result.select(part=part, dataset=ds, method=method, metric=metric)
-    return rows[0] if rows else None
-
-
-def _acc(r) -> str:
-    if r is None:
-        return "—"
-    if r["mean"] is None:
-        return "failed"
-    return f"{r['mean']:.1f} ± {r['std'] or 0:.1f}"
-
-
-def _sec(r) -> str:
-    return "—" if r is None or r["seconds_mean"] is None else fmt_num(r["seconds_mean"], 3)
+    return row_of(result, part, ds, method, metric)
 
 
 def table4_markdown(result) -> str:
@@ -271,13 +268,13 @@ def table4_markdown(result) -> str:
                 f"{fmt_num(cons['mean'], 5) if cons and cons['mean'] else '—'} / "
                 f"{ref.get('constraints', '—')}",
                 fmt_num(one["mean"], 3) if one and one["mean"] is not None else "—",
-                f"{_acc(km)} / {pp('kmeans')}",
-                f"{_acc(ll)} / {pp('simplenpkl_linear')}",
-                _acc(lx),
-                f"{_acc(sh)} / {pp('simplenpkl_sqhinge')}",
-                f"{_sec(ll)} / {fmt_num(ref.get('seconds_linear'), 4)}",
-                _sec(lx),
-                f"{_sec(sh)} / {fmt_num(ref.get('seconds_sqhinge'), 5)}",
+                f"{acc_text(km)} / {pp('kmeans')}",
+                f"{acc_text(ll)} / {pp('simplenpkl_linear')}",
+                acc_text(lx),
+                f"{acc_text(sh)} / {pp('simplenpkl_sqhinge')}",
+                f"{seconds_text(ll)} / {fmt_num(ref.get('seconds_linear'), 4)}",
+                seconds_text(lx),
+                f"{seconds_text(sh)} / {fmt_num(ref.get('seconds_sqhinge'), 5)}",
                 fmt_num(gap["mean"], 2) if gap and gap["mean"] is not None else "—",
             ]
         )
@@ -305,19 +302,12 @@ def _checks(result) -> str:
         ]
     labels = result.dataset_labels("table4")
     if labels:
-        body = []
-        wins = {"simplenpkl_linear": 0, "simplenpkl_sqhinge": 0}
-        for ds in labels:
-            row = [ds]
-            for m, part in (("simplenpkl_linear", "table4"), ("simplenpkl_sqhinge", "table4-shl")):
-                w = paired_wins(result, part, ds, m, "kmeans", other_part="table4")
-                if w is None:
-                    row.append("—")
-                    continue
-                d, won, _, n = w
-                wins[m] += d > 0
-                row.append(f"{d:+.1f} ({won}/{n} won)")
-            body.append(row)
+        body, wins = beats_kmeans(
+            result,
+            labels,
+            (("simplenpkl_linear", "table4"), ("simplenpkl_sqhinge", "table4-shl")),
+            base_part="table4",
+        )
         out += [
             "### Does SimpleNPKL beat k-means? (paper: both losses, on every set)",
             "",
@@ -341,7 +331,7 @@ def _checks(result) -> str:
                         ds,
                         m,
                         fmt_num(c["mean"], 5) if c and c["mean"] else "—",
-                        _acc(r),
+                        acc_text(r),
                     ]
                 )
         out += [
@@ -364,11 +354,6 @@ def _checks(result) -> str:
     return "\n".join(out)
 
 
-def _summary(result) -> str:
-    t4 = table4_markdown(result)
-    return summary_text(result) + ("\n\nTable 4 (markdown)\n" + t4 if t4 else "")
-
-
 def _plots(result, out_dir):
     import matplotlib.pyplot as plt
 
@@ -386,42 +371,25 @@ def _plots(result, out_dir):
         ax.set_title("Fig. 1: convergence of SimpleNPKL+SHL (C = 1, B = N)", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        fig.tight_layout()
-        path = out_dir / "fig1_convergence.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(("Fig. 1: objective per iteration", path.name))
+        made += save_figure(fig, out_dir, "fig1_convergence.png", "Fig. 1: objective per iteration")
     labels = result.dataset_labels("table4")
     if labels:
         fig, ax = plt.subplots(figsize=(6.4, 3.6))
-        names = [
-            ("kmeans", "table4", "k-means"),
-            ("simplenpkl_linear", "table4", "SimpleNPKL+LL"),
-            ("simplenpkl_sqhinge", "table4-shl", "SimpleNPKL+SHL"),
+        columns = [
+            (lab, lambda ds, m=m, part=part: _row(result, part, ds, m))
+            for m, part, lab in (
+                ("kmeans", "table4", "k-means"),
+                ("simplenpkl_linear", "table4", "SimpleNPKL+LL"),
+                ("simplenpkl_sqhinge", "table4-shl", "SimpleNPKL+SHL"),
+            )
         ]
-        for j, (m, part, lab) in enumerate(names):
-            xs, ys, es = [], [], []
-            for i, ds in enumerate(labels):
-                r = _row(result, part, ds, m)
-                if r is not None and r["mean"] is not None:
-                    xs.append(i + (j - 1) * 0.25)
-                    ys.append(r["mean"])
-                    es.append(r["std"] or 0.0)
-            if xs:
-                ax.bar(xs, ys, 0.25, yerr=es, capsize=2, label=lab)
+        accuracy_bars(ax, labels, columns)
         ones = [_row(result, "table4", ds, "kmeans", "one_cluster") for ds in labels]
         ax.plot(range(len(labels)), [o["mean"] if o else np.nan for o in ones], "k_", ms=20,
                 label="one cluster")  # fmt: skip
-        ax.set_xticks(range(len(labels)), labels, fontsize=8)
         ax.set_ylim(40, 75)
-        ax.set_ylabel("pairwise accuracy (%)")
         ax.legend(fontsize=7, ncol=2)
-        ax.grid(axis="y", alpha=0.3)
-        fig.tight_layout()
-        path = out_dir / "table4_accuracy.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(("Table 4: accuracy", path.name))
+        made += save_figure(fig, out_dir, "table4_accuracy.png", "Table 4: accuracy")
     return made
 
 
@@ -438,32 +406,22 @@ TABLE4 = Part(
     prepare=prepare_adult,
 )
 
-TABLE4_SHL = Part(
+TABLE4_SHL = replace(
+    TABLE4,
     name="table4-shl",
     description="SimpleNPKL+SHL on Adult (Table 4, Fig. 1)",
-    datasets=DATASETS,
-    quick_datasets=QUICK_STAND_INS,
     methods=(SHL,),
-    metrics=(ADULT_METRIC,),
     reps=5,
     quick_reps=1,
-    quick_paper_datasets=QUICK_PAPER_SETS,
-    prepare=prepare_adult,
 )
-
-PAPER_COUNT = Part(
+PAPER_COUNT = replace(
+    TABLE4_SHL,
     name="paper-count",
     description="a1a with the paper's 4104 constraints",
     datasets=(DatasetSpec("a1a"),),
-    quick_datasets=QUICK_STAND_INS,
     grid=({"n_pairs": 4104},),
     methods=(KMEANS, LL, SHL),
-    metrics=(ADULT_METRIC,),
-    reps=5,
-    quick_reps=1,
-    prepare=prepare_adult,
 )
-
 
 EXPERIMENT = Experiment(
     name="npkl-adult",
@@ -473,7 +431,5 @@ EXPERIMENT = Experiment(
     reference=_reference,
     checks=_checks,
     plots=_plots,
-    summary=_summary,
-    paper="J. Zhuang, I. W. Tsang, S. C. H. Hoi, SimpleNPKL: Simple Non-Parametric Kernel "
-    "Learning, ICML 2009, §6.3 (Table 4, Fig. 1)",
+    paper=cite("simple_npkl", "§6.3 (Table 4, Fig. 1)"),
 )

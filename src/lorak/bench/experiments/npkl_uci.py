@@ -55,12 +55,14 @@ Decisions
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 import numpy as np
 
 from ...learn import knn_graph, normalized_laplacian
-from .._reference import load_reference
-from .._report import fmt_num, markdown_table, plot_metric_lines, summary_text
+from .._compare import first_row, seconds_text
+from .._reference import cite, load_reference
+from .._report import fmt_num, markdown_table, plot_metric_lines, save_figure
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Part
 from ._npkl import (
     B_SMALL,
@@ -68,9 +70,11 @@ from ._npkl import (
     K_SMALL,
     LABELS,
     RATIO,
+    acc_text,
+    accuracy_bars,
+    beats_kmeans,
     kmeans_method,
     npkl_method,
-    paired_wins,
     prepare_standardized,
     task_constraints,
 )
@@ -189,29 +193,9 @@ def _reference(dataset, method, params, metric):
     }
 
 
-def _cell(result, part, dataset, method, metric="accuracy"):
-    rows = result.select(part=part, dataset=dataset, method=method, metric=metric)
-    return rows[0] if rows else None
-
-
-def _acc_text(row) -> str:
-    if row is None:
-        return "—"
-    if row["mean"] is None:
-        return "failed"
-    return f"{row['mean']:.1f} ± {row['std'] or 0:.1f}"
-
-
-def _sec_text(row) -> str:
-    return "—" if row is None or row["seconds_mean"] is None else fmt_num(row["seconds_mean"], 3)
-
-
 def _find(result, dataset, method):
-    for part in ("table2", "sdp"):
-        r = _cell(result, part, dataset, method)
-        if r is not None:
-            return r, part
-    return None, None
+    """The method's accuracy row, from whichever part ran it."""
+    return first_row(result, ("table2", "sdp"), dataset, method, "accuracy")[1]
 
 
 def table2_markdown(result) -> str:
@@ -229,7 +213,7 @@ def table2_markdown(result) -> str:
     ]
     body = []
     for ds in labels:
-        cells = {m: _find(result, ds, m)[0] for m in METHOD_ORDER}
+        cells = {m: _find(result, ds, m) for m in METHOD_ORDER}
         sdp = cells["npkl_sdp_linear"]
         simple = cells["simplenpkl_linear"]
         speed = "—"
@@ -238,8 +222,8 @@ def table2_markdown(result) -> str:
         body.append(
             [
                 ds + (" (stand-in)" if result.is_stand_in("table2", ds) else ""),
-                *[_acc_text(cells[m]) for m in METHOD_ORDER],
-                *[_sec_text(cells[m]) for m in METHOD_ORDER[1:]],
+                *[acc_text(cells[m]) for m in METHOD_ORDER],
+                *[seconds_text(cells[m]) for m in METHOD_ORDER[1:]],
                 speed,
             ]
         )
@@ -291,19 +275,12 @@ def _checks(result) -> str:
             "the number of repetitions won / tied.",
             "",
         ]
-        body = []
-        n_win = {"simplenpkl_linear": 0, "simplenpkl_sqhinge": 0}
-        for ds in labels:
-            row = [ds]
-            for m in ("simplenpkl_linear", "simplenpkl_sqhinge"):
-                w = paired_wins(result, "table2", ds, m, "kmeans")
-                if w is None:
-                    row.append("—")
-                    continue
-                d, won, tied, n = w
-                row.append(f"{d:+.1f} ({won}/{n} won, {tied} tied)")
-                n_win[m] += d > 0
-            body.append(row)
+        body, n_win = beats_kmeans(
+            result,
+            labels,
+            (("simplenpkl_linear", "table2"), ("simplenpkl_sqhinge", "table2")),
+            base_part="table2",
+        )
         out += [
             markdown_table(
                 ["data set", "SimpleNPKL+LL − k-means", "SimpleNPKL+SHL − k-means"], body
@@ -329,7 +306,7 @@ def _checks(result) -> str:
                     for r in result.select(part="c-sweep", dataset=ds, metric="rank")
                     if r["params"].get("C") == C
                 ]
-                acc = _acc_text(rows[0]) if rows else "—"
+                acc = acc_text(rows[0]) if rows else "—"
                 rk = fmt_num(ranks[0]["mean"], 2) if ranks and ranks[0]["mean"] is not None else "—"
                 row.append(f"{acc} (rank {rk})")
             body.append(row)
@@ -352,12 +329,6 @@ def _checks(result) -> str:
     return "\n".join(out)
 
 
-def _summary(result) -> str:
-    text = summary_text(result)
-    t2 = table2_markdown(result)
-    return text + ("\n\nTable 2 (markdown)\n" + t2 if t2 else "")
-
-
 def _plots(result, out_dir):
     import matplotlib.pyplot as plt
 
@@ -365,28 +336,12 @@ def _plots(result, out_dir):
     labels = result.dataset_labels("table2")
     if labels:
         fig, ax = plt.subplots(figsize=(max(6.4, 1.3 * len(labels) + 2), 4.0))
-        width = 0.8 / len(METHOD_ORDER)
-        for j, m in enumerate(METHOD_ORDER):
-            xs, ys, es = [], [], []
-            for i, ds in enumerate(labels):
-                r, _ = _find(result, ds, m)
-                if r is not None and r["mean"] is not None:
-                    xs.append(i + (j - (len(METHOD_ORDER) - 1) / 2) * width)
-                    ys.append(r["mean"])
-                    es.append(r["std"] or 0.0)
-            if xs:
-                ax.bar(xs, ys, width, yerr=es, capsize=2, label=LABELS[m])
-        ax.set_xticks(range(len(labels)), labels, fontsize=8)
-        ax.set_ylabel("pairwise accuracy (%)")
+        columns = [(LABELS[m], lambda ds, m=m: _find(result, ds, m)) for m in METHOD_ORDER]
+        accuracy_bars(ax, labels, columns)
         ax.set_ylim(40, 101)
         ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
-        ax.grid(axis="y", alpha=0.3)
         ax.set_title(f"Table 2: kernel k-means on learned kernels (C = {C_SMALL})", fontsize=9)
-        fig.tight_layout()
-        path = out_dir / "table2_accuracy.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(("Table 2: accuracy by method", path.name))
+        made += save_figure(fig, out_dir, "table2_accuracy.png", "Table 2: accuracy by method")
     if result.dataset_labels("c-sweep"):
         path = out_dir / "c_sweep.png"
         plot_metric_lines(
@@ -421,29 +376,23 @@ TABLE2 = Part(
     prepare=prepare_standardized,
 )
 
-SDP = Part(
+SDP = replace(
+    TABLE2,
     name="sdp",
     description="NPKL as an SDP (eq. 4; cvxpy + SCS), linear and hinge loss",
-    datasets=DATASETS,
-    grid=({"C": C_SMALL},),
     methods=(sdp_method("npkl_sdp_linear", "linear"), sdp_method("npkl_sdp_hinge", "hinge")),
-    metrics=(CLUSTER_METRIC,),
     reps=3,
     quick_reps=1,
     quick_paper_datasets=("iris",),
-    prepare=prepare_standardized,
 )
-
-C_SWEEP = Part(
+C_SWEEP = replace(
+    TABLE2,
     name="c-sweep",
     description="SimpleNPKL+LL accuracy vs C (the C rule)",
-    datasets=DATASETS,
     grid=tuple({"C": c} for c in C_GRID),
     methods=(SIMPLE_LL,),
-    metrics=(CLUSTER_METRIC,),
     reps=6,
     quick_reps=2,
-    prepare=prepare_standardized,
 )
 
 EXPERIMENT = Experiment(
@@ -454,7 +403,5 @@ EXPERIMENT = Experiment(
     reference=_reference,
     checks=_checks,
     plots=_plots,
-    summary=_summary,
-    paper="J. Zhuang, I. W. Tsang, S. C. H. Hoi, SimpleNPKL: Simple Non-Parametric Kernel "
-    "Learning, ICML 2009, §6.2 (Table 2)",
+    paper=cite("simple_npkl", "§6.2 (Table 2)"),
 )

@@ -52,11 +52,11 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ...kernels import Gaussian, kernel_block
+from ...kernels import kernel_block
 from ...metrics import frobenius_error, quantization_error
-from .._factors import icd_builder, nystroem_builder
-from .._preprocess import dense, minmax_scale
-from .._reference import load_reference
+from .._factors import factor_columns, gaussian_context
+from .._preprocess import minmax_scale
+from .._reference import cite, load_reference
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part, factor_method
 from ._nystrom_error_report import (
     FAST_DECAY,
@@ -97,13 +97,6 @@ FIG1_QUICK_SETS = ("german", "splice", "segment")
 
 
 # ---------------------------------------------------------------- shared per dataset
-
-
-def _prepare(data) -> dict:
-    X = dense(data.X)
-    data.X = X  # every method sees the same dense float64 rows
-    kernel = Gaussian(bandwidth="mean_to_centroid").resolve(X)
-    return {"kernel": kernel, "bandwidth": float(kernel.bandwidth)}
 
 
 def _kernel_matrix(task):
@@ -175,10 +168,6 @@ def _task_kernel(task) -> dict:
     return {"kernel": task.context["kernel"]}
 
 
-def _nystrom(landmarks: str, label: str) -> Method:
-    return factor_method(landmarks, nystroem_builder(landmarks, _task_kernel), label=label)
-
-
 def _run_exact(task) -> FactorOutput:
     err = exact_tail_error(_spectrum(task), task.params["m"])
     return FactorOutput(extra={"frobenius": err})
@@ -188,11 +177,7 @@ def _exact_applies(data, params) -> bool:
     return data.n_samples <= MAX_CACHED_N
 
 
-UNIFORM = _nystrom("uniform", "uniform Nyström")
-KMEANS = _nystrom("kmeans", "k-means Nyström")
-RLS = _nystrom("rls", "RLS Nyström")
-COLUMN_NORM = _nystrom("column_norm", "Drineas–Mahoney")
-ICD = factor_method("icd", icd_builder(_task_kernel), deterministic=True, label="ICD")
+COLUMNS = factor_columns(factor_method, _task_kernel)
 EXACT = Method("exact", _run_exact, deterministic=True, label="exact (SVD)", applies=_exact_applies)
 
 
@@ -260,11 +245,11 @@ FIG1 = Part(
     quick_grid=tuple({"ratio": r} for r in FIG1_QUICK_RATIOS),
     quick_paper_datasets=FIG1_QUICK_SETS,
     resolve_params=_fig1_params,
-    methods=(EXACT, KMEANS, RLS, UNIFORM, COLUMN_NORM, ICD),
+    methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric(("frobenius", "frobenius_relative"), _frobenius),),
     reps=20,
     quick_reps=3,
-    prepare=_prepare,
+    prepare=gaussian_context,
 )
 
 FIG2 = Part(
@@ -274,14 +259,14 @@ FIG2 = Part(
     quick_datasets=(DatasetSpec("digits", stand_in=True),),
     grid=({"m": 100},),
     resolve_params=_fig2_params,
-    methods=(UNIFORM, KMEANS, COLUMN_NORM),
+    methods=tuple(COLUMNS[m] for m in ("uniform", "kmeans", "column_norm")),
     metrics=(
         Metric(("frobenius", "frobenius_relative"), _frobenius),
         Metric("quantization_error", _quantization),
     ),
     reps=100,
     quick_reps=20,
-    prepare=_prepare,
+    prepare=gaussian_context,
 )
 
 EXPERIMENT = Experiment(
@@ -293,6 +278,5 @@ EXPERIMENT = Experiment(
     checks=error_checks,
     plots=error_plots,
     summary=error_summary,
-    paper="K. Zhang, I. W. Tsang, J. T. Kwok, Improved Nyström low-rank approximation and "
-    "error analysis, ICML 2008, §4.1 (Fig. 1, Fig. 2)",
+    paper=cite("improved_nystrom", "§4.1 (Fig. 1, Fig. 2)"),
 )
