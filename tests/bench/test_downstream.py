@@ -10,6 +10,7 @@ from conftest import load_benchmark_script
 from lorak.bench import get_experiment, run_experiment, write_outputs
 from lorak.bench.experiments import kpca as kpca_exp
 from lorak.bench.experiments import lssvm_usps
+from lorak.bench.experiments._zhang2008 import kmeans_counts
 
 # ---------------------------------------------------------------- kpca: the math
 
@@ -70,7 +71,7 @@ def test_kmeans_counts_kpca():
         },
         {"ours": {"uniform": (1, 0, 0)}},
     ]
-    c = kpca_exp.kmeans_counts(rows, "ours")
+    c = kmeans_counts(rows, "ours", ties_win_best=True)  # kpca: a tie is best
     assert c == {
         "kmeans<uniform": 1,
         "kmeans<column_norm": 2,
@@ -141,7 +142,7 @@ def test_lssvm_kmeans_counts():
             }
         },
     ]
-    c = lssvm_usps.kmeans_counts(rows, "ours")
+    c = kmeans_counts(rows, "ours")  # lssvm-usps: ties are not wins
     assert c == {
         "kmeans<uniform": 2,
         "kmeans<column_norm": 1,
@@ -204,12 +205,29 @@ def test_bench_lssvm_and_kpca_small(bench, rng):
         assert out[key]["seconds"] > 0 and out[key]["peak_bytes"] > 0
         assert 0 <= out[key]["test_error_pct"] <= 100
     assert out["speedup_vs_kernel_ridge_uniform"] > 0
-    assert out["floor_seconds"] > 0 and out["lorak_kmeans"]["floor_ratio"] > 0
+    assert out["lorak_kmeans"]["floor_seconds"] > 0 and out["lorak_kmeans"]["floor_ratio"] > 0
+    auto = bench.bench_lssvm(X, y, Xt, yt, b, "auto", 1, dense=True, label="t")
+    for lm in ("uniform", "kmeans"):
+        choice = auto[f"lorak_{lm}"]["rank_choice"]
+        assert auto[f"lorak_{lm}"]["m"] == choice["m"] in [p["m"] for p in choice["path"]]
+        assert auto[f"speedup_with_rank_choice_{lm}"] < auto[f"speedup_vs_kernel_ridge_{lm}"]
     kp = bench.bench_kpca(X, b, 12, 1, dense=True, label="t")
     assert kp["sklearn_kernel_pca_randomized"]["misalignment_top3_vs_dense"] < 1e-3
     assert 0 <= kp["lorak_kmeans"]["misalignment_top3_vs_dense"] <= np.sqrt(3)
     big = bench.bench_lssvm(X, y, Xt, yt, b, 12, 1, dense=False, label="t")
     assert "skipped" in big["exact_lssvm"]
+
+
+def test_effective_dimension_counts_the_directions_above_the_ridge(bench, rng):
+    """d_eff = Σ σ/(σ + 1/C) of the centred Gram: a factor with k orthogonal centred
+    columns of squared norm s has d_eff = k s / (s + 1/C)."""
+    n, k, s = 200, 5, 50.0
+    Q, _ = np.linalg.qr(rng.standard_normal((n, k + 1)))
+    Q = Q - Q.mean(axis=0)
+    Q, _ = np.linalg.qr(Q)
+    G = np.sqrt(s) * Q[:, :k] + 3.0  # a common offset: removed by the centring
+    expected = k * s / (s + 1.0 / bench.C)
+    assert bench.effective_dimension(G, bench.C) == pytest.approx(expected, rel=1e-9)
 
 
 def test_bench_exact_lssvm_matches_kernel_ridge_without_bias(bench, rng):
