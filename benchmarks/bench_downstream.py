@@ -452,7 +452,9 @@ def main(argv=None):
     if args.quick:
         args.repeats = 1
         args.n_large, args.m_large, args.n_sub = 5000, 200, 1000
-    guard = LoadGuard(strict=args.strict_load or None, label="bench_downstream").start()
+    guard = LoadGuard(
+        strict=args.strict_load or None, label="bench_downstream", threads=args.threads
+    ).start()
     result = run(args)
     result["load"] = guard.stop().record()
     out = Path(args.out)

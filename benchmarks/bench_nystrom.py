@@ -232,7 +232,9 @@ def main(argv=None):
     if args.quick:
         args.n, args.repeats = 10000, 1
 
-    guard = LoadGuard(strict=args.strict_load or None, label="bench_nystrom").start()
+    guard = LoadGuard(
+        strict=args.strict_load or None, label="bench_nystrom", threads=args.threads
+    ).start()
     rng = np.random.default_rng(0)
     X64 = rng.standard_normal((args.n, args.d))
     result = {

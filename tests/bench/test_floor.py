@@ -93,6 +93,29 @@ def test_guard_flags_a_load_above_the_cores(monkeypatch):
     assert rec["loaded"] is True and rec["before"]["load1"] == 3.5 and rec["after"]["loaded"]
 
 
+def test_guard_discounts_its_own_threads_at_the_end(monkeypatch):
+    """Two busy threads for a minute raise the 1-minute load by up to 2(1 − 1/e) ≈ 1.26:
+    a final 3.0 on 2 cores is 1.74 from the others, not a loaded machine."""
+    monkeypatch.setattr(_floor, "_cores", lambda: 2)
+    clock = iter([100.0, 160.0])
+    monkeypatch.setattr(_floor.time, "monotonic", lambda: next(clock))
+    loads = iter([(0.3, 0.3, 0.3), (3.0, 1.0, 1.0)])
+    monkeypatch.setattr(_floor.os, "getloadavg", lambda: next(loads))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        guard = LoadGuard(threads=2).start().stop()
+    after = guard.record()["after"]
+    assert after["own_load"] == pytest.approx(2 * (1 - np.exp(-1.0)))
+    assert after["load1_others"] == pytest.approx(3.0 - 2 * (1 - np.exp(-1.0)))
+    assert guard.loaded is False
+    # the same end load with one thread of its own: 2.37 from the others, flagged
+    clock = iter([100.0, 160.0])
+    loads = iter([(0.3, 0.3, 0.3), (3.0, 1.0, 1.0)])
+    with pytest.warns(MachineLoadedWarning, match="without this benchmark's threads"):
+        guard = LoadGuard(threads=1).start().stop()
+    assert guard.loaded is True
+
+
 def test_strict_guard_refuses(monkeypatch):
     monkeypatch.setattr(_floor, "_cores", lambda: 2)
     monkeypatch.setenv("LORAK_STRICT_LOAD", "1")
