@@ -91,6 +91,14 @@ def _build():
         "defaults)",
     )
     bench.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        help="with 'all': experiments run at once, each in its own process with the BLAS "
+        "threads split between them (--threads per process; default: the cores divided by "
+        "--jobs), so the cores are never oversubscribed (default 1)",
+    )
+    bench.add_argument(
         "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
     )
     bench.add_argument(
@@ -314,6 +322,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
         "threads": args.threads,
         "data_home": None if args.data_home is None else str(args.data_home),
         "resume": args.resume,
+        "jobs": args.jobs,
     }
     t0 = time.perf_counter()
     names_all = [e.name for e in exps]
@@ -326,7 +335,7 @@ def _cmd_bench_all(bench_parser, args) -> int:
             "started_utc": started,
             "wall_seconds": round(time.perf_counter() - t0, 3),
             "skipped": skip,
-            "pending": names_all[len(done) :],
+            "pending": [n for n in names_all if n not in {e.name for e in done}],
             "import_errors": dict(IMPORT_ERRORS),
             "environment": env,
         }
@@ -339,11 +348,15 @@ def _cmd_bench_all(bench_parser, args) -> int:
         quick=args.quick,
         seed=args.seed,
         data_home=args.data_home,
-        progress_factory=None if args.no_progress else (lambda: ProgressBar(sys.stderr)),
+        progress_factory=None
+        if args.no_progress or args.jobs > 1
+        else (lambda: ProgressBar(sys.stderr)),
         config={"command": "bench all", "options": options},
         log=lambda line: print(line, flush=True),
         on_entry=lambda done: write_combined(done, out_dir, meta=meta_now(done)),
         resume=args.resume,
+        jobs=args.jobs,
+        threads=args.threads or (1 if args.quick else None),
     )
     wall = time.perf_counter() - t0
     paths = write_combined(entries, out_dir, meta=meta_now(entries))

@@ -101,3 +101,57 @@ def test_run_all_resume(tmp_path):
     entries = run_all(exps, tmp_path, quick=True, resume=True)
     assert [e.status for e in entries] == ["ok", "ok"] and calls == []
     assert (tmp_path / "e2" / "results.json").is_file()
+
+
+def _probe(name):
+    """An experiment whose cell reports the process it ran in and its BLAS threads."""
+
+    def run(task):
+        import os
+
+        from threadpoolctl import threadpool_info
+
+        blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        return {"pid": float(os.getpid()), "blas": float(max(blas, default=1))}
+
+    part = Part(
+        name="main",
+        datasets=[DatasetSpec("a", loader=_loader(0))],
+        methods=[Method("probe", run, deterministic=True)],
+        metrics=[Metric(("pid", "blas"), lambda out, task: out)],
+    )
+    return Experiment(name, "where cells run", [part])
+
+
+def _means(folder, name):
+    import json
+
+    rows = json.loads((folder / name / "results.json").read_text())["results"]
+    return sorted((r["dataset"], r["params"]["m"], r["mean"]) for r in rows)
+
+
+def test_run_all_in_parallel_processes(tmp_path):
+    """jobs=2: the experiments run in worker processes with the BLAS threads limited,
+    their numbers equal a serial run's, the combined order is the given one, and a
+    second run with resume replays every saved dataset."""
+    import json
+    import os
+
+    exps = [_experiment([], name="p1"), _probe("probe"), _experiment([], name="p2")]
+    run_all(exps[::2], tmp_path / "serial", quick=True)
+    seen = []
+    entries = run_all(exps, tmp_path / "par", quick=True, jobs=2, threads=1, on_entry=seen.append)
+    assert [e.name for e in entries] == ["p1", "probe", "p2"]
+    assert [e.status for e in entries] == ["ok", "ok", "ok"]
+    assert [e.name for e in seen[-1]] == ["p1", "probe", "p2"] and len(seen) == 3
+    for name in ("p1", "p2"):
+        assert _means(tmp_path / "par", name) == _means(tmp_path / "serial", name)
+    probe = json.loads((tmp_path / "par" / "probe" / "results.json").read_text())["results"]
+    got = {r["metric"]: r["mean"] for r in probe}
+    assert got["pid"] != os.getpid() and got["blas"] == 1
+    entries = run_all(exps, tmp_path / "par", quick=True, jobs=2, threads=1, resume=True)
+    assert [e.status for e in entries] == ["ok", "ok", "ok"]
+    for name in ("p1", "p2"):
+        cfg = json.loads((tmp_path / "par" / name / "results.json").read_text())["config"]
+        assert cfg["resumed_datasets"] == 2
+        assert _means(tmp_path / "par", name) == _means(tmp_path / "serial", name)

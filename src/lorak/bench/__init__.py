@@ -64,33 +64,16 @@ from ._reference import load_reference, reference_names
 from ._registry import EXPERIMENTS, get_experiment, list_experiments, register
 from ._report import plot_metric_lines, render_report, summary_text, write_outputs
 from ._runner import derive_seed, load_dataset, run_experiment
-from ._spec import (
-    DatasetSpec,
-    Experiment,
-    FactorOutput,
-    LoadedData,
-    Method,
-    Metric,
-    Part,
-    Task,
-    factor_method,
-)
+from ._spec import *  # noqa: F403 — the declarative pieces, every one public
+from ._spec import __all__ as _DECLARATIVE
 
 __all__ = [
+    *_DECLARATIVE,
     "EXPERIMENTS",
-    "DatasetSpec",
-    "Experiment",
-    "FactorOutput",
-    "LoadedData",
-    "Method",
-    "Metric",
     "NullProgress",
-    "Part",
     "ProgressBar",
     "RunResult",
-    "Task",
     "derive_seed",
-    "factor_method",
     "get_experiment",
     "list_experiments",
     "load_dataset",

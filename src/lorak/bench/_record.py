@@ -134,6 +134,11 @@ class RunResult:
     def is_stand_in(self, part: str, label: str) -> bool:
         return any(d["label"] == label and d["stand_in"] for d in self.datasets.get(part, []))
 
+    def reps_run(self, part: str):
+        """The repetitions part ``part`` ran with (``"?"`` before the run's config is
+        complete, or for a part that did not run)."""
+        return self.config.get("parts", {}).get(part, {}).get("reps", "?")
+
     def to_json(self) -> dict:
         """The results.json document."""
         rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows]

@@ -331,22 +331,10 @@ def run_experiment(
         environment=capture_environment(),
         notes=notes,
     )
+    run = _Run(experiment, result, multi, quick, seed, data_home, progress, cache)
     for part, specs, grid, n_reps in plans:
         t_part = time.perf_counter()
-        _run_part(
-            experiment,
-            part,
-            specs,
-            grid,
-            n_reps,
-            result,
-            multi,
-            quick,
-            seed,
-            data_home,
-            progress,
-            cache,
-        )
+        _run_part(run, part, specs, grid, n_reps)
         result.part_seconds[part.name] = time.perf_counter() - t_part
     progress.close()
     result.wall_seconds = time.perf_counter() - t_start
@@ -426,20 +414,24 @@ def _replay(result, part, described, entry):
         result.artifacts.setdefault(part.name, {})[entry["described"]["label"]] = entry["artifacts"]
 
 
-def _run_part(
-    experiment,
-    part,
-    specs,
-    grid,
-    n_reps,
-    result,
-    multi,
-    quick,
-    seed,
-    data_home,
-    progress,
-    cache=None,
-):
+@dataclasses.dataclass
+class _Run:
+    """What every part and cell of one :func:`run_experiment` call shares."""
+
+    experiment: Experiment
+    result: RunResult
+    multi: bool
+    quick: bool
+    seed: int
+    data_home: Any
+    progress: Any
+    cache: CellCache | None
+
+
+def _run_part(run: _Run, part, specs, grid, n_reps):
+    experiment, result, multi, quick = run.experiment, run.result, run.multi, run.quick
+    data_home, progress, cache = run.data_home, run.progress, run.cache
+    seed = run.seed
     described = result.datasets.setdefault(part.name, [])
     seeds = [derive_seed(seed, r) for r in range(n_reps)]
     per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
@@ -491,9 +483,7 @@ def _run_part(
             if multi:
                 params = {"part": part.name, **params}
             for method in part.methods:
-                _run_cell(
-                    experiment, part, method, data, params, seeds, context, result, quick, progress
-                )
+                _run_cell(run, part, method, data, params, seeds, context)
         arts = context.get("artifacts")
         if isinstance(arts, dict) and arts:
             result.artifacts.setdefault(part.name, {})[spec.display] = arts
@@ -565,7 +555,8 @@ def _fail(result, part, spec, method, params, rep, stage, exc):
     )
 
 
-def _run_cell(experiment, part, method, data, params, seeds, context, result, quick, progress):
+def _run_cell(run: _Run, part, method, data, params, seeds, context):
+    experiment, result, progress = run.experiment, run.result, run.progress
     spec = data.spec
     if method.applies is not None and not method.applies(data, params):
         progress.advance(1 if method.deterministic else len(seeds), f"{method.name} skipped")
@@ -586,7 +577,7 @@ def _run_cell(experiment, part, method, data, params, seeds, context, result, qu
             seed=s,
             context=context,
             part=part.name,
-            quick=quick,
+            quick=run.quick,
         )
         rec: dict[str, Any] = {
             "part": part.name,
@@ -688,6 +679,8 @@ def run_all(
     log=None,
     on_entry=None,
     resume: bool = False,
+    jobs: int = 1,
+    threads: int | None = None,
 ) -> list[AllEntry]:
     """Run every experiment in ``experiments``, each into ``out_dir/NAME``.
 
@@ -702,65 +695,158 @@ def run_all(
     Every finished (part, dataset) is saved under ``out_dir/NAME/cells``
     (:class:`CellCache`); with ``resume`` those saved by an earlier, killed run of the
     same settings are replayed instead of run again.
+
+    ``jobs`` > 1 runs that many experiments at once, each in its own process (no
+    progress bars then) whose BLAS/OpenMP threads are limited to ``threads`` (default:
+    the cores split between the jobs, at least one each), so that the processes
+    together never ask for more threads than the machine has cores. The experiments
+    are handed out longest first (by their parts' cells), in the given order otherwise;
+    each keeps its own cell cache, so ``resume`` works as in a serial run.
     """
     from pathlib import Path
 
     out_dir = Path(out_dir)
+    experiments = list(experiments)
+    kwargs = {
+        "reps": reps,
+        "quick": quick,
+        "seed": seed,
+        "data_home": data_home,
+        "config": config,
+        "resume": resume,
+    }
     entries: list[AllEntry] = []
-    for exp in experiments:
-        t0 = time.perf_counter()
-        sub = out_dir / exp.name
-        entry = AllEntry(
-            name=exp.name,
-            description=exp.description,
-            paper=exp.paper,
-            status="error",
-            seconds=0.0,
-        )
-        try:
-            cfg = dict(config or {})
-            cfg.setdefault("options", {})
-            cfg["options"] = {**cfg["options"], "experiment": exp.name, "out": str(sub)}
-            result = run_experiment(
-                exp,
-                reps=reps,
-                quick=quick,
-                seed=seed,
-                data_home=data_home,
-                progress=None if progress_factory is None else progress_factory(),
-                config=cfg,
-                cache=CellCache(sub / "cells", resume=resume),
-            )
-            result.config["out"] = str(sub)
-            paths = write_outputs(result, sub)
-            entry.paths = {
-                "report": f"{exp.name}/report.md",
-                "results": f"{exp.name}/results.json",
-                "raw": f"{exp.name}/raw.json",
-                "plots": [f"{exp.name}/{Path(p).name}" for p in paths["plots"]],
-            }
-            entry.n_rows = len(result.rows)
-            entry.n_failures = len(result.failures)
-            entry.run_seconds = result.wall_seconds
-            entry.fit_seconds = result.fit_seconds
-            entry.stand_ins = list(result.config.get("stand_ins_used", []))
-            entry.notes = list(result.notes)
-            if not any(r["mean"] is not None for r in result.rows):
-                entry.status = "no results"
-            else:
-                entry.status = "failures" if result.failures else "ok"
-        except Exception as exc:
-            entry.error = _err(exc)
-            logger.warning("experiment %s failed: %s", exp.name, entry.error)
-            logger.debug("traceback:\n%s", "".join(traceback.format_exception(exc)))
-        entry.seconds = time.perf_counter() - t0
+
+    def done(entry):
         entries.append(entry)
         if log is not None:
             log(
-                f"{exp.name}: {entry.status}, {entry.seconds:.1f} s (timed fits "
+                f"{entry.name}: {entry.status}, {entry.seconds:.1f} s (timed fits "
                 f"{entry.fit_seconds:.1f} s), {entry.n_rows} rows, "
                 f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
             )
         if on_entry is not None:
-            on_entry(list(entries))
-    return entries
+            order = {e.name: i for i, e in enumerate(experiments)}
+            on_entry(sorted(entries, key=lambda e: order[e.name]))
+
+    if jobs <= 1 or len(experiments) <= 1:
+        for exp in experiments:
+            progress = None if progress_factory is None else progress_factory()
+            done(_run_one(exp, out_dir, progress=progress, **kwargs))
+        return entries
+    per_job = int(threads) if threads else max(1, (os.cpu_count() or 1) // int(jobs))
+    for entry in _run_parallel(experiments, out_dir, int(jobs), per_job, kwargs):
+        done(entry)
+    order = {e.name: i for i, e in enumerate(experiments)}
+    return sorted(entries, key=lambda e: order[e.name])
+
+
+def _run_one(exp, out_dir, *, reps, quick, seed, data_home, config, resume, progress=None):
+    """One experiment of :func:`run_all`: run, write its outputs, summarize as an entry."""
+    from pathlib import Path
+
+    t0 = time.perf_counter()
+    sub = Path(out_dir) / exp.name
+    entry = AllEntry(
+        name=exp.name,
+        description=exp.description,
+        paper=exp.paper,
+        status="error",
+        seconds=0.0,
+    )
+    try:
+        cfg = dict(config or {})
+        cfg.setdefault("options", {})
+        cfg["options"] = {**cfg["options"], "experiment": exp.name, "out": str(sub)}
+        result = run_experiment(
+            exp,
+            reps=reps,
+            quick=quick,
+            seed=seed,
+            data_home=data_home,
+            progress=progress,
+            config=cfg,
+            cache=CellCache(sub / "cells", resume=resume),
+        )
+        result.config["out"] = str(sub)
+        paths = write_outputs(result, sub)
+        entry.paths = {
+            "report": f"{exp.name}/report.md",
+            "results": f"{exp.name}/results.json",
+            "raw": f"{exp.name}/raw.json",
+            "plots": [f"{exp.name}/{Path(p).name}" for p in paths["plots"]],
+        }
+        entry.n_rows = len(result.rows)
+        entry.n_failures = len(result.failures)
+        entry.run_seconds = result.wall_seconds
+        entry.fit_seconds = result.fit_seconds
+        entry.stand_ins = list(result.config.get("stand_ins_used", []))
+        entry.notes = list(result.notes)
+        if not any(r["mean"] is not None for r in result.rows):
+            entry.status = "no results"
+        else:
+            entry.status = "failures" if result.failures else "ok"
+    except Exception as exc:
+        entry.error = _err(exc)
+        logger.warning("experiment %s failed: %s", exp.name, entry.error)
+        logger.debug("traceback:\n%s", "".join(traceback.format_exception(exc)))
+    entry.seconds = time.perf_counter() - t0
+    return entry
+
+
+# the experiments of a parallel run_all, inherited by forked workers (an Experiment
+# holds closures and lambdas, which do not pickle); spawned workers look them up by name
+_FORKED: list = []
+
+
+def _cells(exp, quick: bool) -> int:
+    """A size for scheduling: the cells of the experiment's (quick) grid."""
+    total = 0
+    for p in exp.parts:
+        grid = p.quick_grid if quick and p.quick_grid is not None else p.grid
+        reps = p.quick_reps if quick and p.quick_reps is not None else p.reps
+        total += len(p.datasets) * len(grid) * len(p.methods) * reps
+    return total
+
+
+def _in_worker(index: int, name: str, out_dir, threads: int, kwargs: dict) -> AllEntry:
+    from threadpoolctl import threadpool_limits
+
+    from ._registry import get_experiment
+
+    exp = _FORKED[index] if index < len(_FORKED) else get_experiment(name)
+    with threadpool_limits(limits=threads):
+        return _run_one(exp, out_dir, **kwargs)
+
+
+def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
+    """Yield the :class:`AllEntry` of each experiment as its worker process ends."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    order = sorted(range(len(experiments)), key=lambda i: -_cells(experiments[i], kwargs["quick"]))
+    _FORKED[:] = experiments if context.get_start_method() == "fork" else []
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {
+                pool.submit(_in_worker, i, experiments[i].name, out_dir, threads, kwargs): i
+                for i in order
+            }
+            for fut in as_completed(futures):
+                exp = experiments[futures[fut]]
+                try:
+                    yield fut.result()
+                except Exception as exc:  # the worker itself died (killed, out of memory)
+                    logger.warning("experiment %s: worker failed: %s", exp.name, _err(exc))
+                    yield AllEntry(
+                        name=exp.name,
+                        description=exp.description,
+                        paper=exp.paper,
+                        status="error",
+                        seconds=0.0,
+                        error=_err(exc),
+                    )
+    finally:
+        _FORKED.clear()

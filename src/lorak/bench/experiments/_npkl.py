@@ -14,8 +14,8 @@ from ...constraints import from_labels
 from ...estimators import SimpleNPKL
 from ...metrics import pairwise_cluster_accuracy
 from ...models import kernel_kmeans_factor
-from .. import _compare as compare
-from .._compare import per_rep
+from .._compare import paired_wins, per_rep
+from .._preprocess import standardize
 from .._spec import FactorOutput, Method, Metric
 
 K_SMALL = 5
@@ -31,19 +31,9 @@ LABELS = {
 }
 
 
-def standardize(X) -> np.ndarray:
-    """Dense float64 copy with zero-mean, unit-variance columns (constant columns → 0)."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    X = np.array(X, dtype=np.float64)
-    X -= X.mean(axis=0)
-    sd = X.std(axis=0)
-    sd[sd == 0] = 1.0
-    X /= sd
-    return X
-
-
 def prepare_standardized(data) -> dict:
-    data.X = standardize(data.X)
+    """Every feature standardized (zero mean, unit variance); the class count."""
+    standardize(data)
     return {"n_classes": len(np.unique(data.y))}
 
 
@@ -139,15 +129,6 @@ def cluster_metric(out: FactorOutput, task) -> dict:
 CLUSTER_METRIC = Metric(("accuracy", "n_constraints", "rank", "n_iter"), cluster_metric, False)
 
 
-def paired_wins(result, part: str, dataset: str, a: str, b: str, other_part: str | None = None):
-    """(mean of accuracy(a) − accuracy(b), #reps a > b, #reps a = b, #paired reps),
-    pairing repetitions by index (same constraints). ``b`` may come from ``other_part``."""
-    return compare.paired_wins(
-        per_rep(result, part, dataset, a, "accuracy", key="rep"),
-        per_rep(result, other_part or part, dataset, b, "accuracy", key="rep"),
-    )
-
-
 def prepare_adult(data) -> dict:
     """Dense rows; the class count and the accuracy of one cluster (the floor)."""
     X = data.X.toarray() if hasattr(data.X, "toarray") else data.X
@@ -190,7 +171,10 @@ def beats_kmeans(result, labels, columns, *, base_part: str):
     for ds in labels:
         row = [ds]
         for m, part in columns:
-            w = paired_wins(result, part, ds, m, "kmeans", other_part=base_part)
+            w = paired_wins(
+                per_rep(result, part, ds, m, "accuracy", key="rep"),
+                per_rep(result, base_part, ds, "kmeans", "accuracy", key="rep"),
+            )
             if w is None:
                 row.append("—")
                 continue

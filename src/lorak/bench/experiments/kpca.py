@@ -45,7 +45,6 @@ from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
 from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
-from ._zhang2008 import kmeans_counts as _kmeans_counts
 
 __all__ = ["EXPERIMENT", "exact_kpca", "misalignment", "table3_rows"]
 
@@ -217,12 +216,6 @@ def table3_rows(result) -> list[dict]:
             }
         )
     return rows
-
-
-def kmeans_counts(rows, key: str) -> dict:
-    """Rows where kmeans beats uniform / column_norm / icd, and is the best approximation
-    (a tie counts as best)."""
-    return _kmeans_counts(rows, key, ties_win_best=True)
 
 
 def _cell(entry, digits=3) -> str:

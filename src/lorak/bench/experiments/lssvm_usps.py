@@ -38,9 +38,8 @@ from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure
 from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
 from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
-from ._zhang2008 import kmeans_counts as _kmeans_counts
 
-__all__ = ["EXPERIMENT", "PAIRS", "kmeans_counts", "load_pair", "table4_rows"]
+__all__ = ["EXPERIMENT", "PAIRS", "load_pair", "table4_rows"]
 
 C = 0.5
 PAIRS = ("1-7", "2-3", "2-5", "3-8", "5-8", "6-8", "8-9", "2-7", "3-5", "4-7", "5-6")
@@ -235,12 +234,6 @@ def table4_rows(result) -> list[dict]:
                         d["paper"][ours_name] = (e[i]["mean"], e[i].get("std"), None)
             rows.append({"pair": label, "ratio": ratio, "stand_in": stand_in, **d})
     return rows
-
-
-def kmeans_counts(rows, key: str) -> dict:
-    """Rows (pair × ratio) where kmeans' mean error is below uniform's, column_norm's,
-    ICD's, and the lowest of the four approximations (ties are not wins)."""
-    return _kmeans_counts(rows, key)
 
 
 def _cell(e) -> str:

@@ -285,15 +285,14 @@ def _checks(result) -> str:
     out = []
     t4 = table4_markdown(result)
     if t4:
-        parts = result.config.get("parts", {})
         out += [
             "### Table 4: pairwise clustering accuracy (%), constraints and seconds",
             "",
             f"k = {K_ADULT}, B = N, C = {C_ADULT:g}, r = {RATIO}; LL and SHL with the paper's "
             f"rank estimate (Pataki, §3.2.3), SHL {SHL_ITER} iterations; 'LL exact' uses every "
             f"positive eigenpair (n ≤ {EXACT_MAX_N}). Repetitions: table4 "
-            f"{parts.get('table4', {}).get('reps', '?')}, SHL "
-            f"{parts.get('table4-shl', {}).get('reps', '?')}. 'one cluster' = the accuracy "
+            f"{result.reps_run('table4')}, SHL {result.reps_run('table4-shl')}. "
+            "'one cluster' = the accuracy "
             "of putting every point in one cluster. Paper seconds: Matlab + ARPACK on a "
             "3.4 GHz 32-bit PC (2009); ours: this machine (see Environment).",
             "",

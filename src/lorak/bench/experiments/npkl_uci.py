@@ -246,14 +246,13 @@ def _checks(result) -> str:
     out = []
     t2 = table2_markdown(result)
     if t2:
-        reps = result.config.get("parts", {})
         out += [
             "### Table 2: pairwise clustering accuracy (%) and seconds",
             "",
             f"C = {C_SMALL} (one rule for every set), k = {K_SMALL}, B = {B_SMALL:g}, "
             f"r = {RATIO}; features standardized; kernel k-means on the learned embedding. "
-            f"Repetitions: table2 {reps.get('table2', {}).get('reps', '?')}, SDP "
-            f"{reps.get('sdp', {}).get('reps', '?')}. Seconds: fit only (graph, "
+            f"Repetitions: table2 {result.reps_run('table2')}, SDP {result.reps_run('sdp')}. "
+            "Seconds: fit only (graph, "
             "eigen-decomposition / solver), clustering excluded as in the paper; k-means "
             "seconds are its clustering time."
             + (
