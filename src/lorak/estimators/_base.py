@@ -17,10 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
 from .._validation import check_generator, check_n_components, validate_data
+from ..decompose import pivot_transform_matrix
 from ..kernels import KernelColumns, kernel_product, make_kernel
 from ..landmarks import Landmarks, select_landmarks
 
-__all__ = ["shared_landmarks", "store_params"]
+__all__ = ["shared_landmarks", "store_params", "validate_new_rows"]
 
 
 def store_params(estimator, values) -> None:
@@ -36,6 +37,16 @@ def store_params(estimator, values) -> None:
         setattr(estimator, name, values[name])
 
 
+def validate_new_rows(estimator, X, fitted: str):
+    """New rows X for a fitted estimator's ``transform``/``predict``: NotFittedError
+    until ``fitted`` is set, then X checked against the training X (its features and
+    names), CSR or dense, float32 kept float32."""
+    check_is_fitted(estimator, fitted)
+    return validate_data(
+        estimator, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+    )
+
+
 def shared_landmarks(landmarks, X, n_landmarks, bank, rng) -> Landmarks:
     """The landmark set all kernels of a bank share, chosen with its middle kernel.
 
@@ -45,9 +56,23 @@ def shared_landmarks(landmarks, X, n_landmarks, bank, rng) -> Landmarks:
     return select_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=bank[len(bank) // 2])
 
 
-class _KernelFactor(
+class _Transformer(
     ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
+    """The base of lorak's transformers: row methods applied chunk-wise (dask and memmap
+    aware), ``n_components_`` output columns named ``<classname><i>``, CSR input."""
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _KernelFactor(_Transformer):
     """Shared parts: kernel construction, input validation, chunked ``transform``."""
 
     _kernel_args = ("gamma", "bandwidth", "degree", "coef0", "kernel_params")
@@ -103,6 +128,18 @@ class _KernelFactor(
 
     def _check_n_components(self, n_samples):
         return check_n_components(self.n_components, n_samples)
+
+    def _store_pivots(self, G, pivots, X, dtype):
+        """Store a pivoted Cholesky factor (ICD, CSI): ``G_`` of the training rows and
+        ``transform(X) = k(X, X[pivots]) L⁻ᵀ`` with L = G[pivots] (X: the training
+        points, or the precomputed K; no components for a KernelColumns)."""
+        self.G_ = G.astype(dtype, copy=False)
+        self.pivots_ = pivots
+        self.component_indices_ = pivots
+        self.components_ = None if isinstance(X, KernelColumns) else X[pivots]
+        self.normalization_ = pivot_transform_matrix(G, pivots).astype(dtype)
+        self.normalization_is_upper_ = True
+        self.n_components_ = int(G.shape[1])
 
     def _precomputed_kernel(self, K):
         """``(K, diag, column, dtype)`` of a precomputed training kernel.
@@ -161,7 +198,6 @@ class _KernelFactor(
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         kernel = getattr(self, "kernel", None)
         tags.input_tags.pairwise = isinstance(kernel, str) and kernel == "precomputed"
@@ -170,3 +206,12 @@ class _KernelFactor(
             tags.input_tags.sparse = False
             tags.input_tags.positive_only = kernel != "precomputed"
         return tags
+
+
+class _LandmarkFactor(_KernelFactor):
+    """A factor on landmarks Z: ``landmarks_`` is ``components_`` under the papers' name."""
+
+    @property
+    def landmarks_(self):
+        check_is_fitted(self, "components_")
+        return self.components_

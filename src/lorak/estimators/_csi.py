@@ -14,8 +14,6 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import UNLABELED, _is_unlabeled, check_generator, validate_data
-from ..decompose import pivot_transform_matrix
-from ..kernels import KernelColumns
 from ..learn import csi, csi_q
 from ._base import _KernelFactor, store_params
 
@@ -311,12 +309,7 @@ class CSI(_KernelFactor):
             centering=bool(self.centering),
             labeled=labeled,
         )
-        self.G_ = res.G.astype(dtype, copy=False)
-        self.pivots_ = res.pivots
-        self.component_indices_ = res.pivots
-        self.components_ = None if isinstance(X, KernelColumns) else X[res.pivots]
-        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(dtype)
-        self.normalization_is_upper_ = True
+        self._store_pivots(res.G, res.pivots, X, dtype)
         self._Q = res.Q  # None when the run kept Q implicit (see the Q_ property)
         self._labeled = labeled
         self.R_ = res.R
@@ -328,7 +321,6 @@ class CSI(_KernelFactor):
         self.lookahead_hit_ = res.lookahead_hit
         self.kernel_columns_ = res.kernel_columns
         self.n_kernel_columns_ = int(res.kernel_columns.size)
-        self.n_components_ = int(res.G.shape[1])
         self.stop_reason_ = res.stop_reason
         self.converged_ = res.stop_reason != "max_rank"
         self.classes_ = classes

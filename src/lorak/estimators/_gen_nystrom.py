@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from .._chunked import is_dask_array
 from .._validation import (
@@ -47,7 +47,7 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
-from ._base import _KernelFactor, store_params
+from ._base import _LandmarkFactor, store_params
 
 __all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
 
@@ -151,18 +151,13 @@ class _LabelLearnedFactor:
         self.labeled_indices_ = rows
         self.landmark_info_ = dict(landmarks.info or {})
 
-    @property
-    def landmarks_(self):
-        check_is_fitted(self, "components_")
-        return self.components_
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
 
 
-class GeneralizedNystroem(_LabelLearnedFactor, _KernelFactor):
+class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     """Generalized Nyström low-rank kernel learned from labels (Zhang et al. 2017, §3).
 
     Landmarks Z are chosen on all rows (labeled and unlabeled); with E_l = k(X_l, Z),

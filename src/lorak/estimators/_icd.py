@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..decompose import incomplete_cholesky, pivot_transform_matrix
-from ..kernels import KernelColumns
+from ..decompose import incomplete_cholesky
 from ._base import _KernelFactor, store_params
 
 __all__ = ["IncompleteCholesky"]
@@ -74,7 +73,7 @@ class IncompleteCholesky(_KernelFactor):
         m = self._check_fit_params(K)
         self.kernel_ = "precomputed"
         res = incomplete_cholesky(diag, column, m, tol=self.tol, dtype=dtype)
-        self._store(res, None if isinstance(K, KernelColumns) else K[res.pivots], dtype)
+        self._store(res, K, dtype)
         return self
 
     def fit_transform(self, X, y=None):
@@ -102,17 +101,11 @@ class IncompleteCholesky(_KernelFactor):
             columns=lambda idx: kernel(X, X[idx]),
             block=_lookahead(X.shape[0], X.shape[1]),
         )
-        self._store(res, X[res.pivots], X.dtype)
+        self._store(res, X, X.dtype)
 
-    def _store(self, res, components, dtype):
-        self.G_ = res.G
-        self.pivots_ = res.pivots
-        self.component_indices_ = res.pivots
-        self.components_ = components
-        self.normalization_ = pivot_transform_matrix(res.G, res.pivots).astype(dtype)
-        self.normalization_is_upper_ = True
+    def _store(self, res, X, dtype):
+        self._store_pivots(res.G, res.pivots, X, dtype)
         self.residual_trace_ = res.residual_trace
-        self.n_components_ = res.G.shape[1]
         self.converged_ = res.converged
 
 

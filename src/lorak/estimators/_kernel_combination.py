@@ -39,12 +39,9 @@ import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
 )
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import (
@@ -64,7 +61,7 @@ from ..learn import (
     alignment_statistics_from_kernels,
     combination_weights,
 )
-from ._base import shared_landmarks, store_params
+from ._base import _Transformer, shared_landmarks, store_params, validate_new_rows
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
@@ -74,9 +71,7 @@ def _default_bank() -> KernelBank:
     return KernelBank.gaussian()
 
 
-class _KernelCombination(
-    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
-):
+class _KernelCombination(_Transformer):
     """Shared landmarks, one Nyström factor per kernel, weights, concatenated transform."""
 
     _weighting = "uniform"
@@ -150,8 +145,7 @@ class _KernelCombination(
 
     def transform(self, X):
         """[√μ_j k_j(X, Z) N_j]_j over the kernels with μ_j > 0, computed in row chunks."""
-        check_is_fitted(self, "normalizations_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "normalizations_")
         bank = FactorBank(
             self.kernels_,
             self.components_,
@@ -160,13 +154,8 @@ class _KernelCombination(
         )
         return bank.astype(X.dtype).transform(X)
 
-    @property
-    def _n_features_out(self):
-        return self.n_components_
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.target_tags.required = self._weighting != "uniform"
         return tags
@@ -315,10 +304,7 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[idx]
 
     def _check_X(self, X):
-        check_is_fitted(self, "svms_")
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
-        )
+        return validate_new_rows(self, X, "svms_")
 
     def decision_function(self, X):
         """(n,) for two classes (positive = classes_[1]), else (n, c) one-vs-rest scores."""

@@ -35,7 +35,6 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_bound, check_classification_y, check_generator, validate_data
@@ -54,7 +53,7 @@ from ..learn import (
     weighted_ridge,
 )
 from ..solvers import WEIGHTS, FactorStack
-from ._base import shared_landmarks, store_params
+from ._base import shared_landmarks, store_params, validate_new_rows
 
 __all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
 
@@ -405,8 +404,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ predict
     def decision_function(self, X):
         """Σ_k k_k(x, Z) β_k + b: (n,) for two classes, (n, n_classes) one-vs-rest."""
-        check_is_fitted(self, "landmark_coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "landmark_coef_")
         out = _bank_decision(
             self.kernels_, self.components_, self.landmark_coef_, self.intercept_, X
         )
@@ -840,8 +838,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """Σ_k k_k(x, Z) β_k + b."""
-        check_is_fitted(self, "landmark_coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "landmark_coef_")
         out = _bank_decision(
             self.kernels_,
             self.components_,

@@ -33,9 +33,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator, validate_data
+from .._validation import check_generator
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
 from ..learn import (
@@ -47,7 +46,7 @@ from ..learn import (
     regression_target_factor,
 )
 from ..metrics import ideal_kernel_factor
-from ._base import _KernelFactor, shared_landmarks, store_params
+from ._base import _LandmarkFactor, shared_landmarks, store_params, validate_new_rows
 from ._gen_nystrom import _LabelLearnedFactor
 
 __all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]
@@ -70,7 +69,7 @@ def _is_per_kernel_sets(landmarks) -> bool:
     )
 
 
-class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _KernelFactor):
+class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     """Generalized Nyström low-rank kernel from labels and a bank of kernels (§4).
 
     Landmarks Z (m̃ of them, shared by the M kernels of the bank) are chosen on all
@@ -353,8 +352,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _KernelFactor):
     # ------------------------------------------------------------ transform
     def transform(self, X):
         """Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] (n × Σ r_j), with Q Qᵀ = K̃."""
-        check_is_fitted(self, "normalizations_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "normalizations_")
         bank = FactorBank(self.kernels_, self.components_, tuple(self.normalizations_))
         return bank.astype(X.dtype).transform(X)
 

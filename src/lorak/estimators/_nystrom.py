@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import is_dask_array, is_memmap
 from .._validation import check_generator, validate_data
@@ -22,12 +21,12 @@ from ..decompose import (
 from ..kernels import kernel_block, kernel_product
 from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
-from ._base import _KernelFactor, store_params
+from ._base import _KernelFactor, _LandmarkFactor, store_params
 
 __all__ = ["ExactEigen", "Nystroem"]
 
 
-class Nystroem(_KernelFactor):
+class Nystroem(_LandmarkFactor):
     """Nyström low-rank kernel factor with a choice of landmarks.
 
     A drop-in for :class:`sklearn.kernel_approximation.Nystroem` (same ``kernel``,
@@ -279,11 +278,6 @@ class Nystroem(_KernelFactor):
         self.landmark_info_ = dict(lm.info or {})
         self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
         return self
-
-    @property
-    def landmarks_(self):
-        check_is_fitted(self, "components_")
-        return self.components_
 
 
 def _normalization(kernel, W, weights, rtol, dtype):

@@ -14,17 +14,15 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from .. import learn as _npkl
-from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints, restrict_constraints
 from ..kernels import scale_gamma
-from ._base import store_params
+from ._base import _Transformer, store_params
 
 __all__ = ["SimpleNPKL"]
 
@@ -54,9 +52,7 @@ def _csr_row_keys(X):
         yield X.indices[a:b].astype(np.int64).tobytes() + b"|" + X.data[a:b].tobytes()
 
 
-class SimpleNPKL(
-    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
-):
+class SimpleNPKL(_Transformer):
     """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
 
     Learns a PSD kernel matrix K = V Vᵀ on the n training rows that is smooth on the
@@ -588,12 +584,3 @@ class SimpleNPKL(
             bad = int(pairs.max() if pairs.max() >= n else pairs.min())
             raise ValueError(f"pairs refer to row {bad} but the model was fitted on {n} rows")
         return _npkl.pair_values(self.embedding_, pairs)
-
-    @property
-    def _n_features_out(self):
-        return self.n_components_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, validate_data
-from ..estimators._base import store_params
+from ..estimators._base import store_params, validate_new_rows
 from ._base import fit_factor, transform_factor
 
 __all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]
@@ -157,8 +157,7 @@ class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimat
         return self
 
     def _rows(self, X):
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "cluster_centers_")
         return transform_factor(self.factor_, X)
 
     def predict(self, X):

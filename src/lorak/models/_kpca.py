@@ -27,13 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, validate_data
-from ..estimators._base import store_params
+from ..estimators._base import _Transformer, store_params, validate_new_rows
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
@@ -117,9 +115,7 @@ def kpca_eigenvectors(G, result: FactorKPCA) -> np.ndarray:
     return Z * scale
 
 
-class LowRankKernelPCA(
-    ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
-):
+class LowRankKernelPCA(_Transformer):
     """Kernel PCA through a low-rank factor: an m × m eigenproblem (Prop. 4).
 
     Fits ``factor`` on X, centers its rows in factor form and eigendecomposes ḠᵀḠ
@@ -232,8 +228,7 @@ class LowRankKernelPCA(
 
     def transform(self, X):
         """Scores (g(x) − mean_)ᵀ V of new points on the training directions."""
-        check_is_fitted(self, "components_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "components_")
         G = transform_factor(self.factor_, X)
         Z = safe_sparse_dot(G, self.components_.T, dense_output=True) - (
             self.mean_ @ self.components_.T
@@ -252,12 +247,7 @@ class LowRankKernelPCA(
         pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
         return preimage(X, pmap)
 
-    @property
-    def _n_features_out(self):
-        return self.n_components_
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

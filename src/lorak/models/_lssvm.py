@@ -56,7 +56,7 @@ from .._chunked import (
     validate_lazy,
 )
 from .._validation import check_classification_y, check_positive, validate_data
-from ..estimators._base import store_params
+from ..estimators._base import store_params, validate_new_rows
 from ._base import (
     centered_cross_products,
     column_mean,
@@ -313,8 +313,7 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
         return X, y, C
 
     def _decision(self, X):
-        check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = validate_new_rows(self, X, "coef_")
         G = transform_factor(self.factor_, X)
         return safe_sparse_dot(G, self.coef_.T, dense_output=True) + self.intercept_
 

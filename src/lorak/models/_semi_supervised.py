@@ -18,11 +18,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import UNLABELED, one_class_error, parse_semi_supervised_y, validate_data
-from ..estimators._base import store_params
+from ..estimators._base import store_params, validate_new_rows
 from ..learn import RIDGE_ALPHAS, parse_semi_supervised_response
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -40,6 +39,17 @@ def _check_parts(**parts):
             raise TypeError(
                 f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
             )
+
+
+def _check_feature_scale(fs):
+    if not (
+        fs is None
+        or (isinstance(fs, str) and fs == "mean_norm")
+        or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
+    ):
+        raise ValueError(
+            f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
+        )
 
 
 def _fitted_features(factor, X, target, fs):
@@ -78,7 +88,41 @@ def _default_classifier():
     return LinearSVC(C=1.0, dual=True, max_iter=10000, random_state=0)
 
 
-class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
+class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
+    """What the classifier and the regressor share: a factor fitted on every row, its
+    scaled rows as the features of a head fitted on the labeled rows."""
+
+    _head = "classifier_"  # the fitted head's attribute
+    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
+
+    def _validate_fit_X(self, X):
+        """The training X, validated, once ``feature_scale`` is checked."""
+        _check_feature_scale(self.feature_scale)
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+
+    def _fit_features(self, X, factor, target):
+        """Fit ``factor`` (a clone, stored as ``factor_``) on X with the coded target;
+        its scaled rows Q and the scale (stored as ``scale_``)."""
+        self.factor_ = factor
+        Q, self.scale_ = _fitted_features(factor, X, target, self.feature_scale)
+        return Q
+
+    def _features(self, X):
+        """The scaled factor rows of new X (validated here)."""
+        X = validate_new_rows(self, X, self._head)
+        Q = self.factor_.transform(X)
+        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
+            Q = Q.toarray()
+        return Q * self.scale_ if self.scale_ != 1.0 else Q
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+
+class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     """A low-rank factor fitted on all rows + a linear classifier on the labeled rows.
 
     ``fit(X, y)`` with ``y = -1`` on unlabeled rows: the factor is fitted on every row
@@ -110,30 +154,12 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
     labeled_indices_ : rows of the training X that carried a label.
     """
 
-    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
-
     def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
         store_params(self, locals())
 
-    def _features(self, X):
-        check_is_fitted(self, "classifier_")
-        Q = self.factor_.transform(X)
-        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
-            Q = Q.toarray()
-        return Q * self.scale_ if self.scale_ != 1.0 else Q
-
     def fit(self, X, y):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
-        fs = self.feature_scale
-        if not (
-            fs is None
-            or (isinstance(fs, str) and fs == "mean_norm")
-            or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
-        ):
-            raise ValueError(
-                f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
-            )
+        X = self._validate_fit_X(X)
         name = type(self).__name__
         rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
@@ -144,8 +170,7 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
-        self.factor_ = clone(factor)
-        Q, self.scale_ = _fitted_features(self.factor_, X, codes, fs)
+        Q = self._fit_features(X, clone(factor), codes)
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.classifier_ = clone(clf).fit(Q[rows], codes_l)
@@ -154,34 +179,22 @@ class SemiSupervisedFactorClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEsti
         self.transduction_ = classes[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
         return self
 
-    def _check_X(self, X):
-        check_is_fitted(self, "classifier_")
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
-        )
-
     def predict(self, X):
         """Class labels for X (any rows, not only the training ones)."""
-        Q = self._features(self._check_X(X))
+        Q = self._features(X)
         return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
         """The classifier's decision function on the features of X."""
-        check_is_fitted(self, "classifier_")
-        return self.classifier_.decision_function(self._features(self._check_X(X)))
+        Q = self._features(X)  # checks the fit first
+        return self.classifier_.decision_function(Q)
 
     @available_if(_has("predict_proba"))
     def predict_proba(self, X):
         """The classifier's class probabilities on the features of X."""
-        check_is_fitted(self, "classifier_")
-        return self.classifier_.predict_proba(self._features(self._check_X(X)))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        return tags
+        Q = self._features(X)  # checks the fit first
+        return self.classifier_.predict_proba(Q)
 
 
 def _default_regressor():
@@ -215,17 +228,6 @@ def _cross_validated_ridge(factor, Q_labeled, scale):
     return Ridge(alpha=float(alpha) * scale * scale * m_l) if m_l > 0 else None
 
 
-def _check_feature_scale(fs):
-    if not (
-        fs is None
-        or (isinstance(fs, str) and fs == "mean_norm")
-        or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
-    ):
-        raise ValueError(
-            f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
-        )
-
-
 def _as_regression_factor(factor):
     """A clone of ``factor`` told that y holds responses with NaN = unlabeled, through
     the parameters lorak's label-using factors have for it (``target``, ``unlabeled``)."""
@@ -238,7 +240,7 @@ def _as_regression_factor(factor):
     return factor
 
 
-class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
+class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
     """A low-rank factor fitted on all rows + a linear regressor on the labeled rows.
 
     The regression twin of :class:`SemiSupervisedFactorClassifier`. ``fit(X, y)`` with
@@ -296,16 +298,14 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
     ((3,), True)
     """
 
-    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
+    _head = "regressor_"
 
     def __init__(self, factor=None, regressor=None, *, feature_scale="mean_norm"):
         store_params(self, locals())
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
-        fs = self.feature_scale
-        _check_feature_scale(fs)
+        X = self._validate_fit_X(X)
         name = type(self).__name__
         rows, y_l = parse_semi_supervised_response(y, X.shape[0], owner=name)
         n_minus = int(np.count_nonzero(y_l == -1))
@@ -322,8 +322,7 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
         _check_parts(factor=(factor, "transform"), regressor=(reg, "predict"))
         y_all = np.full(X.shape[0], np.nan)
         y_all[rows] = y_l
-        self.factor_ = _as_regression_factor(factor)
-        Q, self.scale_ = _fitted_features(self.factor_, X, y_all, fs)
+        Q = self._fit_features(X, _as_regression_factor(factor), y_all)
         if self.regressor is None:
             reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
         if self.scale_ != 1.0:
@@ -333,21 +332,7 @@ class SemiSupervisedFactorRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstima
         self.transduction_ = np.asarray(self.regressor_.predict(Q))
         return self
 
-    def _features(self, X):
-        check_is_fitted(self, "regressor_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        Q = self.factor_.transform(X)
-        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
-            Q = Q.toarray()
-        return Q * self.scale_ if self.scale_ != 1.0 else Q
-
     def predict(self, X):
         """Predicted responses for X (any rows, not only the training ones)."""
         Q = self._features(X)
         return self.regressor_.predict(Q)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        return tags
