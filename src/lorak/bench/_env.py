@@ -27,7 +27,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def _threads() -> dict:
+def _thread_counts() -> dict:
     """Thread counts per threadpool API (``blas``, ``openmp``), from threadpoolctl."""
     try:
         from threadpoolctl import threadpool_info
@@ -54,7 +54,7 @@ def capture_environment() -> dict:
         "sklearn": _version("sklearn"),
         "lorak": _version("lorak"),
         "cpu": _cpu_model(),
-        "threads": _threads(),
+        "threads": _thread_counts(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,

@@ -62,9 +62,10 @@ def standardize(data):
     """Zero mean and unit variance per feature (training statistics; constant → 0)."""
     X = _dense(data.X)
     mu = X.mean(axis=0)
-    sd = X.std(axis=0)
+    X = X - mu
+    sd = X.std(axis=0)  # of the centered columns (two passes: no cancellation)
     sd = np.where(sd > 0, sd, 1.0)
-    data.X = (X - mu) / sd
+    data.X = X / sd
     if data.X_test is not None:
         data.X_test = (_dense(data.X_test) - mu) / sd
     _note(data, "standardized per feature")

@@ -16,7 +16,7 @@ def reference_names() -> list[str]:
 
 
 @cache
-def _load(name: str) -> str:
+def _read(name: str) -> str:
     path = resources.files("lorak.bench") / "reference" / f"{name}.json"
     if not path.is_file():
         raise ValueError(
@@ -30,7 +30,7 @@ def load_reference(name: str) -> dict:
 
     A fresh copy each call, so callers may modify it.
     """
-    return json.loads(_load(name))
+    return json.loads(_read(name))
 
 
 def cite(name: str, where: str = "") -> str:

@@ -10,11 +10,21 @@ Cholesky, and the best rank-m factor (SVD). The columns themselves are built by
 
 from __future__ import annotations
 
+from functools import partial
+
 from .._compare import win_counts
 from .._reference import load_reference
 from .._report import markdown_table
+from .._spec import Part
 
-__all__ = ["APPROX_KEYS", "RELATIONS", "kmeans_counts", "kmeans_section", "paper_table"]
+__all__ = [
+    "APPROX_KEYS",
+    "RELATIONS",
+    "kmeans_counts",
+    "kmeans_section",
+    "paper_table",
+    "ratio_part",
+]
 
 # our approximation -> its column in reference/improved_nystrom.json
 APPROX_KEYS = {
@@ -25,6 +35,24 @@ APPROX_KEYS = {
 }
 RIVALS = ("uniform", "column_norm", "icd")
 RELATIONS = ("kmeans<uniform", "kmeans<column_norm", "kmeans<icd", "kmeans best")
+
+
+def _rank(params, data, *, min_rank: int) -> dict:
+    return {**params, "m": max(min_rank, round(params["ratio"] * data.n_samples))}
+
+
+def ratio_part(ratios, *, quick_ratios=None, min_rank: int = 1, **kw) -> Part:
+    """A part of the paper's protocol: rank m = round(ratio · n) (at least ``min_rank``)
+    at each of ``ratios`` (``quick_ratios`` with ``--quick``), 20 repetitions of the
+    randomized methods (3 with ``--quick``); ``kw``: the rest of the :class:`Part`."""
+    return Part(
+        grid=tuple({"ratio": r} for r in ratios),
+        quick_grid=None if quick_ratios is None else tuple({"ratio": r} for r in quick_ratios),
+        resolve_params=partial(_rank, min_rank=min_rank),
+        reps=20,
+        quick_reps=3,
+        **kw,
+    )
 
 
 def paper_table(key: str) -> dict:

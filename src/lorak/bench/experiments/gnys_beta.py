@@ -12,7 +12,7 @@ in the default reading. All columns share the repetition's landmarks and labeled
 
 from __future__ import annotations
 
-from .._compare import mean_std_text
+from .._compare import mean_std_text, row_of
 from .._figures import errors_by_dataset_figure, mean_std, plot_label
 from .._reference import cite
 from .._report import markdown_table, save_figure
@@ -55,17 +55,12 @@ def _beta_reference(dataset, method, params, metric):
     return {"mean": r["error_pct_mean"], "std": r["error_pct_std"], "seconds": r["seconds"]}
 
 
-def _row(result, d, m):
-    r = result.select(part="a1", dataset=d, method=m, metric="error_pct")
-    return r[0] if r else None
-
-
 def _beta_checks(result) -> str:
     body = []
     for d in result.dataset_labels("a1"):
         cells = [d]
         for m in BETA_METHODS:
-            r = _row(result, d, m.name)
+            r = row_of(result, "a1", d, m.name, "error_pct")
             cells.append(mean_std_text(*((r["mean"], r["std"]) if r else (None, None))))
         row = paper_row(TABLE, d)
         for name in PAPER_COLUMNS:
@@ -87,7 +82,7 @@ def _beta_plots(result, out_dir):
     shown = {d: plot_label(result, "a1", d) for d in labels}
     series = []
     for m in BETA_METHODS:
-        cols = mean_std({shown[d]: _row(result, d, m.name) for d in labels})
+        cols = mean_std({shown[d]: row_of(result, "a1", d, m.name, "error_pct") for d in labels})
         if any(v is not None for v in cols.values()):
             series.append((m.display, cols))
     paper = []

@@ -43,8 +43,8 @@ from .._factors import factor_columns, gaussian_bandwidth, gaussian_context
 from .._figures import bars_beside_paper
 from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure
-from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part
-from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
+from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric
+from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table, ratio_part
 
 __all__ = ["EXPERIMENT", "exact_kpca", "misalignment", "table3_rows"]
 
@@ -163,10 +163,6 @@ def _misalignment(out: FactorOutput, task) -> dict:
         "misalignment": misalignment(exact["U"], out.extra["U"]),
         "eigengap": exact["eigengap"] if exact["eigengap"] is not None else math.nan,
     }
-
-
-def _params(p, data):
-    return {**p, "m": max(N_DIRECTIONS, round(p["ratio"] * data.n_samples))}
 
 
 # ---------------------------------------------------------------- reference and checks
@@ -364,18 +360,16 @@ def _embedding_plot(result, out_dir):
 
 # ---------------------------------------------------------------- the experiment
 
-TABLE3 = Part(
+TABLE3 = ratio_part(
+    (RATIO,),
+    min_rank=N_DIRECTIONS,
     name="table3",
     description="kernel PCA misalignment of the top-3 directions, m = 0.05 n (Table 3)",
     datasets=DATASETS,
     quick_datasets=STAND_INS,
     quick_paper_datasets=QUICK_SETS,
-    grid=({"ratio": RATIO},),
-    resolve_params=_params,
     methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric(("misalignment", "eigengap"), _misalignment),),
-    reps=20,
-    quick_reps=3,
     prepare=_prepare,
 )
 

@@ -36,8 +36,8 @@ from .._factors import factor_columns, gaussian_bandwidth, gaussian_context
 from .._figures import bars_beside_paper
 from .._reference import cite
 from .._report import fmt_num, markdown_table, save_figure
-from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric, Part
-from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table
+from .._spec import DatasetSpec, Experiment, FactorOutput, LoadedData, Method, Metric
+from ._zhang2008 import APPROX_KEYS, kmeans_section, paper_table, ratio_part
 
 __all__ = ["EXPERIMENT", "PAIRS", "load_pair", "table4_rows"]
 
@@ -128,10 +128,6 @@ def _prepare(data) -> dict:
     G = U * np.sqrt(np.clip(lam, 0.0, None))
     arts = {"rows": rows, "y": np.asarray(data.y)[rows], "exact": G}
     return {**ctx, "artifacts": arts}
-
-
-def _params(p, data):
-    return {**p, "m": max(1, round(p["ratio"] * data.n_samples))}
 
 
 # ---------------------------------------------------------------- methods
@@ -366,18 +362,15 @@ def _heatmap_plot(result, out_dir, max_pairs: int = 3):
 
 # ---------------------------------------------------------------- the experiment
 
-TABLE4 = Part(
+TABLE4 = ratio_part(
+    RATIOS,
     name="table4",
     description="LS-SVM test error on USPS digit pairs, C = 0.5, m ∈ {0.05 n, 0.1 n} (Table 4)",
     datasets=DATASETS,
     quick_datasets=STAND_INS,
     quick_paper_datasets=QUICK_PAIRS,
-    grid=tuple({"ratio": r} for r in RATIOS),
-    resolve_params=_params,
     methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric("test_error", _test_error),),
-    reps=20,
-    quick_reps=3,
     prepare=_prepare,
 )
 

@@ -66,6 +66,7 @@ from ._nystrom_error_report import (
     error_plots,
     error_summary,
 )
+from ._zhang2008 import ratio_part
 
 __all__ = ["EXPERIMENT", "FAST_DECAY", "exact_tail_error", "fro_error_cached"]
 
@@ -202,10 +203,6 @@ def _quantization(out: FactorOutput, task) -> float:
 # ---------------------------------------------------------------- params
 
 
-def _fig1_params(p, data):
-    return {**p, "m": max(1, round(p["ratio"] * data.n_samples))}
-
-
 def _fig2_params(p, data):
     return {**p, "m": int(min(p["m"], max(2, round(0.1 * data.n_samples))))}
 
@@ -236,19 +233,16 @@ def _reference(dataset, method, params, metric):
 
 # ---------------------------------------------------------------- the experiment
 
-FIG1 = Part(
+FIG1 = ratio_part(
+    FIG1_RATIOS,
+    quick_ratios=FIG1_QUICK_RATIOS,
     name="fig1",
     description="Frobenius error vs m/n (Fig. 1)",
     datasets=FIG1_DATASETS,
     quick_datasets=STAND_INS,
-    grid=tuple({"ratio": r} for r in FIG1_RATIOS),
-    quick_grid=tuple({"ratio": r} for r in FIG1_QUICK_RATIOS),
     quick_paper_datasets=FIG1_QUICK_SETS,
-    resolve_params=_fig1_params,
     methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric(("frobenius", "frobenius_relative"), _frobenius),),
-    reps=20,
-    quick_reps=3,
     prepare=gaussian_context,
 )
 
