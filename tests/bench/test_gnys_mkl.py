@@ -64,7 +64,7 @@ def test_tiny_end_to_end_table2(tmp_path):
     text = gnys_mkl._summary(res)
     assert "Lowest mean error among our columns" in text and "twonorm" in text
     pytest.importorskip("matplotlib")
-    plots = gnys_mkl._plots(res, tmp_path)
+    plots = gnys_mkl._mkl_plots(res, tmp_path)
     assert [f for _, f in plots] == ["table2_errors.png"]
     assert (tmp_path / "table2_errors.png").stat().st_size > 1000
 
@@ -82,8 +82,8 @@ def test_tiny_end_to_end_labels(tmp_path):
     assert not res.failures, res.failures
     rows = res.select(part="fig2", dataset="twonorm", method="cabmkl", metric="error_pct")
     assert sorted(r["params"]["l"] for r in rows) == [20, 40]
-    assert "l" in gnys_labels._checks(res)
-    out = gnys_labels._plots(res, tmp_path)
+    assert "l" in gnys_labels._labels_checks(res)
+    out = gnys_labels._labels_plots(res, tmp_path)
     assert (tmp_path / out[0][1]).stat().st_size > 0
 
 

@@ -37,7 +37,7 @@ def test_declared_parts_methods_and_quick_settings():
 def test_prepare_quick_subsamples_and_marks_the_data():
     X, y = _blobs(lpmkl.QUICK_ROWS + 300)
     data = LoadedData(spec=DatasetSpec("blobs"), X=X.copy(), y=y.copy())
-    lpmkl._prepare(data, quick=True)
+    lpmkl._prepare_lpmkl(data, quick=True)
     assert data.n_samples == lpmkl.QUICK_ROWS and data.y.shape == (lpmkl.QUICK_ROWS,)
     assert data.meta["lpmkl_quick"] is True
     # rows kept are rows of the original (same pairs), no duplicates
@@ -45,11 +45,11 @@ def test_prepare_quick_subsamples_and_marks_the_data():
     assert all(tuple(r) in rows for r in data.X)
     assert np.unique(data.X, axis=0).shape[0] == lpmkl.QUICK_ROWS
     full = LoadedData(spec=DatasetSpec("blobs"), X=X.copy(), y=y.copy())
-    lpmkl._prepare(full)
+    lpmkl._prepare_lpmkl(full)
     assert full.n_samples == X.shape[0] and not full.meta["lpmkl_quick"]
     one = LoadedData(spec=DatasetSpec("one"), X=X[:10], y=np.ones(10))
     with pytest.raises(ValueError, match="two classes"):
-        lpmkl._prepare(one)
+        lpmkl._prepare_lpmkl(one)
 
 
 def test_applicability_rules():
@@ -86,7 +86,7 @@ def test_tiny_end_to_end_report(tmp_path):
     assert set(accs) == {m.name for m in methods}
     # two well separated blobs: every method far above chance
     assert min(accs.values()) > 0.8
-    text = lpmkl._checks(res)
+    text = lpmkl._lpmkl_checks(res)
     assert "| blobs | 2 | 5 |" in text and "Accuracy and time vs rank" in text
     paths = write_outputs(res, tmp_path)
     assert paths["report"].exists() and "blobs" in paths["report"].read_text()

@@ -122,17 +122,17 @@ def test_quick_sets_have_the_papers_numbers():
         # the quick rank cap reaches the paper's minimal ranks
         assert max(icd, csi) <= csi_rank.QUICK_RANK_CAP == max(csi_rank.QUICK_RANKS)
     for label in kpca.QUICK_SETS:
-        assert kpca._reference(label, "kmeans", {"ratio": 0.05}, "misalignment")["mean"] > 0
+        assert kpca._kpca_reference(label, "kmeans", {"ratio": 0.05}, "misalignment")["mean"] > 0
     for pair in lssvm_usps.QUICK_PAIRS:
         for ratio in lssvm_usps.RATIOS:
-            ref = lssvm_usps._reference(pair, "kmeans", {"ratio": ratio}, "test_error")
+            ref = lssvm_usps._lssvm_reference(pair, "kmeans", {"ratio": ratio}, "test_error")
             assert ref is not None and ref["mean"] >= 0
     for label in nystrom_error.FIG1_QUICK_SETS:
-        assert nystrom_error._reference(label, "icd", {"part": "fig1"}, "frobenius")
+        assert nystrom_error._error_reference(label, "icd", {"part": "fig1"}, "frobenius")
     # both kinds of Fig. 1 spectra are in the quick run
     assert set(nystrom_error.FIG1_QUICK_SETS) & set(nystrom_error.FAST_DECAY)
     assert set(nystrom_error.FIG1_QUICK_SETS) - set(nystrom_error.FAST_DECAY)
-    assert npkl_uci._reference("iris", "npkl_sdp_hinge", {"C": 0.3}, "accuracy")["mean"] > 0
+    assert npkl_uci._uci_reference("iris", "npkl_sdp_hinge", {"C": 0.3}, "accuracy")["mean"] > 0
 
 
 @pytest.mark.parametrize("quick", [False, True])

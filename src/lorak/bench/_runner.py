@@ -464,7 +464,7 @@ def _run_part(run: _Run, part, specs, grid, n_reps):
         progress.status("preparing")
         try:
             with Stopwatch() as sw:
-                context = _prepare(part, data, quick) if part.prepare is not None else {}
+                context = _prepare_part(part, data, quick) if part.prepare is not None else {}
             described[-1]["prepare_seconds"] = round(sw.cost.wall, 3)
             described[-1]["prepare_cpu_seconds"] = round(sw.cost.cpu, 3)
         except Exception as exc:
@@ -511,7 +511,7 @@ def _run_part(run: _Run, part, specs, grid, n_reps):
         )
 
 
-def _prepare(part, data, quick: bool) -> dict:
+def _prepare_part(part, data, quick: bool) -> dict:
     """``part.prepare(data)``, or ``prepare(data, quick=quick)`` when it takes ``quick``
     (so that a quick run can also prepare less: subsample, a smaller CV grid)."""
     import inspect

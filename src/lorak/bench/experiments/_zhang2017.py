@@ -139,14 +139,42 @@ def error_reference(table: str, paper_method: dict):
     return reference
 
 
+def paper_entry(table: str, dataset, name):
+    """The paper's column ``name`` of ``dataset``'s row in ``table`` (its
+    ``error_pct_mean``, ``error_pct_std``, ``seconds``), or None."""
+    row = paper_row(table, dataset)
+    if row is None:
+        return None
+    return (row["methods"] if "methods" in row else row).get(name)
+
+
+def errors_plot(shown, cell, methods, table, paper, out_dir, filename, *, title, caption):
+    """Errors per dataset, our columns beside the paper's
+    (:func:`lorak.bench._figures.errors_by_dataset_figure`). ``shown``: ``{dataset: plot
+    label}`` in plot order; ``cell(dataset, method)``: our result row (or None) of each
+    of ``methods``; ``paper``: ``(column, marker, legend label)`` of ``table`` to mark,
+    on the datasets that are not stand-ins."""
+    from .._figures import errors_by_dataset_figure, mean_std
+    from .._report import save_figure
+
+    series = []
+    for m in methods:
+        cols = mean_std({shown[d]: cell(d, m.name) for d in shown})
+        if any(v is not None for v in cols.values()):
+            series.append((m.display, cols))
+    marks = []
+    for name, marker, label in paper:
+        entries = {d: paper_entry(table, d, name) for d in shown if shown[d] == d}
+        marks.append((label, marker, {d: e["error_pct_mean"] for d, e in entries.items() if e}))
+    fig = errors_by_dataset_figure(list(shown.values()), series, marks, title=title)
+    return save_figure(fig, out_dir, filename, caption)
+
+
 def paper_cell(table: str, dataset, name, field="error") -> str:
     """The paper's ``mean ± std`` error (or seconds) of column ``name``, ``—`` if none."""
     from .._report import fmt_num
 
-    row = paper_row(table, dataset)
-    if row is None:
-        return "—"
-    r = row["methods"][name] if "methods" in row else row.get(name)
+    r = paper_entry(table, dataset, name)
     if r is None:
         return "—"
     if field == "seconds":

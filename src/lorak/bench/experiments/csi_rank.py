@@ -241,7 +241,7 @@ def _standardize(X_train, X_test):
     return (X_train - mu) / sd, (X_test - mu) / sd
 
 
-def _split(n, seed):
+def _split_rows(n, seed):
     return split_indices(n, seed, TEST_FRACTION)
 
 
@@ -273,7 +273,7 @@ def _cv_choose(X, y, classes, cv_rank=CV_RANK):
     return g0 * GAMMA_FACTORS[a], C_GRID[b], g0, errs
 
 
-def _prepare(data, quick: bool = False) -> dict:
+def _prepare_rank(data, quick: bool = False) -> dict:
     X = dense(data.X)
     y = np.asarray(data.y)
     notes = []
@@ -290,7 +290,7 @@ def _prepare(data, quick: bool = False) -> dict:
         X, y = X[keep], y[keep]
     data.X, data.y = X, y
     classes = np.unique(y)
-    tr, _ = _split(X.shape[0], 0)
+    tr, _ = _split_rows(X.shape[0], 0)
     gamma, C, g0, cv = _cv_choose(X[tr], y[tr], classes, QUICK_CV_RANK if quick else CV_RANK)
     return {
         "classes": classes,
@@ -308,7 +308,7 @@ def _prepare(data, quick: bool = False) -> dict:
 
 def _split_data(task):
     X, y = task.data.X, task.data.y
-    tr, te = _split(X.shape[0], task.seed)
+    tr, te = _split_rows(X.shape[0], task.seed)
     Xtr, Xte = _standardize(X[tr], X[te])
     return Xtr, y[tr], Xte, y[te]
 
@@ -357,7 +357,7 @@ def _compute_curve(task, method: str) -> dict:
     return out
 
 
-def _method(name: str, label: str) -> Method:
+def _rank_method(name: str, label: str) -> Method:
     base, _, variant = name.partition("_")
     suffix = "_nostop" if variant else ""
 
@@ -394,16 +394,16 @@ MAIN = Part(
     grid=tuple({"rank": r} for r in RANKS),
     quick_grid=tuple({"rank": r} for r in QUICK_RANKS),
     methods=(
-        _method("full", "full kernel"),
-        _method("icd", "incomplete Cholesky"),
-        _method("csi", "CSI"),
-        _method("icd_nostop", "incomplete Cholesky (no stop)"),
-        _method("csi_nostop", "CSI (no stop)"),
+        _rank_method("full", "full kernel"),
+        _rank_method("icd", "incomplete Cholesky"),
+        _rank_method("csi", "CSI"),
+        _rank_method("icd_nostop", "incomplete Cholesky (no stop)"),
+        _rank_method("csi_nostop", "CSI (no stop)"),
     ),
     metrics=(Metric(("error", "rank_used", "gamma", "C"), _metrics),),
     reps=N_SPLITS,
     quick_reps=QUICK_SPLITS,
-    prepare=_prepare,
+    prepare=_prepare_rank,
 )
 
 EXPERIMENT = Experiment(

@@ -70,9 +70,9 @@ from .._compare import (
     within_std,
     yes_no,
 )
-from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._figures import plot_label
 from .._reference import cite
-from .._report import fmt_num, markdown_table, save_figure, text_table
+from .._report import fmt_num, markdown_table, text_table
 from .._spec import Experiment
 from ._zhang2017 import (
     CSI,
@@ -81,6 +81,7 @@ from ._zhang2017 import (
     NYS_UNIFORM,
     SINGLE_METRICS,
     error_reference,
+    errors_plot,
     gennys,
     ordered_labels,
     paper_cell,
@@ -188,7 +189,7 @@ def table1_summary(result) -> dict:
     return {"rows": rows, "counts": counts}
 
 
-def _cell(r):
+def _table1_cell(r):
     return mean_std_text(None if r is None else r["mean"], None if r is None else r["std"])
 
 
@@ -220,16 +221,16 @@ def _table1(result, *, markdown: bool) -> str:
         body.append(
             [
                 f"{d} ({r['reps']})",
-                _cell(c["libsvm"]),
+                _table1_cell(c["libsvm"]),
                 paper_cell(TABLE, d, "LibSVM"),
-                _cell(c["nystrom-uniform"]),
-                _cell(c["nystrom-kmeans"]),
+                _table1_cell(c["nystrom-uniform"]),
+                _table1_cell(c["nystrom-kmeans"]),
                 paper_cell(TABLE, d, "Nystrom"),
-                _cell(c["csi"]),
+                _table1_cell(c["csi"]),
                 paper_cell(TABLE, d, "CSI"),
-                _cell(c["gennys-literal"]),
-                _cell(c["gennys"]),
-                _cell(c["gennys-kernel"]),
+                _table1_cell(c["gennys-literal"]),
+                _table1_cell(c["gennys"]),
+                _table1_cell(c["gennys-kernel"]),
                 paper_cell(TABLE, d, "GenNystrom"),
                 signed_delta(*r["default_beats_kmeans"]),
                 yes_no(r.get("default_within_paper_std")),
@@ -289,31 +290,21 @@ def _gnys_plots(result, out_dir):
     rows = table1_summary(result)["rows"]
     if not rows:
         return []
-    shown = {}
+    shown, cols = {}, {}
     for r in rows:
         part, _ = first_row(result, ("small", "large"), r["dataset"], "gennys", "error_pct")
         shown[r["dataset"]] = plot_label(result, part, r["dataset"])
-    series = []
-    for m in TABLE1_METHODS:
-        cols = mean_std({shown[r["dataset"]]: r["cols"].get(m.name) for r in rows})
-        if any(v is not None for v in cols.values()):
-            series.append((m.display, cols))
-    paper = []
-    for name, marker, label in (("GenNystrom", "x", "paper GN"), ("Nystrom", "+", "paper Nyström")):
-        vals = {}
-        for r in rows:
-            prow = paper_row(TABLE, r["dataset"])
-            if prow is not None and name in prow["methods"]:
-                vals[shown[r["dataset"]]] = prow["methods"][name]["error_pct_mean"]
-        paper.append((label, marker, vals))
-    fig = errors_by_dataset_figure(
-        list(shown.values()),
-        series,
-        paper,
+        cols[r["dataset"]] = r["cols"]
+    return errors_plot(
+        shown,
+        lambda d, m: cols[d].get(m),
+        TABLE1_METHODS,
+        TABLE,
+        (("GenNystrom", "x", "paper GN"), ("Nystrom", "+", "paper Nyström")),
+        out_dir,
+        "table1_errors.png",
         title="Table 1: our columns (mean ± std) and the paper's GN / Nyström",
-    )
-    return save_figure(
-        fig, out_dir, "table1_errors.png", "Table 1: errors per dataset, beside the paper's"
+        caption="Table 1: errors per dataset, beside the paper's",
     )
 
 

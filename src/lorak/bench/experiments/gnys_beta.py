@@ -13,14 +13,15 @@ in the default reading. All columns share the repetition's landmarks and labeled
 from __future__ import annotations
 
 from .._compare import mean_std_text, row_of
-from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._figures import plot_label
 from .._reference import cite
-from .._report import markdown_table, save_figure
+from .._report import markdown_table
 from .._spec import Experiment
 from ._zhang2017 import (
     NYS_KMEANS,
     SINGLE_METRICS,
     SMALL_DATASETS,
+    errors_plot,
     gennys,
     paper_row,
     protocol_part,
@@ -79,28 +80,19 @@ def _beta_plots(result, out_dir):
     labels = result.dataset_labels("a1")
     if not labels:
         return []
-    shown = {d: plot_label(result, "a1", d) for d in labels}
-    series = []
-    for m in BETA_METHODS:
-        cols = mean_std({shown[d]: row_of(result, "a1", d, m.name, "error_pct") for d in labels})
-        if any(v is not None for v in cols.values()):
-            series.append((m.display, cols))
-    paper = []
-    for name, marker in zip(PAPER_COLUMNS, ("x", "+"), strict=True):
-        vals = {}
-        for d in labels:
-            row = None if result.is_stand_in("a1", d) else paper_row(TABLE, d)
-            if row is not None:
-                vals[shown[d]] = row[name]["error_pct_mean"]
-        paper.append((f"paper β {name}", marker, vals))
-    fig = errors_by_dataset_figure(
-        [shown[d] for d in labels],
-        series,
-        paper,
+    return errors_plot(
+        {d: plot_label(result, "a1", d) for d in labels},
+        lambda d, m: row_of(result, "a1", d, m, "error_pct"),
+        BETA_METHODS,
+        TABLE,
+        (
+            (name, marker, f"paper β {name}")
+            for name, marker in zip(PAPER_COLUMNS, "x+", strict=True)
+        ),
+        out_dir,
+        "tableA1_errors.png",
         title="Table A1: β heuristic / optimized / 1, ours (mean ± std) and the paper's",
-    )
-    return save_figure(
-        fig, out_dir, "tableA1_errors.png", "Table A1: errors per dataset, beside the paper's"
+        caption="Table A1: errors per dataset, beside the paper's",
     )
 
 

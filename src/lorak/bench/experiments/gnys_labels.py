@@ -74,7 +74,7 @@ GLMKL_L = Method(
 METHODS = (UNIFORM, ABMKL_COL, CABMKL_COL, CABMKL_SVC, GLMKL_L, MKGN_COL)
 
 
-def _prepare(data):
+def _prepare_labels(data):
     return prepare_mkl(data, m_single=M_SINGLE)
 
 
@@ -89,7 +89,7 @@ def _points(result, dataset, method, key):
     )
 
 
-def _checks(result) -> str:
+def _labels_checks(result) -> str:
     out = ["Error (%) on the unlabeled rows and, in parentheses, CPU seconds (fit + predict).", ""]
     names = [m.name for m in METHODS]
     for d in result.dataset_labels("fig2"):
@@ -121,7 +121,7 @@ def _axis(ax, i):
         ax.set_yscale("log")
 
 
-def _plots(result, out_dir):
+def _labels_plots(result, out_dir):
     return curve_panels(
         result,
         "fig2",
@@ -161,11 +161,11 @@ GNYS_LABELS = Experiment(
             quick_reps=1,
             quick_paper_datasets=QUICK_DATASETS,
             quick_datasets=STAND_INS,
-            prepare=_prepare,
+            prepare=_prepare_labels,
         ),
     ),
-    checks=_checks,
-    plots=_plots,
+    checks=_labels_checks,
+    plots=_labels_plots,
     paper=cite("generalized_nystrom", "§6.2, Fig. 2"),
 )
 

@@ -48,9 +48,9 @@ Decisions (the same for every dataset)
 from __future__ import annotations
 
 from .._compare import first_row, mean_std_text, paired, per_rep, within_std
-from .._figures import errors_by_dataset_figure, mean_std, plot_label
+from .._figures import plot_label
 from .._reference import cite
-from .._report import fmt_num, markdown_table, save_figure, text_table
+from .._report import fmt_num, markdown_table, text_table
 from .._spec import Experiment
 from ._zhang2017 import (
     ABMKL_COL,
@@ -62,6 +62,7 @@ from ._zhang2017 import (
     MULTI_METRICS,
     UNIFORM,
     error_reference,
+    errors_plot,
     ordered_labels,
     paper_cell,
     paper_row,
@@ -148,7 +149,7 @@ def table2_summary(result) -> dict:
     }
 
 
-def _cell(r):
+def _table2_cell(r):
     return mean_std_text(None if r is None else r["mean"], None if r is None else r["std"])
 
 
@@ -166,7 +167,7 @@ def _table2(result, *, markdown: bool) -> str:
     body = []
     for r in s["rows"]:
         c, d = r["cols"], r["dataset"]
-        gn = _cell(c["mkgn"])
+        gn = _table2_cell(c["mkgn"])
         if c["mkgn"] is not None and r["tests"]:
             stars = [
                 b for b, (dv, pv) in r["tests"].items() if dv is not None and dv < 0 and pv < 0.05
@@ -175,14 +176,14 @@ def _table2(result, *, markdown: bool) -> str:
         body.append(
             [
                 d,
-                _cell(c["uniform"]),
-                _cell(c["abmkl"]),
-                _cell(c["cabmkl"]),
-                _cell(c["abmkl-svc"]),
+                _table2_cell(c["uniform"]),
+                _table2_cell(c["abmkl"]),
+                _table2_cell(c["cabmkl"]),
+                _table2_cell(c["abmkl-svc"]),
                 paper_cell(TABLE, d, "ABMKL"),
-                _cell(c["cabmkl-svc"]),
+                _table2_cell(c["cabmkl-svc"]),
                 paper_cell(TABLE, d, "CABMKL"),
-                _cell(c["glmkl"]),
+                _table2_cell(c["glmkl"]),
                 paper_cell(TABLE, d, "GLMKL"),
                 gn,
                 paper_cell(TABLE, d, "GenNystromMKL"),
@@ -255,34 +256,27 @@ def _table2(result, *, markdown: bool) -> str:
     return "\n".join(lines)
 
 
-def _plots(result, out_dir):
+def _mkl_plots(result, out_dir):
     """One row per dataset: each of our columns (mean ± std) and the paper's GN-MKL."""
     rows = table2_summary(result)["rows"]
     if not rows:
         return []
     shown = {r["dataset"]: plot_label(result, r["part"], r["dataset"]) for r in rows}
-    series = []
-    for m in TABLE2_METHODS:
-        cols = mean_std({shown[r["dataset"]]: r["cols"].get(m.name) for r in rows})
-        if any(v is not None for v in cols.values()):
-            series.append((m.display, cols))
-    vals = {}
-    for r in rows:
-        paper = paper_row(TABLE, r["dataset"])
-        if paper is not None and "GenNystromMKL" in paper["methods"]:
-            vals[shown[r["dataset"]]] = paper["methods"]["GenNystromMKL"]["error_pct_mean"]
-    fig = errors_by_dataset_figure(
-        list(shown.values()),
-        series,
-        [("paper GN-MKL", "x", vals)],
+    cols = {r["dataset"]: r["cols"] for r in rows}
+    return errors_plot(
+        shown,
+        lambda d, m: cols[d].get(m),
+        TABLE2_METHODS,
+        TABLE,
+        (("GenNystromMKL", "x", "paper GN-MKL"),),
+        out_dir,
+        "table2_errors.png",
         title="Table 2: our columns (mean ± std) and the paper's GN-MKL",
-    )
-    return save_figure(
-        fig, out_dir, "table2_errors.png", "Table 2: errors per dataset, beside the paper's GN-MKL"
+        caption="Table 2: errors per dataset, beside the paper's GN-MKL",
     )
 
 
-def _checks(result) -> str:
+def _mkl_checks(result) -> str:
     return "### Table 2, ours beside the paper's\n\n" + _table2(result, markdown=True)
 
 
@@ -305,9 +299,9 @@ GNYS_MKL = Experiment(
         prepare=prepare_mkl,
     ),
     reference=_reference,
-    checks=_checks,
+    checks=_mkl_checks,
     summary=_summary,
-    plots=_plots,
+    plots=_mkl_plots,
     paper=cite("generalized_nystrom", "§6.2, Table 2"),
 )
 

@@ -90,7 +90,7 @@ def exact_kpca(K, n_components: int = N_DIRECTIONS):
     return exact_kernel_pca(K, n_components)
 
 
-def _prepare(data) -> dict:
+def _prepare_kpca(data) -> dict:
     ctx = gaussian_context(data)
     n = data.n_samples
     rows = np.arange(n)
@@ -149,11 +149,11 @@ def _kpca_method(name, build, *, label, deterministic=False) -> Method:
     return Method(name, run, deterministic=deterministic, label=label)
 
 
-def _run_exact(task) -> FactorOutput:
+def _run_exact_kpca(task) -> FactorOutput:
     return FactorOutput(extra={"U": _exact(task)["U"]})
 
 
-EXACT = Method("exact", _run_exact, deterministic=True, label="exact KPCA (paper: SVD)")
+EXACT = Method("exact", _run_exact_kpca, deterministic=True, label="exact KPCA (paper: SVD)")
 COLUMNS = factor_columns(_kpca_method, gaussian_bandwidth, svd_label="rank-m SVD factor")
 
 
@@ -168,14 +168,14 @@ def _misalignment(out: FactorOutput, task) -> dict:
 # ---------------------------------------------------------------- reference and checks
 
 
-def _paper_table() -> dict:
+def _paper_table3() -> dict:
     return paper_table("table3_kernel_pca")["datasets"]
 
 
-def _reference(dataset, method, params, metric):
+def _kpca_reference(dataset, method, params, metric):
     if metric != "misalignment" or method not in PAPER_KEYS:
         return None
-    entry = _paper_table().get(dataset, {}).get(PAPER_KEYS[method])
+    entry = _paper_table3().get(dataset, {}).get(PAPER_KEYS[method])
     if entry is None:
         return None
     out = {"mean": entry["mean"], "source": "improved_nystrom.json#table3_kernel_pca"}
@@ -189,7 +189,7 @@ def _reference(dataset, method, params, metric):
 def table3_rows(result) -> list[dict]:
     """Per dataset: ``{method: (mean, std, seconds)}`` of ours and of the paper."""
     rows = []
-    paper = _paper_table()
+    paper = _paper_table3()
     for label in result.dataset_labels("table3"):
         ours = {}
         for r in result.select(part="table3", dataset=label, metric="misalignment"):
@@ -214,7 +214,7 @@ def table3_rows(result) -> list[dict]:
     return rows
 
 
-def _cell(entry, digits=3) -> str:
+def _kpca_cell(entry, digits=3) -> str:
     if entry is None:
         return "—"
     mean, std, _ = entry
@@ -227,7 +227,7 @@ def _secs(entry) -> str:
     return "—" if entry is None or entry[2] is None else fmt_num(entry[2], 3)
 
 
-def _checks(result) -> str:
+def _kpca_checks(result) -> str:
     rows = table3_rows(result)
     if not rows:
         return ""
@@ -246,9 +246,9 @@ def _checks(result) -> str:
     for r in rows:
         tag = " (stand-in)" if r["stand_in"] else ""
         cells = [
-            f"{_cell(r['ours'].get(m))} / {_cell(r['paper'].get(m))}"
+            f"{_kpca_cell(r['ours'].get(m))} / {_kpca_cell(r['paper'].get(m))}"
             if m in PAPER_KEYS
-            else _cell(r["ours"].get(m))
+            else _kpca_cell(r["ours"].get(m))
             for m in methods
         ]
         body.append([r["dataset"] + tag, fmt_num(r["eigengap"], 4), *cells])
@@ -275,7 +275,7 @@ def _checks(result) -> str:
 # ---------------------------------------------------------------- plots
 
 
-def _plots(result, out_dir):
+def _kpca_plots(result, out_dir):
     import matplotlib.pyplot as plt
 
     rows = table3_rows(result)
@@ -370,7 +370,7 @@ TABLE3 = ratio_part(
     quick_paper_datasets=QUICK_SETS,
     methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric(("misalignment", "eigengap"), _misalignment),),
-    prepare=_prepare,
+    prepare=_prepare_kpca,
 )
 
 EXPERIMENT = Experiment(
@@ -378,8 +378,8 @@ EXPERIMENT = Experiment(
     description="kernel PCA on low-rank factors: misalignment vs exact KPCA "
     "(Zhang, Tsang & Kwok 2008, Table 3)",
     parts=(TABLE3,),
-    reference=_reference,
-    checks=_checks,
-    plots=_plots,
+    reference=_kpca_reference,
+    checks=_kpca_checks,
+    plots=_kpca_plots,
     paper=cite("improved_nystrom", "§4.2 (Table 3)"),
 )

@@ -101,7 +101,7 @@ DATASETS = (
 STAND_INS = (DatasetSpec("breast_cancer", stand_in=True, preprocess=minmax_scale),)
 
 
-def _prepare(data, quick: bool = False) -> dict:
+def _prepare_lpmkl(data, quick: bool = False) -> dict:
     data.X = dense(data.X)
     labels = np.unique(data.y)
     if labels.size != 2:
@@ -117,7 +117,7 @@ def _prepare(data, quick: bool = False) -> dict:
     return {"splits": {}, "full": {}}
 
 
-def _split(task):
+def _split_task(task):
     cache = task.context["splits"]
     if task.seed not in cache:
         cache[task.seed] = split_indices(task.data.n_samples, task.seed, 0.3)
@@ -142,7 +142,7 @@ _INNER = {
 
 
 def _run_lowrank(task, inner="gfb") -> FactorOutput:
-    tr, te = _split(task)
+    tr, te = _split_task(task)
     X, y = task.data.X, task.data.y
     clf = LowRankMKLClassifier(
         **_INNER[inner],
@@ -193,7 +193,7 @@ def _run_full(task) -> FactorOutput:
     (split, p) and shared across ranks (each rank's cell is charged its cost)."""
 
     def fit():
-        tr, te = _split(task)
+        tr, te = _split_task(task)
         X, y = task.data.X, task.data.y
         classes = np.unique(y)
         yb = np.where(y[tr] == classes[1], 1.0, -1.0)
@@ -271,7 +271,7 @@ def _accuracy_parts(result) -> list[str]:
     return [n for n in result.config.get("parts", {}) if n.startswith("accuracy")] or ["accuracy"]
 
 
-def _checks(result) -> str:
+def _lpmkl_checks(result) -> str:
     out = []
     aparts = _accuracy_parts(result)
     labels = list(dict.fromkeys(lab for a in aparts for lab in result.dataset_labels(a)))
@@ -375,7 +375,7 @@ _METHOD_SHORT = {
 }
 
 
-def _plots(result, out_dir):
+def _lpmkl_plots(result, out_dir):
     """Accuracy vs R per dataset: a line per (low-rank method, p), the full kernel as a
     dashed horizontal line per p (all accuracy parts of the run together)."""
     import matplotlib.pyplot as plt
@@ -449,7 +449,7 @@ ACCURACY = Part(
     reps=5,
     quick_reps=1,
     quick_paper_datasets=("svmguide1",),
-    prepare=_prepare,
+    prepare=_prepare_lpmkl,
 )
 
 
@@ -458,7 +458,7 @@ EXPERIMENT = Experiment(
     description="ℓp-norm MKL with low-rank kernels: accuracy/time vs rank, GFB vs QP, "
     "split vs naive (Rakotomamonjy & Chanda)",
     parts=(ACCURACY, SOLVERS_PART),
-    checks=_checks,
-    plots=_plots,
+    checks=_lpmkl_checks,
+    plots=_lpmkl_plots,
     paper=cite("lp_mkl", "§5"),
 )

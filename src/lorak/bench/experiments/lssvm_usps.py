@@ -92,7 +92,7 @@ def load_pair(pair: str, data_home=None, *, source: str = "usps"):
     return Xp[:cut], yp[:cut], Xp[cut:], yp[cut:]
 
 
-def _loader(spec: DatasetSpec, data_home, *, source) -> LoadedData:
+def _pair_loader(spec: DatasetSpec, data_home, *, source) -> LoadedData:
     Xtr, ytr, Xte, yte = load_pair(spec.display.split()[-1], data_home, source=source)
     return LoadedData(
         spec=spec,
@@ -105,17 +105,17 @@ def _loader(spec: DatasetSpec, data_home, *, source) -> LoadedData:
 
 
 DATASETS = tuple(
-    DatasetSpec("usps", label=p, loader=partial(_loader, source="usps")) for p in PAIRS
+    DatasetSpec("usps", label=p, loader=partial(_pair_loader, source="usps")) for p in PAIRS
 )
 STAND_INS = tuple(
     DatasetSpec(
-        "digits", label=f"digits {p}", loader=partial(_loader, source="digits"), stand_in=True
+        "digits", label=f"digits {p}", loader=partial(_pair_loader, source="digits"), stand_in=True
     )
     for p in QUICK_PAIRS
 )
 
 
-def _prepare(data) -> dict:
+def _prepare_pair(data) -> dict:
     ctx = gaussian_context(data)
     kernel = ctx["kernel"]
     n = data.n_samples
@@ -144,7 +144,7 @@ class _DenseLSSVM:
         return np.where(f > 0, 1, -1)
 
 
-def _run_exact(task) -> FactorOutput:
+def _run_exact_lssvm(task) -> FactorOutput:
     """The dense LS-SVM, fitted once per pair (shared by the grid's ratios; the runner
     charges its cost to each)."""
 
@@ -171,7 +171,7 @@ def _lssvm_method(name, build, *, label, deterministic=False) -> Method:
     return Method(name, run, deterministic=deterministic, label=label)
 
 
-EXACT = Method("exact", _run_exact, deterministic=True, label="exact LS-SVM")
+EXACT = Method("exact", _run_exact_lssvm, deterministic=True, label="exact LS-SVM")
 COLUMNS = factor_columns(_lssvm_method, gaussian_bandwidth, svd_label="SVD (rank m)")
 
 
@@ -183,7 +183,7 @@ def _test_error(out: FactorOutput, task) -> float:
 # ---------------------------------------------------------------- reference and checks
 
 
-def _paper_table() -> dict:
+def _paper_table4() -> dict:
     return paper_table("table4_lssvm_usps_pairs")["table"]
 
 
@@ -191,10 +191,10 @@ def _ratio_key(ratio) -> str:
     return f"m_{float(ratio):g}n"
 
 
-def _reference(dataset, method, params, metric):
+def _lssvm_reference(dataset, method, params, metric):
     if metric != "test_error" or dataset not in PAIRS:
         return None
-    t = _paper_table()
+    t = _paper_table4()
     i = t["pairs"].index(dataset)
     if method == "exact":
         return {"mean": t["exact_lssvm_test_error_pct"][i], "source": "Table 4, LS-SVM"}
@@ -210,7 +210,7 @@ def _reference(dataset, method, params, metric):
 def table4_rows(result) -> list[dict]:
     """One row per (pair, ratio): ``{method: (mean, std)}`` of ours and of the paper."""
     rows = []
-    t = _paper_table()
+    t = _paper_table4()
     for label in result.dataset_labels("table4"):
         stand_in = result.is_stand_in("table4", label)
         by_ratio: dict = {}
@@ -232,7 +232,7 @@ def table4_rows(result) -> list[dict]:
     return rows
 
 
-def _cell(e) -> str:
+def _lssvm_cell(e) -> str:
     if e is None:
         return "—"
     mean, std, reps = e
@@ -241,7 +241,7 @@ def _cell(e) -> str:
     return f"{mean:.2f}"
 
 
-def _checks(result) -> str:
+def _lssvm_checks(result) -> str:
     rows = table4_rows(result)
     if not rows:
         return ""
@@ -259,7 +259,10 @@ def _checks(result) -> str:
             [
                 r["pair"] + (" (stand-in)" if r["stand_in"] else ""),
                 str(r["m"]),
-                *[f"{_cell(r['ours'].get(m))} / {_cell(r['paper'].get(m))}" for m in methods],
+                *[
+                    f"{_lssvm_cell(r['ours'].get(m))} / {_lssvm_cell(r['paper'].get(m))}"
+                    for m in methods
+                ],
             ]
             for r in sub
         ]
@@ -275,7 +278,7 @@ def _checks(result) -> str:
 # ---------------------------------------------------------------- plots
 
 
-def _plots(result, out_dir):
+def _lssvm_plots(result, out_dir):
     import matplotlib.pyplot as plt
 
     rows = table4_rows(result)
@@ -371,15 +374,15 @@ TABLE4 = ratio_part(
     quick_paper_datasets=QUICK_PAIRS,
     methods=(EXACT, *COLUMNS.values()),
     metrics=(Metric("test_error", _test_error),),
-    prepare=_prepare,
+    prepare=_prepare_pair,
 )
 
 EXPERIMENT = Experiment(
     name="lssvm-usps",
     description="LS-SVM on low-rank factors, USPS digit pairs (Zhang, Tsang & Kwok 2008, Table 4)",
     parts=(TABLE4,),
-    reference=_reference,
-    checks=_checks,
-    plots=_plots,
+    reference=_lssvm_reference,
+    checks=_lssvm_checks,
+    plots=_lssvm_plots,
     paper=cite("improved_nystrom", "§4.3 (Table 4)"),
 )

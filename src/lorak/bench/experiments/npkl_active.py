@@ -43,7 +43,7 @@ K_ACTIVE = 20
 SHL_ITER = 10
 
 
-def _method(name: str, selection: str, label: str) -> Method:
+def _selection_method(name: str, selection: str, label: str) -> Method:
     base = npkl_method(
         name,
         "squared_hinge",
@@ -68,11 +68,11 @@ def _method(name: str, selection: str, label: str) -> Method:
     return Method(name, run, label=label, applies=applies)
 
 
-ACTIVE = _method("active", "margin", "active (margin, §3.2.4)")
-RANDOM = _method("random", "random", "random")
+ACTIVE = _selection_method("active", "margin", "active (margin, §3.2.4)")
+RANDOM = _selection_method("random", "random", "random")
 
 
-def _reference(dataset, method, params, metric):
+def _active_reference(dataset, method, params, metric):
     if dataset != "a1a" or metric != "accuracy" or params.get("active") != 1.0:
         return None
     return {
@@ -93,7 +93,7 @@ def _series(result, method, metric):
     return sorted(rows, key=lambda r: r["params"]["active"])
 
 
-def _checks(result) -> str:
+def _active_checks(result) -> str:
     labels = result.dataset_labels("fig2")
     if not labels:
         return ""
@@ -159,7 +159,7 @@ def _checks(result) -> str:
     return "\n".join(out)
 
 
-def _plots(result, out_dir):
+def _active_plots(result, out_dir):
     import matplotlib.pyplot as plt
 
     if not result.dataset_labels("fig2"):
@@ -202,8 +202,8 @@ EXPERIMENT = Experiment(
     description="SimpleNPKL active vs random constraint selection on a1a "
     "(Zhuang, Tsang & Hoi 2009, Fig. 2)",
     parts=(FIG2,),
-    reference=_reference,
-    checks=_checks,
-    plots=_plots,
+    reference=_active_reference,
+    checks=_active_checks,
+    plots=_active_plots,
     paper=cite("simple_npkl", "§3.2.4 and §6.4 (Fig. 2)"),
 )

@@ -156,7 +156,7 @@ def _shl_method() -> Method:
     return Method(base.name, run, label="SimpleNPKL+SHL")
 
 
-def _exact_applies(data, params) -> bool:
+def _ll_exact_applies(data, params) -> bool:
     return data.n_samples <= EXACT_MAX_N
 
 
@@ -176,7 +176,7 @@ LL_EXACT = npkl_method(
     C=C_ADULT,
     B="n_samples",
     n_neighbors=K_ADULT,
-    applies=_exact_applies,
+    applies=_ll_exact_applies,
 )
 SHL = _shl_method()
 KMEANS = kmeans_method()
@@ -185,7 +185,7 @@ KMEANS = kmeans_method()
 # ---------------------------------------------------------------- reference and checks
 
 
-def _reference(dataset, method, params, metric):
+def _adult_reference(dataset, method, params, metric):
     row = PAPER_ROW.get(dataset)
     if row is None:
         return None
@@ -281,7 +281,7 @@ def table4_markdown(result) -> str:
     return markdown_table(head, body)
 
 
-def _checks(result) -> str:
+def _adult_checks(result) -> str:
     out = []
     t4 = table4_markdown(result)
     if t4:
@@ -353,7 +353,7 @@ def _checks(result) -> str:
     return "\n".join(out)
 
 
-def _plots(result, out_dir):
+def _adult_plots(result, out_dir):
     import matplotlib.pyplot as plt
 
     made = []
@@ -427,8 +427,8 @@ EXPERIMENT = Experiment(
     description="SimpleNPKL vs k-means on Adult a1a–a5a sizes (Zhuang, Tsang & Hoi 2009, "
     "Table 4, Fig. 1)",
     parts=(TABLE4, TABLE4_SHL, PAPER_COUNT),
-    reference=_reference,
-    checks=_checks,
-    plots=_plots,
+    reference=_adult_reference,
+    checks=_adult_checks,
+    plots=_adult_plots,
     paper=cite("simple_npkl", "§6.3 (Table 4, Fig. 1)"),
 )

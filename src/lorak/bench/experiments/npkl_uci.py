@@ -178,7 +178,7 @@ def sdp_method(name: str, loss: str) -> Method:
 # ---------------------------------------------------------------- reference and checks
 
 
-def _reference(dataset, method, params, metric):
+def _uci_reference(dataset, method, params, metric):
     if params.get("part") == "c-sweep" or dataset != "iris" or metric != "accuracy":
         return None
     ref = load_reference("simple_npkl")["table2_uci"]["iris"]
@@ -242,7 +242,7 @@ def table2_markdown(result) -> str:
     return markdown_table(head, body)
 
 
-def _checks(result) -> str:
+def _uci_checks(result) -> str:
     out = []
     t2 = table2_markdown(result)
     if t2:
@@ -328,7 +328,7 @@ def _checks(result) -> str:
     return "\n".join(out)
 
 
-def _plots(result, out_dir):
+def _uci_plots(result, out_dir):
     import matplotlib.pyplot as plt
 
     made = []
@@ -399,8 +399,8 @@ EXPERIMENT = Experiment(
     description="SimpleNPKL vs k-means and SDP-NPKL on small UCI sets "
     "(Zhuang, Tsang & Hoi 2009, Table 2)",
     parts=(TABLE2, SDP, C_SWEEP),
-    reference=_reference,
-    checks=_checks,
-    plots=_plots,
+    reference=_uci_reference,
+    checks=_uci_checks,
+    plots=_uci_plots,
     paper=cite("simple_npkl", "§6.2 (Table 2)"),
 )

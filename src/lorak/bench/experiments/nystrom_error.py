@@ -169,17 +169,19 @@ def _task_kernel(task) -> dict:
     return {"kernel": task.context["kernel"]}
 
 
-def _run_exact(task) -> FactorOutput:
+def _run_exact_tail(task) -> FactorOutput:
     err = exact_tail_error(_spectrum(task), task.params["m"])
     return FactorOutput(extra={"frobenius": err})
 
 
-def _exact_applies(data, params) -> bool:
+def _spectrum_applies(data, params) -> bool:
     return data.n_samples <= MAX_CACHED_N
 
 
 COLUMNS = factor_columns(factor_method, _task_kernel)
-EXACT = Method("exact", _run_exact, deterministic=True, label="exact (SVD)", applies=_exact_applies)
+EXACT = Method(
+    "exact", _run_exact_tail, deterministic=True, label="exact (SVD)", applies=_spectrum_applies
+)
 
 
 # ---------------------------------------------------------------- metrics
@@ -210,7 +212,7 @@ def _fig2_params(p, data):
 # ---------------------------------------------------------------- reference
 
 
-def _reference(dataset, method, params, metric):
+def _error_reference(dataset, method, params, metric):
     part = params.get("part")
     if part == "fig1" and metric == "frobenius" and dataset in FIG1_LABELS:
         ref = load_reference("improved_nystrom")["figure1_approx_error"]
@@ -268,7 +270,7 @@ EXPERIMENT = Experiment(
     description="Nyström kernel approximation error by landmark choice "
     "(Zhang, Tsang & Kwok 2008, Fig. 1 and 2)",
     parts=(FIG1, FIG2),
-    reference=_reference,
+    reference=_error_reference,
     checks=error_checks,
     plots=error_plots,
     summary=error_summary,
