@@ -14,7 +14,8 @@ the math and stores the results as fitted attributes.
   :mod:`._kernel_combination` — the multiple-kernel baselines (:class:`UniformKernelSum`,
   :class:`ABMKL`, :class:`CABMKL`, :class:`GLMKLClassifier`,
   :class:`AlignmentMKLClassifier`) — math in ``learn/``;
-- :mod:`._base` — the shared base: kernel construction, validation, chunked transform.
+- :mod:`._base` — the shared base: kernel construction, validation, chunked transform,
+  and ``store_params``, the body of every estimator's ``__init__``.
 """
 
 from ._csi import CSI

@@ -6,6 +6,10 @@ expressed on: landmarks, pivots or training rows), ``normalization_`` (m × r) a
 ``kernel_`` (the resolved kernel), and ``transform(X) = k(X, components_) @
 normalization_`` — rows G with G Gᵀ ≈ K — computed chunk by chunk so that only the
 n × r output is ever n-sized.
+
+What every estimator and model of lorak uses from here: :func:`store_params` (the body
+of each ``__init__``), :func:`validate_new_rows` (the fitted check and validation of
+new rows) and ``_Transformer`` (the base of every transformer).
 """
 
 from __future__ import annotations
@@ -25,16 +29,19 @@ __all__ = ["shared_landmarks", "store_params", "validate_new_rows"]
 
 
 def store_params(estimator, values) -> None:
-    """Store each ``__init__`` argument of ``estimator`` unchanged, under its own name.
+    """Store each argument of an ``__init__`` unchanged, under its own name.
 
     The whole body of a scikit-learn ``__init__``: ``store_params(self, locals())``.
-    The names are those of the signature (:meth:`~sklearn.base.BaseEstimator.get_params`
-    reads the same signature), so an argument added to a signature is stored with no
-    line to forget; nothing is validated or converted here (that is ``fit``'s job, as
-    scikit-learn requires for ``clone`` and ``set_params``).
+    As the first statement, ``locals()`` holds exactly the arguments of that
+    ``__init__`` — the names :meth:`~sklearn.base.BaseEstimator.get_params` reads from
+    its signature — so an argument added to a signature is stored with no line to
+    forget (a subclass's ``__init__`` stores its own and passes the others to
+    ``super().__init__``). Nothing is validated or converted here: that is ``fit``'s
+    job, as scikit-learn requires for ``clone`` and ``set_params``.
     """
-    for name in estimator._get_param_names():
-        setattr(estimator, name, values[name])
+    for name, value in values.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 def validate_new_rows(estimator, X, fitted: str):

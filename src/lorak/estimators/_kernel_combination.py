@@ -303,16 +303,13 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         idx = (dec > 0).astype(np.intp) if dec.ndim == 1 else np.argmax(dec, axis=1)
         return self.classes_[idx]
 
-    def _check_X(self, X):
-        return validate_new_rows(self, X, "svms_")
-
     def decision_function(self, X):
         """(n,) for two classes (positive = classes_[1]), else (n, c) one-vs-rest scores."""
-        return self._decision_validated(self._check_X(X))
+        return self._decision_validated(validate_new_rows(self, X, "svms_"))
 
     def predict(self, X):
         """Class labels for X."""
-        return self._predict_validated(self._check_X(X))
+        return self._predict_validated(validate_new_rows(self, X, "svms_"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
