@@ -102,7 +102,7 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
 
     def _fit_features(self, X, factor, target):
         """Fit ``factor`` (a clone, stored as ``factor_``) on X with the coded target;
-        its scaled rows Q and the scale (stored as ``scale_``)."""
+        return its rows Q, not yet scaled, and store the feature scale as ``scale_``."""
         self.factor_ = factor
         Q, self.scale_ = _fitted_features(factor, X, target, self.feature_scale)
         return Q
