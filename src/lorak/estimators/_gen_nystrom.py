@@ -447,7 +447,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        F = psd_factor(fit.S, self.rtol, metric=W)
+        # the solver's factor when it made one (S = F Fᵀ in W's metric already)
+        F = fit.F if fit.F is not None else psd_factor(fit.S, self.rtol, metric=W)
         if F.shape[1] == 0:
             raise ValueError(
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "

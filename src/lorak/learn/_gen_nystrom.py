@@ -772,6 +772,8 @@ class GenNystromFit:
     info : the final solver's diagnostics.
     problem : the :class:`GenNystromProblem` (E_l, W⁺, eigenbasis, …).
     X : the solution in the V basis.
+    F : (m, r) factor with F Fᵀ = S over the spectrum kept in W's metric
+        (:func:`psd_factor`), largest first; None where S was formed otherwise.
     """
 
     S: np.ndarray
@@ -791,6 +793,7 @@ class GenNystromFit:
     info: dict
     problem: GenNystromProblem
     X: np.ndarray
+    F: np.ndarray | None = None
 
 
 def _eig_dtype(tol):
@@ -954,4 +957,5 @@ def fit_gen_nystrom(
         info=dict(res.info),
         problem=problem,
         X=X,
+        F=F,
     )
