@@ -250,7 +250,7 @@ def scaling(sizes, m=200, seed=0):
 
 def large_rep(name="usps", seed=0):
     """(d): CPU of one repetition per column on a large set, landmarks shared."""
-    from lorak.bench.experiments.gnys import M_CAP, M_RATIO, draw_labeled
+    from lorak.bench._ssl import M_CAP, M_RATIO, draw_labeled
 
     d = load(name)
     X = np.asarray(d.X, dtype=np.float64)

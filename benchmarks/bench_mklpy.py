@@ -37,8 +37,8 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from lorak.bench._runner import derive_seed
-from lorak.bench.experiments.gnys import LARGE_DATASETS, SMALL_DATASETS, draw_labeled
-from lorak.bench.experiments.gnys_mkl import N_LABELED, prepare_mkl
+from lorak.bench._ssl import N_LABELED, draw_labeled
+from lorak.bench.experiments._zhang2017 import LARGE_DATASETS, SMALL_DATASETS, prepare_mkl
 from lorak.estimators import CABMKL, GLMKLClassifier
 from lorak.landmarks import select_landmarks
 from lorak.models import SemiSupervisedFactorClassifier

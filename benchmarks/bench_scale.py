@@ -4,7 +4,8 @@ Pipeline (issue #9): ``Nystroem(n_components=m, landmarks="kmeans")`` fitted on 
 k-means seeding on a random sample, then 10 Lloyd iterations as passes over the row
 chunks), then ``transform(X)`` reduced chunk by chunk (column sums of G, so that the n×m
 factor is never held). Optionally (``--lssvm-max-n``) the LS-SVM statistics ḠᵀḠ, Ḡᵀȳ
-of one more pass (``lorak.models._base.lazy_centered_cross_products``).
+of one more pass (``lorak._chunked.row_moments``: count, means and centred scatter of
+[G y], merged exactly across chunks).
 
 Data: a mixture of 30 Gaussian clusters in d dimensions (float32), generated block by
 block from (seed, block index) inside the tasks, so X is never materialized: every pass
@@ -109,7 +110,7 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
     from distributed import Client, LocalCluster
 
     import lorak
-    from lorak.models._base import lazy_centered_cross_products as centered_cross_products
+    from lorak._chunked import row_moments
 
     out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers, "landmarks": landmarks}
     with (
@@ -146,7 +147,7 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
         if lssvm and n <= lssvm:
             y = X.map_blocks(target_of, drop_axis=1, dtype=np.float64)
             t = time.perf_counter()
-            centered_cross_products(est.transform(X), y[:, None])
+            row_moments(est.transform(X), y[:, None])
             out["lssvm_stats_seconds"] = time.perf_counter() - t
             out["lssvm_stats_us_per_row"] = 1e6 * out["lssvm_stats_seconds"] / n
         out["worker_peak_rss_bytes"] = worker_peak_rss(client)

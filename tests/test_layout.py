@@ -14,8 +14,6 @@ import ast
 import collections
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[1] / "src" / "lorak"
 
 #: (importer, imported package) pairs allowed to point upwards.
@@ -176,7 +174,6 @@ def test_no_function_name_defined_twice_in_the_library():
     assert dup == {}
 
 
-@pytest.mark.xfail(reason="bench/ is mid-reorganization (issue 16, bench part)", strict=False)
 def test_no_function_name_defined_twice_in_bench():
     bench = [m for m in MODULES if m.startswith(BENCH)]
     assert defined_twice(bench) == {}
