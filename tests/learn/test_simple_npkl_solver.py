@@ -1,0 +1,74 @@
+"""SimpleNPKL's eigen-solver choice: the dense solve for many eigenpairs at mid-size n.
+
+The switch (``DENSE_LARGE_FRACTION``, ``DENSE_LARGE_MAX_N``) changes the solver, not the
+problem: the same positive eigenpairs, the same Algorithm 1 iterates. Forced here on a
+small problem by lowering the thresholds.
+"""
+
+import numpy as np
+import scipy.linalg
+
+from lorak.constraints import from_labels
+from lorak.learn import _simple_npkl as M
+
+
+def problem(n=300, seed=0, k=5):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.normal(0.0, 1.0, (n, 3)) + 2.0 * rng.normal(0.0, 1.0, (3, 3))[y]
+    L = M.normalized_laplacian(M.knn_graph(X, k))
+    pairs, signs = from_labels(y, ratio=0.7, random_state=seed).pairs()
+    return L, pairs, signs
+
+
+def kernel(res):
+    return res.embedding @ res.embedding.T
+
+
+def test_many_eigenpairs_switch_to_dense_with_the_same_result(monkeypatch):
+    L, pairs, signs = problem()
+    n = L.shape[0]
+    A = M.constraint_operator(L, pairs, 1.0 * signs)
+    w_ref = scipy.linalg.eigvalsh(A.toarray())[::-1]
+    w_pos = w_ref[w_ref > 1e-10 * w_ref[0]]
+    assert len(w_pos) > 20
+    lanczos = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8, solver="arpack")
+    # only the mid-size rule: dense once k ≥ n/7 (here n ≤ 1000)
+    monkeypatch.setattr(M, "DENSE_MAX_N", 0)
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 1000)
+    w, U, info = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8)
+    assert info.solver == "dense"
+    assert 7 * info.requested[-2] < n <= 7 * 2 * info.requested[-2]  # doubled into it
+    for wi, Ui in ((w, U), lanczos[:2]):
+        np.testing.assert_allclose(wi, w_pos, rtol=1e-9, atol=1e-12 * w_ref[0])
+        np.testing.assert_allclose(A @ Ui, Ui * wi, atol=1e-9 * w_ref[0])
+    # the same A₊ (not the same eigenvector signs within clusters)
+    P, P0 = (U * w) @ U.T, (lanczos[1] * lanczos[0]) @ lanczos[1].T
+    assert np.linalg.norm(P - P0) <= 1e-9 * np.linalg.norm(P0)
+    # above DENSE_LARGE_MAX_N, or with solver="arpack", Lanczos as before
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", n - 1)
+    assert M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8)[2].solver != "dense"
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 1000)
+    w_a, _, info_a = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8, solver="arpack")
+    assert info_a.solver != "dense"
+    np.testing.assert_allclose(w_a, w_pos, rtol=1e-9, atol=1e-12 * w_ref[0])
+
+
+def test_square_hinge_iterates_unchanged_by_the_dense_switch(monkeypatch):
+    # exact rank (no cap): K_t needs every positive eigenpair, many of them
+    L, pairs, signs = problem(seed=2)
+    n = L.shape[0]
+    kw = dict(C=1.0, B=float(n), max_iter=5)
+    monkeypatch.setattr(M, "DENSE_MAX_N", 0)
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 0)
+    old = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    assert "dense" not in {i.solver for i in old.eig_info}
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 1000)
+    new = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    assert "dense" in {i.solver for i in new.eig_info}
+    assert new.n_iter == old.n_iter
+    np.testing.assert_allclose(new.history["objective"], old.history["objective"], rtol=1e-9)
+    np.testing.assert_allclose(new.history["primal"], old.history["primal"], rtol=1e-9)
+    np.testing.assert_allclose(new.alpha, old.alpha, rtol=1e-7, atol=1e-9)
+    K, K0 = kernel(new), kernel(old)
+    assert np.linalg.norm(K - K0) <= 1e-7 * np.linalg.norm(K0)
