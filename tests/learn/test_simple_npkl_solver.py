@@ -72,3 +72,43 @@ def test_square_hinge_iterates_unchanged_by_the_dense_switch(monkeypatch):
     np.testing.assert_allclose(new.alpha, old.alpha, rtol=1e-7, atol=1e-9)
     K, K0 = kernel(new), kernel(old)
     assert np.linalg.norm(K - K0) <= 1e-7 * np.linalg.norm(K0)
+
+
+def test_filter_cut_is_below_the_new_rth_eigenvalue():
+    # Cauchy interlacing: the smallest Ritz value of the new A on the previous top-r
+    # eigenvectors is ≤ its r-th eigenvalue, for any change of the constraint weights
+    L, pairs, signs = problem(seed=3)
+    r = 6
+    rng = np.random.default_rng(0)
+    alpha = np.ones(len(pairs))
+    A0 = M.constraint_operator(L, pairs, alpha * signs)
+    w0, U0 = scipy.linalg.eigh(A0.toarray())
+    w0, U0 = w0[::-1][:r], U0[:, ::-1][:, :r]
+    assert w0[-1] > 0
+    for scale in (0.01, 0.1, 1.0):
+        a = np.maximum(0.0, alpha + scale * rng.standard_normal(len(pairs)))
+        A = M.constraint_operator(L, pairs, a * signs)
+        theta = M.filter_cut(A, U0, w0, r)
+        w = scipy.linalg.eigvalsh(A.toarray())[::-1]
+        assert 0.0 <= theta <= M.CUT_FRACTION * max(w[r - 1], 0.0) + 1e-12
+    assert M.filter_cut(A, U0[:, : r - 1], w0[: r - 1], r) == 0.0  # rank not reached
+
+
+def test_capped_square_hinge_iterates_unchanged_by_the_filter_cut(monkeypatch):
+    L, pairs, signs = problem(n=400, seed=4)
+    kw = dict(C=1.0, B=400.0, max_iter=8, max_rank=8, solver="arpack")
+    monkeypatch.setattr(M, "FILTER_MIN_N", 100)  # the filtered solver on a small problem
+    monkeypatch.setattr(M, "CUT_FROM_PREVIOUS", False)
+    old = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    monkeypatch.setattr(M, "CUT_FROM_PREVIOUS", True)
+    new = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    cuts = [i.filter_interval[1] for i in new.eig_info]
+    assert all(c == 0.0 for c in (i.filter_interval[1] for i in old.eig_info))
+    assert cuts[0] == 0.0 and max(cuts) > 0.0
+    assert all(i.n_solves == 1 for i in new.eig_info)  # the cut never had to be undone
+    assert new.n_iter == old.n_iter
+    np.testing.assert_allclose(new.history["objective"], old.history["objective"], rtol=1e-10)
+    np.testing.assert_allclose(new.history["primal"], old.history["primal"], rtol=1e-10)
+    np.testing.assert_allclose(new.alpha, old.alpha, rtol=1e-8, atol=1e-10)
+    K, K0 = kernel(new), kernel(old)
+    assert np.linalg.norm(K - K0) <= 1e-8 * np.linalg.norm(K0)
