@@ -31,14 +31,20 @@ def test_many_eigenpairs_switch_to_dense_with_the_same_result(monkeypatch):
     A = M.constraint_operator(L, pairs, 1.0 * signs)
     w_ref = scipy.linalg.eigvalsh(A.toarray())[::-1]
     w_pos = w_ref[w_ref > 1e-10 * w_ref[0]]
-    assert len(w_pos) > 20
+    assert len(w_pos) > n // 7 + 1
     lanczos = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8, solver="arpack")
-    # only the mid-size rule: dense once k ≥ n/7 (here n ≤ 1000)
+    # only the mid-size rules (here n ≤ 1000): every positive eigenpair wanted, dense
+    # once the doubled request reaches n/24
     monkeypatch.setattr(M, "DENSE_MAX_N", 0)
     monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 1000)
     w, U, info = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=8)
     assert info.solver == "dense"
-    assert 7 * info.requested[-2] < n <= 7 * 2 * info.requested[-2]  # doubled into it
+    assert 24 * info.requested[-2] < n <= 24 * 2 * info.requested[-2]  # doubled into it
+    # the top max_rank only: dense from n/7 on
+    for cap, dense in ((n // 7 + 1, True), (n // 7 - 1, False)):
+        wc, _, ic = M.positive_eigenpairs(A, rng=np.random.default_rng(0), k=cap, max_rank=cap)
+        assert (ic.solver == "dense") == dense
+        np.testing.assert_allclose(wc, w_pos[:cap], rtol=1e-9, atol=1e-12 * w_ref[0])
     for wi, Ui in ((w, U), lanczos[:2]):
         np.testing.assert_allclose(wi, w_pos, rtol=1e-9, atol=1e-12 * w_ref[0])
         np.testing.assert_allclose(A @ Ui, Ui * wi, atol=1e-9 * w_ref[0])

@@ -140,8 +140,9 @@ class SimpleNPKL(_Transformer):
         Scale of η relative to C (see ``step``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
         ``"auto"``: Lanczos (ARPACK, ``eigsh(which="LA")``), replaced by a dense
-        ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24 for
-        n ≤ 5000, ≥ n/7 for n ≤ 8192) that the dense solve is cheaper.
+        ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24 up to
+        n = 5000, or up to n = 8192 when every positive one is wanted; ≥ n/7 up to
+        n = 8192) that the dense solve is cheaper.
     eigen_tol : float, default=0.0
         ARPACK's relative accuracy (0 = machine precision).
     extension : {"ridge", "graph"}, default="ridge"

@@ -38,9 +38,9 @@ Conventions and decisions
   seeded start vector, k first set from Pataki's bound r(r + 1)/2 ≤ m (Prop. 2,
   m = number of constraints) and doubled until the smallest returned eigenvalue is
   ≤ 0 (then every positive eigenvalue is among those returned). When k would reach
-  n/24 with n ≤ 5000 or n/7 with n ≤ 8192 (Lanczos no longer pays), or n is tiny, a
-  dense ``eigh`` restricted to the eigenvalues > 0 is used instead (O(n²) memory, so
-  only there).
+  n/24 with n ≤ 5000, or with n ≤ 8192 below the rank cap, or n/7 with n ≤ 8192
+  (Lanczos no longer pays), or n is tiny, a dense ``eigh`` restricted to the
+  eigenvalues > 0 is used instead (O(n²) memory, so only there).
   Eigenvalues at or below 1e-10·‖A‖ count as 0: components of the kNN graph that no
   constraint touches give exact zeros of A.
 - **Eigenvector signs** are fixed (largest-magnitude entry positive) so that the
@@ -115,8 +115,9 @@ logger = logging.getLogger(__name__)
 ZERO_RTOL = 1e-10
 # below this many rows a dense eigh is always used
 DENSE_N = 64
-# dense eigh replaces Lanczos once k ≥ n / DENSE_FRACTION, if n ≤ DENSE_MAX_N, and
-# once k ≥ n / DENSE_LARGE_FRACTION, if n ≤ DENSE_LARGE_MAX_N (see positive_eigenpairs)
+# dense eigh replaces Lanczos once k ≥ n / DENSE_FRACTION, if n ≤ DENSE_MAX_N; if
+# n ≤ DENSE_LARGE_MAX_N, once k ≥ n / DENSE_FRACTION below the rank cap (every positive
+# eigenpair wanted) or k ≥ n / DENSE_LARGE_FRACTION at it (see positive_eigenpairs)
 DENSE_FRACTION = 24
 DENSE_MAX_N = 5000
 DENSE_LARGE_FRACTION = 7
@@ -289,12 +290,14 @@ def positive_eigenpairs(
     ``eigh`` takes over when n ≤ 64, or when the next request would reach n/24 and
     n ≤ 5000: Lanczos with many wanted eigenpairs costs more than the dense O(n³)
     solve at that size (measured on a1a, n = 1605: k = 38 costs 0.15× the dense solve,
-    k = 76 0.75×, k = 280 3×). Up to n = 8192 the dense solve also takes over when the
-    request would reach n/7: the filtered Lanczos below grows much faster than k² once
-    k nears a thousand (measured at n = 6414 on the Adult subsample, one BLAS thread,
-    load ≈ 2: k = 300 6.4 s, 600 7.5 s, 800 15 s, 1100 more than 4 min; the dense
-    solve of every positive eigenpair 35 s), which the uncapped square hinge reaches
-    (the 1077 positive eigenpairs of its first A).
+    k = 76 0.75×, k = 280 3×). Up to n = 8192 the dense solve also takes over when a
+    request for every positive eigenpair (k below ``max_rank``) would reach n/24, or
+    a request for the top ``max_rank`` would reach n/7. Measured at n = 6414 on the
+    Adult subsample (one BLAS thread, load ≈ 2): the dense solve of every positive
+    eigenpair 20–35 s; the filtered Lanczos for the top k (all well above 0) 6.4 s at
+    k = 300, 7.5 s at 600, 15 s at 800, more than 4 min at 1100; but 50–57 s per
+    solve for all positive eigenpairs at k ≈ 450–540 in the uncapped square hinge
+    (its smallest wanted eigenvalues sit at the crowded zero crossing).
 
     **Polynomial filter** (n ≥ 2000 by default). The wanted eigenvalues sit in a dense
     part of A's spectrum (on the Adult sets the 76th and 77th differ by 0.2 % of the
@@ -362,7 +365,10 @@ def positive_eigenpairs(
             return False
         if n <= DENSE_MAX_N and DENSE_FRACTION * k_req >= n:
             return True
-        return n <= DENSE_LARGE_MAX_N and DENSE_LARGE_FRACTION * k_req >= n
+        # below the cap, the request must reach the zero crossing of the spectrum,
+        # where the filtered Lanczos is slowest: dense from n/24 there too
+        frac = DENSE_FRACTION if k_req < cap else DENSE_LARGE_FRACTION
+        return n <= DENSE_LARGE_MAX_N and frac * k_req >= n
 
     use_dense = dense_now(k)
     w = U = None
