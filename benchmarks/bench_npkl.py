@@ -35,7 +35,8 @@ Measured on 2 shared cores, one BLAS thread, load 1.0–3.3 (new / old seconds):
 iterations), USPS 12.6 / 15.5, satimage 12.1 / 16.1, mushrooms 22.7 / 27.2 (22
 iterations), USPS-PCA10 11.3 / 13.3, mixture10 14.7 / 18.1 (241 eigenpairs, 3.3 s per
 solve); objectives agree to 5e-16, kernels to 2e-12; uncapped, one iteration on Adult
-33.2 / 69.8. Where ≤ 30 s is missed, the cause is the number of Algorithm 1 iterations
+33.2 / 69.8. At load < 1: Adult 32.3 / 35.7, ijcnn1 32.4 / 36.9. Where ≤ 30 s is
+missed, the cause is the number of Algorithm 1 iterations
 (28–43 with the rank cap) times a Lanczos solve that a warm start does not shorten
 (see ``lorak.learn._simple_npkl``).
 
