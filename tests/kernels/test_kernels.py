@@ -168,6 +168,37 @@ def test_chunking_does_not_change_result(rng):
     np.testing.assert_allclose(kernel_product(k, X, Z, R, budget=2**16), full @ R, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_triangular_product_in_one_pass_or_in_chunks(rng, dtype):
+    """k(X, Z) R with R upper triangular: the in-place one-pass route (Gaussian, dense X
+    in the output's dtype) and the chunked route (other kernels, centred or converted
+    rows) give the same product, which is the dense block times R."""
+    from lorak.kernels import _blocks
+
+    X = rng.standard_normal((900, 6)).astype(dtype)
+    Z = X[:40]
+    R = np.triu(rng.standard_normal((40, 40))) + 5 * np.eye(40)
+    k = Gaussian(bandwidth=6.0).resolve(X)
+    full = k(X, Z).astype(np.float64) @ R
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    scale = np.abs(full).max()
+    dtype_, _, aux = _blocks._prepare(k, X, Z)
+    assert _blocks._writes_in_place(k, X, aux, dtype_)
+    one = kernel_product(k, X, Z, R, upper_triangular=True, budget=2**12)
+    np.testing.assert_allclose(one, full, atol=tol * scale)
+    # a Laplacian block is not written in place: chunked under the same small budget
+    lap = Laplacian(bandwidth=6.0)
+    _, _, aux_l = _blocks._prepare(lap, X, Z)
+    assert not _blocks._writes_in_place(lap, X, aux_l, dtype_)
+    chunked = kernel_product(lap, X, Z, R, upper_triangular=True, budget=2**12)
+    np.testing.assert_allclose(chunked, lap(X, Z).astype(np.float64) @ R, atol=tol * scale)
+    # int rows are converted chunk by chunk: not in place
+    Xi = np.rint(X * 3).astype(np.int64)
+    ki = Gaussian(bandwidth=6.0).resolve(Xi)
+    dti, _, aux_i = _blocks._prepare(ki, Xi, Xi[:40])
+    assert not _blocks._writes_in_place(ki, Xi, aux_i, dti)
+
+
 def test_large_block_threaded_path_matches_reference(rng):
     # > 1M entries takes the threaded, tiled elementwise path
     X = rng.standard_normal((3000, 8))

@@ -87,6 +87,27 @@ def kernel_block(kernel, X, Z, *, out=None, budget: int | None = None) -> np.nda
     return out
 
 
+def _writes_in_place(kernel, X, aux, dtype) -> bool:
+    """Whether ``kernel._block(X, …, out=C)`` needs no temporary beyond O(rows) norms.
+
+    True for a Gaussian kernel of a dense X already in the output's dtype and needing no
+    centring: the GEMM writes C, the exponential runs over C in cache-sized tiles. The
+    product's chunks then bound nothing (the block is the output), and one pass over all
+    rows is 20–25 % faster than row chunks of ``memory_budget`` at n = 70,000, m = 1,000
+    on 2 threads: each phase change between the GEMM, the threaded exponential and the
+    triangular multiply costs BLAS threads that are still spinning.
+    """
+    return (
+        getattr(kernel, "name", None) == "gaussian"
+        and type(X) is np.ndarray
+        and X.dtype == dtype
+        and X.flags.c_contiguous
+        and aux is not None
+        and getattr(aux, "center", None) is None
+        and not getattr(aux, "direct", True)
+    )
+
+
 def kernel_product(
     kernel, X, Z, R, *, out=None, budget: int | None = None, upper_triangular=False
 ) -> np.ndarray:
@@ -107,6 +128,8 @@ def kernel_product(
         out = np.empty(shape, dtype=dtype)
     step = chunk_rows(max(m, R.shape[1]), dtype.itemsize, budget, n)
     if upper_triangular and R.shape == (m, m):
+        if _writes_in_place(kernel, X, aux, dtype):
+            step = n  # the block is the output itself: no temporary to bound
         trmm = strmm if dtype == np.float32 else dtrmm
         Rf = np.asfortranarray(R)
         for s in range(0, n, step):
