@@ -192,6 +192,8 @@ def test_triangular_product_in_one_pass_or_in_chunks(rng, dtype):
     assert not _blocks._writes_in_place(lap, X, aux_l, dtype_)
     chunked = kernel_product(lap, X, Z, R, upper_triangular=True, budget=2**12)
     np.testing.assert_allclose(chunked, lap(X, Z).astype(np.float64) @ R, atol=tol * scale)
+    # no rows: an empty product, on either route
+    assert kernel_product(k, X[:0], Z, R, upper_triangular=True).shape == (0, 40)
     # int rows are converted chunk by chunk: not in place
     Xi = np.rint(X * 3).astype(np.int64)
     ki = Gaussian(bandwidth=6.0).resolve(Xi)

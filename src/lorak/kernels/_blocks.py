@@ -133,7 +133,7 @@ def kernel_product(
     step = chunk_rows(max(m, R.shape[1]), dtype.itemsize, budget, n)
     if upper_triangular and R.shape == (m, m):
         if _writes_in_place(kernel, X, aux, dtype):
-            step = n  # the block is the output itself: no temporary to bound
+            step = max(1, n)  # the block is the output itself: no temporary to bound
         trmm = strmm if dtype == np.float32 else dtrmm
         Rf = np.asfortranarray(R)
         for s in range(0, n, step):
