@@ -183,13 +183,13 @@ def test_triangular_product_in_one_pass_or_in_chunks(rng, dtype):
     tol = 1e-12 if dtype == np.float64 else 2e-5
     scale = np.abs(full).max()
     dtype_, _, aux = _blocks._prepare(k, X, Z)
-    assert _blocks._writes_in_place(k, X, aux, dtype_)
+    assert k._block_in_place(X, aux, dtype_)
     one = kernel_product(k, X, Z, R, upper_triangular=True, budget=2**12)
     np.testing.assert_allclose(one, full, atol=tol * scale)
     # a Laplacian block is not written in place: chunked under the same small budget
     lap = Laplacian(bandwidth=6.0)
     _, _, aux_l = _blocks._prepare(lap, X, Z)
-    assert not _blocks._writes_in_place(lap, X, aux_l, dtype_)
+    assert not lap._block_in_place(X, aux_l, dtype_)
     chunked = kernel_product(lap, X, Z, R, upper_triangular=True, budget=2**12)
     np.testing.assert_allclose(chunked, lap(X, Z).astype(np.float64) @ R, atol=tol * scale)
     # no rows: an empty product, on either route
@@ -198,7 +198,7 @@ def test_triangular_product_in_one_pass_or_in_chunks(rng, dtype):
     Xi = np.rint(X * 3).astype(np.int64)
     ki = Gaussian(bandwidth=6.0).resolve(Xi)
     dti, _, aux_i = _blocks._prepare(ki, Xi, Xi[:40])
-    assert not _blocks._writes_in_place(ki, Xi, aux_i, dti)
+    assert not ki._block_in_place(Xi, aux_i, dti)
 
 
 def test_large_block_threaded_path_matches_reference(rng):

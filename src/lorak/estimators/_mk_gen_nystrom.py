@@ -355,7 +355,3 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         X = validate_new_rows(self, X, "normalizations_")
         bank = FactorBank(self.kernels_, self.components_, tuple(self.normalizations_))
         return bank.astype(X.dtype).transform(X)
-
-    @property
-    def _n_features_out(self):
-        return self.n_components_

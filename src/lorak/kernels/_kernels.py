@@ -190,6 +190,14 @@ class Kernel:
         """k(X, Zd) for one chunk; written into ``out`` (C-contiguous) when given."""
         raise NotImplementedError
 
+    def _block_in_place(self, X, aux, dtype) -> bool:
+        """Whether ``_block(X, …, out=C)`` writes C with no temporary beyond O(rows).
+
+        Then row chunks bound nothing (the block is the output) and the chunked
+        evaluators make one pass over all rows (see :mod:`lorak.kernels._blocks`).
+        """
+        return False
+
     def diag(self, X) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -332,6 +340,17 @@ class Gaussian(_Stationary):
     """Gaussian kernel exp(−‖x − z‖² / b) (the papers' form; ``gamma`` = 1/b)."""
 
     name = "gaussian"
+
+    def _block_in_place(self, X, aux, dtype) -> bool:
+        # dense rows already in the output's dtype, not centred: the GEMM writes C and
+        # the exponential runs over C in cache-sized tiles
+        return (
+            type(X) is np.ndarray
+            and X.dtype == dtype
+            and X.flags.c_contiguous
+            and aux.center is None
+            and not aux.direct
+        )
 
     def _block(self, X, Zd, aux, dtype, out=None):
         b = self.scale
