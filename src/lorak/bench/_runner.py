@@ -716,6 +716,11 @@ def run_all(
         "resume": resume,
     }
     entries: list[AllEntry] = []
+    order = {e.name: i for i, e in enumerate(experiments)}
+
+    def in_order():
+        """The finished entries in the experiments' order (workers end in any order)."""
+        return sorted(entries, key=lambda e: order[e.name])
 
     def done(entry):
         entries.append(entry)
@@ -726,8 +731,7 @@ def run_all(
                 f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
             )
         if on_entry is not None:
-            order = {e.name: i for i, e in enumerate(experiments)}
-            on_entry(sorted(entries, key=lambda e: order[e.name]))
+            on_entry(in_order())
 
     if jobs <= 1 or len(experiments) <= 1:
         for exp in experiments:
@@ -737,8 +741,7 @@ def run_all(
     per_job = int(threads) if threads else max(1, (os.cpu_count() or 1) // int(jobs))
     for entry in _run_parallel(experiments, out_dir, int(jobs), per_job, kwargs):
         done(entry)
-    order = {e.name: i for i, e in enumerate(experiments)}
-    return sorted(entries, key=lambda e: order[e.name])
+    return in_order()
 
 
 def _run_one(exp, out_dir, *, reps, quick, seed, data_home, config, resume, progress=None):
