@@ -11,8 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _persist_cases import _METHODS, _assert_same, _cases, _data, _fit_generic
 from sklearn.base import clone
-from test_persist import _METHODS, _assert_same, _cases, _data, _fit_generic
 
 import lorak
 from lorak.persist import PersistenceError, skops_trusted_types, trusted_classes
