@@ -155,3 +155,42 @@ def test_run_all_in_parallel_processes(tmp_path):
         cfg = json.loads((tmp_path / "par" / name / "results.json").read_text())["config"]
         assert cfg["resumed_datasets"] == 2
         assert _means(tmp_path / "par", name) == _means(tmp_path / "serial", name)
+
+
+def test_parallel_run_hands_out_the_longest_measured_experiment_first(tmp_path):
+    import json
+
+    from lorak.bench._registry import list_experiments
+    from lorak.bench._runner import FULL_RUN_SECONDS, _schedule_order
+
+    exps = list_experiments()
+    names = [e.name for e in exps]
+    assert set(FULL_RUN_SECONDS) == set(names)  # every registered experiment measured
+    order = [names[i] for i in _schedule_order(exps, False, tmp_path)]
+    assert order == sorted(names, key=lambda n: -FULL_RUN_SECONDS[n])
+    # an experiment with no measured time goes first; quick runs order by cells
+    new = _experiment([], name="unmeasured")
+    assert _schedule_order([*exps, new], False, tmp_path)[0] == len(exps)
+    assert sorted(_schedule_order(exps, True, tmp_path)) == list(range(len(exps)))
+    # an earlier run's index.json in the output folder (same mode) takes precedence
+    entries = [{"name": "kpca", "status": "ok", "seconds": 1e6}]
+    (tmp_path / "index.json").write_text(json.dumps({"quick": False, "experiments": entries}))
+    assert names[_schedule_order(exps, False, tmp_path)[0]] == "kpca"
+    assert names[_schedule_order(exps, True, tmp_path)[0]] != "kpca" or len(exps) == 1
+
+
+def test_npkl_adult_figure_1_survives_a_resumed_run(tmp_path):
+    from lorak.bench._registry import get_experiment
+    from lorak.bench.experiments.npkl_adult import _adult_checks, _histories
+
+    exp = get_experiment("npkl-adult")
+    first = run_experiment(exp, quick=True, data_home=tmp_path / "none", cache=CellCache(tmp_path))
+    again = run_experiment(
+        exp, quick=True, data_home=tmp_path / "none", cache=CellCache(tmp_path, resume=True)
+    )
+    assert again.config["resumed_datasets"] >= 1
+    h1, h2 = _histories(first), _histories(again)
+    assert h1 and h1.keys() == h2.keys()
+    for ds in h1:
+        np.testing.assert_array_equal(h1[ds]["objective"], h2[ds]["objective"])
+    assert "Fig. 1" in _adult_checks(again)  # drawn from the saved cells

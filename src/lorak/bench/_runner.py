@@ -700,7 +700,8 @@ def run_all(
     progress bars then) whose BLAS/OpenMP threads are limited to ``threads`` (default:
     the cores split between the jobs, at least one each), so that the processes
     together never ask for more threads than the machine has cores. The experiments
-    are handed out longest first (by their parts' cells), in the given order otherwise;
+    are handed out longest first (by measured seconds, see :func:`_schedule_order`), in
+    the given order otherwise;
     each keeps its own cell cache, so ``resume`` works as in a serial run.
     """
     from pathlib import Path
@@ -802,6 +803,59 @@ def _run_one(exp, out_dir, *, reps, quick, seed, data_home, config, resume, prog
 _FORKED: list = []
 
 
+# Wall seconds of each experiment's full protocol in one `bench all --jobs 2` run on the
+# 2-core reference machine (the kind CI uses; 1 BLAS thread per experiment), used only to
+# hand out the longest experiments first. Cell counts rank them badly: lpmkl has 1% of
+# csi-rank's cells and takes 20× longer, so ordered by cells it started 18 minutes late
+# in the full run and set the run's end alone.
+FULL_RUN_SECONDS = {
+    "csi-rank": 463.5,
+    "gnys": 583.9,
+    "gnys-alignment": 87.2,
+    "gnys-beta": 242.0,
+    "gnys-labels": 652.0,
+    "gnys-mkl": 360.3,
+    "kpca": 48.8,
+    "lpmkl": 14400.0,
+    "lssvm-usps": 69.2,
+    "npkl-active": 48.0,
+    "npkl-adult": 301.4,
+    "npkl-uci": 366.6,
+    "nystrom-error": 607.3,
+}
+
+
+def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
+    """Indices of ``experiments``, longest first: by the seconds an earlier run into
+    ``out_dir`` recorded in its index.json (same mode), else, for the full protocol, by
+    :data:`FULL_RUN_SECONDS`, else by cell count; experiments with no measured time go
+    first (their cost is unknown), by cells."""
+    import json
+    from pathlib import Path
+
+    measured = {} if quick else dict(FULL_RUN_SECONDS)
+    try:
+        index = json.loads((Path(out_dir) / "index.json").read_text())
+        if bool(index.get("quick")) == bool(quick):
+            measured.update(
+                {
+                    e["name"]: float(e["seconds"])
+                    for e in index.get("experiments", [])
+                    if e.get("status") in ("ok", "failures") and e.get("seconds")
+                }
+            )
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+
+    def key(i):
+        name = experiments[i].name
+        if name in measured:
+            return (1, -measured[name])
+        return (0, -_cells(experiments[i], quick))
+
+    return sorted(range(len(experiments)), key=key)
+
+
 def _cells(exp, quick: bool) -> int:
     """A size for scheduling: the cells of the experiment's (quick) grid."""
     total = 0
@@ -829,7 +883,7 @@ def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    order = sorted(range(len(experiments)), key=lambda i: -_cells(experiments[i], kwargs["quick"]))
+    order = _schedule_order(experiments, kwargs["quick"], out_dir)
     _FORKED[:] = experiments if context.get_start_method() == "fork" else []
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
