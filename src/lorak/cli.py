@@ -94,9 +94,11 @@ def _build():
         "--jobs",
         type=_positive_int,
         default=1,
-        help="with 'all': experiments run at once, each in its own process with the BLAS "
-        "threads split between them (--threads per process; default: the cores divided by "
-        "--jobs), so the cores are never oversubscribed (default 1)",
+        help="with 'all': worker processes at once, each running one experiment, or one "
+        "data set of an experiment that has several (its outputs are then assembled from "
+        "the cell cache), with the BLAS threads split between them (--threads per process; "
+        "default: the cores divided by --jobs), so the cores are never oversubscribed "
+        "(default 1)",
     )
     bench.add_argument(
         "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"

@@ -131,7 +131,8 @@ def _means(folder, name):
 
 
 def test_run_all_in_parallel_processes(tmp_path):
-    """jobs=2: the experiments run in worker processes with the BLAS threads limited,
+    """jobs=2: the experiments (their datasets, when they have several) run in worker
+    processes with the BLAS threads limited,
     their numbers equal a serial run's, the combined order is the given one, and a
     second run with resume replays every saved dataset."""
     import json
@@ -146,6 +147,11 @@ def test_run_all_in_parallel_processes(tmp_path):
     assert [e.name for e in seen[-1]] == ["p1", "probe", "p2"] and len(seen) == 3
     for name in ("p1", "p2"):
         assert _means(tmp_path / "par", name) == _means(tmp_path / "serial", name)
+        # two datasets: each ran in a worker of its own into the cell cache, and the
+        # experiment's outputs were assembled by replaying both (none ran twice)
+        cfg = json.loads((tmp_path / "par" / name / "results.json").read_text())["config"]
+        assert cfg["resumed_datasets"] == 2
+        assert len(list((tmp_path / "par" / name / "cells").glob("*.pkl"))) == 2
     probe = json.loads((tmp_path / "par" / "probe" / "results.json").read_text())["results"]
     got = {r["metric"]: r["mean"] for r in probe}
     assert got["pid"] != os.getpid() and got["blas"] == 1

@@ -273,6 +273,7 @@ def run_experiment(
     progress=None,
     config: dict | None = None,
     cache: CellCache | None = None,
+    only=None,
 ) -> RunResult:
     """Run ``experiment`` and return a :class:`RunResult` (nothing is written).
 
@@ -299,6 +300,9 @@ def run_experiment(
     cache : CellCache, optional
         Save each finished (part, dataset) there, and with ``cache.resume`` replay
         those an earlier run saved instead of running them.
+    only : collection of (part name, dataset label) pairs, optional
+        Run only these (part, dataset) units and leave the others out of the result
+        (parallel ``run_all`` runs each unit in its own process into the cache).
     """
     if reps is not None and reps < 1:
         raise ValueError(f"reps must be >= 1; got {reps}")
@@ -331,7 +335,8 @@ def run_experiment(
         environment=capture_environment(),
         notes=notes,
     )
-    run = _Run(experiment, result, multi, quick, seed, data_home, progress, cache)
+    only = None if only is None else frozenset((str(a), str(b)) for a, b in only)
+    run = _Run(experiment, result, multi, quick, seed, data_home, progress, cache, only)
     for part, specs, grid, n_reps in plans:
         t_part = time.perf_counter()
         _run_part(run, part, specs, grid, n_reps)
@@ -426,6 +431,7 @@ class _Run:
     data_home: Any
     progress: Any
     cache: CellCache | None
+    only: frozenset | None = None
 
 
 def _run_part(run: _Run, part, specs, grid, n_reps):
@@ -436,6 +442,8 @@ def _run_part(run: _Run, part, specs, grid, n_reps):
     seeds = [derive_seed(seed, r) for r in range(n_reps)]
     per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
     for i, spec in enumerate(specs, 1):
+        if run.only is not None and (part.name, spec.display) not in run.only:
+            continue
         t_ds = time.perf_counter()
         progress.start_dataset(part.name if multi else "", spec.display, i, len(specs))
         n_fail0 = len(result.failures)
@@ -696,13 +704,16 @@ def run_all(
     (:class:`CellCache`); with ``resume`` those saved by an earlier, killed run of the
     same settings are replayed instead of run again.
 
-    ``jobs`` > 1 runs that many experiments at once, each in its own process (no
+    ``jobs`` > 1 runs that many worker processes at once (no
     progress bars then) whose BLAS/OpenMP threads are limited to ``threads`` (default:
     the cores split between the jobs, at least one each), so that the processes
-    together never ask for more threads than the machine has cores. The experiments
-    are handed out longest first (by measured seconds, see :func:`_schedule_order`), in
-    the given order otherwise;
-    each keeps its own cell cache, so ``resume`` works as in a serial run.
+    together never ask for more threads than the machine has cores. A worker runs one
+    experiment, or one (part, dataset) of an experiment that has several, into the
+    experiment's cell cache; a last worker then replays that cache and writes the
+    outputs, so the results are a serial run's and one long experiment no longer sets
+    the run's end alone. The experiments are handed out longest first (by measured
+    seconds, see :func:`_schedule_order`), in the given order otherwise; ``resume``
+    works as in a serial run.
     """
     from pathlib import Path
 
@@ -876,34 +887,110 @@ def _in_worker(index: int, name: str, out_dir, threads: int, kwargs: dict) -> Al
         return _run_one(exp, out_dir, **kwargs)
 
 
+def _units(exp, quick: bool, data_home) -> list[tuple[str, str]]:
+    """The (part, dataset) pairs an experiment runs, in order."""
+    out = []
+    for part in exp.parts:
+        specs, _ = _resolve_specs(part, override=None, quick=quick, data_home=data_home)
+        out += [(part.name, spec.display) for spec in specs]
+    return out
+
+
+def _in_worker_unit(index: int, name: str, out_dir, threads: int, kwargs: dict, unit) -> float:
+    """One (part, dataset) of an experiment, run into its cell cache; its wall seconds."""
+    from pathlib import Path
+
+    from threadpoolctl import threadpool_limits
+
+    from ._registry import get_experiment
+
+    exp = _FORKED[index] if index < len(_FORKED) else get_experiment(name)
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=threads):
+        run_experiment(
+            exp,
+            reps=kwargs["reps"],
+            quick=kwargs["quick"],
+            seed=kwargs["seed"],
+            data_home=kwargs["data_home"],
+            cache=CellCache(Path(out_dir) / exp.name / "cells", resume=kwargs["resume"]),
+            only=[unit],
+        )
+    return time.perf_counter() - t0
+
+
 def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
-    """Yield the :class:`AllEntry` of each experiment as its worker process ends."""
+    """Yield the :class:`AllEntry` of each experiment as its last worker process ends.
+
+    An experiment with several (part, dataset) units is split: each unit runs in its
+    own worker into the experiment's cell cache, and when all have ended one more
+    worker replays the cache (``resume``) and writes the experiment's outputs, so the
+    result is the serial run's. The entry's ``seconds`` add up its workers' seconds.
+    """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     order = _schedule_order(experiments, kwargs["quick"], out_dir)
+    units = {i: _units(experiments[i], kwargs["quick"], kwargs["data_home"]) for i in order}
     _FORKED[:] = experiments if context.get_start_method() == "fork" else []
+
+    def failed(exp, exc):
+        logger.warning("experiment %s: worker failed: %s", exp.name, _err(exc))
+        return AllEntry(
+            name=exp.name,
+            description=exp.description,
+            paper=exp.paper,
+            status="error",
+            seconds=0.0,
+            error=_err(exc),
+        )
+
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = {
-                pool.submit(_in_worker, i, experiments[i].name, out_dir, threads, kwargs): i
-                for i in order
-            }
-            for fut in as_completed(futures):
-                exp = experiments[futures[fut]]
-                try:
-                    yield fut.result()
-                except Exception as exc:  # the worker itself died (killed, out of memory)
-                    logger.warning("experiment %s: worker failed: %s", exp.name, _err(exc))
-                    yield AllEntry(
-                        name=exp.name,
-                        description=exp.description,
-                        paper=exp.paper,
-                        status="error",
-                        seconds=0.0,
-                        error=_err(exc),
-                    )
+            running: dict = {}
+            left: dict = {}
+            spent: dict = {}
+
+            def whole(i, assemble=False):
+                kw = {**kwargs, "resume": True} if assemble else kwargs
+                name = experiments[i].name
+                fut = pool.submit(_in_worker, i, name, out_dir, threads, kw)
+                running[fut] = (i, None)
+
+            for i in order:
+                if len(units[i]) > 1:
+                    left[i], spent[i] = len(units[i]), 0.0
+                    for unit in units[i]:
+                        name = experiments[i].name
+                        fut = pool.submit(_in_worker_unit, i, name, out_dir, threads, kwargs, unit)
+                        running[fut] = (i, unit)
+                else:
+                    whole(i)
+            while running:
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i, unit = running.pop(fut)
+                    exp = experiments[i]
+                    if unit is not None:
+                        try:
+                            spent[i] += fut.result()
+                        except Exception as exc:  # the assembly runs the unit again
+                            logger.warning(
+                                "experiment %s, %s/%s: worker failed: %s",
+                                exp.name, unit[0], unit[1], _err(exc),
+                            )  # fmt: skip
+                        left[i] -= 1
+                        if left[i] == 0:
+                            whole(i, assemble=True)
+                        continue
+                    try:
+                        entry = fut.result()
+                    except Exception as exc:  # the worker itself died (killed, out of memory)
+                        yield failed(exp, exc)
+                        continue
+                    entry.seconds += spent.get(i, 0.0)
+                    yield entry
     finally:
         _FORKED.clear()
