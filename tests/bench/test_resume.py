@@ -200,3 +200,23 @@ def test_npkl_adult_figure_1_survives_a_resumed_run(tmp_path):
     for ds in h1:
         np.testing.assert_array_equal(h1[ds]["objective"], h2[ds]["objective"])
     assert "Fig. 1" in _adult_checks(again)  # drawn from the saved cells
+
+
+def test_cell_cache_cost_summary(tmp_path):
+    """benchmarks/bench_all_cells.py adds up a run's cost per (part, dataset) from the
+    cell cache, merging a second folder and counting a unit found twice once."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_all_cells.py"
+    spec = importlib.util.spec_from_file_location("bench_all_cells", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    run_all([_experiment([], name="p1")], tmp_path / "a", quick=True)
+    run_all([_experiment([], name="p1")], tmp_path / "b", quick=True)
+    res = mod.collect([tmp_path / "a", tmp_path / "b"])
+    units = res["p1"]["units"]
+    assert sorted(u["dataset"] for u in units) == ["a", "b"]
+    assert all(u["cells"] == 4 and u["wall_seconds"] >= 0 for u in units)
+    assert res["p1"]["wall_seconds"] == pytest.approx(sum(u["wall_seconds"] for u in units))

@@ -39,13 +39,16 @@ Decisions
   ``GFB_MAX_TRAIN`` = 10k training rows (a9a and ijcnn1: Newton only). Outer: max
   |Δd_k| < 1e-4 or 30 outer iterations (the paper gives no cap; hitting it is
   recorded).
-- Cost of the full protocol (measured on the shared 2-core machine, one BLAS thread):
-  one full-kernel fit is up to 30 outer iterations of 50 n × n exponentials plus an
-  SVC — 7 CPU-minutes on a 7000-row ijcnn1 subsample, 23–32 wall-minutes on svmguide1
-  and mushrooms under load — so its 5 splits × 2 p on those two sets alone are hours;
-  a Newton fit on ijcnn1 (99k rows, R = 50) is ≈ 25 s CPU. ``benchmarks/bench_lpmkl.py
-  --part grid`` runs a cut-down grid (per-method-group ranks and splits) with the same
-  methods and report.
+- Cost of the full protocol (2-core machine, one BLAS thread, in a
+  ``lorak bench all --jobs 2`` run): svmguide1 took 39 minutes (2314 s): the 10
+  full-kernel fits (up to 30 outer iterations of 50 n × n exponentials plus an SVC)
+  1322 s, the merged GFB 740 s, the paper's GFB 153 s, Newton 89 s over 50 fits each.
+  mushrooms is far longer: its GFB fits at C = 1000 take minutes each (every inner
+  solve runs to its 3000-iteration cap) and it had not finished after 50 minutes. A
+  Newton fit on ijcnn1 (99k rows, R = 50) is ≈ 25 s CPU. This is the longest
+  experiment of ``lorak bench all``.
+  ``benchmarks/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
+  ranks and splits) with the same methods and report.
 - ``--quick`` with the paper's data: svmguide1 only (``quick_paper_datasets``),
   subsampled to ``QUICK_ROWS`` = 600 rows, R ∈ {10, 50}, one run, without the merged
   GFB; solvers part at ℓ = 400, R = 100 (measured ≈ 17 s wall on the shared machine;
