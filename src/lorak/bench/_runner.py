@@ -819,7 +819,7 @@ _FORKED: list = []
 # hand out the longest experiments first. Cell counts rank them badly: lpmkl has 1% of
 # csi-rank's cells and takes far longer, so ordered by cells it started 18 minutes late
 # in the full run and set the run's end alone. lpmkl had not finished in that run: its
-# entry is a lower bound (svmguide1 2314 s, then mushrooms still running at 3000 s).
+# entry is a lower bound (svmguide1 2314 s, then mushrooms stopped unfinished at 4740 s).
 FULL_RUN_SECONDS = {
     "csi-rank": 463.5,
     "gnys": 583.9,
@@ -828,7 +828,7 @@ FULL_RUN_SECONDS = {
     "gnys-labels": 652.0,
     "gnys-mkl": 360.3,
     "kpca": 48.8,
-    "lpmkl": 5314.0,
+    "lpmkl": 7054.0,
     "lssvm-usps": 69.2,
     "npkl-active": 48.0,
     "npkl-adult": 301.4,
@@ -878,27 +878,10 @@ def _cells(exp, quick: bool) -> int:
     return total
 
 
-def _in_worker(index: int, name: str, out_dir, threads: int, kwargs: dict) -> AllEntry:
-    from threadpoolctl import threadpool_limits
-
-    from ._registry import get_experiment
-
-    exp = _FORKED[index] if index < len(_FORKED) else get_experiment(name)
-    with threadpool_limits(limits=threads):
-        return _run_one(exp, out_dir, **kwargs)
-
-
-def _units(exp, quick: bool, data_home) -> list[tuple[str, str]]:
-    """The (part, dataset) pairs an experiment runs, in order."""
-    out = []
-    for part in exp.parts:
-        specs, _ = _resolve_specs(part, override=None, quick=quick, data_home=data_home)
-        out += [(part.name, spec.display) for spec in specs]
-    return out
-
-
-def _in_worker_unit(index: int, name: str, out_dir, threads: int, kwargs: dict, unit) -> float:
-    """One (part, dataset) of an experiment, run into its cell cache; its wall seconds."""
+def _in_worker(index: int, name: str, out_dir, threads: int, kwargs: dict, unit=None):
+    """In a worker process, with ``threads`` BLAS/OpenMP threads: the whole experiment
+    (its :class:`AllEntry`), or only its (part, dataset) ``unit``, run into its cell
+    cache (the unit's wall seconds)."""
     from pathlib import Path
 
     from threadpoolctl import threadpool_limits
@@ -908,6 +891,8 @@ def _in_worker_unit(index: int, name: str, out_dir, threads: int, kwargs: dict, 
     exp = _FORKED[index] if index < len(_FORKED) else get_experiment(name)
     t0 = time.perf_counter()
     with threadpool_limits(limits=threads):
+        if unit is None:
+            return _run_one(exp, out_dir, **kwargs)
         run_experiment(
             exp,
             reps=kwargs["reps"],
@@ -918,6 +903,15 @@ def _in_worker_unit(index: int, name: str, out_dir, threads: int, kwargs: dict, 
             only=[unit],
         )
     return time.perf_counter() - t0
+
+
+def _units(exp, quick: bool, data_home) -> list[tuple[str, str]]:
+    """The (part, dataset) pairs an experiment runs, in order."""
+    out = []
+    for part in exp.parts:
+        specs, _ = _resolve_specs(part, override=None, quick=quick, data_home=data_home)
+        out += [(part.name, spec.display) for spec in specs]
+    return out
 
 
 def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
@@ -965,7 +959,7 @@ def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
                     left[i], spent[i] = len(units[i]), 0.0
                     for unit in units[i]:
                         name = experiments[i].name
-                        fut = pool.submit(_in_worker_unit, i, name, out_dir, threads, kwargs, unit)
+                        fut = pool.submit(_in_worker, i, name, out_dir, threads, kwargs, unit)
                         running[fut] = (i, unit)
                 else:
                     whole(i)

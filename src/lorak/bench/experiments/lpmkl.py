@@ -44,7 +44,7 @@ Decisions
   full-kernel fits (up to 30 outer iterations of 50 n × n exponentials plus an SVC)
   1322 s, the merged GFB 740 s, the paper's GFB 153 s, Newton 89 s over 50 fits each.
   mushrooms is far longer: its GFB fits at C = 1000 take minutes each (every inner
-  solve runs to its 3000-iteration cap) and it had not finished after 50 minutes. A
+  solve runs to its 3000-iteration cap); it was stopped unfinished after 79 minutes. A
   Newton fit on ijcnn1 (99k rows, R = 50) is ≈ 25 s CPU. This is the longest
   experiment of ``lorak bench all``.
   ``benchmarks/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
