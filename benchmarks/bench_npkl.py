@@ -30,19 +30,28 @@ Each set's record keeps the load average before and after it; the JSON keeps the
 guard's record of the whole run (flagged above the core count). Times are only
 comparable as ratios inside one run on a shared machine.
 
-Measured on 2 shared cores, one BLAS thread, load 1.0–3.3 (new / old seconds): Adult
+``--baseline eigen-tol`` makes "old" the library as it is with ``eigen_tol=0``
+(ARPACK at machine precision) against the default ``eigen_tol="auto"`` (10⁻²·tol for
+the square hinge). Measured so (idle 2-core machine, load 1.0–1.14 with the run's own
+thread, one BLAS thread; auto / eigen_tol=0 seconds): Adult 28.1 / 33.0, ijcnn1 27.5 /
+33.0, USPS 11.8 / 12.6, satimage 12.1 / 13.5, mushrooms 19.6 / 23.1, USPS-PCA10 11.6 /
+10.9, mixture10 14.3 / 15.8 — every set ≤ 30 s, the same iteration counts and final
+gaps, dual objectives equal to 2·10⁻⁸ relative, kernels within 1.3·10⁻⁴ (Adult; ≤
+2·10⁻⁵ elsewhere).
+
+Before that (``--baseline rules``), on 2 shared cores, one BLAS thread, load 1.0–3.3
+(new / old seconds): Adult
 32.2 / 38.6 (28 iterations, 76 eigenpairs, 1.0 s per solve), ijcnn1 34 / 39 (43
 iterations), USPS 12.6 / 15.5, satimage 12.1 / 16.1, mushrooms 22.7 / 27.2 (22
 iterations), USPS-PCA10 11.3 / 13.3, mixture10 14.7 / 18.1 (241 eigenpairs, 3.3 s per
 solve); objectives agree to 5e-16, kernels to 2e-12; uncapped, one iteration on Adult
-33.2 / 69.8. At load < 1: Adult 32.3 / 35.7, ijcnn1 32.4 / 36.9. Where ≤ 30 s is
-missed, the cause is the number of Algorithm 1 iterations
-(28–43 with the rank cap) times a Lanczos solve that a warm start does not shorten
-(see ``lorak.learn._simple_npkl``).
+33.2 / 69.8. At load < 1: Adult 32.3 / 35.7, ijcnn1 32.4 / 36.9 (then with
+``eigen_tol=0``: the number of Algorithm 1 iterations, 28–43 with the rank cap, times a
+Lanczos solve that a warm start does not shorten; see ``lorak.learn._simple_npkl``).
 
 Usage: LORAK_DATA=... python benchmarks/bench_npkl.py [--quick] [--repeats 3]
        [--threads 1] [--sets adult,usps] [--max-iter 100] [--no-compare]
-       [--order alternate] [--exact adult] [--exact-iter 1]
+       [--order alternate] [--baseline rules|eigen-tol] [--exact adult] [--exact-iter 1]
        [--out benchmarks/out/bench_npkl.json]
 """
 
@@ -162,7 +171,13 @@ def solver_version(version):
         M.DENSE_LARGE_MAX_N, M.CUT_FROM_PREVIOUS = saved
 
 
-def sqhinge_fit(X, c, version, **kw):
+def sqhinge_fit(X, c, version, baseline="rules", **kw):
+    """One timed square-hinge fit. ``version="old"`` is the baseline: the eigen-solver
+    rules before issue 20 (``baseline="rules"``) or the library as it is with ARPACK at
+    machine precision (``baseline="eigen-tol"``: ``eigen_tol=0`` against the default
+    ``"auto"``)."""
+    if version == "old" and baseline == "eigen-tol":
+        version, kw = "new", {**kw, "eigen_tol": 0.0}
     infos = []
     solve = M.positive_eigenpairs
 
@@ -211,7 +226,7 @@ def agreement(a, b):
             "same_n_iter": a.n_iter_ == b.n_iter_}  # fmt: skip
 
 
-def bench_sqhinge_sets(names, *, max_rank, max_iter, compare, order):
+def bench_sqhinge_sets(names, *, max_rank, max_iter, compare, order, baseline="rules"):
     """Per set: the square hinge at n = 6414 (k = 50, B = n, C = 1), new and (with
     ``compare``) old solver rules in the same process, in ``order`` (alternated from one
     set to the next so that neither always runs first)."""
@@ -228,9 +243,10 @@ def bench_sqhinge_sets(names, *, max_rank, max_iter, compare, order):
             versions = versions[::-1]
         ests = {}
         for v in versions:
-            ests[v], row[v] = sqhinge_fit(X, c, v, max_rank=max_rank, max_iter=max_iter)
+            ests[v], row[v] = sqhinge_fit(X, c, v, baseline, max_rank=max_rank, max_iter=max_iter)
         row["load_after"] = os.getloadavg()
         if compare:
+            row["baseline"] = baseline
             row["old_over_new_seconds"] = row["old"]["seconds"] / row["new"]["seconds"]
             row["agreement"] = agreement(ests["new"], ests["old"])
         row["meets_target"] = bool(row["new"]["seconds"] <= TARGET_SHL)
@@ -273,6 +289,8 @@ def main(argv=None):
     ap.add_argument("--no-compare", action="store_true", help="new solver rules only")
     ap.add_argument("--order", choices=("alternate", "new-first", "old-first"),
                     default="alternate")  # fmt: skip
+    ap.add_argument("--baseline", choices=("rules", "eigen-tol"), default="rules",
+                    help="old = the solver rules before issue 20, or eigen_tol=0")  # fmt: skip
     ap.add_argument("--exact", default="", help="sets for the uncapped (exact) comparison")
     ap.add_argument("--exact-iter", type=int, default=1)
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "bench_npkl.json"))
@@ -296,7 +314,7 @@ def main(argv=None):
             print("sqhinge a1a:", json.dumps(res["sqhinge_a1a"]), flush=True)
         else:
             names = args.sets.split(",") if args.sets else list(SQH_SETS)
-            kw = dict(compare=not args.no_compare, order=args.order)
+            kw = dict(compare=not args.no_compare, order=args.order, baseline=args.baseline)
             res["sqhinge_n6414"] = bench_sqhinge_sets(
                 names, max_rank="pataki", max_iter=args.max_iter, **kw
             )

@@ -152,6 +152,47 @@ def test_chebyshev_filtered_lanczos_matches_dense():
         M.positive_eigenpairs(A, rng=np.random.default_rng(0), filter_degree=4)
 
 
+def test_filtered_residual_accepted_up_to_the_requested_tolerance(monkeypatch):
+    # the filtered solve is checked against A itself: at tol = 0 a residual above
+    # FILTER_RESIDUAL_MAX sends it to the unfiltered Lanczos; with tol > 0 a residual
+    # up to tol is what was asked for and is kept
+    _, _, L, pairs, signs = problem(n=300, seed=1)
+    A = M.constraint_operator(L, pairs, 0.3 * signs)
+    w_ref = scipy.linalg.eigvalsh(A.toarray())[::-1]
+    kw = dict(rng=np.random.default_rng(3), k=5, max_rank=5, solver="arpack", filter_degree=5)
+    monkeypatch.setattr(M, "FILTER_RESIDUAL_MAX", 0.0)  # nothing passes at tol = 0
+    _, _, info0 = M.positive_eigenpairs(A, tol=0.0, **kw)
+    assert info0.solver == "arpack"
+    w, U, info = M.positive_eigenpairs(A, tol=1e-6, **kw)
+    assert info.solver == "arpack+chebyshev" and 0 < info.residual <= 1e-6
+    np.testing.assert_allclose(w, w_ref[:5], rtol=1e-6)
+    np.testing.assert_allclose(U.T @ U, np.eye(5), atol=1e-10)
+
+
+def test_estimator_eigen_tol_auto(monkeypatch):
+    # "auto": machine precision for the linear loss, tol/100 for the square hinge
+    X, y = blobs(60)
+    c = from_labels(y, random_state=0)
+    import lorak.learn as learn  # what the estimator calls
+
+    seen = {}
+    for name in ("simple_npkl_linear", "simple_npkl_sqhinge"):
+        fn = getattr(learn, name)
+
+        def spy(*a, _fn=fn, _name=name, **kw):
+            seen[_name] = kw["eigen_tol"]
+            return _fn(*a, **kw)
+
+        monkeypatch.setattr(learn, name, spy)
+    SimpleNPKL(C=0.3, random_state=0).fit(X, **c)
+    SimpleNPKL("squared_hinge", C=0.3, tol=1e-3, random_state=0).fit(X, **c)
+    assert seen == {"simple_npkl_linear": 0.0, "simple_npkl_sqhinge": 1e-5}
+    SimpleNPKL("squared_hinge", C=0.3, eigen_tol=1e-9, random_state=0).fit(X, **c)
+    assert seen["simple_npkl_sqhinge"] == 1e-9
+    with pytest.raises(ValueError, match="'auto' or a number"):
+        SimpleNPKL(eigen_tol="fast").fit(X, **c)
+
+
 def test_filtered_square_hinge_equals_unfiltered(monkeypatch):
     # Algorithm 1 with the filter gives the same iterates
     _, _, L, pairs, signs = problem(n=300, seed=4)

@@ -33,6 +33,8 @@ STEPS = ("adaptive", "harmonic", "constant")
 SELECTIONS = ("margin", "random")
 EIGEN_SOLVERS = ("auto", "arpack", "dense")
 EXTENSIONS = ("graph", "ridge")
+# eigen_tol="auto" for the square hinge: this fraction of its stopping tolerance tol
+EIGEN_TOL_FACTOR = 1e-2
 # extension="ridge": landmarks of the RBF Nyström features and the relative ridge
 RIDGE_LANDMARKS = 200
 RIDGE_ALPHA = 1e-2
@@ -143,8 +145,19 @@ class SimpleNPKL(_Transformer):
         ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24 up to
         n = 5000, or up to n = 8192 when every positive one is wanted; ≥ n/7 up to
         n = 8192) that the dense solve is cheaper.
-    eigen_tol : float, default=0.0
-        ARPACK's relative accuracy (0 = machine precision).
+    eigen_tol : float or "auto", default="auto"
+        ARPACK's relative accuracy (0 = machine precision). ``"auto"``: machine
+        precision for the linear loss (one eigen-solve gives the kernel) and
+        ``EIGEN_TOL_FACTOR``·``tol`` (10⁻²·tol, 10⁻⁶ at the default ``tol``) for the
+        square hinge, whose iterations stop at ``tol`` anyway: eigenvectors a hundred
+        times more accurate than the stopping rule change neither the iteration
+        count nor the result at that tolerance, and the Lanczos solves, most of the
+        time of a large fit, get shorter. Measured at n = 6414 (k = 50, B = n, C = 1,
+        ``max_rank="pataki"``, one BLAS thread, idle machine; ``benchmarks/bench_npkl.py``):
+        Adult 33.6 → 28.2 s and ijcnn1 33.4 → 28.0 s against ``eigen_tol=0``, the
+        same iterations (28 and 43), the dual objective equal to 10⁻⁸ relative, the
+        learned kernel within 1.3·10⁻⁴ (relative Frobenius) and the same kernel
+        k-means accuracies.
     extension : {"ridge", "graph"}, default="ridge"
         How :meth:`transform` embeds a row that is not a training row
         (:mod:`lorak.learn._npkl_extend`; memory linear in n either way).
@@ -249,7 +262,7 @@ class SimpleNPKL(_Transformer):
         step="adaptive",
         step_size=1.0,
         eigen_solver="auto",
-        eigen_tol=0.0,
+        eigen_tol="auto",
         extension="ridge",
         n_jobs=None,
         random_state=None,
@@ -285,7 +298,13 @@ class SimpleNPKL(_Transformer):
         check_positive(self.max_iter, "max_iter", integer=True)
         check_positive(self.tol, "tol")
         check_positive(self.step_size, "step_size")
-        check_positive(self.eigen_tol, "eigen_tol", strict=False)
+        if isinstance(self.eigen_tol, str):
+            if self.eigen_tol != "auto":
+                raise ValueError(
+                    f"eigen_tol must be 'auto' or a number >= 0; got {self.eigen_tol!r}"
+                )
+        else:
+            check_positive(self.eigen_tol, "eigen_tol", strict=False)
         mr = self.max_rank
         if mr is None:
             max_rank = None
@@ -296,6 +315,12 @@ class SimpleNPKL(_Transformer):
         else:
             max_rank = int(check_positive(mr, "max_rank", integer=True))
         return C, B, int(k), max_rank
+
+    def _eigen_tol(self, loss: str) -> float:
+        """ARPACK's tolerance for a solve of ``loss`` (resolves ``eigen_tol="auto"``)."""
+        if isinstance(self.eigen_tol, str):
+            return 0.0 if loss == "linear" else EIGEN_TOL_FACTOR * float(self.tol)
+        return float(self.eigen_tol)
 
     def _n_keep(self, p: int) -> int | None:
         a = self.active_constraints
@@ -376,7 +401,7 @@ class SimpleNPKL(_Transformer):
             else:
                 base = _npkl.simple_npkl_linear(
                     L, pairs, signs, C=C, B=B, rng=rng, max_rank=max_rank,
-                    eigen_tol=self.eigen_tol, solver=self.eigen_solver,
+                    eigen_tol=self._eigen_tol("linear"), solver=self.eigen_solver,
                 )  # fmt: skip
                 selected = _npkl.select_active(base.embedding, pairs, signs, n, n_keep)
             pairs, signs = pairs[selected], signs[selected]
@@ -394,7 +419,7 @@ class SimpleNPKL(_Transformer):
                 "B": B,
                 "rng": rng,
                 "max_rank": max_rank,
-                "eigen_tol": float(self.eigen_tol),
+                "eigen_tol": self._eigen_tol(self.loss),
                 "solver": self.eigen_solver,
             }
             if self.loss == "linear":
