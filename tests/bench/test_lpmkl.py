@@ -57,6 +57,10 @@ def test_applicability_rules():
     big = LoadedData(spec=DatasetSpec("b"), X=np.zeros((20000, 1)), y=np.zeros(20000))
     assert lpmkl._gfb_applies(small, {}) and not lpmkl._gfb_applies(big, {})
     assert lpmkl._full_applies(small, {}) and not lpmkl._full_applies(big, {})
+    # the merged GFB stops at a smaller size than Algorithm 2 (mushrooms: Algorithm 2 only)
+    mid = LoadedData(spec=DatasetSpec("m"), X=np.zeros((8124, 1)), y=np.zeros(8124))
+    assert lpmkl._gfb_applies(mid, {}) and not lpmkl._merged_gfb_applies(mid, {})
+    assert lpmkl._merged_gfb_applies(small, {})
     small.meta["lpmkl_quick"] = True
     assert lpmkl._gfb_applies(small, {}) and not lpmkl._merged_gfb_applies(small, {})
     assert lpmkl._newton_applies(small, {}) == lpmkl.newton_available()
