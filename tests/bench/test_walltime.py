@@ -120,12 +120,13 @@ def test_bench_all_index_and_report_have_wall_times(tmp_path, capsys, fake_regis
     results = json.loads((out / nap["results"]).read_text())["config"]
     assert nap["run_seconds"] == pytest.approx(results["wall_seconds"], abs=2e-3)
     assert nap["fit_seconds"] == pytest.approx(results["fit_seconds"], abs=2e-3)
+    assert nap["work_seconds"] == pytest.approx(nap["fit_seconds"], abs=2e-3)  # no sharing
     assert broken["status"] == "no results" and broken["fit_seconds"] == 0
     assert index["wall_seconds"] >= nap["seconds"] + broken["seconds"] - 1e-3
 
     report = (out / "report.md").read_text()
     section = report.split("## Wall time", 1)[1].split("\n## ", 1)[0]
-    assert "| experiment | status | wall s | run s | timed fits s | share of wall |" in section
+    assert "| experiment | status | wall s | run s | timed fits s | work s | share of wall |" in section
     rows = [ln for ln in section.splitlines() if ln.startswith("| ")][1:]  # no header
     assert [r.split("|")[1].strip() for r in rows] == ["toy-broken", "toy-nap", "**total**"]
     nap_row = next(r for r in rows if "toy-nap" in r).split("|")
@@ -204,6 +205,12 @@ def test_shared_work_is_charged_to_every_cell_that_uses_it():
         a["cpu_seconds"] + b["cpu_seconds"] - b["shared_cpu_seconds"], abs=1e-9
     )
     assert list(a["shared_items"]) == list(b["shared_items"]) == ["'nap'"]
+    # the run's timed work counts the shared nap once; fit_seconds counts it per cell
+    assert result.fit_seconds == pytest.approx(a["seconds"] + b["seconds"], abs=1e-9)
+    assert result.work_seconds == pytest.approx(
+        a["seconds"] + b["seconds"] - b["shared_seconds"], abs=1e-9
+    )
+    assert NAP * 0.9 <= result.work_seconds < result.fit_seconds - NAP * 0.8
 
 
 def test_shared_outside_a_run_just_caches():

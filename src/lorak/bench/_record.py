@@ -69,6 +69,21 @@ class RunResult:
         return float(sum(r["seconds"] for r in self.records if r["seconds"] is not None))
 
     @property
+    def work_seconds(self) -> float:
+        """Timed seconds of every cell that ran, with shared work counted once per
+        (part, dataset) instead of once per cell that used it (:attr:`fit_seconds`
+        counts it per cell, so it can exceed the run's wall time)."""
+        own = 0.0
+        items: dict = {}
+        for r in self.records:
+            if r["seconds"] is None:
+                continue
+            own += r["seconds"] - (r.get("shared_seconds") or 0.0)
+            for key, cost in (r.get("shared_items") or {}).items():
+                items.setdefault((r["part"], r["dataset"], key), cost[0])
+        return float(own + sum(items.values()))
+
+    @property
     def cpu_seconds(self) -> float:
         """Sum of the process CPU seconds of every cell that ran."""
         return float(sum(r.get("cpu_seconds") or 0.0 for r in self.records))
@@ -160,7 +175,7 @@ class AllEntry:
     the combined output folder), ``seconds`` the wall time including writing the
     outputs (plots), ``run_seconds`` that of :func:`run_experiment` alone and
     ``fit_seconds`` the sum of its timed cells (fit + transform; no loading, preparing
-    or metrics).
+    or metrics), ``work_seconds`` the same with shared work counted once.
     """
 
     name: str
@@ -173,6 +188,7 @@ class AllEntry:
     error: str | None = None
     run_seconds: float = 0.0
     fit_seconds: float = 0.0
+    work_seconds: float = 0.0
     paths: dict = field(default_factory=dict)
     stand_ins: list = field(default_factory=list)
     notes: list = field(default_factory=list)

@@ -537,6 +537,7 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
             f"{e.seconds:.1f}",
             f"{e.run_seconds:.1f}",
             f"{e.fit_seconds:.1f}",
+            f"{e.work_seconds:.1f}",
             f"{100 * e.seconds / total:.0f} %" if total > 0 else "—",
         ]
         for e in entries
@@ -548,6 +549,7 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
             f"**{total:.1f}**",
             f"{sum(e.run_seconds for e in entries):.1f}",
             f"{sum(e.fit_seconds for e in entries):.1f}",
+            f"{sum(e.work_seconds for e in entries):.1f}",
             "100 %" if total > 0 else "—",
         ]
     )
@@ -558,10 +560,11 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
         f"The {mode} run took **{total:.1f} s** ({total / 60:.1f} min) of wall time. Per "
         "experiment: wall = running it and writing its files and plots; run = the runner "
         "alone (loading, preparing, every cell, metrics); timed fits = the sum of the "
-        "timed fit + transform of its cells, the part the results' `seconds_mean` report.",
+        "timed fit + transform of its cells, the part the results' `seconds_mean` report; "
+        "work = the same with work that cells share (cached) counted once.",
         "",
         markdown_table(
-            ["experiment", "status", "wall s", "run s", "timed fits s", "share of wall"],
+            ["experiment", "status", "wall s", "run s", "timed fits s", "work s", "share of wall"],
             rows,
         ),
         "",
@@ -672,6 +675,7 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
                 "seconds": round(e.seconds, 3),
                 "run_seconds": round(e.run_seconds, 3),
                 "fit_seconds": round(e.fit_seconds, 3),
+                "work_seconds": round(e.work_seconds, 3),
                 "n_rows": e.n_rows,
                 "n_failures": e.n_failures,
                 "error": e.error,

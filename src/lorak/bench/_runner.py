@@ -738,8 +738,8 @@ def run_all(
         entries.append(entry)
         if log is not None:
             log(
-                f"{entry.name}: {entry.status}, {entry.seconds:.1f} s (timed fits "
-                f"{entry.fit_seconds:.1f} s), {entry.n_rows} rows, "
+                f"{entry.name}: {entry.status}, {entry.seconds:.1f} s (timed work "
+                f"{entry.work_seconds:.1f} s, shared work once), {entry.n_rows} rows, "
                 f"{entry.n_failures} failures" + (f" ({entry.error})" if entry.error else "")
             )
         if on_entry is not None:
@@ -795,6 +795,7 @@ def _run_one(exp, out_dir, *, reps, quick, seed, data_home, config, resume, prog
         entry.n_failures = len(result.failures)
         entry.run_seconds = result.wall_seconds
         entry.fit_seconds = result.fit_seconds
+        entry.work_seconds = result.work_seconds
         entry.stand_ins = list(result.config.get("stand_ins_used", []))
         entry.notes = list(result.notes)
         if not any(r["mean"] is not None for r in result.rows):
