@@ -126,7 +126,8 @@ def test_bench_all_index_and_report_have_wall_times(tmp_path, capsys, fake_regis
 
     report = (out / "report.md").read_text()
     section = report.split("## Wall time", 1)[1].split("\n## ", 1)[0]
-    assert "| experiment | status | wall s | run s | timed fits s | work s | share of wall |" in section
+    header = "| experiment | status | wall s | run s | timed fits s | work s | share of wall |"
+    assert header in section
     rows = [ln for ln in section.splitlines() if ln.startswith("| ")][1:]  # no header
     assert [r.split("|")[1].strip() for r in rows] == ["toy-broken", "toy-nap", "**total**"]
     nap_row = next(r for r in rows if "toy-nap" in r).split("|")

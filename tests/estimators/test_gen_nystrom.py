@@ -258,6 +258,39 @@ def test_optimized_beta_is_jointly_optimal(problem):
     assert alt.info["objective"] == pytest.approx(J, rel=1e-6)
 
 
+@pytest.mark.parametrize("lam", [1e-3, 1.0, 1e3])
+def test_unconstrained_slope_bounds_the_beta_root_in_one_step(problem, lam):
+    # h(β) = ⟨S(β), W⁺⟩ − β‖W⁺‖² has h' in [−‖W⁺‖², −slope] with slope that of the
+    # unconstrained problem (the PSD projection only steepens h); so from any β a
+    # Newton step with that slope lands at or past the root, β + h/‖W⁺‖² short of it —
+    # what lets the β search bracket the root with one step
+    P = problem.P_t
+    slope = float(np.sum(problem.aa * P * P / problem.weights(lam)))
+    root = solve_gen_nystrom(problem, lam, 1.0, optimize_beta=True, tol=1e-10, max_iter=20000)
+    b_star = root.info["beta"]
+    for b in (0.1 * b_star, 0.7 * b_star, 1.5 * b_star, 5.0 * b_star):
+        x = solve_gen_nystrom(problem, lam, b, tol=1e-11, max_iter=20000).x
+        h = float(np.vdot(x, P)) - b * problem.P_norm2
+        far, near = b + h / slope, b + h / problem.P_norm2
+        # slack: where no constraint is active h is affine and the far step hits the
+        # root up to the solves' accuracy
+        lo, hi = b_star * (1 - 1e-3), b_star * (1 + 1e-3)
+        if b < b_star:
+            assert near <= hi and far >= lo, (b, far, near)
+        else:
+            assert far <= hi and near >= lo, (b, far, near)
+
+
+@pytest.mark.parametrize("criterion", ["paper", "kernel"])
+def test_optimized_beta_on_the_path_is_refined_at_the_chosen_lambda(problem, criterion):
+    # the λ path finds β only to its loose tolerance; a path solve whose duality gap
+    # met tol certifies its fixed-β subproblem, not β, so λ* is always refined
+    fit = fit_gen_nystrom(None, None, None, problem=problem, beta="optimize", criterion=criterion)
+    ref = solve_gen_nystrom(problem, fit.lam, 1.0, optimize_beta=True, tol=1e-10, max_iter=20000)
+    assert fit.objective == pytest.approx(ref.info["objective"], rel=1e-3)
+    assert fit.beta == pytest.approx(ref.info["beta"], rel=2e-2)
+
+
 @pytest.mark.parametrize("centered", [True, False])
 def test_optimized_beta_at_loose_tolerance_stays_near_the_optimum(blocks, centered):
     # Regression: each β step used to restart ADMM from the previous β's solution,
