@@ -160,6 +160,29 @@ def test_single_kernel_is_a_low_rank_svm_matching_svc():
     assert out.b == pytest.approx(svc.intercept_[0], abs=5e-3)
 
 
+@pytest.mark.parametrize("block", [7, 40, 1 << 16])  # several blocks and a remainder; one
+def test_gaussian_grams_sum_and_quadratic_forms(rng, monkeypatch, block):
+    X = rng.standard_normal((23, 3))
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    b = np.array([0.5, 2.0, 8.0, 30.0])
+    d = np.array([0.3, 0.0, 1.2, 0.7])  # a zero weight is skipped
+    monkeypatch.setattr(GaussianGrams, "BLOCK", block)
+    for dtype, rtol in ((np.float64, 1e-13), (np.float32, 1e-6)):
+        g = GaussianGrams(D.astype(dtype), b)
+        K = [np.exp(-D / bk) for bk in b]
+        want = sum(dk * Kk for dk, Kk in zip(d, K, strict=True))
+        got = g.weighted(d)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+        rows, cols = np.array([0, 5, 6, 20]), np.arange(3, 17)
+        np.testing.assert_allclose(g.weighted(d, rows, cols), want[np.ix_(rows, cols)], rtol=rtol)
+        assert not g.weighted(np.zeros(4)).any()
+        sv = np.array([1, 2, 4, 9, 10, 15, 22])
+        v = rng.standard_normal(sv.size)
+        quad = [v @ Kk[np.ix_(sv, sv)] @ v for Kk in K]
+        np.testing.assert_allclose(g.quad_forms(v, sv), quad, rtol=10 * rtol, atol=1e-12)
+
+
 def test_full_rank_factors_reproduce_the_full_kernel_mkl():
     """With every training row a landmark, low-rank MKL is full-kernel MKL."""
     X, y = _xor(60, seed=2)
