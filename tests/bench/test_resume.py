@@ -185,6 +185,35 @@ def test_parallel_run_hands_out_the_longest_measured_experiment_first(tmp_path):
     assert names[_schedule_order(exps, True, tmp_path)[0]] != "kpca" or len(exps) == 1
 
 
+def test_parallel_run_hands_out_the_longest_units_first(tmp_path, monkeypatch):
+    import json
+
+    from lorak.bench import _runner
+
+    exps = [_experiment([], name="big"), _experiment([], name="mid"), _experiment([], name="one")]
+    units = {0: [("main", "a"), ("main", "b")], 1: [("main", "a"), ("main", "b")], 2: [("m", "x")]}
+    monkeypatch.setattr(_runner, "FULL_RUN_SECONDS", {"big": 100.0, "mid": 90.0, "one": 60.0})
+    monkeypatch.setattr(_runner, "FULL_UNIT_SECONDS", {("big", "main", "b"): 95.0})
+    order = _runner._job_order(exps, units, False, tmp_path)
+    # big/b measured alone (95 s); big/a gets the rest of an even share (50 s); mid's
+    # units 45 s each; a one-unit experiment runs whole (60 s)
+    assert order == [(0, ("main", "b")), (2, None), (0, ("main", "a")), (1, ("main", "a")),
+                     (1, ("main", "b"))]  # fmt: skip
+    # the unit table is for the full protocol; quick runs order by cells, units of an
+    # experiment together and in their order
+    quick = _runner._job_order(exps, units, True, tmp_path)
+    assert sorted(quick, key=str) == sorted(order, key=str)
+    # an unmeasured experiment's units go first
+    new = _experiment([], name="new")
+    got = _runner._job_order([*exps, new], {**units, 3: [("main", "a"), ("main", "b")]}, False,
+                             tmp_path)  # fmt: skip
+    assert got[:2] == [(3, ("main", "a")), (3, ("main", "b"))]
+    # an earlier run's index.json in the output folder (same mode) takes precedence
+    entries = [{"name": "mid", "status": "ok", "seconds": 1e6}]
+    (tmp_path / "index.json").write_text(json.dumps({"quick": False, "experiments": entries}))
+    assert _runner._job_order(exps, units, False, tmp_path)[0][0] == 1
+
+
 def test_npkl_adult_figure_1_survives_a_resumed_run(tmp_path):
     from lorak.bench._registry import get_experiment
     from lorak.bench.experiments.npkl_adult import _adult_checks, _histories

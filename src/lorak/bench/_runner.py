@@ -711,9 +711,9 @@ def run_all(
     experiment, or one (part, dataset) of an experiment that has several, into the
     experiment's cell cache; a last worker then replays that cache and writes the
     outputs, so the results are a serial run's and one long experiment no longer sets
-    the run's end alone. The experiments are handed out longest first (by measured
-    seconds, see :func:`_schedule_order`), in the given order otherwise; ``resume``
-    works as in a serial run.
+    the run's end alone. The jobs are handed out longest first, unit by unit (by
+    measured seconds, see :func:`_job_order`), in the given order otherwise;
+    ``resume`` works as in a serial run.
     """
     from pathlib import Path
 
@@ -837,12 +837,17 @@ FULL_RUN_SECONDS = {
     "nystrom-error": 607.3,
 }
 
+# Wall seconds of the (part, dataset) units whose cost differs most from an even share
+# of their experiment's (lpmkl: from one data set to the next, ten times apart), from
+# the cell cache of the same kind of run; used only to hand out the longest units first.
+FULL_UNIT_SECONDS = {
+    ("lpmkl", "accuracy", "svmguide1"): 1254.7,
+}
 
-def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
-    """Indices of ``experiments``, longest first: by the seconds an earlier run into
-    ``out_dir`` recorded in its index.json (same mode), else, for the full protocol, by
-    :data:`FULL_RUN_SECONDS`, else by cell count; experiments with no measured time go
-    first (their cost is unknown), by cells."""
+
+def _measured_seconds(quick: bool, out_dir) -> dict:
+    """Seconds per experiment for scheduling: an earlier run's index.json in
+    ``out_dir`` (same mode) over :data:`FULL_RUN_SECONDS` (full protocol only)."""
     import json
     from pathlib import Path
 
@@ -859,6 +864,15 @@ def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
             )
     except (OSError, ValueError, TypeError, KeyError):
         pass
+    return measured
+
+
+def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
+    """Indices of ``experiments``, longest first: by the seconds an earlier run into
+    ``out_dir`` recorded in its index.json (same mode), else, for the full protocol, by
+    :data:`FULL_RUN_SECONDS`, else by cell count; experiments with no measured time go
+    first (their cost is unknown), by cells."""
+    measured = _measured_seconds(quick, out_dir)
 
     def key(i):
         name = experiments[i].name
@@ -867,6 +881,34 @@ def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
         return (0, -_cells(experiments[i], quick))
 
     return sorted(range(len(experiments)), key=key)
+
+
+def _job_order(experiments, units: dict, quick: bool, out_dir) -> list[tuple[int, object]]:
+    """The worker jobs of a parallel run, longest first: ``(index, unit)`` for each
+    (part, dataset) of an experiment with several, ``(index, None)`` for a whole one.
+
+    Longest processing time first over the units themselves, not experiment by
+    experiment: a unit's seconds are :data:`FULL_UNIT_SECONDS` where measured (full
+    protocol), else its experiment's measured seconds shared evenly by its units; jobs
+    of experiments with no measured time go first, by cells (their cost is unknown).
+    Ties keep :func:`_schedule_order`'s order.
+    """
+    measured = _measured_seconds(quick, out_dir)
+    jobs = []
+    for rank, i in enumerate(_schedule_order(experiments, quick, out_dir)):
+        exp = experiments[i]
+        parts = units[i] if len(units[i]) > 1 else [None]
+        for unit in parts:
+            if exp.name not in measured:
+                key = (0, -_cells(exp, quick) / len(parts))
+            else:
+                share = measured[exp.name] / len(parts)
+                if unit is not None and not quick:
+                    share = FULL_UNIT_SECONDS.get((exp.name, *unit), share)
+                key = (1, -share)
+            jobs.append((key, rank, i, unit))
+    jobs.sort(key=lambda job: (job[0], job[1]))
+    return [(i, unit) for _, _, i, unit in jobs]
 
 
 def _cells(exp, quick: bool) -> int:
@@ -958,12 +1000,13 @@ def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
             for i in order:
                 if len(units[i]) > 1:
                     left[i], spent[i] = len(units[i]), 0.0
-                    for unit in units[i]:
-                        name = experiments[i].name
-                        fut = pool.submit(_in_worker, i, name, out_dir, threads, kwargs, unit)
-                        running[fut] = (i, unit)
-                else:
+            for i, unit in _job_order(experiments, units, kwargs["quick"], out_dir):
+                if unit is None:
                     whole(i)
+                    continue
+                name = experiments[i].name
+                fut = pool.submit(_in_worker, i, name, out_dir, threads, kwargs, unit)
+                running[fut] = (i, unit)
             while running:
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for fut in done:
