@@ -815,12 +815,11 @@ def _run_one(exp, out_dir, *, reps, quick, seed, data_home, config, resume, prog
 _FORKED: list = []
 
 
-# Wall seconds of each experiment's full protocol in one `bench all --jobs 2` run on the
-# 2-core reference machine (the kind CI uses; 1 BLAS thread per experiment), used only to
-# hand out the longest experiments first. Cell counts rank them badly: lpmkl has 1% of
+# Wall seconds of each experiment's full protocol in `bench all --jobs 2` runs on the
+# 2-core reference machine (the kind CI uses; 1 BLAS thread per worker), used only to
+# hand out the longest jobs first. Cell counts rank them badly: lpmkl has 1% of
 # csi-rank's cells and takes far longer, so ordered by cells it started 18 minutes late
-# in the full run and set the run's end alone. lpmkl had not finished in that run: its
-# entry is a lower bound (svmguide1 2314 s, then mushrooms stopped unfinished at 4740 s).
+# in a full run and set the run's end alone. lpmkl is the sum of its units below.
 FULL_RUN_SECONDS = {
     "csi-rank": 463.5,
     "gnys": 583.9,
@@ -829,7 +828,7 @@ FULL_RUN_SECONDS = {
     "gnys-labels": 652.0,
     "gnys-mkl": 360.3,
     "kpca": 48.8,
-    "lpmkl": 7054.0,
+    "lpmkl": 15807.0,
     "lssvm-usps": 69.2,
     "npkl-active": 48.0,
     "npkl-adult": 301.4,
@@ -838,10 +837,15 @@ FULL_RUN_SECONDS = {
 }
 
 # Wall seconds of the (part, dataset) units whose cost differs most from an even share
-# of their experiment's (lpmkl: from one data set to the next, ten times apart), from
-# the cell cache of the same kind of run; used only to hand out the longest units first.
+# of their experiment's (lpmkl's data sets: 470–5724 s), from the cell cache of a full
+# run (ijcnn1: one of its five repetitions measured, 607 s, times five); used only to
+# hand out the longest units first.
 FULL_UNIT_SECONDS = {
+    ("lpmkl", "accuracy", "adult"): 5724.1,
+    ("lpmkl", "accuracy", "mushrooms"): 5321.5,
+    ("lpmkl", "accuracy", "ijcnn1"): 3036.0,
     ("lpmkl", "accuracy", "svmguide1"): 1254.7,
+    ("lpmkl", "solvers", "adult"): 469.7,
 }
 
 

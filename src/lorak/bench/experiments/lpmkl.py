@@ -43,14 +43,18 @@ Decisions
   (a9a and ijcnn1: Newton only). Outer: max
   |Δd_k| < 1e-4 or 30 outer iterations (the paper gives no cap; hitting it is
   recorded).
-- Cost of the full protocol (2-core machine, one BLAS thread, in a
-  ``lorak bench all --jobs 2`` run): svmguide1 took 39 minutes (2314 s): the 10
-  full-kernel fits (up to 30 outer iterations of 50 n × n exponentials plus an SVC)
-  1322 s, the merged GFB 740 s, the paper's GFB 153 s, Newton 89 s over 50 fits each.
-  mushrooms is far longer: its GFB fits at C = 1000 take minutes each (every inner
-  solve runs to its 3000-iteration cap); it was stopped unfinished after 79 minutes. A
-  Newton fit on ijcnn1 (99k rows, R = 50) is ≈ 25 s CPU. This is the longest
-  experiment of ``lorak bench all``.
+- Cost of the full protocol (2-core machine, one BLAS thread per process, wall
+  seconds per data set from the cell cache, measured idle): svmguide1 1255 s (the 10
+  full-kernel fits 410 s, the merged GFB 625 s, Algorithm 2 142 s, Newton 73 s over 50
+  fits each); mushrooms 5322 s (Newton 3007 s, Algorithm 2 1635 s, the full kernel
+  676 s); adult 5724 s (Newton only; its ten R = 200 fits 4597 s); ijcnn1 607 s for
+  one of its five repetitions (Newton only; ≈ 3000 s for five); the solvers part 470 s:
+  about 4.4 hours of worker time. Most of it is the Newton fits at R = 100–200: 50
+  kernels × 200 landmarks compress to thousands of columns (on mushrooms to nearly
+  the number of training rows), and each of up to 30 outer iterations solves a primal
+  SVM in that many dimensions (R = 200: 150–310 s a fit on mushrooms, 420–520 s on
+  adult, against 0.3–25 s at R ≤ 50). This is the longest experiment of
+  ``lorak bench all``.
   ``benchmarks/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
   ranks and splits) with the same methods and report.
 - ``--quick`` with the paper's data: svmguide1 only (``quick_paper_datasets``),
