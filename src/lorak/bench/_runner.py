@@ -871,12 +871,13 @@ def _measured_seconds(quick: bool, out_dir) -> dict:
     return measured
 
 
-def _schedule_order(experiments, quick: bool, out_dir) -> list[int]:
+def _schedule_order(experiments, quick: bool, out_dir, measured=None) -> list[int]:
     """Indices of ``experiments``, longest first: by the seconds an earlier run into
     ``out_dir`` recorded in its index.json (same mode), else, for the full protocol, by
     :data:`FULL_RUN_SECONDS`, else by cell count; experiments with no measured time go
-    first (their cost is unknown), by cells."""
-    measured = _measured_seconds(quick, out_dir)
+    first (their cost is unknown), by cells. ``measured``: those seconds, if read."""
+    if measured is None:
+        measured = _measured_seconds(quick, out_dir)
 
     def key(i):
         name = experiments[i].name
@@ -899,7 +900,7 @@ def _job_order(experiments, units: dict, quick: bool, out_dir) -> list[tuple[int
     """
     measured = _measured_seconds(quick, out_dir)
     jobs = []
-    for rank, i in enumerate(_schedule_order(experiments, quick, out_dir)):
+    for rank, i in enumerate(_schedule_order(experiments, quick, out_dir, measured)):
         exp = experiments[i]
         parts = units[i] if len(units[i]) > 1 else [None]
         for unit in parts:
