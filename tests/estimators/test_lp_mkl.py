@@ -232,15 +232,17 @@ def test_newton_solver_gives_the_same_mkl_as_the_gfb():
     Z = X[np.random.default_rng(0).choice(120, 20, replace=False)]
     F = bank_factors(bank, X, Z, compress_rtol=1e-14).stack
     gfb = {"criterion": "gap", "tol": 1e-4, "max_iter": 50000}
-    r1 = lp_mkl(F, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-8}, tol=1e-5, max_iter=100)
+    r1 = lp_mkl(F, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-7}, tol=1e-5, max_iter=100)
     r2 = lp_mkl(F, y, 10.0, 2.0, solver="shared", inner=gfb, tol=1e-5, max_iter=100)
     assert r1.converged and r2.converged
     np.testing.assert_allclose(r1.d, r2.d, atol=1e-3)
     np.testing.assert_allclose(r1.objective_history[-1], r2.objective_history[-1], rtol=1e-4)
-    assert r1.info["method"] == "newton" and r1.info["relative_gap"] <= 1e-8
+    # the Huber smoothing leaves a gap of about 0.09·h here: 1e-7 is reached at
+    # h = 1e-6, far from the width floor h_min = 1e-7 where round-off decides
+    assert r1.info["method"] == "newton" and r1.info["relative_gap"] <= 1e-7
     # stacked factors too (the Newton system has Σ r_k + 1 unknowns then), and p = 1
     Fs = bank_factors(bank, X, Z, compress=False).stack
-    r3 = lp_mkl(Fs, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-8}, tol=1e-5, max_iter=100)
+    r3 = lp_mkl(Fs, y, 10.0, 2.0, solver="newton", inner={"tol": 1e-7}, tol=1e-5, max_iter=100)
     np.testing.assert_allclose(r3.d, r1.d, atol=1e-3)
     r4 = lp_mkl(F, y, 10.0, 1.0, solver="newton", tol=1e-5, max_iter=200, warn=False)
     np.testing.assert_allclose(r4.d.sum(), 1.0)

@@ -7,7 +7,8 @@ from _naive import svm_dual_qp
 from lorak.kernels import KernelBank
 from lorak.learn._lp_mkl import bank_factors
 from lorak.solvers._gfb import FactorStack, gfb_naive, svm_dual_objective
-from lorak.solvers._newton import _line_search, svm_newton
+from lorak.solvers import _newton
+from lorak.solvers._newton import _line_search, _zone_solve, svm_newton
 
 
 def _problem(seed=0, n=120, ranks=(4, 3, 5), C=1.0):
@@ -109,6 +110,53 @@ def test_shared_basis_and_float32_factors():
     assert c.info["relative_gap"] <= 1e-4
     assert np.all(a.gamma[ex.block(3)] == 0) and np.all(b.gamma[co.block(3)] == 0)
     np.testing.assert_allclose(b.gamma, a.gamma, atol=1e-4 * np.abs(a.gamma).max())
+
+
+@pytest.mark.parametrize(("s", "c"), [(0, 5.0), (1, 5.0), (7, 50.0), (30, 5e6), (40, 1e3)])
+def test_zone_solve_is_the_newton_system(s, c):
+    """The zone-space solve returns the solution of the (q + 1)² generalized Hessian
+    system, with fewer (s < q) or more (s > q) zone rows than features, and at the
+    curvature of small widths (c = C/2h large)."""
+    rng = np.random.default_rng(s)
+    q = 12
+    P = rng.standard_normal((s, q)) * rng.uniform(0.1, 3.0, q)
+    g = rng.standard_normal(q + 1)
+    H = np.zeros((q + 1, q + 1))
+    H[:q, :q] = np.eye(q) + c * P.T @ P
+    H[:q, q] = H[q, :q] = c * P.sum(axis=0)
+    H[q, q] = c * max(s, 1)
+    x = _zone_solve(P, g[:q], g[q], c)
+    # the residual relative to the size of the terms (the system's condition is ~ c‖P‖²)
+    assert np.linalg.norm(H @ x - g) <= 1e-10 * np.linalg.norm(H) * np.linalg.norm(x)
+    np.testing.assert_allclose(x, np.linalg.solve(H, g), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("C", [10.0, 1000.0])
+def test_zone_and_primal_newton_systems_give_the_same_svm(monkeypatch, C):
+    """The solver picks the cheaper of the two forms of the Newton system per step; forced
+    to the primal form everywhere it reaches the same optimum."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1, 1, (400, 2))
+    y = np.where(X[:, 0] * X[:, 1] + 0.1 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    bank = KernelBank.gaussian_sigmas([0.2, 0.5, 1.0, 3.0])
+    F = bank_factors(bank, X, X[rng.choice(400, 60, replace=False)], compress_rtol=1e-12).stack
+    d = np.array([0.3, 0.4, 0.2, 0.1])
+    calls = {"zone": 0, "primal": 0}
+    cheaper = _newton._zone_step_cheaper
+
+    def count(s, r, q):
+        pick = cheaper(s, r, q)
+        calls["zone" if pick else "primal"] += 1
+        return pick
+
+    monkeypatch.setattr(_newton, "_zone_step_cheaper", count)
+    mixed = svm_newton(F, y, d, C, tol=1e-6)
+    assert calls["zone"] > 0 and calls["primal"] > 0  # cold start: wide zone first
+    monkeypatch.setattr(_newton, "_zone_step_cheaper", lambda s, r, q: False)
+    primal = svm_newton(F, y, d, C, tol=1e-6)
+    assert mixed.converged and primal.converged
+    assert mixed.objective == pytest.approx(primal.objective, rel=1e-5)
+    assert mixed.info["relative_gap"] <= 1e-6
 
 
 def test_warm_start_from_a_nearby_problem():

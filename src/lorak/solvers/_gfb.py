@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, eigh, solve_triangular
+from scipy.linalg.blas import dsyrk
 
 __all__ = [
     "FactorStack",
@@ -258,8 +259,11 @@ class FactorStack:
         if self.basis is None:
             raise ValueError("weighted_root needs factors with a shared basis")
         dcol = np.repeat(np.asarray(d, dtype=np.float64), self.ranks)
-        H = (self.coef * dcol) @ self.coef.T
-        lam, U = eigh(0.5 * (H + H.T), check_finite=False)
+        # H = W Wᵀ with W = S D^{1/2}: a symmetric rank-k update (half a GEMM's flops,
+        # the upper triangle only), read by eigh from that triangle
+        W = np.asarray(self.coef, dtype=np.float64) * np.sqrt(dcol)
+        H = dsyrk(1.0, W.T, trans=1)
+        lam, U = eigh(H, lower=False, check_finite=False)
         if rank_rtol is None:
             return U * np.sqrt(np.clip(lam, 0.0, None))
         keep = lam > rank_rtol * max(float(lam[-1]), 0.0)
