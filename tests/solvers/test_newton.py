@@ -125,7 +125,7 @@ def test_zone_solve_is_the_newton_system(s, c):
     H[:q, :q] = np.eye(q) + c * P.T @ P
     H[:q, q] = H[q, :q] = c * P.sum(axis=0)
     H[q, q] = c * max(s, 1)
-    x = _zone_solve(P, g[:q], g[q], c)
+    x = _zone_solve(P, P @ P.T, g[:q], g[q], c)
     # the residual relative to the size of the terms (the system's condition is ~ c‖P‖²)
     assert np.linalg.norm(H @ x - g) <= 1e-10 * np.linalg.norm(H) * np.linalg.norm(x)
     np.testing.assert_allclose(x, np.linalg.solve(H, g), rtol=1e-6, atol=1e-9)
@@ -141,19 +141,16 @@ def test_zone_and_primal_newton_systems_give_the_same_svm(monkeypatch, C):
     bank = KernelBank.gaussian_sigmas([0.2, 0.5, 1.0, 3.0])
     F = bank_factors(bank, X, X[rng.choice(400, 60, replace=False)], compress_rtol=1e-12).stack
     d = np.array([0.3, 0.4, 0.2, 0.1])
-    calls = {"zone": 0, "primal": 0}
-    cheaper = _newton._zone_step_cheaper
-
-    def count(s, r, q):
-        pick = cheaper(s, r, q)
-        calls["zone" if pick else "primal"] += 1
-        return pick
-
-    monkeypatch.setattr(_newton, "_zone_step_cheaper", count)
     mixed = svm_newton(F, y, d, C, tol=1e-6)
-    assert calls["zone"] > 0 and calls["primal"] > 0  # cold start: wide zone first
-    monkeypatch.setattr(_newton, "_zone_step_cheaper", lambda s, r, q: False)
+    # cold start: the wide zone of the first widths takes the primal form, then the zone
+    assert mixed.info["newton_systems"]["primal"] > 0 and mixed.info["newton_systems"]["zone"] > 0
+    monkeypatch.setattr(_newton, "_FORCE", "primal")
     primal = svm_newton(F, y, d, C, tol=1e-6)
+    assert primal.info["newton_systems"]["zone"] == 0
+    monkeypatch.setattr(_newton, "_FORCE", "zone")
+    zone = svm_newton(F, y, d, C, tol=1e-6)
+    assert zone.info["newton_systems"]["primal"] == 0
+    assert zone.converged and zone.objective == pytest.approx(primal.objective, rel=1e-5)
     assert mixed.converged and primal.converged
     assert mixed.objective == pytest.approx(primal.objective, rel=1e-5)
     assert mixed.info["relative_gap"] <= 1e-6

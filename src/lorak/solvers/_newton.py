@@ -71,6 +71,7 @@ from ._gfb import FactorStack, GFBResult, _best_bias, project_feasible
 __all__ = ["svm_newton"]
 
 _CHUNK = 8192  # rows per float64 block of the Hessian updates
+_FORCE: str | None = None  # "primal" or "zone": one form of the Newton system (tests)
 
 
 def _gram_rows(A, idx):
@@ -108,6 +109,14 @@ class _Features:
         """Φ w (float64)."""
         z = (self.L @ w).astype(self.dtype, copy=False)
         return (self.A @ z).astype(np.float64, copy=False)
+
+    def rows(self, idx):
+        """Φ_I = A_I L (float64) for the row indices idx, in chunks."""
+        out = np.empty((idx.size, self.q))
+        for j in range(0, idx.size, _CHUNK):
+            sel = idx[j : j + _CHUNK]
+            out[j : j + sel.size] = self.A[sel].astype(np.float64, copy=False) @ self.L
+        return out
 
     def rmatvec_A(self, v):
         """Aᵀ v (float64, p-vector)."""
@@ -215,7 +224,8 @@ def svm_newton(
         ``relative_gap``, ``primal`` (hinge primal at (w, b)), ``dual``, ``bias`` (b),
         ``h`` (last width), ``widths`` (one (h, steps, relative gap) per width),
         ``n_features`` q, ``u`` = Aᵀ(y∘α) (A = B or V), ``w``, ``setup_seconds``,
-        ``iter_seconds``, ``hessian_rows`` (rows summed into Hessians, in all).
+        ``iter_seconds``, ``hessian_rows`` (rows summed into Hessians, in all),
+        ``newton_systems`` (how many Newton systems each form solved).
         ``state`` = {``b``, ``h``} for a warm start.
     """
     if criterion != "gap":
@@ -260,9 +270,9 @@ def svm_newton(
     history = []
     hess_rows = 0
     zone_prev = None
-    G = np.zeros((A.shape[1], A.shape[1]))
-    s1 = np.zeros(A.shape[1])
+    Hphi = sphi = None
     zone_rows = _ZoneRows(phi)
+    systems = {"primal": 0, "zone": 0}
     rel = math.inf
     gap_info = None
     best = None
@@ -284,41 +294,50 @@ def svm_newton(
             gb = -float(y @ alpha)
             g = np.concatenate([gw, [gb]])
             nzone = int(zone.sum())
-            if _zone_step_cheaper(nzone, A.shape[1], q):
-                # the Newton system through the zone rows (module notes): O(s²q + s³)
-                zidx = np.flatnonzero(zone)
-                zrows, fresh = zone_rows.get(zidx)
-                hess_rows += fresh
-                step = -_zone_solve(zrows, gw, gb, c)
-                zone_prev = None  # a primal step after this one rebuilds G
+            zidx = np.flatnonzero(zone)
+            # the two forms of the Newton system, each kept up to date incrementally:
+            # take the one with fewer flops for this step
+            if zone_prev is None:
+                changed = None
             else:
-                # Hessian over the zone: update G = A_SᵀA_S with the rows that changed
-                if zone_prev is None:
-                    idx = np.flatnonzero(zone)
-                    G, s1 = _gram_rows(A, idx)
-                    hess_rows += idx.size
+                add = np.flatnonzero(zone & ~zone_prev)
+                rem = np.flatnonzero(zone_prev & ~zone)
+                changed = None if add.size + rem.size >= nzone else (add, rem)
+            r_A = A.shape[1]
+            if changed is None:  # a fresh A_SᵀA_S, then LᵀGL
+                cost_primal = nzone * r_A * r_A + 4.0 * r_A * q * q
+            else:
+                cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
+            cost_primal += q**3 / 3.0
+            cost_zone = zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
+            if (_FORCE or ("zone" if cost_zone < cost_primal else "primal")) == "zone":
+                # the Newton system through the zone rows (module notes): O(s³)
+                zrows, K, fresh = zone_rows.get(zidx)
+                hess_rows += fresh
+                step = -_zone_solve(zrows, K, gw, gb, c)
+                systems["zone"] += 1
+            else:
+                # the primal Hessian in feature space, Hφ = Φ_SᵀΦ_S and sφ = Φ_Sᵀ1,
+                # updated with the rows that entered or left the zone
+                if changed is None:
+                    G, s1 = _gram_rows(A, zidx)
+                    Hphi, sphi = L.T @ G @ L, L.T @ s1
+                    hess_rows += nzone
                 else:
-                    add = np.flatnonzero(zone & ~zone_prev)
-                    rem = np.flatnonzero(zone_prev & ~zone)
-                    if add.size + rem.size < nzone:
-                        Ga, sa = _gram_rows(A, add)
-                        Gr, sr = _gram_rows(A, rem)
-                        G += Ga - Gr
-                        s1 += sa - sr
-                        hess_rows += add.size + rem.size
-                    else:
-                        idx = np.flatnonzero(zone)
-                        G, s1 = _gram_rows(A, idx)
-                        hess_rows += idx.size
+                    Pa, Pr = phi.rows(changed[0]), phi.rows(changed[1])
+                    Hphi += Pa.T @ Pa - Pr.T @ Pr
+                    sphi += Pa.sum(axis=0) - Pr.sum(axis=0)
+                    hess_rows += changed[0].size + changed[1].size
                 zone_prev = zone
+                systems["primal"] += 1
                 Hm = np.empty((q + 1, q + 1))
-                Hm[:q, :q] = c * (L.T @ G @ L)
+                Hm[:q, :q] = c * Hphi
                 Hm[np.arange(q), np.arange(q)] += 1.0
-                Hm[:q, q] = Hm[q, :q] = c * (L.T @ s1)
+                Hm[:q, q] = Hm[q, :q] = c * sphi
                 Hm[q, q] = c * max(nzone, 1)  # no zone row: a unit curvature for b
                 try:
                     step = -cho_solve(cho_factor(Hm, lower=True, check_finite=False), g)
-                except LinAlgError:  # round-off in the updated G: solve the symmetric part
+                except LinAlgError:  # round-off in the updated Hφ: the symmetric part
                     step = -np.linalg.lstsq(0.5 * (Hm + Hm.T), g, rcond=None)[0]
             dec = -float(g @ step)
             if not dec > newton_tol * h * (1.0 + abs(J)):
@@ -383,6 +402,7 @@ def svm_newton(
         "u": u,
         "w": w,
         "hessian_rows": hess_rows,
+        "newton_systems": systems,
         "setup_seconds": t_setup,
         "iter_seconds": t_iter,
         "active_kernels": np.flatnonzero(d > 0),
@@ -399,42 +419,53 @@ def svm_newton(
     )
 
 
-def _zone_step_cheaper(s: int, r: int, q: int) -> bool:
-    """Whether the zone-space Newton system (s rows) costs fewer flops than the primal
-    (q + 1)² one: s²q + s³/3 against 2r²q + 2rq² (LᵀGL) + q³/3."""
-    return s * s * q + s**3 / 3.0 < 2.0 * r * q * (r + q) + q**3 / 3.0
-
-
 class _ZoneRows:
-    """The rows Φ_S = A_S L of the quadratic zone, kept between Newton steps: a step
-    computes only the rows that entered the zone (O(r q) each)."""
+    """The rows P = Φ_S = A_S L of the quadratic zone and their Gram PPᵀ, kept between
+    Newton steps: a step computes only the rows that entered the zone (O(r q) each)
+    and their inner products with the others (O(s q) each)."""
 
     def __init__(self, phi: _Features):
         self.phi = phi
         self.idx = np.empty(0, dtype=np.intp)
         self.rows = np.empty((0, phi.q))
+        self.K = np.empty((0, 0))
 
-    def get(self, idx):
-        """(Φ_S for the sorted row indices idx, the number of rows computed afresh)."""
+    def _locate(self, idx):
         have = np.zeros(idx.size, dtype=bool)
         pos = np.zeros(idx.size, dtype=np.intp)
         if self.idx.size:
             pos = np.searchsorted(self.idx, idx)
             inside = pos < self.idx.size
             have[inside] = self.idx[pos[inside]] == idx[inside]
-        rows = np.empty((idx.size, self.phi.q))
-        rows[have] = self.rows[pos[have]]
+        return have, pos
+
+    def missing(self, idx) -> int:
+        """How many of the sorted row indices idx are not kept."""
+        return int(idx.size - self._locate(idx)[0].sum())
+
+    def get(self, idx):
+        """(P, PPᵀ, the number of rows computed afresh) for the sorted indices idx."""
+        have, pos = self._locate(idx)
+        old = pos[have]
         miss = np.flatnonzero(~have)
-        for j in range(0, miss.size, _CHUNK):
-            sel = miss[j : j + _CHUNK]
-            rows[sel] = self.phi.A[idx[sel]].astype(np.float64, copy=False) @ self.phi.L
-        self.idx, self.rows = idx, rows
-        return rows, int(miss.size)
+        rows = np.empty((idx.size, self.phi.q))
+        rows[have] = self.rows[old]
+        rows[miss] = self.phi.rows(idx[miss])
+        K = np.empty((idx.size, idx.size))
+        keep = np.flatnonzero(have)
+        K[np.ix_(keep, keep)] = self.K[np.ix_(old, old)]
+        if miss.size:
+            Kn = rows[miss] @ rows.T
+            K[miss, :] = Kn
+            K[:, miss] = Kn.T
+        self.idx, self.rows, self.K = idx, rows, K
+        return rows, K, int(miss.size)
 
 
-def _zone_solve(P, gw, gb, c: float):
+def _zone_solve(P, K, gw, gb, c: float):
     """x solving the generalized Hessian system [[I + cPᵀP, cPᵀ1], [c1ᵀP, cs]] x = (gw, gb)
-    through the s zone rows P = Φ_S (s × q) instead of the (q + 1)² matrix.
+    through the s zone rows P = Φ_S (s × q), with K = PPᵀ, instead of the (q + 1)²
+    matrix.
 
     With z = c(P x_w + 1 x_b): x_w = g_w − Pᵀz, 1ᵀz = g_b and (PPᵀ + I/c) z = P g_w + 1 x_b,
     so with K_c = PPᵀ + I/c (s × s, SPD): z = K_c⁻¹P g_w + x_b K_c⁻¹1 and x_b follows from
@@ -444,7 +475,7 @@ def _zone_solve(P, gw, gb, c: float):
     s = P.shape[0]
     if s == 0:
         return np.concatenate([gw, [gb / c]])
-    Kc = P @ P.T
+    Kc = K.copy()
     Kc[np.arange(s), np.arange(s)] += 1.0 / c
     try:
         fac = cho_factor(Kc, lower=True, check_finite=False)
