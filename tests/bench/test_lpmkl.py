@@ -8,6 +8,8 @@ import pytest
 
 from conftest import load_benchmark_script
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment, write_outputs
+from lorak.bench._cost import forget as lpmkl_forget
+from lorak.bench._cost import shared as lpmkl_shared
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import lpmkl
 
@@ -94,6 +96,61 @@ def test_tiny_end_to_end_report(tmp_path):
     assert "| blobs | 2 | 5 |" in text and "Accuracy and time vs rank" in text
     paths = write_outputs(res, tmp_path)
     assert paths["report"].exists() and "blobs" in paths["report"].read_text()
+
+
+def test_low_rank_methods_share_one_factor_step_per_repetition_and_rank():
+    """The factors of a (repetition, R) are computed once for every low-rank method and
+    p, charged in full to each cell, give the fit a plain ``fit`` gives, and are
+    dropped when the next rank starts."""
+    spec = DatasetSpec("blobs", loader=_loader)
+    part = dataclasses.replace(
+        lpmkl.ACCURACY,
+        datasets=(spec,),
+        grid=tuple({"p": p, "R": R} for R in (5, 8) for p in (2.0, 1.1)),
+        methods=(lpmkl.LOWRANK_NEWTON, lpmkl.LOWRANK_PAPER),
+        reps=1,
+    )
+    exp = dataclasses.replace(lpmkl.EXPERIMENT, parts=(part,))
+    res = run_experiment(exp)
+    assert not res.failures, res.failures
+    cells = [r for r in res.records if r["part"] == "accuracy"]
+    assert len(cells) == 8
+    for R in (5, 8):
+        items = [
+            {k: v for k, v in r["shared_items"].items() if "lpmkl-factors" in k}
+            for r in cells
+            if r["params"]["R"] == R
+        ]
+        assert all(len(i) == 1 for i in items)
+        assert len({next(iter(i)) for i in items}) == 1  # one key ...
+        assert len({tuple(next(iter(i.values()))) for i in items}) == 1  # ... one cost
+    # the same classifier as a plain fit
+    data = _loader(spec, None)
+    lpmkl._prepare_lpmkl(data)
+    seed = cells[0]["seed"]
+    tr, _ = lpmkl.split_indices(data.n_samples, seed, 0.3)
+    kw = dict(
+        solver="newton",
+        n_kernels=lpmkl.N_KERNELS,
+        rank=5,
+        C=lpmkl.C,
+        p=2.0,
+        max_iter=lpmkl.OUTER_MAX_ITER,
+        random_state=seed,
+    )
+    plain = lpmkl.LowRankMKLClassifier(**kw).fit(data.X[tr], data.y[tr])
+    task = type("T", (), {})()
+    context: dict = {}
+    task.params, task.seed = {"R": 5}, seed
+    task.shared = lambda key, compute: lpmkl_shared(context, key, compute)
+    task.forget = lambda which: lpmkl_forget(context, which)
+    hooked = lpmkl.LowRankMKLClassifier(**kw)
+    hooked._fit_with_factors(data.X[tr], data.y[tr], lpmkl._shared_factors(task, None))
+    np.testing.assert_array_equal(hooked.kernel_weights_, plain.kernel_weights_)
+    np.testing.assert_array_equal(hooked.components_, plain.components_)
+    task.params = {"R": 8}
+    lpmkl._shared_factors(task, None)  # a new rank drops the factors of R = 5
+    assert not any("lpmkl-factors" in str(k) for k in context.get("_shared", {}))
 
 
 @pytest.fixture(scope="module")

@@ -274,10 +274,33 @@ def test_bank_factors_compressed_equals_explicit(m):
     np.testing.assert_allclose(
         Vk @ Vk.T, E @ np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ E.T, atol=1e-6
     )
-    # with a row sample for the basis, the error is measured on all rows
+    # with a row sample for the basis: exact on the sample, measured on the other rows
     cs = bank_factors(bank, X, Z, compress_rows=50, rng=np.random.default_rng(1))
     assert cs.info["compression_rows"] == 50
-    assert cs.info["compression_error"] < 1e-4
+    assert cs.info["compression_error"] < 1e-8
+    assert cs.info["compression_error_other"] < 1e-4
+    Bs, Ss = cs.stack.basis, cs.stack.coef
+    assert np.sum((V - Bs @ Ss) ** 2) / np.sum(V**2) < 1e-4
+
+
+@pytest.mark.parametrize("m", [20, 10])
+def test_bank_factors_compression_error_and_rank_are_those_of_the_spectrum(m):
+    """The pivoted Cholesky basis keeps the directions of VᵀV above the cut-off and
+    reports the squared Frobenius error it leaves (from the Gram VVᵀ, m = 20, or VᵀV)."""
+    X, _ = _xor(150)
+    bank = KernelBank.gaussian_sigmas(np.logspace(-0.5, 1, 8))
+    Z = X[np.random.default_rng(0).choice(150, m, replace=False)]
+    V = bank_factors(bank, X, Z, compress=False).stack.V
+    lam = np.linalg.eigvalsh(V.T @ V)[::-1]
+    for rtol in (1e-6, 1e-9):
+        co = bank_factors(bank, X, Z, compress_rtol=rtol)
+        B, S = co.stack.basis, co.stack.coef
+        direct = np.sum((V - B @ S) ** 2) / np.sum(V**2)
+        assert co.info["compression_error"] == pytest.approx(direct, rel=1e-3, abs=1e-13)
+        # the rank is that of the eigenvalue cut-off, up to eigenvalues within 10× of it
+        r = co.info["compressed_rank"]
+        assert np.sum(lam > 10 * rtol * lam[0]) <= r <= np.sum(lam > 0.1 * rtol * lam[0])
+        assert direct <= np.sum(lam[lam <= 10 * rtol * lam[0]]) / np.sum(lam) * 1.5
 
 
 # ---------------------------------------------------------------- the classifier

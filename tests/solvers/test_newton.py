@@ -6,8 +6,8 @@ import pytest
 from _naive import svm_dual_qp
 from lorak.kernels import KernelBank
 from lorak.learn._lp_mkl import bank_factors
-from lorak.solvers._gfb import FactorStack, gfb_naive, svm_dual_objective
 from lorak.solvers import _newton
+from lorak.solvers._gfb import FactorStack, gfb_naive, svm_dual_objective
 from lorak.solvers._newton import _line_search, _zone_solve, svm_newton
 
 

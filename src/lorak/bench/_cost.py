@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["Cost", "Ledger", "Stopwatch", "charging", "shared", "untimed"]
+__all__ = ["Cost", "Ledger", "Stopwatch", "charging", "forget", "shared", "untimed"]
 
 SHARED_KEY = "_shared"
 
@@ -112,6 +112,17 @@ def shared(context: dict, key, compute):
     if ledger is not None and ledger.depth == 0:
         ledger.used.setdefault(key, cost)
     return value
+
+
+def forget(context: dict, which) -> int:
+    """Drop the shared items whose key satisfies ``which(key)`` (memory: work no later
+    cell needs); a later :func:`shared` call with such a key computes it again.
+    Returns how many were dropped."""
+    store = context.get(SHARED_KEY, {})
+    gone = [k for k in store if which(k)]
+    for k in gone:
+        del store[k]
+    return len(gone)
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._cost import shared, untimed
+from ._cost import forget, shared, untimed
 
 __all__ = [
     "DatasetSpec",
@@ -153,6 +153,12 @@ class Task:
         needs a clock (:mod:`lorak.bench._cost`).
         """
         return shared(self.context, key, compute)
+
+    def forget(self, which) -> int:
+        """Drop the shared work whose key satisfies ``which(key)`` from this (part,
+        dataset)'s context, to free its memory once no later cell needs it (a later
+        :meth:`shared` call computes it again)."""
+        return forget(self.context, which)
 
     def untimed(self):
         """``with task.untimed(): ...`` — work that is the method's input, not its cost

@@ -28,7 +28,13 @@ from ._kernel_combination import (
     GLMKLClassifier,
     UniformKernelSum,
 )
-from ._lp_mkl import LowRankMKLClassifier, LowRankMKLRegressor, default_bank, regression_bank
+from ._lp_mkl import (
+    LowRankMKLClassifier,
+    LowRankMKLRegressor,
+    bank_factor_state,
+    default_bank,
+    regression_bank,
+)
 from ._mk_gen_nystrom import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from ._nystrom import ExactEigen, Nystroem
 from ._simple_npkl import SimpleNPKL
@@ -49,6 +55,7 @@ __all__ = [
     "Nystroem",
     "SimpleNPKL",
     "UniformKernelSum",
+    "bank_factor_state",
     "default_bank",
     "default_gnys_bank",
     "regression_bank",

@@ -55,7 +55,13 @@ from ..learn import (
 from ..solvers import WEIGHTS, FactorStack
 from ._base import shared_landmarks, store_params, validate_new_rows
 
-__all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
+__all__ = [
+    "LowRankMKLClassifier",
+    "LowRankMKLRegressor",
+    "bank_factor_state",
+    "default_bank",
+    "regression_bank",
+]
 
 #: ``rank="auto"``: the first stage's number of landmarks, and the least relative drop
 #: of the GCV error that a doubling of the rank must buy to be kept
@@ -295,14 +301,20 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Compute the factors once, then run ℓp-MKL for each binary problem."""
+        return self._fit_with_factors(X, y)
+
+    def _fit_with_factors(self, X, y, factors=None):
+        """``fit`` with the factor step replaced by ``factors(est, X, m, rng)`` (same
+        contract as :func:`_fit_bank_factors`): for callers that share one set of factors
+        between fits that differ only after it (the benchmark's p and inner solvers)."""
         if self.blas_threads is None:
-            return self._fit(X, y)
+            return self._fit(X, y, factors)
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=int(self.blas_threads), user_api="blas"):
-            return self._fit(X, y)
+            return self._fit(X, y, factors)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, factors=None):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
         )
@@ -315,7 +327,7 @@ class LowRankMKLClassifier(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
             )
         m = self._check_params(X.shape[0])
         rng = check_generator(self.random_state)
-        fac = _fit_bank_factors(self, X, m, rng)
+        fac = (factors or _fit_bank_factors)(self, X, m, rng)
         F, Z = fac.stack, self.components_
         if self.verbose:
             logger.info("lp-mkl factors: %s", self.factor_info_)
@@ -438,8 +450,16 @@ def _fit_bank_factors(est, X, m, rng):
     """Resolve ``est``'s bank, draw m shared landmarks and factor every kernel on them
     (one normalization per kernel): stores ``kernels_``, ``components_``,
     ``normalizations_`` and ``factor_info_`` on ``est`` and returns the factors."""
+    fac, state = bank_factor_state(est, X, m, rng)
+    for name, value in state.items():
+        setattr(est, name, value)
+    return fac
+
+
+def bank_factor_state(est, X, m, rng):
+    """What :func:`_fit_bank_factors` computes, without touching ``est``: the factors
+    and the fitted attributes they come with (a dict of name → value)."""
     bank = resolve_kernel_bank(est.kernels, X, rng, default=est._default_bank)
-    est.kernels_ = bank
     lm = shared_landmarks(est.landmarks, X, m, bank, rng)
     Z = _landmark_points(lm)
     dtype = X.dtype if est.factor_dtype is None else np.dtype(est.factor_dtype)
@@ -454,10 +474,13 @@ def _fit_bank_factors(est, X, m, rng):
         compress_rtol=est.compress_rtol,
         rng=rng,
     )
-    est.components_ = Z
-    est.normalizations_ = fac.normalizations
-    est.factor_info_ = dict(fac.info)
-    return fac
+    state = {
+        "kernels_": bank,
+        "components_": Z,
+        "normalizations_": fac.normalizations,
+        "factor_info_": dict(fac.info),
+    }
+    return fac, state
 
 
 def _bank_decision(kernels, Z, landmark_coef, intercept, X):

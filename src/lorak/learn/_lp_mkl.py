@@ -51,6 +51,18 @@ numerical rank: the solver's products cost O(ℓ r) instead of O(ℓ Σ r_k) and
 factors O(ℓ r) memory. The eigenvalues dropped bound the change of every K_k:
 Σ_k ‖V_k − B S_k‖²_F = Σ dropped eigenvalues of VᵀV (``info["compression_error"]``,
 relative to ‖V‖²_F).
+
+The basis comes without an eigendecomposition of the whole Gram (O((Σ r_k)³), the
+largest cost of a fit at R = 200 before: 50 kernels give Σ r_k ≈ 10⁴). A pivoted
+Cholesky factor of the Gram, VᵀV ≈ UᵀU over k pivot columns (LAPACK ``pstrf``, O(Σ r_k
+k²)), is run to pivots well below the cut-off (:data:`PIVOT_RTOL`); the eigenvalue
+cut-off is then applied inside the span of the pivot columns, to the k × k matrix
+UUᵀ. B = V_P U₁₁⁻¹ W needs only the k pivot columns of V, and the error is exact: the
+part outside the pivots' span (trace(VᵀV) − ‖U‖²_F) plus the eigenvalues dropped
+inside it. With fewer rows than columns the same is done on V Vᵀ. Measured (50
+kernels, R = 200, one thread): mushrooms 5687 rows, the factors 26 s → 13 s, the same
+rank 1036 and error 3.2·10⁻⁹; a9a 34,189 rows (a 20,000-row sample for the basis,
+Σ r_k = 9998), 247 s → 52 s, rank 951 before and after.
 """
 
 from __future__ import annotations
@@ -384,9 +396,10 @@ class BankFactors:
     normalizations : list of (m, r_k) arrays
         N_k with V_k = k_k(X, Z) N_k (float64).
     info : dict
-        ``ranks`` (r_k), ``compressed_rank`` r, ``compression_error`` (relative
-        squared Frobenius error of B S against V, on the rows used for the basis),
-        timings.
+        ``ranks`` (r_k), ``compressed_rank`` r, ``pivots`` (the pivoted Cholesky's
+        rank), ``compression_error`` (relative squared Frobenius error of B S against
+        V, on the rows used for the basis), ``compression_error_other`` (the same on a
+        sample of the other rows, when the basis used a sample), timings.
     """
 
     stack: FactorStack
@@ -417,7 +430,8 @@ def _largest_eigenvalue(G) -> float:
 def _pivoted_cholesky(G, rtol: float):
     """Pivoted Cholesky factor of the PSD G (upper triangle, overwritten): the pivot
     order P (a permutation of G's indices, the k pivots first) and U (k × N, columns in
-    pivot order, upper trapezoidal) with G[P][:, P] ≈ UᵀU, down to pivots of PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
+    pivot order, upper trapezoidal) with G[P][:, P] ≈ UᵀU, down to pivots of
+    PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
     The part left out has trace trace(G) − ‖U‖²_F: for a Gram VᵀV, the squared
     Frobenius distance of V from the span of its pivot columns."""
     lmax = _largest_eigenvalue(G)
@@ -457,19 +471,22 @@ def bank_factors(
     dtype : float32 or float64
         Storage of V (or of the basis B); the normalizations and S stay float64.
     compress : bool, default=True
-        Return V = B S through the orthonormal eigenbasis of VᵀV (module notes).
+        Return V = B S through an orthonormal basis of the leading eigenspace of VᵀV
+        (module notes).
     compress_rtol : float, default=1e-10
         Eigenvalues of VᵀV at or below compress_rtol · λ_max are dropped.
     compress_rows : int or None, default=20000
         Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows,
         O(ℓ (Σ r_k)²)). With a sample, B = V T is orthonormal only on the sample; the
-        solver then uses BᵀB (computed on all rows) and ``compression_error`` is
-        measured on all rows.
+        solver then uses BᵀB (computed on all rows), ``compression_error`` is exact on
+        the sample and ``compression_error_other`` is measured on up to
+        :data:`ERROR_ROWS` of the other rows.
     rng : Generator, for the row sample.
     budget : int, optional, bytes per chunk (default: the library's memory budget).
 
     Every row chunk of X costs one squared-distance GEMM with Z, M elementwise exps
-    and M products with N_k; with compression this runs twice (the Gram, then B).
+    and M products with N_k; with compression this runs twice (the Gram, then B; not
+    again when the Gram was V Vᵀ on all rows).
     Memory: the output (ℓ × Σ r_k, or ℓ × r) plus one chunk.
     """
     t0 = time.perf_counter()
