@@ -821,31 +821,31 @@ _FORKED: list = []
 # csi-rank's cells and takes far longer, so ordered by cells it started 18 minutes late
 # in a full run and set the run's end alone. lpmkl is the sum of its units below.
 FULL_RUN_SECONDS = {
-    "csi-rank": 463.5,
-    "gnys": 583.9,
-    "gnys-alignment": 87.2,
-    "gnys-beta": 242.0,
-    "gnys-labels": 652.0,
-    "gnys-mkl": 360.3,
-    "kpca": 48.8,
-    "lpmkl": 15807.0,
-    "lssvm-usps": 69.2,
-    "npkl-active": 48.0,
-    "npkl-adult": 301.4,
-    "npkl-uci": 366.6,
-    "nystrom-error": 607.3,
+    "csi-rank": 331.3,
+    "gnys": 520.8,
+    "gnys-alignment": 75.8,
+    "gnys-beta": 237.0,
+    "gnys-labels": 384.6,
+    "gnys-mkl": 286.1,
+    "kpca": 39.0,
+    "lpmkl": 6178.2,
+    "lssvm-usps": 59.4,
+    "npkl-active": 31.0,
+    "npkl-adult": 249.4,
+    "npkl-uci": 304.3,
+    "nystrom-error": 434.7,
 }
 
 # Wall seconds of the (part, dataset) units whose cost differs most from an even share
-# of their experiment's (lpmkl's data sets: 470–5724 s), from the cell cache of a full
-# run (ijcnn1: one of its five repetitions measured, 607 s, times five); used only to
-# hand out the longest units first.
+# of their experiment's (lpmkl's data sets: 325–1911 s), from the cell cache of a full
+# run (2-core machine, two workers, one BLAS thread each); used only to hand out the
+# longest units first.
 FULL_UNIT_SECONDS = {
-    ("lpmkl", "accuracy", "adult"): 5724.1,
-    ("lpmkl", "accuracy", "mushrooms"): 5321.5,
-    ("lpmkl", "accuracy", "ijcnn1"): 3036.0,
-    ("lpmkl", "accuracy", "svmguide1"): 1254.7,
-    ("lpmkl", "solvers", "adult"): 469.7,
+    ("lpmkl", "accuracy", "adult"): 1910.8,
+    ("lpmkl", "accuracy", "mushrooms"): 1756.3,
+    ("lpmkl", "accuracy", "ijcnn1"): 1197.0,
+    ("lpmkl", "accuracy", "svmguide1"): 988.7,
+    ("lpmkl", "solvers", "adult"): 324.7,
 }
 
 

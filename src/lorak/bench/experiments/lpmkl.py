@@ -43,18 +43,21 @@ Decisions
   (a9a and ijcnn1: Newton only). Outer: max
   |Δd_k| < 1e-4 or 30 outer iterations (the paper gives no cap; hitting it is
   recorded).
-- Cost of the full protocol (2-core machine, one BLAS thread per process, wall
-  seconds per data set from the cell cache, measured idle): svmguide1 1255 s (the 10
-  full-kernel fits 410 s, the merged GFB 625 s, Algorithm 2 142 s, Newton 73 s over 50
-  fits each); mushrooms 5322 s (Newton 3007 s, Algorithm 2 1635 s, the full kernel
-  676 s); adult 5724 s (Newton only; its ten R = 200 fits 4597 s); ijcnn1 607 s for
-  one of its five repetitions (Newton only; ≈ 3000 s for five); the solvers part 470 s:
-  about 4.4 hours of worker time. Most of it is the Newton fits at R = 100–200: 50
-  kernels × 200 landmarks compress to thousands of columns (on mushrooms to nearly
-  the number of training rows), and each of up to 30 outer iterations solves a primal
-  SVM in that many dimensions (R = 200: 150–310 s a fit on mushrooms, 420–520 s on
-  adult, against 0.3–25 s at R ≤ 50). This is the longest experiment of
-  ``lorak bench all``.
+- Cost of the full protocol (2-core machine, two workers with one BLAS thread each,
+  wall seconds per data set from the cell cache, measured idle): svmguide1 989 s (the
+  merged GFB 505 s, the 10 full-kernel fits 367 s, Algorithm 2 82 s, Newton 23 s),
+  mushrooms 1756 s (Algorithm 2 750 s, the full kernel 602 s, Newton 304 s, the factors
+  98 s), adult 1911 s (Newton 1544 s, the factors 360 s), ijcnn1 1197 s (five
+  repetitions; Newton 904 s, the factors 274 s), the solvers part 325 s: 1.7 hours of
+  worker time, against 4.4 hours before three changes — the Newton solver's zone form
+  of its Newton system (:mod:`lorak.solvers._newton`), the factors' compression by a
+  pivoted Cholesky factor instead of an eigendecomposition of the whole Gram
+  (:func:`lorak.learn.bank_factors`), and one factor step per (repetition, R) shared
+  by the low-rank methods and both p (each cell is still charged its full cost). At
+  R = 200 a Newton fit takes 28–42 s on mushrooms (150–310 s before) and 140–190 s on
+  adult (420–520 s). The largest ranks still cost the most: 50 kernels × 200
+  landmarks compress to about a thousand columns, and each of up to 30 outer
+  iterations solves a primal SVM in that many dimensions.
   ``benchmarks/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
   ranks and splits) with the same methods and report.
 - ``--quick`` with the paper's data: svmguide1 only (``quick_paper_datasets``),
