@@ -318,9 +318,10 @@ def svm_newton(
             else:
                 cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
             cost_primal += q**3 / 3.0
-            cost_zone = zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
             if 2 * nzone > q:  # rows of P near dependent: see the module notes
                 cost_zone = math.inf
+            else:
+                cost_zone = zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
             if (_FORCE or ("zone" if cost_zone < cost_primal else "primal")) == "zone":
                 # the Newton system through the zone rows (module notes): O(s³)
                 zrows, K, fresh = zone_rows.get(zidx)
