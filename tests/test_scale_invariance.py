@@ -59,7 +59,7 @@ CASES = {
     "Nystroem-median": (lambda: _nys(bandwidth="median"), "x", "transform", "factor"),
     "Nystroem-kmeans": (lambda: _nys(landmarks="kmeans"), "x", "transform", "factor"),
     "Nystroem-laplacian": (
-        lambda: _nys(kernel="laplacian", bandwidth="mean_to_centroid"),
+        lambda: _nys(kernel="laplacian_l2", bandwidth="mean_to_centroid"),
         "x",
         "transform",
         "factor",

@@ -296,3 +296,31 @@ def test_kernel_objects_survive_sklearn_clone():
     assert c.kernel == est.kernel and c.kernel is not None
     bank = KernelBank.gaussian(factors=[0.5, 2.0])
     assert repr(clone(bank, safe=False)) == repr(bank)
+
+
+def test_squared_distances_that_overflow_are_a_clear_error():
+    """X·1e300: ‖x − z‖²·γ overflows float64. The kernel of such data is 0 between any
+    two distinct rows, and a Nyström factor of it was 0 on every row but the landmarks
+    (diag(G Gᵀ) = 0 where k(x, x) = 1) without a word: now an error naming the overflow
+    (issue 30, item 10)."""
+    import lorak
+
+    X = np.random.default_rng(0).standard_normal((60, 5))
+    with pytest.raises(ValueError, match="squared distances between rows overflow float64"):
+        lorak.Nystroem(n_components=20, random_state=0).fit_transform(X * 1e300)
+    with pytest.raises(ValueError, match="overflow.*rescale|overflow.*Rescale"):
+        Gaussian(gamma=0.2)(X * 1e300, X[:7] * 1e300)
+    for k in (Laplacian(bandwidth=1.0), InverseDistance(bandwidth=1.0)):
+        with pytest.raises(ValueError, match="overflow"):
+            k(X * 1e300)
+    # a bandwidth at the data's scale evaluates the same rows without overflow
+    k = Gaussian(bandwidth=1e300)  # b = 1e300 for distances of about 1e150
+    B = k(X * 1e150)
+    np.testing.assert_allclose(
+        B, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)), rtol=1e-10, atol=1e-300
+    )
+    # NaN is still reported as NaN, not as an overflow
+    Xn = X * 1e300
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        Gaussian(gamma=0.2)(Xn, X[:7] * 1e300)

@@ -110,3 +110,129 @@ def test_partial_fit_with_fixed_landmarks_equals_one_shot(data):
     np.testing.assert_allclose(est.transform(X), one.transform(X), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="features"):
         est.partial_fit(X[:, :3])
+
+
+# ------------------------------------------------------------------ issue 30, items 1 and 2
+#: scikit-learn's parameters for every name it shares with lorak (explicit values; the
+#: defaults are checked too)
+_SK_PARAMS = {
+    "additive_chi2": {},
+    "chi2": {"gamma": 0.8},
+    "cosine": {},
+    "laplacian": {"gamma": 0.5},
+    "linear": {},
+    "poly": {"gamma": 0.3, "degree": 2, "coef0": 1.5},
+    "polynomial": {"gamma": 0.3, "degree": 3, "coef0": 0.5},
+    "rbf": {"gamma": 0.7},
+    "sigmoid": {"gamma": 0.2, "coef0": -0.3},
+}
+
+
+def _abs_psd(K):
+    """U |Λ| Uᵀ: what a Nyström factor at m = n reproduces of an indefinite K (its
+    eigenvalues by magnitude; scikit-learn's Nystroem gives the same)."""
+    lam, U = np.linalg.eigh(0.5 * (K + K.T))
+    return (U * np.abs(lam)) @ U.T
+
+
+def test_shared_names_table_is_complete():
+    assert set(_SK_PARAMS) == set(PAIRWISE_KERNEL_FUNCTIONS)
+
+
+@pytest.mark.parametrize("explicit", [True, False], ids=["params", "defaults"])
+@pytest.mark.parametrize("name", sorted(PAIRWISE_KERNEL_FUNCTIONS))
+def test_every_shared_name_is_sklearns_kernel_at_m_equals_n(name, explicit):
+    """At m = n the Nyström factor reproduces the kernel matrix (PSD kernels) or its
+    magnitude U|Λ|Uᵀ (sigmoid, additive χ²): G Gᵀ against pairwise_kernels."""
+    X = np.random.default_rng(0).random((60, 5))  # non-negative: the χ² kernels need it
+    params = _SK_PARAMS[name] if explicit else {}
+    est = lorak.Nystroem(kernel=name, n_components=60, random_state=0, **params)
+    G = est.fit_transform(X)
+    K = pairwise_kernels(X, metric=name, **params)
+    psd = getattr(KERNELS[name], "psd", True)
+    ref = K if psd else _abs_psd(K)
+    err = np.linalg.norm(G @ G.T - ref) / np.linalg.norm(ref)
+    assert err < 1e-10, f"{name}: relative Frobenius error {err:.3g}"
+    # the kernel object itself, off the training rows
+    Z = np.random.default_rng(1).random((7, 5))
+    k = est.kernel_
+    if explicit:
+        assert k == make_kernel(name, **params).resolve(X)
+    np.testing.assert_allclose(
+        k(Z, X), pairwise_kernels(Z, X, metric=name, **params), rtol=1e-10, atol=1e-12
+    )
+
+
+def test_laplacian_is_l1_and_laplacian_l2_is_the_papers_kernel():
+    from sklearn.metrics.pairwise import laplacian_kernel
+
+    from lorak.kernels import Laplacian
+
+    X = np.random.default_rng(0).standard_normal((60, 5))
+    # the issue's reproducer
+    G = lorak.Nystroem(n_components=60, kernel="laplacian", gamma=0.5).fit_transform(X)
+    K = laplacian_kernel(X, gamma=0.5)
+    assert np.linalg.norm(G @ G.T - K) / np.linalg.norm(K) < 1e-10
+    assert make_kernel("laplacian", gamma=0.5) == Laplacian(gamma=0.5, norm="l1")
+    # the papers' exp(−‖x − z‖₂ / σ) under its own name, the object's default
+    assert make_kernel("laplacian_l2", bandwidth=2.0) == Laplacian(bandwidth=2.0)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(make_kernel("laplacian_l2", bandwidth=2.0)(X), np.exp(-D / 2.0))
+    assert "laplacian_l2" not in PAIRWISE_KERNEL_FUNCTIONS
+    # the name fixes the norm
+    for name in ("laplacian", "laplacian_l2"):
+        with pytest.raises(ValueError, match="does not take norm.*laplacian"):
+            make_kernel(name, kernel_params={"norm": "l1"})
+    # Nystroem's scikit-learn default γ = 1/n_features, for both names
+    for name, norm in (("laplacian", "l1"), ("laplacian_l2", "l2")):
+        est = lorak.Nystroem(kernel=name, n_components=10, random_state=0).fit(X)
+        assert est.kernel_ == Laplacian(gamma=1 / 5, norm=norm)
+
+
+def test_fractional_degree_is_sklearns_power_or_refused():
+    rng = np.random.default_rng(0)
+    Xp = rng.random((30, 4))  # γ⟨x, z⟩ + c₀ ≥ 0: scikit-learn's kernel, well defined
+    G = lorak.Nystroem(kernel="poly", degree=2.5, n_components=30).fit_transform(Xp)
+    K = pairwise_kernels(Xp, metric="poly", degree=2.5)
+    assert np.all(np.isfinite(G))
+    assert np.linalg.norm(G @ G.T - K) / np.linalg.norm(K) < 1e-8
+    # a negative base has no real power (scikit-learn gives NaN): a clear error, at fit
+    # and at transform, never NaN or a LinAlgError from inside the eigensolver
+    Xn = 3.0 * rng.standard_normal((30, 4))
+    with pytest.raises(ValueError, match="non-integer degree=2.5.*negative"):
+        lorak.Nystroem(kernel="poly", degree=2.5, n_components=10).fit(Xn)
+    est = lorak.Nystroem(kernel="poly", degree=2.5, n_components=10, random_state=0).fit(Xp)
+    with pytest.raises(ValueError, match="non-integer degree"):
+        est.transform(-3.0 * Xp)
+    # integer degrees take any sign
+    assert np.all(np.isfinite(lorak.Nystroem(kernel="poly", degree=3, n_components=10).fit_transform(Xn)))
+
+
+def test_landmark_kernel_that_is_not_finite_is_a_clear_error():
+    from lorak.decompose import nystrom_normalization
+
+    from lorak.kernels import Kernel
+
+    class Overflowing(Kernel):  # a user's kernel that is not finite on some pairs
+        def _block(self, X, Zd, aux, dtype, out=None):
+            K = np.asarray(X, dtype=dtype) @ Zd.T
+            K[K > 1.5] = np.inf
+            if out is None:
+                return K
+            out[...] = K
+            return out
+
+        def diag(self, X):
+            return np.einsum("ij,ij->i", X, X)
+
+    X = np.random.default_rng(0).random((20, 4)) + 1.0
+    with pytest.raises(ValueError, match="W holds NaN or infinity"):
+        lorak.Nystroem(kernel=Overflowing(), n_components=5, random_state=0).fit(X)
+    # (γ⟨x, z⟩ + 1)^400 overflows float64: the polynomial kernel says so itself
+    with pytest.raises(ValueError, match="overflow"):
+        lorak.Nystroem(kernel="poly", degree=400, gamma=10.0, n_components=5).fit(X)
+    W = np.eye(3)
+    W[0, 1] = W[1, 0] = np.nan
+    for psd in (True, False):
+        with pytest.raises(ValueError, match=r"W holds NaN or infinity \(first at W\[0, 1\]"):
+            nystrom_normalization(W, psd=psd)

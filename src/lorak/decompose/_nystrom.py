@@ -17,6 +17,14 @@ use its Cholesky factor D W D = L Lᵀ instead and N = D L⁻ᵀ, which is upper
 triangular: G = E N then costs n m² flops as an in-place triangular multiply (BLAS
 ``trmm``) instead of 2 n m² for a general product, and needs no second n × m buffer.
 G differs from the eigen version by an orthogonal rotation only (same G Gᵀ).
+Kernels that are not positive semi-definite (scikit-learn's sigmoid and additive χ²,
+and a precomputed K, which may be either): ``psd=False``. Where W then has a negative
+eigenvalue beyond √eps·max|λ| (eps of the output dtype: far above the round-off of a
+PSD W), its eigenpairs enter by magnitude, N = U |Λ|^{-1/2} over |λ| > rtol·max|λ|, so
+G Gᵀ = E U |Λ|⁻¹ Uᵀ Eᵀ: what scikit-learn's SVD-based normalization gives for every
+kernel (its named and precomputed paths alike). Otherwise W is treated as PSD, as
+above. Every path first checks that W is finite.
+
 Well conditioned means: LAPACK's estimate of W's 1-norm condition number from its
 Cholesky factor (``pocon``) is below 1/(4 rtol), a margin for the estimate;
 otherwise we fall back to the eigen path, which drops the small eigenvalues. For
@@ -81,8 +89,34 @@ def _cholesky_path(W, rtol):
     return np.triu(Linv.T)
 
 
+def _check_finite_w(W):
+    if not np.all(np.isfinite(W)):
+        bad = np.argwhere(~np.isfinite(W))[0]
+        raise ValueError(
+            "the landmark kernel matrix W holds NaN or infinity (first at W[%d, %d] = %r): "
+            "the kernel is not finite on the landmarks; check its parameters (a "
+            "polynomial of high degree overflows) and the data" % (bad[0], bad[1], W[tuple(bad)])
+        )
+
+
+def _magnitude_normalization(lam, U, w, rtol, dtype) -> NystromNormalization:
+    """N = U |Λ|^{-1/2} over |λ| > rtol·max|λ|, in decreasing |λ| (indefinite W)."""
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, U = lam[order], U[:, order]
+    mag = np.abs(lam)
+    if not (mag.size and mag[0] > 0):
+        raise ValueError("the landmark kernel matrix W is zero: the kernel is zero on the landmarks")
+    keep = mag > rtol * mag[0]
+    N = U[:, keep] / np.sqrt(mag[keep])
+    if w is not None:
+        N *= w[:, None]
+    return NystromNormalization(
+        np.ascontiguousarray(N, dtype=dtype), int(keep.sum()), False, lam[keep]
+    )
+
+
 def nystrom_normalization(
-    W, *, weights=None, rtol=None, dtype=np.float64, method="auto"
+    W, *, weights=None, rtol=None, dtype=np.float64, method="auto", psd=True
 ) -> NystromNormalization:
     """Normalization N with G = k(X, Z) N and G Gᵀ = E D (D W D)⁺ D Eᵀ.
 
@@ -93,8 +127,14 @@ def nystrom_normalization(
     rtol : float or None, eigenvalues ≤ rtol·λ_max are dropped (None: :func:`default_rtol`).
     dtype : dtype of the returned N.
     method : ``"auto"`` (Cholesky when well conditioned, else eigen) or ``"eigh"``.
+    psd : bool, default=True. False where the kernel may be indefinite: a clearly
+        indefinite W then enters by the magnitudes of its eigenvalues, as in
+        scikit-learn (see the module docstring).
+
+    Raises ``ValueError`` when W holds NaN or infinity.
     """
     W = np.asarray(W, dtype=np.float64)
+    _check_finite_w(W)
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         W = W * w[:, None] * w[None, :]
@@ -113,6 +153,11 @@ def nystrom_normalization(
     lam, U = eigh(W, driver="evd", check_finite=False)
     lam = lam[::-1]
     U = U[:, ::-1]
+    wv = None if weights is None else w
+    if not psd and lam.size:
+        big = float(np.max(np.abs(lam)))
+        if -float(lam[-1]) > np.sqrt(np.finfo(np.dtype(dtype)).eps) * big:
+            return _magnitude_normalization(lam, U, wv, rtol, dtype)
     top = lam[0] if lam.size else 0.0
     if not top > 0:
         raise ValueError(

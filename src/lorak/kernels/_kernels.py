@@ -11,12 +11,19 @@ Kernels (the papers' parameterization first, scikit-learn's accepted too):
 name                   k(x, z)                                     parameters
 =====================  ==========================================  =================
 ``gaussian``/``rbf``   exp(−‖x − z‖² / b)                          bandwidth b or gamma = 1/b
-``laplacian``          exp(−‖x − z‖ / σ)  (``norm="l1"``: ‖·‖₁)   bandwidth σ or gamma = 1/σ
+``laplacian``          exp(−γ ‖x − z‖₁)  (scikit-learn's)         gamma γ or bandwidth σ = 1/γ
+``laplacian_l2``       exp(−‖x − z‖ / σ)  (the papers')            bandwidth σ or gamma = 1/σ
 ``inverse_distance``   1 / (ε + ‖x − z‖ / σ)  (Zhang 2008 §3.4)    bandwidth σ, eps ε
 ``polynomial``/``poly`` (γ ⟨x, z⟩ + c₀)^degree                     gamma, coef0, degree
 ``linear``             ⟨x, z⟩                                      —
 callable               f(X, Z) → block, or f(x, z) → float          kwargs
 =====================  ==========================================  =================
+
+Every name that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` knows means scikit-learn's
+kernel with scikit-learn's parameters (``"laplacian"`` is its ℓ₁ form); lorak's own
+kernels take names that scikit-learn does not use. Both Laplacians are the class
+:class:`Laplacian`, told apart by its ``norm`` (``"l1"`` or ``"l2"``), which the name
+fixes.
 
 Bandwidths may be numbers or rule names (:mod:`lorak.kernels._bandwidth`). For the
 Laplacian and inverse-distance kernels a rule's squared-distance scale s gives σ = √s.
@@ -129,8 +136,10 @@ def _direct_sqdist(X, Zd, center, inv_len, dtype, out=None):
     """‖x − z‖² · inv_len² from differences, one feature at a time (O(rows·m·d)).
 
     The fallback for bandwidths the GEMM expansion cannot resolve: no cancellation, and
-    the scaling comes before the square (no underflow at tiny bandwidths; an overflow
-    gives inf, a kernel value of 0, which is right)."""
+    the scaling comes before the square (no underflow at tiny bandwidths). A scaled
+    squared distance that still overflows float64 is an error (:func:`_raise_overflow`):
+    the kernel of such data is 0 between every two distinct rows, and a factor of it
+    silently loses every row but the landmarks."""
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
     Xd = np.asarray(Xd, dtype=np.float64)
     Z64 = np.asarray(Zd, dtype=np.float64)
@@ -138,16 +147,40 @@ def _direct_sqdist(X, Zd, center, inv_len, dtype, out=None):
         Xd = Xd - np.asarray(center, dtype=np.float64)
     D = np.zeros((Xd.shape[0], Z64.shape[0]))
     T = np.empty_like(D)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         for k in range(Xd.shape[1]):
             np.subtract.outer(Xd[:, k], Z64[:, k], out=T)
             T *= inv_len
             np.square(T, out=T)
             D += T
+    if not np.all(np.isfinite(D)):
+        _check_finite_rows(X, "X")
+        _check_finite_rows(Zd, "Z")
+        _raise_overflow(X, Zd, center, inv_len)
     if out is None:
         return D.astype(dtype, copy=False)
     out[...] = D
     return out
+
+
+def _raise_overflow(X, Zd, center, inv_len):
+    """The error for squared distances (in units of the bandwidth) beyond float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if center is not None:
+            Xd = Xd - np.asarray(center, dtype=np.float64)
+        a = max(
+            float(np.max(np.abs(Xd), initial=0.0)),
+            float(np.max(np.abs(np.asarray(Zd, dtype=np.float64)), initial=0.0)),
+        )
+    scale = "" if inv_len == 1.0 else f" at the bandwidth's length scale {1.0 / inv_len:.3g}"
+    raise ValueError(
+        f"the squared distances between rows overflow float64{scale} (coordinates differ "
+        f"by up to about {a:.3g}): the kernel cannot be evaluated on them (a Gaussian "
+        "would be 0 between every two distinct rows, and a factor of it useless). Rescale "
+        "X, e.g. with sklearn.preprocessing.StandardScaler, or use a smaller gamma "
+        "(a larger bandwidth)"
+    )
 
 
 class Kernel:
@@ -375,7 +408,11 @@ class Gaussian(_Stationary):
 
 
 class Laplacian(_Stationary):
-    """Laplacian kernel exp(−‖x − z‖ / σ); ``norm="l1"`` gives scikit-learn's form."""
+    """Laplacian kernel exp(−‖x − z‖ / σ); ``norm="l1"`` gives scikit-learn's form.
+
+    The object's default is the papers' ℓ₂ form; by name, ``"laplacian"`` is
+    scikit-learn's exp(−γ‖x − z‖₁) and ``"laplacian_l2"`` the papers' exp(−‖x − z‖/σ).
+    """
 
     name = "laplacian"
     _squared_scale = False
@@ -439,8 +476,9 @@ class Polynomial(Kernel):
     _param_names = ("degree", "gamma", "coef0")
 
     def __init__(self, degree=3, gamma=None, coef0=1.0):
-        # a real degree (scikit-learn accepts 3.1) is a real power: NaN where the base
-        # γ⟨x, z⟩ + c₀ is negative, as in scikit-learn
+        # a real degree (scikit-learn accepts 3.1) is a real power, scikit-learn's
+        # kernel where its base γ⟨x, z⟩ + c₀ is ≥ 0; a negative base (where scikit-learn
+        # gives NaN) is refused when a block meets one (see _block)
         if isinstance(degree, bool) or not isinstance(degree, numbers.Real) or not degree > 0:
             raise ValueError(f"degree must be a positive number; got {degree!r}")
         if not np.isfinite(degree):
@@ -463,8 +501,22 @@ class Polynomial(Kernel):
         _check_finite_rows(X, "X", _sq_norms(X, dtype))
         G = _cross(X, Zd, dtype, scale=self.gamma, out=out)
         G += dtype.type(self.coef0)
+        if isinstance(self.degree, float) and G.size and float(G.min()) < 0:
+            raise ValueError(
+                f"the polynomial kernel with a non-integer degree={self.degree!r} takes a "
+                "real power of γ⟨x, z⟩ + coef0, which is negative here (down to "
+                f"{float(G.min()):.3g}): a negative number has no real power (scikit-learn "
+                "gives NaN). Use an integer degree, or non-negative data with coef0 ≥ 0"
+            )
         if self.degree != 1:
-            np.power(G, self.degree, out=G)
+            with np.errstate(over="ignore"):
+                np.power(G, self.degree, out=G)
+            if not np.all(np.isfinite(G)):
+                raise ValueError(
+                    f"the polynomial kernel (γ⟨x, z⟩ + coef0)^{self.degree} overflows "
+                    f"float64 here (gamma={self.gamma!r}, coef0={self.coef0!r}): use a "
+                    "smaller degree or gamma, or rescale X"
+                )
         return G
 
     def diag(self, X):
@@ -590,11 +642,25 @@ def _float_dtype_of(X) -> np.dtype:
 KERNELS = {
     "gaussian": Gaussian,
     "rbf": Gaussian,
-    "laplacian": Laplacian,
+    "laplacian": Laplacian,  # norm="l1": scikit-learn's (see _NAME_FIXED)
+    "laplacian_l2": Laplacian,  # norm="l2": the papers'
     "inverse_distance": InverseDistance,
     "polynomial": Polynomial,
     "poly": Polynomial,
     "linear": Linear,
+}
+
+#: names whose class takes an argument the name decides (not a parameter of the name)
+_NAME_FIXED = {"laplacian": {"norm": "l1"}, "laplacian_l2": {"norm": "l2"}}
+_NAME_HINT = {
+    "laplacian": (
+        " (kernel='laplacian' is scikit-learn's exp(−gamma·‖x − z‖₁); the papers' "
+        "exp(−‖x − z‖₂/σ) is kernel='laplacian_l2')"
+    ),
+    "laplacian_l2": (
+        " (kernel='laplacian_l2' is exp(−‖x − z‖₂/σ); scikit-learn's ℓ₁ form is "
+        "kernel='laplacian')"
+    ),
 }
 
 
@@ -630,11 +696,13 @@ def make_kernel(
     for k, v in given.items():
         if v is not None:
             params[k] = v
-    allowed = set(cls._param_names)
+    fixed = _NAME_FIXED.get(kernel, {})
+    allowed = set(cls._param_names) - set(fixed)
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValueError(
             f"kernel {kernel!r} does not take {', '.join(unknown)}; "
             f"its parameters are {', '.join(sorted(allowed)) or 'none'}"
+            + _NAME_HINT.get(kernel, "")
         )
-    return cls(**params)
+    return cls(**params, **fixed)
