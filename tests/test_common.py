@@ -11,6 +11,8 @@ fails until it is added. Checks that fail on purpose are listed once, in
 
 import warnings
 
+import numpy as np
+import pytest
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -219,3 +221,60 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+# ---------------------------------------------------------------- refit on other data
+def _refit_data(estimator, n, d, seed):
+    """Arguments of a fit on n rows of d non-negative features (the χ² kernels need
+    them): the kernel matrix for kernel='precomputed', labels or values for y, and
+    pairwise constraints for SimpleNPKL."""
+    from sklearn.base import is_regressor
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    y = X[:, 0] + 0.5 * X[:, 1] if is_regressor(estimator) else (X[:, 0] > 0.5).astype(int)
+    kw = {}
+    if type(estimator).__name__ == "SimpleNPKL":
+        kw = {"must_link": [[0, 1], [2, 3], [4, 5]], "cannot_link": [[0, 7], [1, 9], [3, 8]]}
+    if getattr(estimator, "kernel", None) == "precomputed":
+        X = rbf_kernel(X, gamma=1.0)
+    return X, y, kw
+
+
+def _fitted_names(estimator):
+    return {k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")}
+
+
+@pytest.mark.parametrize("estimator", _instances(), ids=lambda e: type(e).__name__)
+def test_refit_keeps_nothing_of_the_earlier_fit(estimator):
+    """Everything a fit stores is reset by the next fit (issue 30, item 5): fit on data A
+    with every option that stores more (pre-image maps), refit on data B with another
+    feature count and without them; the refitted estimator has exactly the attributes of
+    a fresh fit on B, and a method of the dropped option raises NotFittedError."""
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    params = estimator.get_params()
+    extra = (
+        {"fit_inverse_transform": True}
+        if "fit_inverse_transform" in params and params.get("kernel") != "precomputed"
+        else {}
+    )
+    first = clone(estimator).set_params(**extra)
+    XA, yA, kwA = _refit_data(first, 40, 5, 0)
+    XB, yB, kwB = _refit_data(first, 30, 3, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        first.fit(XA, yA, **kwA)
+        stale = _fitted_names(first)
+        first.set_params(**{k: False for k in extra}).fit(XB, yB, **kwB)
+        fresh = clone(estimator).fit(XB, yB, **kwB)
+    assert _fitted_names(first) == _fitted_names(fresh), (
+        f"left from the first fit: {sorted(_fitted_names(first) - _fitted_names(fresh))}; "
+        f"(stored by the first fit: {sorted(stale)})"
+    )
+    assert first.n_features_in_ == fresh.n_features_in_ == XB.shape[1]
+    if extra:
+        with pytest.raises(NotFittedError):
+            first.inverse_transform(first.transform(XB[:2]))

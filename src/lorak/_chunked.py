@@ -384,6 +384,19 @@ def _row_method(func):
     return wrapper
 
 
+def reset_fitted(estimator) -> None:
+    """Remove what an earlier fit stored: every instance attribute named like a fitted
+    attribute (ending in ``_``, not starting with ``__``: scikit-learn's convention).
+
+    Constructor parameters never end in ``_``, so they stay. Called before each
+    outermost fit (see :func:`_refuse_lazy`), so that no attribute of an earlier fit
+    (a pre-image map, an embedding, the feature count) survives a fit that does not
+    set it again.
+    """
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
+        delattr(estimator, name)
+
+
 def _refuse_lazy(func):
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
@@ -393,7 +406,17 @@ def _refuse_lazy(func):
                 f"{self._lazy_fit_reason}. Compute it first (X.compute()) if it fits in "
                 "memory; see lorak.parallel for the methods that fit on dask arrays"
             )
-        return func(self, *args, **kwargs)
+        # the outermost fit method of this estimator starts from a clean slate (a fit
+        # that calls another fit method, or its base class's fit, does not reset again)
+        fitting = _state.__dict__.setdefault("fitting", set())
+        if id(self) in fitting:
+            return func(self, *args, **kwargs)
+        fitting.add(id(self))
+        try:
+            reset_fitted(self)
+            return func(self, *args, **kwargs)
+        finally:
+            fitting.discard(id(self))
 
     wrapper._lorak_chunked = True
     return wrapper
@@ -407,7 +430,9 @@ class ChunkedRowsMixin:
     chunks. The :data:`FIT_METHODS` a class defines are wrapped too: on a class whose fit
     cannot run on a dask array (``_lazy_fit = False``, the default) they raise a
     ``TypeError`` naming the method and ``_lazy_fit_reason`` (checked at call time, so a
-    subclass that sets ``_lazy_fit = True`` may inherit a base class's template fit).
+    subclass that sets ``_lazy_fit = True`` may inherit a base class's template fit);
+    the outermost of them first removes every fitted attribute of an earlier fit
+    (:func:`reset_fitted`).
     """
 
     _lazy_fit = False

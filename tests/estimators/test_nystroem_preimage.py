@@ -65,3 +65,38 @@ def test_inverse_transform_errors(digits):
     K = X @ X.T
     with pytest.raises(ValueError, match="precomputed"):
         lorak.Nystroem(kernel="precomputed", n_components=10, fit_inverse_transform=True).fit(K)
+
+
+def test_pre_image_map_belongs_to_the_last_fit():
+    """Issue 30, items 5 and 14: a refit without fit_inverse_transform drops the earlier
+    fit's map (it answered in the old feature count), and an unfitted estimator says it
+    is not fitted."""
+    from sklearn.exceptions import NotFittedError
+
+    rng = np.random.default_rng(0)
+    A, B = rng.random((40, 5)), rng.random((30, 3))
+    with pytest.raises(NotFittedError, match="not fitted"):
+        lorak.Nystroem(fit_inverse_transform=True).inverse_transform(np.zeros((1, 3)))
+    ny = lorak.Nystroem(n_components=8, random_state=0, fit_inverse_transform=True).fit(A)
+    assert ny.inverse_transform(ny.transform(A[:2])).shape == (2, 5)
+    ny.set_params(fit_inverse_transform=False).fit(B)
+    for name in ("dual_coef_", "X_transformed_fit_", "inverse_kernel_"):
+        assert not hasattr(ny, name)
+    with pytest.raises(NotFittedError, match="without fit_inverse_transform=True"):
+        ny.inverse_transform(ny.transform(B[:2]))
+    # and the map of a refit with it is the new one
+    ny.set_params(fit_inverse_transform=True).fit(B)
+    assert ny.inverse_transform(ny.transform(B[:2])).shape == (2, 3)
+
+
+def test_constant_rows_with_pre_images_say_what_helps():
+    """Issue 30, item 14: the map's bandwidth is the spread of the factor rows; for a
+    constant X there is none, and "pass a numeric bandwidth" (the kernel's) did not help."""
+    X = np.ones((20, 3))
+    ny = lorak.Nystroem(n_components=4, random_state=0, gamma=0.5, fit_inverse_transform=True)
+    with pytest.raises(ValueError, match="same feature row") as info:
+        ny.fit(X)
+    assert "numeric bandwidth" not in str(info.value)
+    assert "without fit_inverse_transform" in str(info.value)
+    # without pre-images the same fit works
+    ny.set_params(fit_inverse_transform=False).fit(X)

@@ -20,12 +20,33 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
-from .._validation import check_generator, check_n_components, validate_data
+from .._validation import check_data, check_generator, check_n_components, validate_data
 from ..decompose import pivot_transform_matrix
 from ..kernels import KernelColumns, kernel_product, make_kernel
 from ..landmarks import Landmarks, select_landmarks
 
-__all__ = ["shared_landmarks", "store_params", "validate_new_rows"]
+__all__ = ["check_symmetric_block", "shared_landmarks", "store_params", "validate_new_rows"]
+
+
+def check_symmetric_block(W, dtype, what: str) -> None:
+    """Refuse a precomputed kernel whose block ``W`` (landmarks × landmarks, or pivots ×
+    pivots) is not symmetric: max|W − Wᵀ| ≤ √eps · max|W|, eps of the kernel's dtype
+    (1.5e-8 in float64, 3.5e-4 in float32: far above the round-off of a symmetric
+    kernel evaluated in any order, far below a real asymmetry)."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.size == 0:
+        return
+    tol = float(np.sqrt(np.finfo(np.dtype(dtype)).eps))
+    scale = float(np.max(np.abs(W)))
+    gap = float(np.max(np.abs(W - W.T)))
+    if gap > tol * scale:
+        i, j = np.unravel_index(int(np.argmax(np.abs(W - W.T))), W.shape)
+        raise ValueError(
+            f"kernel='precomputed' needs a symmetric kernel matrix, but {what} is not: "
+            f"max|W − Wᵀ| = {gap:.3g} (at W[{i}, {j}]) against the tolerance "
+            f"√eps · max|W| = {tol * scale:.3g}. Pass k(X, X) itself (a kernel is "
+            "symmetric: k(x, z) = k(z, x)), or symmetrize it, (K + K.T) / 2"
+        )
 
 
 def store_params(estimator, values) -> None:
@@ -140,6 +161,10 @@ class _KernelFactor(_Transformer):
         """Store a pivoted Cholesky factor (ICD, CSI): ``G_`` of the training rows and
         ``transform(X) = k(X, X[pivots]) L⁻ᵀ`` with L = G[pivots] (X: the training
         points, or the precomputed K; no components for a KernelColumns)."""
+        if isinstance(getattr(self, "kernel_", None), str) and isinstance(X, np.ndarray):
+            check_symmetric_block(
+                X[np.ix_(pivots, pivots)], X.dtype, "the pivot block K[pivots][:, pivots]"
+            )
         self.G_ = G.astype(dtype, copy=False)
         self.pivots_ = pivots
         self.component_indices_ = pivots
@@ -181,14 +206,15 @@ class _KernelFactor(_Transformer):
     def transform(self, X):
         """Factor rows G(X) (n × r) with G(X) G(X')ᵀ ≈ k(X, X').
 
-        With ``kernel="precomputed"``, X is k(X_new, X_train) (n' × n_train); only its
-        columns at ``component_indices_`` are read.
+        With ``kernel="precomputed"``, X is k(X_new, components) (n' × m, the columns in
+        the order of ``component_indices_``) or k(X_new, X_train) (n' × n_train), of
+        which only the columns at ``component_indices_`` are read. At m = n_train the
+        matrix is read as k(X_new, X_train).
         """
         check_is_fitted(self, "normalization_")
         if isinstance(getattr(self, "kernel_", None), str):  # precomputed
-            X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-            N = self.normalization_.astype(X.dtype, copy=False)
-            return X[:, self.component_indices_] @ N
+            return self._transform_precomputed(X)
+
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         N = self.normalization_.astype(X.dtype, copy=False)
         return kernel_product(
@@ -198,6 +224,31 @@ class _KernelFactor(_Transformer):
             N,
             upper_triangular=getattr(self, "normalization_is_upper_", False),
         )
+
+    def _transform_precomputed(self, X):
+        """G of a precomputed k(X_new, landmarks) (n' × m) or k(X_new, X_train) (n' × n)."""
+        idx = np.asarray(self.component_indices_)
+        n, m = int(self.n_features_in_), int(idx.size)
+        if sp.issparse(X):
+            raise TypeError(
+                "sparse input is not supported with kernel='precomputed': pass the kernel "
+                "matrix as a dense array"
+            )
+        ncols = np.shape(X)[1] if np.ndim(X) == 2 else None
+        if ncols == m and m != n:  # k(X_new, landmarks)
+            X = check_data(X, accept_sparse=False)
+            N = self.normalization_.astype(X.dtype, copy=False)
+            return X @ N
+        if ncols is not None and ncols != n:
+            raise ValueError(
+                "kernel='precomputed': transform takes k(X_new, landmarks) of shape "
+                f"(n_new, {m}) (columns in the order of component_indices_) or "
+                f"k(X_new, X_train) of shape (n_new, {n}); got shape {np.shape(X)} "
+                f"({ncols} features)"
+            )
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        N = self.normalization_.astype(X.dtype, copy=False)
+        return X[:, idx] @ N
 
     @property
     def _n_features_out(self):

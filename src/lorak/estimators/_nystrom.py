@@ -12,8 +12,10 @@ import scipy.sparse as sp
 
 from .._chunked import is_dask_array, is_memmap
 from .._validation import check_generator, validate_data
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
 from ..decompose import (
-    NystromNormalization,
     default_rtol,
     nystrom_normalization,
     top_eigenpairs,
@@ -21,7 +23,7 @@ from ..decompose import (
 from ..kernels import kernel_block, kernel_product
 from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
-from ._base import _KernelFactor, _LandmarkFactor, store_params
+from ._base import _KernelFactor, _LandmarkFactor, check_symmetric_block, store_params
 
 __all__ = ["ExactEigen", "Nystroem"]
 
@@ -43,14 +45,22 @@ class Nystroem(_LandmarkFactor):
         A name from :data:`lorak.kernels.KERNELS` (every scikit-learn kernel name), a
         :class:`lorak.kernels.Kernel`, a callable ``f(X, Z) -> block`` (or scikit-learn's
         pairwise ``f(x, z) -> float``, evaluated once per landmark pair), or
-        ``"precomputed"``: ``fit`` takes the n × n training kernel, ``transform`` the
-        n' × n kernel between new and training rows.
+        ``"precomputed"``: ``fit`` takes the n × n training kernel (or, with
+        ``landmarks`` given as m row indices, k(X, landmarks) of shape n × m),
+        ``transform`` k(X_new, landmarks) (n' × m) or k(X_new, X_train) (n' × n, of
+        which the landmark columns are read; at m = n the matrix is read this way).
+        The landmark block W must be symmetric: max|W − Wᵀ| ≤ √eps · max|W| (eps of
+        K's dtype). Every name scikit-learn knows means scikit-learn's kernel:
+        ``"laplacian"`` is exp(−γ‖x−y‖₁); the papers' exp(−‖x−y‖/σ) is
+        ``"laplacian_l2"``. Kernels that are not PSD (sigmoid, additive χ², and a
+        precomputed K with clearly negative eigenvalues on the landmarks) use the
+        magnitudes of W's eigenvalues, as scikit-learn's Nystroem does.
     gamma : float, optional
         scikit-learn's parameterization (rbf: exp(−γ‖x−y‖²)). With neither gamma nor
-        bandwidth, the rbf/laplacian/polynomial kernels use γ = 1/n_features exactly
-        as scikit-learn does.
+        bandwidth, the rbf/laplacian/polynomial kernels (and laplacian_l2) use
+        γ = 1/n_features exactly as scikit-learn does.
     bandwidth : float or str, optional
-        b in exp(−‖x−y‖²/b) (σ for the Laplacian), or a rule: ``"mean_pairwise"``,
+        b in exp(−‖x−y‖²/b) (σ for the Laplacians), or a rule: ``"mean_pairwise"``,
         ``"mean_to_centroid"``, ``"median"``.
     degree, coef0, kernel_params : polynomial / extra kernel parameters.
     n_components : int, default=100
@@ -129,6 +139,7 @@ class Nystroem(_LandmarkFactor):
             "rbf",
             "gaussian",
             "laplacian",
+            "laplacian_l2",
             "poly",
             "polynomial",
         )
@@ -212,10 +223,12 @@ class Nystroem(_LandmarkFactor):
         Kernel ridge regression learnt at fit time (``fit_inverse_transform=True``)
         from the landmarks' factor rows back to the landmarks.
         """
+        check_is_fitted(self, "normalization_")
         if not hasattr(self, "dual_coef_"):
-            raise ValueError(
-                "inverse_transform needs fit_inverse_transform=True at fit time (and a "
-                "kernel that is not 'precomputed')"
+            raise NotFittedError(
+                "this Nystroem was fitted without fit_inverse_transform=True, so it has no "
+                "pre-image map: set fit_inverse_transform=True and fit again (it needs the "
+                "points: not with kernel='precomputed')"
             )
         pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
         return preimage(X, pmap)
@@ -239,20 +252,36 @@ class Nystroem(_LandmarkFactor):
         return self
 
     def _fit_precomputed(self, K, m, rng):
-        """``kernel="precomputed"``: X is the n × n training kernel (scikit-learn's form).
+        """``kernel="precomputed"``: X is the n × n training kernel (scikit-learn's form),
+        or k(X, landmarks) (n × m) when ``landmarks`` gives the m landmark rows.
 
-        Landmarks are rows of K (``"uniform"`` or row indices); W = K[idx][:, idx];
-        ``transform`` takes k(X_new, X_train) (n' × n) and uses its landmark columns.
+        Landmarks are rows of K (``"uniform"`` or row indices); W = K[idx][:, idx] (or
+        the landmark rows of k(X, landmarks)), checked to be symmetric; ``transform``
+        takes k(X_new, landmarks) (n' × m) or k(X_new, X_train) (n' × n).
         """
         if sp.issparse(K):
             raise TypeError(
                 "sparse input is not supported with kernel='precomputed': pass the kernel "
                 "matrix as a dense array"
             )
-        if K.shape[0] != K.shape[1]:
+        n = K.shape[0]
+        given = np.asarray(self.landmarks) if m is None else None
+        columns = (  # k(X, landmarks): one column per given landmark row
+            K.shape[0] != K.shape[1]
+            and given is not None
+            and given.ndim == 1
+            and K.shape[1] == given.size
+        )
+        if K.shape[0] != K.shape[1] and not columns:
             raise ValueError(
                 "kernel='precomputed' takes the square n × n kernel matrix of the training "
-                f"rows; got shape {K.shape}"
+                "rows, or k(X, landmarks) of shape (n, m) when landmarks= gives the m "
+                f"landmark rows as indices; got shape {K.shape}"
+                + (
+                    f" with {given.size} landmark indices"
+                    if given is not None and given.ndim == 1
+                    else ""
+                )
             )
         self._check_kernel_args()
         if self.fit_inverse_transform:
@@ -266,14 +295,21 @@ class Nystroem(_LandmarkFactor):
         if lm.indices is None:
             raise ValueError("kernel='precomputed' needs landmarks given as row indices")
         idx = np.asarray(lm.indices)
-        W = np.asarray(K[np.ix_(idx, idx)], dtype=np.float64)
-        norm = nystrom_normalization(W, weights=lm.weights, rtol=self.rtol, dtype=K.dtype)
+        cols = np.arange(idx.size) if columns else idx
+        W = np.asarray(K[np.ix_(idx, cols)], dtype=np.float64)
+        check_symmetric_block(W, K.dtype, "the landmark block W = K[landmarks][:, landmarks]")
+        # psd=False: a precomputed K may be indefinite (a sigmoid kernel); W is then
+        # treated as the named indefinite kernels treat theirs
+        norm = nystrom_normalization(
+            W, weights=lm.weights, rtol=self.rtol, dtype=K.dtype, psd=False
+        )
         self.kernel_ = "precomputed"
         self.normalization_ = norm.N
         self.normalization_is_upper_ = norm.upper_triangular
         self.n_components_ = norm.rank
         self.components_ = K[idx]
         self.component_indices_ = idx
+        self.n_features_in_ = n  # what the n-column form of transform takes
         self.landmark_weights_ = lm.weights
         self.landmark_info_ = dict(lm.info or {})
         self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
@@ -282,27 +318,13 @@ class Nystroem(_LandmarkFactor):
 
 def _normalization(kernel, W, weights, rtol, dtype):
     """Nyström normalization; for kernels that are not PSD (scikit-learn's sigmoid and
-    additive χ²), W's eigenvalues enter by magnitude: G Gᵀ = E U |Λ|⁻¹ Uᵀ Eᵀ, what
-    scikit-learn's SVD-based normalization gives, instead of dropping the negative part
-    (which would leave fewer columns than scikit-learn's)."""
-    if getattr(kernel, "psd", True):
-        return nystrom_normalization(W, weights=weights, rtol=rtol, dtype=dtype)
-    from scipy.linalg import eigh
-
-    Wd = np.asarray(W, dtype=np.float64)
-    if weights is not None:
-        Wd = Wd * weights[:, None] * weights[None, :]
-    lam, U = eigh(0.5 * (Wd + Wd.T), check_finite=False)
-    order = np.argsort(-np.abs(lam), kind="stable")
-    lam, U = lam[order], U[:, order]
-    mag = np.abs(lam)
-    cut = (default_rtol(dtype) if rtol is None else rtol) * (mag[0] if mag.size else 0.0)
-    keep = mag > cut
-    N = U[:, keep] / np.sqrt(mag[keep])
-    if weights is not None:
-        N *= np.asarray(weights, dtype=np.float64)[:, None]
-    N = np.ascontiguousarray(N, dtype=dtype)
-    return NystromNormalization(N, int(keep.sum()), False, lam[keep])
+    additive χ²), a clearly indefinite W enters by the magnitudes of its eigenvalues:
+    G Gᵀ = E U |Λ|⁻¹ Uᵀ Eᵀ, what scikit-learn's SVD-based normalization gives, instead of
+    dropping the negative part (which would leave fewer columns than scikit-learn's).
+    The same call as for a precomputed K (``psd=False``), so that both paths agree."""
+    return nystrom_normalization(
+        W, weights=weights, rtol=rtol, dtype=dtype, psd=getattr(kernel, "psd", True)
+    )
 
 
 class ExactEigen(_KernelFactor):

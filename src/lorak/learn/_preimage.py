@@ -81,6 +81,15 @@ def fit_preimage(G, X, alpha: float) -> PreImageMap:
         X = X.compute()
     Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
     G = np.asarray(G, dtype=np.float64)
+    if G.shape[0] < 2 or not np.any(np.ptp(G, axis=0) > 0):
+        # the map's bandwidth is the spread of the feature rows: none here
+        raise ValueError(
+            f"the pre-image map (fit_inverse_transform=True) learns from how the feature "
+            f"rows of different training rows differ, but all {G.shape[0]} training rows "
+            "have the same feature row (are all rows of X identical?). Fit on rows that "
+            "differ, or without fit_inverse_transform: the pre-image of a single point is "
+            "that point"
+        )
     kernel = Gaussian(bandwidth="mean_to_centroid").resolve(G)
     A = kernel_block(kernel, G, G)
     A[np.diag_indices_from(A)] += alpha

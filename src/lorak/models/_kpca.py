@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
@@ -243,7 +244,10 @@ class LowRankKernelPCA(_Transformer):
         """
         check_is_fitted(self, "components_")
         if not hasattr(self, "dual_coef_"):
-            raise ValueError("inverse_transform needs fit_inverse_transform=True at fit time")
+            raise NotFittedError(
+                "this LowRankKernelPCA was fitted without fit_inverse_transform=True, so "
+                "it has no pre-image map: set fit_inverse_transform=True and fit again"
+            )
         pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
         return preimage(X, pmap)
 
