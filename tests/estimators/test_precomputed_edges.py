@@ -93,6 +93,10 @@ def test_precomputed_transform_takes_the_landmark_columns(data):
     icd = lorak.IncompleteCholesky(kernel="precomputed", n_components=12).fit(K)
     Kp = pairwise_kernels(Xn, X[icd.component_indices_], metric="rbf", gamma=gamma)
     np.testing.assert_allclose(icd.transform(Kp), icd.transform(Kn_all), rtol=1e-12)
+    y = (X[:, 0] > 0).astype(int)
+    csi = lorak.CSI(kernel="precomputed", n_components=12, random_state=0).fit(K, y)
+    Kc = pairwise_kernels(Xn, X[csi.component_indices_], metric="rbf", gamma=gamma)
+    np.testing.assert_allclose(csi.transform(Kc), csi.transform(Kn_all), rtol=1e-12)
     # any other width: the error names both shapes
     with pytest.raises(ValueError, match=r"\(n_new, 15\).*\(n_new, 60\).*got shape \(9, 7\)"):
         est.transform(Kn_all[:, :7])

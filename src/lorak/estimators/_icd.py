@@ -29,7 +29,10 @@ class IncompleteCholesky(_KernelFactor):
         ``kernel="precomputed"``: ``fit`` takes the n × n training kernel, or a
         :class:`lorak.kernels.KernelColumns` (the diagonal and columns on demand: graph
         or string kernels, only the pivots' columns are computed); ``transform`` takes
-        k(X_new, X_train) (n' × n), of which only the pivots' columns are read.
+        k(X_new, X_train) (n' × n), of which only the pivots' columns are read, or
+        k(X_new, X_train[pivots_]) (n' × r) itself (at r = n the matrix is read as
+        k(X_new, X_train)). K must be symmetric on the pivots: max|W − Wᵀ| ≤
+        √eps · max|W| for W = K[pivots_][:, pivots_].
     n_components : int, default=100
         Maximum rank.
     tol : float, default=0.0
