@@ -541,6 +541,8 @@ def _ssl_plots(result, out_dir):
     present = [m for m in NAMES if any(m in rows for *_, rows in cells)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels) + 0.8), squeeze=False)
     width = 0.85 / len(present)
+    tab = plt.get_cmap("tab20").colors
+    colors = [tab[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # 20 distinct
     for ax, (p, lv) in zip(axes[:, 0], panels, strict=True):
         sets = [(d, rows) for q, d, l2, rows in cells if q == p and l2 == lv]
         x = np.arange(len(sets))
@@ -548,7 +550,13 @@ def _ssl_plots(result, out_dir):
             mean = [rows[m]["mean"] if m in rows else math.nan for _, rows in sets]
             sd = [(rows[m]["std"] or 0.0) if m in rows else 0.0 for _, rows in sets]
             ax.bar(
-                x - 0.425 + width * (j + 0.5), mean, width, yerr=sd, capsize=1.5, label=LABELS[m]
+                x - 0.425 + width * (j + 0.5),
+                mean,
+                width,
+                yerr=sd,
+                capsize=1.5,
+                label=LABELS[m],
+                color=colors[j % len(colors)],
             )
         ax.set_xticks(x, [d for d, _ in sets], fontsize=8)
         ax.set_ylabel("error on unlabeled (%)", fontsize=8)
