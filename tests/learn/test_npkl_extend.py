@@ -35,17 +35,36 @@ def _dense_A(model, n):
 
 
 @pytest.mark.parametrize("extension", ["graph", "ridge"])
-def test_training_rows_give_the_embedding_exactly(iris_split, extension):
+def test_transform_applies_one_rule_whatever_the_storage(iris_split, extension):
+    """transform extends every row, training rows included: the answer depends on the
+    values of a row, not on its container, its signed zeros, order or duplicates; the
+    training rows' learned embedding is embedding_ / fit_transform."""
     Xtr, Xte, _, _, c = iris_split
     m = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
-    np.testing.assert_array_equal(m.transform(Xtr), m.embedding_)
-    np.testing.assert_array_equal(m.transform(Xtr.copy()), m.embedding_)
-    # a batch mixing training rows (in another order) and new rows
+    assert m.fit_transform(Xtr, **c) is m.embedding_
+    ref = m._extend(Xtr)
+    np.testing.assert_array_equal(m.transform(Xtr), ref)
+    np.testing.assert_array_equal(m.transform(Xtr.copy()), ref)
+    # the same rows in a CSR container, with −0.0 for 0.0, in Fortran order
+    Xz = Xtr.copy()
+    Xz[Xz == 0] = -0.0
+    Xz[0, 0], Xz[1, 1] = 0.0, -0.0
+    Xtr2 = Xtr.copy()
+    Xtr2[0, 0], Xtr2[1, 1] = 0.0, 0.0
+    ref2 = m.transform(Xtr2)
+    scale = np.abs(ref2).max()
+    for same in (sp.csr_matrix(Xtr2), Xz, np.asfortranarray(Xtr2)):
+        np.testing.assert_allclose(m.transform(same), ref2, rtol=1e-10, atol=1e-12 * scale)
+    # a batch mixing training rows (in another order) and new rows: row by row the same
     mix = np.vstack([Xte[:4], Xtr[[7, 3]], Xte[4:6]])
     out = m.transform(mix)
-    np.testing.assert_array_equal(out[4:6], m.embedding_[[7, 3]])
+    np.testing.assert_allclose(out[4:6], ref[[7, 3]], rtol=1e-10, atol=1e-12 * scale)
+    np.testing.assert_allclose(out[:4], m.transform(Xte[:4]), rtol=1e-10, atol=1e-12 * scale)
     assert out.shape == (8, m.n_components_)
     assert np.all(np.isfinite(out))
+    # the extension of the training rows is close to, not equal to, the embedding
+    err = np.linalg.norm(ref - m.embedding_) / np.linalg.norm(m.embedding_)
+    assert 0 < err < 0.8
 
 
 @pytest.mark.parametrize("loss", ["linear", "squared_hinge"])
@@ -92,7 +111,7 @@ def test_graph_extension_equals_dense_formula(iris_split):
     d = m._degrees
     ref_u = (Sx / np.sqrt(6.0)) @ (U / np.sqrt(d)[:, None]) / (1.0 + w)
     ref = ref_u * np.sqrt(lam)
-    got = m._extend(Xte)  # (transform gives a held-out duplicate of a training row its row)
+    got = m.transform(Xte)
     # eigenvector signs are a convention: compare column by column up to sign
     for j in range(m.n_components_):
         s = np.sign(U[:, j] @ m.embedding_[:, j])
@@ -140,7 +159,9 @@ def test_sparse_input_and_bad_extension(iris_split, extension):
     Xtr, Xte, _, _, c = iris_split
     m = SimpleNPKL(extension=extension, random_state=0).fit(sp.csr_matrix(Xtr), **c)
     dense = SimpleNPKL(extension=extension, random_state=0).fit(Xtr, **c)
-    np.testing.assert_array_equal(m.transform(sp.csr_matrix(Xtr)), m.embedding_)
+    np.testing.assert_allclose(
+        m.transform(sp.csr_matrix(Xtr)), m.transform(Xtr), rtol=1e-8, atol=1e-10
+    )
     np.testing.assert_allclose(
         m.transform(sp.csr_matrix(Xte)), dense.transform(Xte), rtol=1e-8, atol=1e-10
     )

@@ -40,20 +40,6 @@ RIDGE_LANDMARKS = 200
 RIDGE_ALPHA = 1e-2
 
 
-def _canonical_csr(X, dtype):
-    X = sp.csr_matrix(X, dtype=dtype, copy=True)
-    X.eliminate_zeros()
-    X.sort_indices()
-    return X
-
-
-def _csr_row_keys(X):
-    """One hashable key per row of a canonical CSR matrix (its columns and values)."""
-    for i in range(X.shape[0]):
-        a, b = X.indptr[i], X.indptr[i + 1]
-        yield X.indices[a:b].astype(np.int64).tobytes() + b"|" + X.data[a:b].tobytes()
-
-
 class SimpleNPKL(_Transformer):
     """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
 
@@ -72,9 +58,12 @@ class SimpleNPKL(_Transformer):
 
     Σ_(i,j) runs over ordered pairs, i.e. each constraint counts twice, so that
     Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L as in the paper. The method is
-    transductive — the kernel is learned on the fitted rows only — and
-    :meth:`transform` extends it to new rows (``extension``); on the fitted rows it
-    returns :attr:`embedding_` exactly.
+    transductive — the kernel is learned on the fitted rows only. The training rows'
+    embedding is :attr:`embedding_` (also what :meth:`fit_transform` returns);
+    :meth:`transform` always applies the out-of-sample extension (``extension``), to
+    every row it is given, training rows included, so that its answer depends on the
+    values of a row only, never on how it is stored (dense or sparse, −0.0 or 0.0,
+    row order or duplicates).
 
     Parameters
     ----------
@@ -159,8 +148,8 @@ class SimpleNPKL(_Transformer):
         learned kernel within 1.3·10⁻⁴ (relative Frobenius) and the same kernel
         k-means accuracies.
     extension : {"ridge", "graph"}, default="ridge"
-        How :meth:`transform` embeds a row that is not a training row
-        (:mod:`lorak.learn._npkl_extend`; memory linear in n either way).
+        How :meth:`transform` embeds a row — any row it is given, training rows
+        included (:mod:`lorak.learn._npkl_extend`; memory linear in n either way).
         ``"ridge"``: a ridge map (relative ridge 1e-2) from RBF Nyström features (200
         uniform landmarks, γ = 1/(n_features·Var X), i.e. 1/n_features on standardized
         features) of the training rows to ``embedding_``. ``"graph"``: the Nyström
@@ -226,7 +215,7 @@ class SimpleNPKL(_Transformer):
     max_rank_ : int or None
         The resolved rank cap.
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)
-        The training rows (for :meth:`transform`: exact matches and the extension).
+        The training rows (for :meth:`transform`: the extension's neighbours).
     extension_eigenvalues_ : ndarray of shape (n_components_,)
         The eigenvalues w of A for the columns of ``embedding_`` (used by
         ``extension="graph"``).
@@ -533,15 +522,20 @@ class SimpleNPKL(_Transformer):
         ).embedding_
 
     def transform(self, X):
-        """The learned embedding of the rows of X, training rows or new ones.
+        """The out-of-sample extension of the learned embedding to the rows of X.
 
-        A row equal to a fitted row gets that row's ``embedding_`` row exactly (so
-        ``transform(X_train)`` returns ``embedding_``; a duplicated training row gets
-        its first occurrence). A new row gets the out-of-sample extension chosen by
-        ``extension`` (:mod:`lorak.learn._npkl_extend`): ``"graph"``, the Nyström
+        One rule for every row: each row of X gets the extension chosen by
+        ``extension`` (:mod:`lorak.learn._npkl_extend`) — ``"graph"``, the Nyström
         extension of the eigen-equation of A through the row's ``n_neighbors``
-        nearest training rows; ``"ridge"``, a ridge map from RBF Nyström features.
-        Memory is linear in the number of training rows.
+        nearest training rows; ``"ridge"``, a ridge map from RBF Nyström features. A
+        training row is extended like any other row: ``transform`` does not look
+        training rows up, so its result depends on the values of a row only, not on
+        its memory layout (dense or CSR, −0.0 or 0.0, dtype, order, duplicates). The
+        learned embedding of the training rows themselves is :attr:`embedding_`,
+        which :meth:`fit_transform` returns; ``transform(X_train)`` is the extension
+        of those rows (each treated as a new point: its neighbours include itself),
+        close to ``embedding_`` but not equal to it. Memory is linear in the number
+        of training rows.
 
         Parameters
         ----------
@@ -559,40 +553,16 @@ class SimpleNPKL(_Transformer):
                 "still the learned embedding of the fitted rows; refit to use transform"
             )
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        known = self._training_rows(X)
-        out = np.empty((X.shape[0], self.n_components_))
-        old = known >= 0
-        out[old] = self.embedding_[known[old]]
-        if not old.all():
-            out[~old] = self._extend(X[~old])
-        return out
-
-    def _training_rows(self, X) -> np.ndarray:
-        """For each row of X the index of an equal training row, or −1."""
-        F = self.X_fit_
-        n = X.shape[0]
-        if X is F:
-            return np.arange(n)
-        if sp.issparse(X) or sp.issparse(F):
-            if not (sp.issparse(X) and sp.issparse(F)):
-                return np.full(n, -1, dtype=np.int64)
-            Xs, Fs = _canonical_csr(X, F.dtype), _canonical_csr(F, F.dtype)
-            if Xs.shape == Fs.shape and (Xs != Fs).nnz == 0:
-                return np.arange(n)
-            keys_f, keys_x = _csr_row_keys(Fs), _csr_row_keys(Xs)
-        else:
-            Xc = np.ascontiguousarray(X, dtype=F.dtype)
-            if Xc.shape == F.shape and np.array_equal(Xc, F):
-                return np.arange(n)
-            keys_f = (row.tobytes() for row in np.ascontiguousarray(F))
-            keys_x = (row.tobytes() for row in Xc)
-        index: dict = {}
-        for i, key in enumerate(keys_f):
-            index.setdefault(key, i)
-        return np.array([index.get(key, -1) for key in keys_x], dtype=np.int64)
+        return np.asarray(self._extend(X), dtype=np.float64)
 
     def _extend(self, X) -> np.ndarray:
         if self.extension == "graph":
+            # the query in the training rows' container: the index built on them may
+            # not accept the other one (a kd-tree takes no sparse query)
+            if sp.issparse(self.X_fit_) and not sp.issparse(X):
+                X = sp.csr_matrix(X)
+            elif sp.issparse(X) and not sp.issparse(self.X_fit_):
+                X = X.toarray()
             # the index is rebuilt per call (O(n log n)): only arrays are persisted
             nn = NearestNeighbors(n_neighbors=self._n_neighbors, n_jobs=self.n_jobs)
             neighbors = nn.fit(self.X_fit_).kneighbors(X, return_distance=False)

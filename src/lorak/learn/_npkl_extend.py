@@ -21,7 +21,10 @@ Laplacian of the kNN graph S). Two extensions to a new row x, both O(n) memory:
   kernel on landmarks) to V, W = (ΦᵀΦ + α·I)⁻¹ ΦᵀV, and v_x = Φ(x) W.
 
 Which one :class:`lorak.SimpleNPKL` uses is chosen by measurement (see its
-``extension`` parameter).
+``extension`` parameter). ``SimpleNPKL.transform`` applies it to every row it is
+given, training rows included: it never looks a row up among the training rows (a
+lookup by value would depend on the row's storage — dense or CSR, −0.0 or 0.0), so
+the learned embedding of the training rows is ``embedding_`` / ``fit_transform``.
 """
 
 from __future__ import annotations
