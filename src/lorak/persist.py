@@ -507,6 +507,11 @@ class _Encoder:
         state = getattr(obj, "__dict__", None)
         if not isinstance(state, dict) or getattr(cls, "__slots__", ()):
             raise PersistenceError(f"cannot save {where}: {name} does not keep its state in a dict")
+        problem = _state_problem(cls, state)
+        if problem is not None:  # load would refuse the file: refuse to write it
+            raise PersistenceError(
+                f"cannot save {where}: {name}.{problem}, so lorak.load would refuse the file"
+            )
         if id(obj) in self._stack:
             raise PersistenceError(f"cannot save {where}: it contains itself")
         self._stack.add(id(obj))
@@ -570,16 +575,19 @@ _MAY_HOLD_NAN = frozenset({"duality_gap_", "alignment_scores_", "alignment_facto
 _MAY_HOLD_INF = frozenset({"lam_grid_"})
 
 
-def _check_state(name: str, cls: type, attrs: dict) -> None:
-    """What a decoded lorak object must satisfy: fitted arrays finite, kernels kernels.
+def _state_problem(cls: type, attrs: dict) -> str | None:
+    """What is wrong with the attribute dict of a lorak object, or None.
 
     Arrays of a genuine fit are finite (but for the few attributes listed in
-    ``_MAY_HOLD_NAN`` and ``_MAY_HOLD_INF``), and ``kernel_`` holds a kernel: a file
-    whose checksum was recomputed after editing its state would otherwise load and
-    transform to NaN, or fail later with an AttributeError far from the cause.
+    ``_MAY_HOLD_NAN`` and ``_MAY_HOLD_INF``), and ``kernel_`` holds a kernel (or the
+    string ``"precomputed"`` of an estimator fitted with ``kernel="precomputed"``). The
+    same rule runs when saving (:func:`save` refuses to write what :func:`load` would
+    refuse) and when loading (a file whose checksum was recomputed after editing its
+    state would otherwise load and transform to NaN, or fail later with an
+    AttributeError far from the cause).
     """
     if not cls.__module__.startswith("lorak"):
-        return
+        return None
     from .kernels import Kernel, KernelBank
 
     for key, value in attrs.items():
@@ -590,29 +598,54 @@ def _check_state(name: str, cls: type, attrs: dict) -> None:
             and not np.all(np.isfinite(value))
             and not (key in _MAY_HOLD_INF and not np.any(np.isnan(value) | (value == -np.inf)))
         ):
-            raise PersistenceError(
-                f"corrupt file: {name}.{key} holds NaN or infinity, which a fitted "
-                "lorak estimator never stores; the file was altered or damaged"
+            return f"{key} holds NaN or infinity, which a fitted lorak estimator never stores"
+        if key == "kernel_" and not _is_fitted_kernel(value, attrs, (Kernel, KernelBank)):
+            got = repr(value)[:80] if isinstance(value, str) else type(value).__name__
+            return (
+                "kernel_ must be a lorak kernel, or the string 'precomputed' of an "
+                f"estimator fitted with kernel='precomputed'; got {got}"
             )
-        if key == "kernel_" and not isinstance(value, (Kernel, KernelBank)):
-            raise PersistenceError(
-                f"corrupt file: {name}.kernel_ must be a lorak kernel; got {type(value).__name__}"
-            )
+    return None
 
 
-def _probe(obj, path) -> None:
-    """Run one row through a loaded fitted estimator: a state that decodes but does
-    not fit together (a string where an array belongs, …) fails here, at load time,
-    with a PersistenceError, rather than later with an AttributeError."""
+def _is_fitted_kernel(value, attrs: dict, kernel_types: tuple) -> bool:
+    """What a fitted ``kernel_`` may hold: a lorak kernel (or kernel bank), or — for an
+    estimator fitted with ``kernel="precomputed"`` (Nystroem, IncompleteCholesky, CSI)
+    — the string ``"precomputed"`` itself, which is what those fits store."""
+    if isinstance(value, kernel_types):
+        return True
+    kernel = attrs.get("kernel")
+    return (
+        isinstance(value, str)
+        and value == "precomputed"
+        and isinstance(kernel, str)
+        and kernel == "precomputed"
+    )
+
+
+def _check_state(name: str, cls: type, attrs: dict) -> None:
+    """Refuse a decoded lorak object whose state :func:`_state_problem` rejects."""
+    problem = _state_problem(cls, attrs)
+    if problem is not None:
+        raise PersistenceError(
+            f"corrupt file: {name}.{problem}; the file was altered or damaged"
+        )
+
+
+def _probe_problem(obj) -> tuple[str, BaseException | None] | None:
+    """Run one row of zeros through a fitted estimator's first prediction method.
+
+    Returns None when it answers with finite numbers (or the object is not a fitted
+    estimator with ``n_features_in_``), else ``(what went wrong, the exception)``."""
     n = getattr(obj, "n_features_in_", None)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        return
+        return None
+    import warnings
+
     for method in ("decision_function", "transform", "predict"):
         fn = getattr(obj, method, None)
         if fn is None:
             continue
-        import warnings
-
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -620,17 +653,38 @@ def _probe(obj, path) -> None:
         except NotImplementedError:  # e.g. a transductive estimator
             continue
         except Exception as exc:
-            raise PersistenceError(
-                f"{path}: the loaded {type(obj).__name__} is inconsistent: {method} fails "
-                f"({type(exc).__name__}: {exc}); the file was altered or damaged"
-            ) from exc
+            return f"{method} fails ({type(exc).__name__}: {exc})", exc
         out = np.asarray(out)
         if out.dtype.kind in "fc" and not np.all(np.isfinite(out)):
-            raise PersistenceError(
-                f"{path}: the loaded {type(obj).__name__} gives NaN or infinity from "
-                f"{method}; the file was altered or damaged"
-            )
-        return
+            return f"{method} gives NaN or infinity", None
+        return None
+    return None
+
+
+def _probe(obj, path) -> None:
+    """Run one row through a loaded fitted estimator: a state that decodes but does
+    not fit together (a string where an array belongs, …) fails here, at load time,
+    with a PersistenceError, rather than later with an AttributeError."""
+    problem = _probe_problem(obj)
+    if problem is not None:
+        what, exc = problem
+        raise PersistenceError(
+            f"{path}: the loaded {type(obj).__name__} is inconsistent: {what}; the file "
+            "was altered or damaged"
+        ) from exc
+
+
+def _check_before_save(estimator) -> None:
+    """Refuse to write what :func:`load` would refuse: the same one-row probe that
+    ``load`` runs on what it read (the state rules of ``_state_problem`` run while
+    encoding)."""
+    problem = _probe_problem(estimator)
+    if problem is not None:
+        what, exc = problem
+        raise PersistenceError(
+            f"cannot save this {type(estimator).__name__}: {what} on a row of zeros, so "
+            "lorak.load would refuse the file it would write"
+        ) from exc
 
 
 class _Decoder:
@@ -812,6 +866,10 @@ def save(estimator, path, *, format: str = "lorak") -> None:
         If the object holds something that cannot be stored without pickle: a
         function (a callable kernel or landmark strategy), or an instance of a class
         outside the allowlist (:func:`trusted_classes`, :func:`skops_trusted_types`).
+        Also whenever :func:`load` would refuse the file: a fitted state that load's
+        checks reject (NaN in a fitted array, a ``kernel_`` that is no kernel) or a
+        fitted estimator whose prediction fails on a row of zeros. A file this
+        function writes is one :func:`load` reads back.
     ValueError
         ``format`` is not one of the two names.
     ImportError
@@ -821,12 +879,14 @@ def save(estimator, path, *, format: str = "lorak") -> None:
         raise ValueError(f"format must be one of {_FORMATS}; got {format!r}")
     path = os.fspath(path)
     if format == "skops":
+        _check_before_save(estimator)
         _write_atomic(path, _skops_bytes(estimator))
         return
     from ._version import __version__
 
     enc = _Encoder(trusted_classes())
-    tree = enc.encode(estimator, "estimator")
+    tree = enc.encode(estimator, "estimator")  # refuses a state that load would refuse
+    _check_before_save(estimator)
     state_bytes = json.dumps(tree, allow_nan=False).encode("utf-8")
     buf = io.BytesIO()
     np.savez(buf, **enc.arrays)
