@@ -9,6 +9,7 @@ the math and stores the results as fitted attributes.
   ``decompose/_eigen``); :mod:`._icd` — :class:`IncompleteCholesky` (``decompose/_icd``);
 - :mod:`._csi` — :class:`CSI`; :mod:`._gen_nystrom` — :class:`GeneralizedNystroem`;
   :mod:`._mk_gen_nystrom` — :class:`MultipleKernelGeneralizedNystroem`;
+  :mod:`._graph_factor` — :class:`GraphRegularizedFactor` (``learn/_graph_factor``);
   :mod:`._simple_npkl` — :class:`SimpleNPKL`; :mod:`._lp_mkl` —
   :class:`LowRankMKLClassifier`, :class:`LowRankMKLRegressor`;
   :mod:`._kernel_combination` — the multiple-kernel baselines (:class:`UniformKernelSum`,
@@ -35,6 +36,7 @@ from ._lp_mkl import (
     default_bank,
     regression_bank,
 )
+from ._graph_factor import GraphRegularizedFactor, default_graph_components
 from ._mk_gen_nystrom import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from ._nystrom import ExactEigen, Nystroem
 from ._simple_npkl import SimpleNPKL
@@ -48,6 +50,7 @@ __all__ = [
     "ExactEigen",
     "GLMKLClassifier",
     "GeneralizedNystroem",
+    "GraphRegularizedFactor",
     "IncompleteCholesky",
     "LowRankMKLClassifier",
     "LowRankMKLRegressor",
@@ -58,5 +61,6 @@ __all__ = [
     "bank_factor_state",
     "default_bank",
     "default_gnys_bank",
+    "default_graph_components",
     "regression_bank",
 ]

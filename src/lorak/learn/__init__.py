@@ -15,6 +15,10 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
 - :mod:`._lambda_cv` — λ of both by cross-validation over the labeled rows (the
   estimators' default): :func:`fit_gen_nystrom_cv`, :func:`fit_mk_gen_nystrom_cv`,
   :func:`cv_select_lambda`, :func:`cv_feasible`;
+- :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
+  form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks, the deformation
+  R(γ) and γ with a ridge penalty by closed-form leave-one-out
+  (:func:`select_gamma_penalty`);
 - :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
 - :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
   constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`; its ``C="auto"``
@@ -44,6 +48,22 @@ from ._gen_nystrom import (
     regression_target_factor,
     resolve_target_type,
     solve_gen_nystrom,
+)
+from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
+from ._graph_factor import PENALTY_GRID as GRAPH_PENALTY_GRID
+from ._graph_factor import (
+    AnchorGraph,
+    GammaSelection,
+    GraphDeformation,
+    anchor_bandwidth,
+    anchor_laplacian_gram,
+    deformation,
+    deformation_matrix,
+    graph_laplacian_gram,
+    loo_ridge_scores,
+    ridge_targets,
+    select_gamma_penalty,
+    simplex_projection,
 )
 from ._kernel_combination import (
     WEIGHTINGS,
@@ -103,6 +123,20 @@ from ._simple_npkl import (
 )
 
 __all__ = [
+    "GRAPH_GAMMA_GRID",
+    "GRAPH_PENALTY_GRID",
+    "AnchorGraph",
+    "GammaSelection",
+    "GraphDeformation",
+    "anchor_bandwidth",
+    "anchor_laplacian_gram",
+    "deformation",
+    "deformation_matrix",
+    "graph_laplacian_gram",
+    "loo_ridge_scores",
+    "ridge_targets",
+    "select_gamma_penalty",
+    "simplex_projection",
     "AUTO_C_STEPS",
     "CV_LAMBDA_GRID",
     "DEFAULT_CV_SPLITS",

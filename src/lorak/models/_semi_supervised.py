@@ -22,7 +22,7 @@ from sklearn.utils.metaestimators import available_if
 from .._chunked import ChunkedRowsMixin
 from .._validation import UNLABELED, one_class_error, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
-from ..learn import RIDGE_ALPHAS, parse_semi_supervised_response
+from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_response
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
 
@@ -76,16 +76,31 @@ def _has(attr):
 
 
 def _default_factor():
-    from ..estimators import GeneralizedNystroem  # the estimators sit above the models
+    from ..estimators import GraphRegularizedFactor  # the estimators sit above the models
 
-    return GeneralizedNystroem()
+    return GraphRegularizedFactor(random_state=0)
 
 
 def _default_classifier():
-    from sklearn.svm import LinearSVC
+    from sklearn.linear_model import RidgeClassifierCV
 
-    # random_state fixed: liblinear's dual coordinate descent visits rows in random order
-    return LinearSVC(C=1.0, dual=True, max_iter=10000, random_state=0)
+    # efficient leave-one-out over the labeled rows (scikit-learn's closed form)
+    return RidgeClassifierCV(alphas=GRAPH_PENALTY_GRID)
+
+
+def _chosen_penalty(factor, Q, scale):
+    """The ridge penalty the factor chose with its γ by leave-one-out (``penalty_``),
+    carried over to the head's feature scale; None when it has none.
+
+    The factor scored α on its rows scaled to unit mean squared norm over the training
+    rows, Q/√ms; the head sees s·Q, and a ridge on c·A with penalty α·c² predicts as a
+    ridge on A with α, so α_head = α · s² · ms.
+    """
+    alpha = getattr(factor, "penalty_", None)
+    if alpha is None:
+        return None
+    ms = float(np.mean(np.einsum("ij,ij->i", Q, Q)))
+    return float(alpha) * scale * scale * ms if ms > 0 else None
 
 
 class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
@@ -171,6 +186,12 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         clf = _default_classifier() if self.classifier is None else self.classifier
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
         Q = self._fit_features(X, clone(factor), codes)
+        if self.classifier is None:
+            alpha = _chosen_penalty(self.factor_, Q, self.scale_)
+            if alpha is not None:
+                from sklearn.linear_model import RidgeClassifier
+
+                clf = RidgeClassifier(alpha=alpha)
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.classifier_ = clone(clf).fit(Q[rows], codes_l)
@@ -324,7 +345,13 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         y_all[rows] = y_l
         Q = self._fit_features(X, _as_regression_factor(factor), y_all)
         if self.regressor is None:
-            reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
+            alpha = _chosen_penalty(self.factor_, Q, self.scale_)
+            if alpha is not None:
+                from sklearn.linear_model import Ridge
+
+                reg = Ridge(alpha=alpha)
+            else:
+                reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.regressor_ = clone(reg).fit(Q[rows], y_l)

@@ -1,0 +1,344 @@
+"""A factor deformed by a graph on all the rows: the unlabeled rows shape the kernel.
+
+:class:`GraphRegularizedFactor` wraps any inductive factor (Nyström by default) and
+returns G R with R Rᵀ = (I + γ GᵀLᵖG)⁻¹ — the point-cloud kernel of manifold
+regularization in factor form; its math (derivation, graphs, the choice of γ) is in
+:mod:`lorak.learn._graph_factor`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from .._validation import (
+    UNLABELED,
+    check_generator,
+    check_in_choices,
+    one_class_error,
+    parse_semi_supervised_y,
+    validate_data,
+)
+from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
+from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
+from ..learn import (
+    AnchorGraph,
+    anchor_bandwidth,
+    anchor_laplacian_gram,
+    deformation,
+    deformation_matrix,
+    graph_laplacian_gram,
+    ridge_targets,
+    select_gamma_penalty,
+    parse_semi_supervised_response,
+)
+from ._base import _Transformer, store_params, validate_new_rows
+
+__all__ = ["GraphRegularizedFactor", "default_graph_components"]
+
+#: The default factor's landmark count: n/3, at most this many.
+GRAPH_MAX_COMPONENTS = 1000
+
+
+def default_graph_components(n_samples: int) -> int:
+    """m of the default Nyström factor: ⌈n/3⌉, at most :data:`GRAPH_MAX_COMPONENTS`."""
+    return int(max(1, min(-(-n_samples // 3), GRAPH_MAX_COMPONENTS, n_samples)))
+
+
+def _default_factor(n_samples, random_state):
+    from ..kernels import Gaussian
+    from ._nystrom import Nystroem
+
+    return Nystroem(
+        kernel=Gaussian(bandwidth="mean_pairwise"),
+        landmarks="kmeans",
+        n_components=default_graph_components(n_samples),
+        random_state=random_state,
+    )
+
+
+class GraphRegularizedFactor(_Transformer):
+    """A low-rank factor deformed by a graph on all the rows (manifold regularization).
+
+    ``fit(X, y=None)`` fits ``factor`` on X (G = factor.transform(X), n × m), builds a
+    graph on the rows of X with Laplacian L, and ``transform(X) = factor.transform(X) @
+    R`` with R Rᵀ = (I + γ GᵀLᵖG)⁻¹. The rows' inner products are then the
+    point-cloud kernel of Sindhwani, Niyogi & Belkin (2005)
+
+        k̃(x, z) = k(x, z) − k_xᵀ (I + γ Lᵖ K)⁻¹ γ Lᵖ k_z ,   K = G Gᵀ,
+
+    by the push-through identity (I + MGGᵀ)⁻¹MG = MG(I + GᵀMG)⁻¹ for k_x = G g(x):
+    k̃(x, z) = g(x)ᵀ(I + GᵀMG)⁻¹g(z). A ridge or linear SVM on these rows *is* LapRLS
+    or LapSVM on the factor's kernel, and it is inductive: new rows go through the same
+    m × m matrix R. Unlabeled rows matter: they shape L. Nothing n × n is formed; the
+    anchor graph (the default) costs passes over row chunks of X, linear in n, and
+    works on memmaps.
+
+    Parameters
+    ----------
+    factor : transformer, default=None
+        Any inductive factor (``fit``/``transform`` giving rows G with G Gᵀ ≈ K). None:
+        :class:`lorak.Nystroem` with a Gaussian kernel of width the mean pairwise squared
+        distance, k-means landmarks and m = ⌈n/3⌉ (at most 1000). It is cloned and
+        fitted with ``fit(X, y)``.
+    graph : "anchor", "knn" or sparse matrix, default="anchor"
+        "anchor": the anchor graph of Liu, He & Chang (2010) — each row joined to its
+        ``n_neighbors`` nearest of ``n_anchors`` k-means centres with weights on the
+        simplex; L = I − ZΛ⁻¹Zᵀ (rows → anchors only: no neighbour search among the
+        rows). "knn": the symmetrized k-NN graph of the rows (scikit-learn's
+        ``NearestNeighbors``; exact, so O(n²d) time, in memory) with the normalized
+        Laplacian. A sparse n × n matrix: your symmetric adjacency (normalized
+        Laplacian); every row needs an edge.
+    n_anchors : int or "auto", default="auto"
+        Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000.
+    n_neighbors : int, default=3
+        Anchors per row (anchor graph) or neighbours per row (k-NN graph, where 3 is
+        raised to 10 unless given: a k-NN graph needs more edges to be connected).
+    weights : {"kernel", "lle"}, default="kernel"
+        The anchor graph's weights: Gaussian weights of the squared distances to the
+        row's anchors (width: the mean squared distance to the ``n_neighbors``-th
+        anchor), normalized to sum 1; or "lle", local anchor embedding (the simplex
+        weights that best reconstruct the row from its anchors).
+    power : {1, 2}, default=1
+        The Laplacian's power p in γLᵖ.
+    gamma : float ≥ 0 or "auto", default="auto"
+        The Laplacian's weight, scale-free: γ = gamma · tr(GᵀG)/tr(GᵀLᵖG). "auto":
+        chosen from the labeled rows of ``y`` together with a ridge penalty by
+        closed-form leave-one-out (:data:`lorak.learn.GRAPH_GAMMA_GRID`, 0 — the plain
+        factor — always a candidate; penalties
+        :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; 0: the factor
+        itself.
+    target : {"auto", "classification", "regression"}, default="auto"
+        How ``y`` is read for ``gamma="auto"``: class labels with −1 on unlabeled rows,
+        or real responses with NaN on unlabeled rows ("auto": responses when y is float
+        with NaN).
+    random_state : int, Generator or None, default=None
+        Seeds the anchors' k-means and the default factor.
+
+    Attributes
+    ----------
+    factor_ : the fitted factor.
+    components_ : (m, m) ndarray, R.
+    gamma_ : float, the relative weight used; ``laplacian_weight_`` the absolute γ.
+    penalty_ : float or None, the ridge penalty chosen with ``gamma_`` (for features
+        scaled to unit mean squared row norm over the training rows), None when gamma
+        was given.
+    loo_scores_ : (len(gamma grid), len(penalties), 2) ndarray or None, the
+        leave-one-out error rate and mean squared error behind the choice.
+    anchors_ : (a, d) ndarray or None, the anchor graph's anchors.
+    n_components_ : int, the output width (the factor's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from lorak import GraphRegularizedFactor
+    >>> X, y = make_moons(300, noise=0.05, random_state=0)
+    >>> y_semi = np.full(300, -1); y_semi[:6] = y[:6]          # six labels
+    >>> f = GraphRegularizedFactor(random_state=0).fit(X, y_semi)
+    >>> Q = f.transform(X)
+    >>> Q.shape[0], f.gamma_ > 0          # the moons' two arcs bend the kernel
+    (300, True)
+    """
+
+    _lazy_fit_reason = "its graph and leave-one-out selection read the rows in memory"
+
+    def __init__(
+        self,
+        factor=None,
+        *,
+        graph="anchor",
+        n_anchors="auto",
+        n_neighbors=3,
+        weights="kernel",
+        power=1,
+        gamma="auto",
+        target="auto",
+        random_state=None,
+    ):
+        store_params(self, locals())
+
+    # ------------------------------------------------------------ parameters
+    def _check_params(self, n):
+        name = type(self).__name__
+        if isinstance(self.graph, str):
+            check_in_choices(self.graph, "graph", ("anchor", "knn"))
+        elif not sp.issparse(self.graph):
+            raise TypeError(
+                f"{name}: graph must be 'anchor', 'knn' or a sparse n × n adjacency matrix; "
+                f"got {type(self.graph).__name__}"
+            )
+        check_in_choices(self.weights, "weights", ("kernel", "lle"))
+        check_in_choices(self.target, "target", ("auto", "classification", "regression"))
+        if self.power not in (1, 2) or isinstance(self.power, bool):
+            raise ValueError(f"{name}: power must be 1 or 2; got {self.power!r}")
+        g = self.gamma
+        if not (isinstance(g, str) and g == "auto"):
+            if not isinstance(g, numbers.Real) or isinstance(g, bool) or not (
+                np.isfinite(g) and g >= 0
+            ):
+                raise ValueError(f"{name}: gamma must be 'auto' or a number ≥ 0; got {g!r}")
+        k = self.n_neighbors
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"{name}: n_neighbors must be a positive integer; got {k!r}")
+        if self.graph == "anchor" if isinstance(self.graph, str) else False:
+            a = self._resolve_n_anchors(n)
+            if k > a:
+                raise ValueError(
+                    f"{name}: n_neighbors={k} exceeds n_anchors={a}: each row is joined to "
+                    "n_neighbors of the anchors"
+                )
+        elif isinstance(self.graph, str) and self._knn_neighbors() >= n:
+            raise ValueError(
+                f"{name}: n_neighbors={self._knn_neighbors()} must be below the number of "
+                f"rows, {n}"
+            )
+
+    def _knn_neighbors(self):
+        return 10 if self.n_neighbors == 3 else int(self.n_neighbors)
+
+    def _resolve_n_anchors(self, n):
+        name = type(self).__name__
+        a = self.n_anchors
+        if isinstance(a, str):
+            if a != "auto":
+                raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
+            return int(max(1, min(-(-2 * n // 3), 2000, n)))
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
+            raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
+        if a > n:
+            raise ValueError(
+                f"{name}: n_anchors={a} exceeds the number of rows, {n}: anchors are k-means "
+                "centres of the rows"
+            )
+        return int(a)
+
+    # ------------------------------------------------------------ labels
+    def _targets(self, y, n):
+        """(kind, labeled rows, y passed to the factor, ridge targets) or None."""
+        name = type(self).__name__
+        if y is None:
+            return None
+        yv = np.asarray(y)
+        kind = self.target
+        if kind == "auto":
+            kind = (
+                "regression"
+                if yv.dtype.kind == "f" and np.isnan(yv).any() and yv.ndim == 1
+                else "classification"
+            )
+        if kind == "regression":
+            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
+            y_all = np.full(n, np.nan)
+            y_all[rows] = y_l
+            sd = float(np.std(y_l))
+            T = ((y_l - y_l.mean()) / (sd if sd > 0 else 1.0))[:, None]
+            return kind, rows, y_all, T
+        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+        classes, codes_l = np.unique(y_l, return_inverse=True)
+        if classes.size < 2:
+            raise one_class_error(classes[0], name)
+        codes = np.full(n, UNLABELED, dtype=np.int64)
+        codes[rows] = codes_l
+        return kind, rows, codes, ridge_targets(codes_l, classes.size)
+
+    # ------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        """Fit the factor, build the graph on the rows of X, choose γ (from the labeled
+        rows of y when ``gamma="auto"``) and store R."""
+        name = type(self).__name__
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        n = X.shape[0]
+        self._check_params(n)
+        labels = self._targets(y, n)
+        auto = isinstance(self.gamma, str)
+        if auto:
+            if labels is None:
+                raise ValueError(
+                    f"{name}: gamma='auto' chooses the Laplacian's weight from labeled rows; "
+                    "pass y (class labels with -1 = unlabeled, or responses with NaN = "
+                    "unlabeled), or a number for gamma"
+                )
+            if labels[1].size < 3:
+                raise ValueError(
+                    f"{name}: gamma='auto' needs at least 3 labeled rows for its "
+                    f"leave-one-out choice; y has {labels[1].size}"
+                )
+        rng = check_generator(self.random_state)
+        seed = int(rng.integers(2**31 - 1))
+        factor = _default_factor(n, seed) if self.factor is None else clone(self.factor)
+        if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
+            raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
+        self.factor_ = factor.fit(X, None if labels is None else labels[2])
+        transform = self.factor_.transform
+        self.anchors_ = None
+        if isinstance(self.graph, str) and self.graph == "anchor":
+            from ..landmarks import select_landmarks
+
+            a = self._resolve_n_anchors(n)
+            anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
+            anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors,
+                                 dtype=np.float64)
+            sigma2 = anchor_bandwidth(X, anchors, self.n_neighbors)
+            graph = AnchorGraph(anchors, int(self.n_neighbors), sigma2, self.weights)
+            GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
+            self.anchors_ = anchors
+        else:
+            G = transform(X)
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            if isinstance(self.graph, str):
+                from ..learn import knn_graph
+
+                A = knn_graph(X, self._knn_neighbors())
+            else:
+                A = self._check_graph(self.graph, n)
+            GtG, H = graph_laplacian_gram(G, A, self.power)
+        defo = deformation(GtG, H)
+        self.penalty_, self.loo_scores_ = None, None
+        if auto:
+            kind, rows, _, T = labels
+            G_l = transform(X[rows])
+            G_l = G_l.toarray() if sp.issparse(G_l) else G_l
+            sel = select_gamma_penalty(
+                G_l, defo, T, n, ts=GAMMA_GRID, alphas=PENALTY_GRID,
+                classification=kind == "classification",
+            )
+            t = sel.t
+            self.penalty_, self.loo_scores_ = sel.penalty, sel.scores
+            self.target_type_ = kind
+        else:
+            t = float(self.gamma)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        self.gamma_ = float(t)
+        self.laplacian_weight_ = defo.gamma(t)
+        self.components_ = deformation_matrix(defo, t).astype(dtype)
+        self.n_components_ = int(self.components_.shape[0])
+        return self
+
+    @staticmethod
+    def _check_graph(A, n):
+        if A.shape != (n, n):
+            raise ValueError(f"graph must be an n × n adjacency matrix with n = {n}; got {A.shape}")
+        A = sp.csr_matrix(A, dtype=np.float64)
+        if A.nnz and (not np.all(np.isfinite(A.data)) or A.data.min() < 0):
+            raise ValueError("graph: the adjacency weights must be finite and ≥ 0")
+        if abs(A - A.T).max() > 1e-12 * max(abs(A).max(), 1e-300):
+            raise ValueError("graph: the adjacency matrix must be symmetric (A = Aᵀ)")
+        return A
+
+    def transform(self, X):
+        """Rows of the deformed factor: factor.transform(X) @ R."""
+        X = validate_new_rows(self, X, "components_")
+        G = self.factor_.transform(X)
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if self.laplacian_weight_ == 0:  # γ = 0: the factor itself, exactly
+            return G
+        return G @ self.components_.astype(G.dtype, copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        return tags

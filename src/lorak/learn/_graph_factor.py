@@ -1,0 +1,426 @@
+"""Graph-regularized low-rank factors: manifold regularization in factor form.
+
+The math of :class:`lorak.GraphRegularizedFactor`.
+
+The deformed kernel
+-------------------
+Let K be a kernel on the n training rows with a factor K = G Gᵀ whose new rows map
+inductively, k_x = G g(x) (true of a Nyström factor: g(x) = W^{-1/2} k(Z, x)), and let
+L be a graph Laplacian on the n rows (any power of it: M = γ Lᵖ, γ ≥ 0). The point-cloud
+kernel of Sindhwani, Niyogi & Belkin (2005) is
+
+    k̃(x, z) = k(x, z) − k_xᵀ (I + M K)⁻¹ M k_z .
+
+Any ordinary learner (ridge, SVM) on k̃ is the manifold-regularized learner (LapRLS,
+LapSVM) on k, inductive by construction. With K = G Gᵀ and k_x = G g(x), the
+push-through identity (I + M G Gᵀ)⁻¹ M G = M G (I + Gᵀ M G)⁻¹ gives
+
+    k̃(x, z) = g(x)ᵀ [I − Gᵀ M G (I + Gᵀ M G)⁻¹] g(z) = g(x)ᵀ (I + Gᵀ M G)⁻¹ g(z),
+
+so the deformed factor is G̃ = G R with R Rᵀ = (I + γ GᵀLᵖG)⁻¹. Everything n-sized is
+the m × m matrix H = GᵀLᵖG, one pass over row chunks; its eigendecomposition
+H = V D Vᵀ gives R(γ) = V diag((1 + γD)^{-1/2}) Vᵀ for every γ at once. γ = 0 is the
+plain factor (R = I).
+
+Graphs
+------
+- **Anchor graph** (Liu, He & Chang 2010): each row is joined to its s nearest of a
+  anchors (k-means centres) with weights z_i on the simplex — kernel weights
+  exp(−‖x_i − u_j‖²/σ²) normalized to sum 1 (σ² = the mean squared distance of a row
+  to its s-th nearest anchor), or local anchor embedding (``"lle"``: the simplex
+  weights that best reconstruct x_i from its anchors). With Λ = diag(Zᵀ1) the
+  adjacency A = Z Λ⁻¹ Zᵀ has unit row sums, so L = I − Z Λ⁻¹ Zᵀ is already normalized
+  and GᵀLG = GᵀG − (ZᵀG)ᵀ Λ⁻¹ (ZᵀG): two reductions per chunk of rows, no n × n
+  matrix and no neighbour search among the rows. For p = 2, (LG)ᵀ(LG) needs a second
+  pass (LG = G − Z Λ⁻¹ (ZᵀG) row by row).
+- **k-NN graph**: symmetrized k-NN 0/1 adjacency A, normalized Laplacian
+  L = I − D^{-1/2} A D^{-1/2}, GᵀLG = GᵀG − (D^{-1/2}G)ᵀ A (D^{-1/2}G) by one sparse
+  product.
+- **Your graph**: a symmetric sparse n × n adjacency; normalized as the k-NN graph.
+
+Choosing γ
+----------
+γ is scale-free: ``gamma`` = t means γ = t · tr(GᵀG) / tr(GᵀLᵖG). With labels, t and the
+ridge penalty α of the head are chosen together by closed-form leave-one-out over the
+labeled rows (:func:`loo_ridge_scores`), t = 0 (the plain factor) always a candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import eigh
+
+from .._chunked import reduce_rows
+
+__all__ = [
+    "GAMMA_GRID",
+    "PENALTY_GRID",
+    "AnchorGraph",
+    "GraphDeformation",
+    "anchor_bandwidth",
+    "anchor_block",
+    "anchor_laplacian_gram",
+    "deformation",
+    "deformation_matrix",
+    "graph_laplacian_gram",
+    "GammaSelection",
+    "loo_ridge_scores",
+    "ridge_targets",
+    "select_gamma_penalty",
+    "simplex_projection",
+]
+
+#: Relative Laplacian weights t tried by ``gamma="auto"`` (γ = t·tr(GᵀG)/tr(GᵀLᵖG)).
+GAMMA_GRID = (0.0, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e2, 1e3, 1e4)
+#: Ridge penalties tried with them, for features of unit mean squared row norm.
+PENALTY_GRID = tuple(10.0**k for k in range(-6, 3))
+
+
+# --------------------------------------------------------------------------- anchors
+
+
+def _anchor_sq_dist(A, B, b_sq):
+    """Squared Euclidean distances of the rows of A (dense or CSR) to the rows of B."""
+    if sp.issparse(A):
+        a_sq = np.asarray(A.multiply(A).sum(axis=1)).ravel()
+        cross = np.asarray(A @ B.T)
+    else:
+        A = np.asarray(A, dtype=np.float64)
+        a_sq = np.einsum("ij,ij->i", A, A)
+        cross = A @ B.T
+    D = a_sq[:, None] + b_sq[None, :] - 2.0 * cross
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def _nearest_anchors(D, s):
+    """Indices (sorted by distance) and squared distances of the s nearest columns."""
+    idx = np.argpartition(D, s - 1, axis=1)[:, :s] if s < D.shape[1] else np.argsort(D, axis=1)
+    d = np.take_along_axis(D, idx, axis=1)
+    order = np.argsort(d, axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(d, order, axis=1)
+
+
+def simplex_projection(V):
+    """Each row of V projected onto the probability simplex (Euclidean projection)."""
+    V = np.asarray(V, dtype=np.float64)
+    s = V.shape[1]
+    U = -np.sort(-V, axis=1)
+    css = np.cumsum(U, axis=1) - 1.0
+    k = np.arange(1, s + 1)
+    cond = U - css / k > 0
+    rho = s - 1 - np.argmax(cond[:, ::-1], axis=1)
+    theta = css[np.arange(V.shape[0]), rho] / (rho + 1)
+    return np.maximum(V - theta[:, None], 0.0)
+
+
+def _lae_weights(Xb, anchors, idx, n_steps=60):
+    """Local anchor embedding: min ‖x − Uᵀz‖² over the simplex, by projected gradient
+    (Nesterov-accelerated) for all rows of the block at once."""
+    Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+    U = anchors[idx]  # (b, s, d)
+    Gm = np.einsum("bsd,btd->bst", U, U)  # Gram of each row's anchors
+    c = np.einsum("bsd,bd->bs", U, Xb)
+    L = np.maximum(np.trace(Gm, axis1=1, axis2=2), 1e-300)  # ≥ the largest eigenvalue
+    s = idx.shape[1]
+    z = np.full((Xb.shape[0], s), 1.0 / s)
+    yk, t = z.copy(), 1.0
+    for _ in range(n_steps):
+        grad = np.einsum("bst,bt->bs", Gm, yk) - c
+        z_new = simplex_projection(yk - grad / L[:, None])
+        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        yk = z_new + ((t - 1.0) / t_new) * (z_new - z)
+        z, t = z_new, t_new
+    return z
+
+
+def anchor_block(Xb, anchors, anchor_sq, n_neighbors, sigma2, weights="kernel"):
+    """The anchor graph's rows for a block of rows: (indices (b, s), weights (b, s)),
+    each row's weights on the simplex."""
+    D = _anchor_sq_dist(Xb, anchors, anchor_sq)
+    idx, d = _nearest_anchors(D, n_neighbors)
+    if weights == "lle":
+        return idx, _lae_weights(Xb, anchors, idx)
+    # shifted by the nearest distance: the same weights after normalization, no underflow
+    w = np.exp(-(d - d[:, :1]) / sigma2)
+    w /= w.sum(axis=1, keepdims=True)
+    return idx, w
+
+
+def _reduce(func, X, args, rows=None):
+    """:func:`lorak._chunked.reduce_rows` that also takes a CSR X (sliced by rows)."""
+    if not sp.issparse(X):
+        return reduce_rows(func, X, args=args, rows=rows)
+    X = sp.csr_matrix(X)
+    n = X.shape[0]
+    step = int(rows) if rows else max(1, (8 << 20) // max(1, 8 * X.shape[1]))
+    result = None
+    for s in range(0, n, step):
+        part = func(X[s : s + step], *args)
+        result = part if result is None else tuple(a + b for a, b in zip(result, part)) \
+            if isinstance(part, tuple) else result + part
+    return result
+
+
+def _kth_dist_block(Xb, anchors, anchor_sq, s):
+    D = _anchor_sq_dist(Xb, anchors, anchor_sq)
+    _, d = _nearest_anchors(D, s)
+    return np.array([float(d[:, -1].sum()), float(Xb.shape[0])])
+
+
+def anchor_bandwidth(X, anchors, n_neighbors) -> float:
+    """σ² of the kernel weights: the mean over rows of the squared distance to the
+    s-th nearest anchor (one pass over row chunks)."""
+    anchors = np.asarray(anchors, dtype=np.float64)
+    a_sq = np.einsum("ij,ij->i", anchors, anchors)
+    tot, n = _reduce(_kth_dist_block, X, (anchors, a_sq, n_neighbors))
+    sigma2 = tot / max(n, 1.0)
+    if not np.isfinite(sigma2):
+        raise ValueError(
+            "the anchor graph's bandwidth is not finite (the squared distances overflow "
+            "float64); rescale X"
+        )
+    # every row sits on an anchor (duplicated rows, anchors = rows): any width will do
+    return float(sigma2) if sigma2 > 0 else 1.0
+
+
+@dataclass
+class AnchorGraph:
+    """The anchor graph, held as what defines it (anchors and the weight rule), so that
+    its rows can be recomputed chunk by chunk in every pass over X."""
+
+    anchors: np.ndarray
+    n_neighbors: int
+    sigma2: float
+    weights: str = "kernel"
+    anchor_sq: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.anchors = np.asarray(self.anchors, dtype=np.float64)
+        self.anchor_sq = np.einsum("ij,ij->i", self.anchors, self.anchors)
+
+    @property
+    def n_anchors(self) -> int:
+        return self.anchors.shape[0]
+
+    def rows(self, Xb):
+        """(indices, weights) of a block of rows of X."""
+        return anchor_block(Xb, self.anchors, self.anchor_sq, self.n_neighbors, self.sigma2,
+                            self.weights)
+
+    def dense(self, X) -> np.ndarray:
+        """Z as a dense n × a matrix (tests and small n only)."""
+        idx, w = self.rows(X)
+        Z = np.zeros((idx.shape[0], self.n_anchors))
+        np.put_along_axis(Z, idx, w, axis=1)
+        return Z
+
+
+# --------------------------------------------------------------------------- GᵀLᵖG
+
+
+def _float64_rows(Gb):
+    Gb = Gb.toarray() if sp.issparse(Gb) else Gb
+    return np.asarray(Gb, dtype=np.float64)
+
+
+def _z_block(idx, w, n_anchors):
+    """The block's rows of Z as a CSR matrix (b × a)."""
+    b, s = idx.shape
+    return sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, b * s + 1, s)),
+                         shape=(b, n_anchors))
+
+
+def _anchor_pass1(Xb, transform, graph):
+    G = _float64_rows(transform(Xb))
+    idx, w = graph.rows(Xb)
+    a, m = graph.n_anchors, G.shape[1]
+    Zb = _z_block(idx, w, a)
+    ZtG = np.asarray(Zb.T @ G).reshape(a, m)
+    lam = np.bincount(idx.ravel(), weights=w.ravel(), minlength=a)
+    return G.T @ G, ZtG, lam
+
+
+def _anchor_pass2(Xb, transform, graph, B):
+    G = _float64_rows(transform(Xb))
+    idx, w = graph.rows(Xb)
+    LG = G - np.einsum("bs,bsm->bm", w, B[idx])
+    return LG.T @ LG
+
+
+def anchor_laplacian_gram(X, transform, graph: AnchorGraph, power: int = 1, *, rows=None):
+    """(GᵀG, GᵀLᵖG, Λ) for G = transform(X) and the anchor graph's L = I − ZΛ⁻¹Zᵀ.
+
+    One pass over row chunks of X (two for p = 2); X may be an ndarray, a memmap or a
+    dask array (``rows``: rows per chunk, else the memory budget decides). Anchors that
+    no row chose (Λ_jj = 0) carry no edge and are dropped.
+    """
+    GtG, ZtG, lam = _reduce(_anchor_pass1, X, (transform, graph), rows)
+    used = lam > 0
+    B = np.zeros_like(ZtG)
+    B[used] = ZtG[used] / lam[used, None]
+    if power == 1:
+        H = GtG - ZtG[used].T @ B[used]
+    else:
+        H = _reduce(_anchor_pass2, X, (transform, graph, B), rows)
+    return GtG, _sym_part(H), lam
+
+
+def graph_laplacian_gram(G, A, power: int = 1):
+    """(GᵀG, GᵀLᵖG) for an in-memory G and a symmetric sparse adjacency A with the
+    normalized Laplacian L = I − D^{-1/2} A D^{-1/2}.
+
+    A row of A without any edge (degree 0) is refused: it has no neighbour to be smooth
+    with, and ``n_neighbors`` or the graph is the parameter to change.
+    """
+    G = _float64_rows(G)
+    A = sp.csr_matrix(A, dtype=np.float64)
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    if np.any(deg <= 0):
+        bad = np.flatnonzero(deg <= 0)
+        raise ValueError(
+            f"graph: {bad.size} row(s) have no edge (isolated rows, e.g. row {int(bad[0])}); "
+            "every row needs a neighbour in the graph — pass a connected graph, or a larger "
+            "n_neighbors"
+        )
+    Gs = G / np.sqrt(deg)[:, None]
+    AGs = A @ Gs
+    GtG = G.T @ G
+    if power == 1:
+        H = GtG - Gs.T @ AGs
+    else:
+        LG = G - AGs / np.sqrt(deg)[:, None]
+        H = LG.T @ LG
+    return GtG, _sym_part(H)
+
+
+def _sym_part(H):
+    return 0.5 * (H + H.T)
+
+
+# --------------------------------------------------------------------------- deformation
+
+
+@dataclass
+class GraphDeformation:
+    """H = GᵀLᵖG = V D Vᵀ with the scale of γ: γ = t · scale, scale = tr(GᵀG)/tr(H)."""
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+    scale: float
+    gram: np.ndarray  # GᵀG, for feature scales without another pass
+
+    def gamma(self, t: float) -> float:
+        return float(t) * self.scale
+
+    def matrix(self, t: float) -> np.ndarray:
+        return deformation_matrix(self, t)
+
+
+def deformation(GtG, H) -> GraphDeformation:
+    """The eigendecomposition of H (negative round-off clipped) and γ's scale."""
+    D, V = eigh(H)
+    D = np.maximum(D, 0.0)
+    trH = float(np.sum(D))
+    scale = float(np.trace(GtG)) / trH if trH > 0 else 0.0
+    return GraphDeformation(D, V, scale, np.asarray(GtG))
+
+
+def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
+    """R = V diag((1 + γD)^{-1/2}) Vᵀ, R Rᵀ = (I + γH)⁻¹; exactly I at t = 0."""
+    m = defo.eigenvectors.shape[0]
+    if t == 0 or defo.scale == 0:
+        return np.eye(m)
+    V = defo.eigenvectors
+    f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues)
+    return _sym_part((V * f) @ V.T)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def loo_ridge_scores(F, Y, alphas, *, classification: bool = True):
+    """Closed-form leave-one-out of a ridge with an unpenalized intercept.
+
+    ``F`` (l × r) features of the labeled rows, ``Y`` (l × c) targets (±1 one-vs-rest
+    columns for classes, the responses for regression). For each α: the ridge fitted
+    on l − 1 rows predicts the left-out row as yᵢ − eᵢ/(1 − hᵢᵢ) with e the residuals
+    and h the hat matrix of the full fit (intercept included: hᵢᵢ = 1/l + Σ_k
+    U_ik² s_k²/(s_k² + α) on the centred features). Returns an (len(alphas), 2) array:
+    the LOO error rate (argmax of the columns; NaN for regression) and the LOO mean
+    squared error.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    l = F.shape[0]
+    mu = Y.mean(axis=0)
+    Fc = F - F.mean(axis=0)
+    U, s, _ = np.linalg.svd(Fc, full_matrices=False)
+    keep = s > s[0] * 1e-12 if s.size and s[0] > 0 else np.zeros(s.shape, bool)
+    U, s = U[:, keep], s[keep]
+    UtY = U.T @ (Y - mu)
+    s2 = s * s
+    truth = Y.argmax(axis=1)
+    out = np.empty((len(alphas), 2))
+    for k, a in enumerate(alphas):
+        f = s2 / (s2 + a)
+        fit = U @ (f[:, None] * UtY) + mu
+        h = 1.0 / l + (U * U) @ f
+        loo = Y - (Y - fit) / np.maximum(1.0 - h, 1e-12)[:, None]
+        err = float(np.mean(loo.argmax(axis=1) != truth)) if classification else np.nan
+        out[k] = err, float(np.mean((Y - loo) ** 2))
+    return out
+
+
+def ridge_targets(codes, n_classes):
+    """±1 one-vs-rest columns of integer class codes (as a ridge classifier fits)."""
+    Y = -np.ones((codes.size, n_classes))
+    Y[np.arange(codes.size), codes] = 1.0
+    return Y
+
+
+@dataclass
+class GammaSelection:
+    """What ``select_gamma_penalty`` chose and the leave-one-out table behind it."""
+
+    t: float
+    penalty: float
+    scores: np.ndarray  # (len(ts), len(alphas), 2): LOO error rate, LOO mean squared error
+    ts: tuple
+    alphas: tuple
+
+
+def select_gamma_penalty(
+    G_labeled, defo: GraphDeformation, targets, n_rows: int, *, ts=GAMMA_GRID,
+    alphas=PENALTY_GRID, classification: bool = True,
+) -> GammaSelection:
+    """t (γ's relative weight) and the ridge penalty α chosen together by leave-one-out
+    over the labeled rows.
+
+    The features of each t are the labeled rows of G R(t), scaled to unit mean squared
+    row norm over all n rows (from GᵀG: ‖G R‖_F² = tr(Rᵀ GᵀG R)), the scale the
+    semi-supervised classifier applies, so that α means the same in the head. The key
+    is (LOO error rate, LOO mean squared error) for classes, the LOO mean squared error
+    for responses; ties go to the earlier candidate (smaller t first: the plain factor
+    wins a tie, then the larger α). Only the labeled rows' targets are read.
+    """
+    ts = tuple(float(t) for t in ts)
+    alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))
+    scores = np.empty((len(ts), len(alphas_desc), 2))
+    best = None
+    for i, t in enumerate(ts):
+        R = deformation_matrix(defo, t)
+        ms = float(np.sum(R * (defo.gram @ R))) / max(n_rows, 1)
+        scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
+        F = (np.asarray(G_labeled, dtype=np.float64) @ R) * scale
+        scores[i] = loo_ridge_scores(F, targets, alphas_desc, classification=classification)
+        for k, a in enumerate(alphas_desc):
+            key = (scores[i, k, 0], scores[i, k, 1]) if classification else (scores[i, k, 1],)
+            if best is None or key < best[0]:
+                best = (key, t, a)
+    return GammaSelection(best[1], best[2], scores, ts, alphas_desc)

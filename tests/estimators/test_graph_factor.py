@@ -1,0 +1,160 @@
+"""GraphRegularizedFactor: the estimator around the graph-regularized factor math."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_moons
+
+import lorak
+from lorak import GraphRegularizedFactor, Nystroem, SemiSupervisedFactorClassifier
+from lorak.kernels import Gaussian
+
+
+@pytest.fixture
+def moons():
+    X, y = make_moons(240, noise=0.06, random_state=0)
+    y_semi = np.full(240, -1)
+    lab = np.r_[np.flatnonzero(y == 0)[:4], np.flatnonzero(y == 1)[:4]]
+    y_semi[lab] = y[lab]
+    return X, y, y_semi
+
+
+def _nys():
+    return Nystroem(kernel=Gaussian(bandwidth=0.5), landmarks="kmeans", n_components=40,
+                    random_state=0)
+
+
+def test_gamma_zero_reproduces_the_plain_factor_exactly(moons):
+    X, _, _ = moons
+    f = GraphRegularizedFactor(_nys(), gamma=0.0, random_state=0).fit(X)
+    G = _nys().fit(X).transform(X)
+    assert np.array_equal(f.transform(X), G)
+    assert f.penalty_ is None and f.gamma_ == 0.0
+
+
+def test_fit_is_deterministic_and_the_graph_helps_on_moons(moons):
+    X, y, y_semi = moons
+    a = GraphRegularizedFactor(_nys(), random_state=3).fit(X, y_semi)
+    b = GraphRegularizedFactor(_nys(), random_state=3).fit(X, y_semi)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert (a.gamma_, a.penalty_) == (b.gamma_, b.penalty_)
+    assert a.gamma_ > 0  # 8 labels on two arcs: the graph is worth using
+    clf = SemiSupervisedFactorClassifier(GraphRegularizedFactor(_nys(), random_state=3))
+    clf.fit(X, y_semi)
+    un = y_semi == -1
+    plain = SemiSupervisedFactorClassifier(_nys()).fit(X, y_semi)
+    err = np.mean(clf.transduction_[un] != y[un])
+    assert err < 0.05 and err <= np.mean(plain.transduction_[un] != y[un])
+
+
+def test_transform_is_the_factor_times_R(moons, rng):
+    X, _, y_semi = moons
+    f = GraphRegularizedFactor(_nys(), gamma=10.0, random_state=0).fit(X)
+    Xn = rng.standard_normal((5, 2))
+    np.testing.assert_allclose(f.transform(Xn), f.factor_.transform(Xn) @ f.components_,
+                               rtol=1e-12)
+    # R Rᵀ = (I + γ GᵀLG)⁻¹ has eigenvalues in (0, 1]
+    ev = np.linalg.eigvalsh(f.components_ @ f.components_.T)
+    assert ev.min() > 0 and ev.max() <= 1 + 1e-10
+
+
+@pytest.mark.parametrize("graph", ["anchor", "knn"])
+@pytest.mark.parametrize("power", [1, 2])
+def test_graph_options_fit(moons, graph, power):
+    X, _, y_semi = moons
+    f = GraphRegularizedFactor(_nys(), graph=graph, power=power, random_state=0).fit(X, y_semi)
+    assert f.transform(X).shape == (240, f.n_components_)
+    assert (f.anchors_ is None) == (graph == "knn")
+
+
+def test_your_own_graph(moons):
+    X, _, y_semi = moons
+    A = lorak.learn.knn_graph(X, 8)
+    f = GraphRegularizedFactor(_nys(), graph=A, random_state=0).fit(X, y_semi)
+    g = GraphRegularizedFactor(_nys(), graph="knn", n_neighbors=8, random_state=0).fit(X, y_semi)
+    np.testing.assert_allclose(f.components_, g.components_, rtol=1e-10, atol=1e-12)
+
+
+def test_regression_target(rng):
+    X = rng.uniform(-3, 3, (200, 2))
+    y = np.sin(X[:, 0])
+    ys = np.full(200, np.nan)
+    ys[:30] = y[:30]
+    f = GraphRegularizedFactor(_nys(), random_state=0).fit(X, ys)
+    assert f.target_type_ == "regression" and f.penalty_ is not None
+    reg = lorak.SemiSupervisedFactorRegressor().fit(X, ys)
+    assert reg.score(X[30:], y[30:]) > 0.8
+
+
+def test_float32_kept(moons):
+    X, _, y_semi = moons
+    f = GraphRegularizedFactor(_nys(), random_state=0).fit(X.astype(np.float32), y_semi)
+    assert f.transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_inputs_are_not_modified(moons):
+    X, _, y_semi = moons
+    X0, y0 = X.copy(), y_semi.copy()
+    GraphRegularizedFactor(_nys(), random_state=0).fit(X, y_semi)
+    assert np.array_equal(X, X0) and np.array_equal(y_semi, y0)
+
+
+def test_sparse_input_gives_the_dense_result(moons):
+    X, _, y_semi = moons
+    a = GraphRegularizedFactor(_nys(), gamma=5.0, random_state=0).fit(X)
+    b = GraphRegularizedFactor(_nys(), gamma=5.0, random_state=0).fit(sp.csr_matrix(X))
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-8, atol=1e-10)
+
+
+def test_save_and_load(moons, tmp_path):
+    X, _, y_semi = moons
+    f = GraphRegularizedFactor(_nys(), random_state=0).fit(X, y_semi)
+    lorak.save(f, tmp_path / "g.lorak")
+    g = lorak.load(tmp_path / "g.lorak")
+    np.testing.assert_array_equal(g.transform(X), f.transform(X))
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_anchors": 500}, "n_anchors=500 exceeds the number of rows"),
+        ({"n_anchors": 2, "n_neighbors": 3}, "n_neighbors=3 exceeds n_anchors=2"),
+        ({"power": 3}, "power must be 1 or 2"),
+        ({"gamma": -1.0}, "gamma must be 'auto' or a number"),
+        ({"graph": "full"}, "graph"),
+        ({"weights": "heat"}, "weights"),
+        ({"n_anchors": "many"}, "n_anchors must be"),
+    ],
+)
+def test_bad_parameters_name_themselves(moons, params, match):
+    X, _, y_semi = moons
+    with pytest.raises(ValueError, match=match):
+        GraphRegularizedFactor(_nys(), **params).fit(X, y_semi)
+
+
+def test_isolated_rows_in_your_graph_are_refused(moons):
+    X, _, y_semi = moons
+    A = lorak.learn.knn_graph(X, 5).tolil()
+    A[7, :] = 0
+    A[:, 7] = 0
+    with pytest.raises(ValueError, match="no edge"):
+        GraphRegularizedFactor(_nys(), graph=A.tocsr()).fit(X, y_semi)
+
+
+def test_gamma_auto_needs_labels(moons):
+    X, _, y_semi = moons
+    with pytest.raises(ValueError, match="gamma='auto' chooses"):
+        GraphRegularizedFactor(_nys()).fit(X)
+    few = np.full(240, -1)
+    few[[0, 1]] = [0, 1]
+    with pytest.raises(ValueError, match="at least 3 labeled rows"):
+        GraphRegularizedFactor(_nys()).fit(X, few)
+
+
+def test_libsvm_labels_are_explained(moons):
+    X, y, _ = moons
+    with pytest.raises(ValueError, match="unlabeled"):
+        GraphRegularizedFactor(_nys()).fit(X, 2 * y - 1)

@@ -1,0 +1,190 @@
+"""The math of graph-regularized factors (lorak.learn._graph_factor) against dense
+references on small n: the push-through identity, GᵀLᵖG by chunks, leave-one-out."""
+
+import dask.array as da
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import Ridge
+
+from lorak.learn import (
+    AnchorGraph,
+    anchor_bandwidth,
+    anchor_laplacian_gram,
+    deformation,
+    deformation_matrix,
+    graph_laplacian_gram,
+    knn_graph,
+    loo_ridge_scores,
+    ridge_targets,
+    select_gamma_penalty,
+    simplex_projection,
+)
+
+
+def _data(rng, n=60, d=4, m=12):
+    X = rng.standard_normal((n, d))
+    P = rng.standard_normal((d, m))
+    G = np.tanh(X @ P)  # any row map x -> g(x) serves as a factor
+    return X, P, G
+
+
+def _anchor_graph(rng, X, a=9, s=3, weights="kernel"):
+    anchors = X[rng.choice(X.shape[0], a, replace=False)] + 0.01
+    return AnchorGraph(anchors, s, anchor_bandwidth(X, anchors, s), weights)
+
+
+def _dense_laplacian(Z):
+    lam = Z.sum(axis=0)
+    used = lam > 0
+    return np.eye(Z.shape[0]) - Z[:, used] @ np.diag(1 / lam[used]) @ Z[:, used].T
+
+
+@pytest.mark.parametrize("weights", ["kernel", "lle"])
+def test_anchor_rows_lie_on_the_simplex(rng, weights):
+    X, _, _ = _data(rng)
+    Z = _anchor_graph(rng, X, weights=weights).dense(X)
+    assert np.all(Z >= 0)
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all((Z > 0).sum(axis=1) <= 3)
+
+
+def test_lae_weights_reconstruct_better_than_kernel_weights(rng):
+    X, _, _ = _data(rng, n=80, d=3)
+    anchors = X[rng.choice(80, 20, replace=False)] + 0.05
+    errs = {}
+    for w in ("kernel", "lle"):
+        g = AnchorGraph(anchors, 4, anchor_bandwidth(X, anchors, 4), w)
+        errs[w] = np.linalg.norm(X - g.dense(X) @ anchors)
+    assert errs["lle"] < errs["kernel"]
+
+
+def test_simplex_projection_is_the_euclidean_projection(rng):
+    V = rng.standard_normal((50, 5)) * 3
+    P = simplex_projection(V)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(P >= 0)
+    # optimality: for any other simplex point q, (v − p)·(q − p) ≤ 0
+    Q = simplex_projection(rng.standard_normal((50, 5)))
+    assert np.all(np.einsum("ij,ij->i", V - P, Q - P) <= 1e-10)
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_anchor_gram_equals_the_dense_laplacian(rng, power):
+    X, P, G = _data(rng)
+    graph = _anchor_graph(rng, X)
+    GtG, H, lam = anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph, power)
+    L = _dense_laplacian(graph.dense(X))
+    Lp = L if power == 1 else L @ L
+    np.testing.assert_allclose(GtG, G.T @ G, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(H, G.T @ Lp @ G, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(lam, graph.dense(X).sum(axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_anchor_gram_by_chunks_equals_in_memory(rng, tmp_path, power):
+    X, P, _ = _data(rng, n=57)
+    graph = _anchor_graph(rng, X)
+
+    def f(B):
+        return np.tanh(np.asarray(B) @ P)
+
+    ref = anchor_laplacian_gram(X, f, graph, power)
+    mm = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", shape=X.shape)
+    mm[:] = X
+    for Xc in (mm, da.from_array(X, chunks=(10, 4))):
+        got = anchor_laplacian_gram(Xc, f, graph, power)
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+    # chunks of 8 rows: the same sums
+    got = anchor_laplacian_gram(X, f, graph, power, rows=8)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_knn_gram_equals_the_normalized_laplacian(rng, power):
+    X, _, G = _data(rng)
+    A = knn_graph(X, 5)
+    GtG, H = graph_laplacian_gram(G, A, power)
+    d = np.asarray(A.sum(axis=1)).ravel()
+    L = np.eye(60) - A.toarray() / np.sqrt(np.outer(d, d))
+    Lp = L if power == 1 else L @ L
+    np.testing.assert_allclose(H, G.T @ Lp @ G, rtol=1e-9, atol=1e-9)
+
+
+def test_isolated_rows_are_refused(rng):
+    _, _, G = _data(rng, n=10)
+    A = sp.lil_matrix((10, 10))
+    for i in range(8):
+        A[i, (i + 1) % 8] = A[(i + 1) % 8, i] = 1.0
+    with pytest.raises(ValueError, match=r"graph: 2 row\(s\) have no edge"):
+        graph_laplacian_gram(G, A.tocsr())
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_factor_form_equals_the_dense_deformed_kernel(rng, power):
+    """G R (G R)ᵀ = K − K(I + MK)⁻¹MK with K = GGᵀ, M = γLᵖ; on new rows x, z (k_x = G g(x))
+    k̃(x, z) = g(x)ᵀg(z) − k_xᵀ(I + MK)⁻¹M k_z."""
+    X, P, G = _data(rng)
+    graph = _anchor_graph(rng, X)
+    GtG, H, _ = anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph, power)
+    defo = deformation(GtG, H)
+    t = 3.0
+    R = deformation_matrix(defo, t)
+    np.testing.assert_allclose(R @ R.T, np.linalg.inv(np.eye(12) + defo.gamma(t) * H), rtol=1e-9,
+                               atol=1e-12)
+    L = _dense_laplacian(graph.dense(X))
+    M = defo.gamma(t) * (L if power == 1 else L @ L)
+    K = G @ G.T
+    dense = K - K @ np.linalg.solve(np.eye(60) + M @ K, M @ K)
+    np.testing.assert_allclose((G @ R) @ (G @ R).T, dense, rtol=1e-8, atol=1e-10)
+    Gn = np.tanh(rng.standard_normal((7, 4)) @ P)
+    kx = G @ Gn.T  # k(X, x_new) of the factor's kernel
+    dense_new = Gn @ Gn.T - kx.T @ np.linalg.solve(np.eye(60) + M @ K, M @ kx)
+    np.testing.assert_allclose((Gn @ R) @ (Gn @ R).T, dense_new, rtol=1e-8, atol=1e-10)
+
+
+def test_gamma_zero_is_exactly_the_identity(rng):
+    X, P, G = _data(rng)
+    graph = _anchor_graph(rng, X)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2])
+    assert np.array_equal(deformation_matrix(defo, 0.0), np.eye(12))
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_loo_scores_equal_explicit_leave_one_out(rng, classification):
+    F = rng.standard_normal((25, 6))
+    if classification:
+        codes = rng.integers(0, 3, 25)
+        Y = ridge_targets(codes, 3)
+    else:
+        Y = (F @ rng.standard_normal(6) + 0.3 * rng.standard_normal(25))[:, None]
+    alphas = (10.0, 0.1)
+    got = loo_ridge_scores(F, Y, alphas, classification=classification)
+    for k, a in enumerate(alphas):
+        preds = np.empty_like(Y)
+        for i in range(25):
+            keep = np.arange(25) != i
+            preds[i] = Ridge(alpha=a).fit(F[keep], Y[keep]).predict(F[i : i + 1])
+        np.testing.assert_allclose(got[k, 1], np.mean((Y - preds) ** 2), rtol=1e-8)
+        if classification:
+            assert got[k, 0] == np.mean(preds.argmax(axis=1) != Y.argmax(axis=1))
+
+
+def test_selection_is_deterministic_and_reads_only_labeled_rows(rng):
+    X, P, G = _data(rng, n=80)
+    graph = _anchor_graph(rng, X)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2])
+    rows = np.arange(0, 80, 4)
+    codes = (X[rows, 0] > 0).astype(int)
+    T = ridge_targets(codes, 2)
+    a = select_gamma_penalty(G[rows], defo, T, 80)
+    b = select_gamma_penalty(G[rows].copy(), defo, T.copy(), 80)
+    assert (a.t, a.penalty) == (b.t, b.penalty)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert a.t in a.ts and a.penalty in a.alphas
+    # the key is minimal over the table: no candidate has a lower LOO error
+    errs = a.scores[..., 0]
+    i, k = a.ts.index(a.t), a.alphas.index(a.penalty)
+    assert errs[i, k] == errs.min()
