@@ -200,3 +200,53 @@ def test_csi_minus_one_marker_matches_nan():
     ys = np.where(ym == -1, "-1", y.astype(str))
     s = CSI(unlabeled=-1, n_components=6, random_state=0).fit(X, ys)
     np.testing.assert_array_equal(s.pivots_, a.pivots_)
+
+
+# ---------------------------------------------------------------- issue 30, items 8 and 14
+
+
+@pytest.mark.parametrize(
+    ("ml", "cl", "where"),
+    [([[-1, 2]], None, "must_link"), (None, [[0, 1], [3, -2]], "cannot_link")],
+)
+def test_to_pairs_refuses_negative_indices(ml, cl, where):
+    with pytest.raises(ValueError, match=rf"{where} holds the pair .*negative index"):
+        to_pairs(ml, cl)
+    with pytest.raises(ValueError, match="negative index"):
+        to_pairs(ml, cl, X=np.zeros((5, 2)))
+
+
+def test_from_pairs_shows_the_offending_labels():
+    with pytest.raises(ValueError, match=r"booleans \[True\].*np\.where"):
+        from_pairs([[0, 1], [1, 2]], [True, True])
+    with pytest.raises(ValueError, match=r"booleans \[False, True\]"):
+        from_pairs([[0, 1], [1, 2]], np.array([True, False]))
+    with pytest.raises(ValueError, match=r"\[0, 2\]"):
+        from_pairs([[0, 1], [1, 2], [2, 3]], [1, 0, 2])
+    with pytest.raises(ValueError, match=r"\['1'\]"):
+        from_pairs([[0, 1]], ["1"])
+    with pytest.raises(ValueError, match="negative index"):
+        from_pairs([[0, -1]], [1])
+
+
+@pytest.mark.parametrize("pairs", [[], np.empty((0, 2)), np.empty((0, 2, 3))])
+def test_from_pairs_without_pairs_says_so(pairs):
+    with pytest.raises(ValueError, match="no pairs") as info:
+        from_pairs(pairs, [], X=np.zeros((4, 3)) if np.ndim(pairs) == 3 else None)
+    assert "n_samples" not in str(info.value)
+
+
+def test_restrict_constraints_says_the_subset_dropped_every_pair():
+    with pytest.raises(ValueError, match=r"subset dropped every constraint.*2 pair"):
+        restrict_constraints([[0, 1]], [[2, 3]], [5, 6, 7])
+    # some kept: no error; none given: empty, no error
+    ml, cl = restrict_constraints([[0, 1]], [[2, 3]], [0, 1])
+    assert ml.tolist() == [[0, 1]] and cl.shape == (0, 2)
+    ml, cl = restrict_constraints(None, None, [0, 1])
+    assert ml.shape == cl.shape == (0, 2)
+    with pytest.raises(ValueError, match="negative index"):
+        restrict_constraints([[0, -1]], None, [0, 1])
+    # through SimpleNPKL's sample_index, the same message
+    X = np.random.default_rng(0).standard_normal((10, 2))
+    with pytest.raises(ValueError, match="subset dropped every constraint"):
+        SimpleNPKL().fit(X, must_link=[[20, 21]], cannot_link=[[20, 22]], sample_index=np.arange(10))

@@ -560,7 +560,15 @@ def _index_pairs(pairs, name: str) -> np.ndarray:
     if a.dtype.kind not in "iu":
         if a.dtype.kind != "f" or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
             raise ValueError(f"{name} must hold integer row indices; got dtype {a.dtype}")
-    return a.astype(np.int64)
+    a = a.astype(np.int64)
+    if a.min() < 0:
+        r = int(np.argmin(a.min(axis=1)))
+        raise ValueError(
+            f"{name} holds the pair {tuple(int(v) for v in a[r])} (row {r}) with a negative "
+            "index; pairs are 0-based row indices of X (a negative index does not count "
+            "from the end)"
+        )
+    return a
 
 
 def from_pairs(pairs, y, X=None, *, n_samples: int | None = None) -> PairwiseConstraints:
@@ -608,13 +616,30 @@ def from_pairs(pairs, y, X=None, *, n_samples: int | None = None) -> PairwiseCon
         raise ValueError(
             f"pairs must have shape (p, 2) (indices) or (p, 2, n_features) (points); got {P.shape}"
         )
+    if idx.shape[0] == 0:
+        raise ValueError(
+            "from_pairs got no pairs (pairs is empty): pass at least one pair of row "
+            "indices, shape (p, 2), or of points, shape (p, 2, n_features), with its +1/-1 "
+            "label in y"
+        )
     if yv.ndim != 1 or yv.shape[0] != idx.shape[0]:
         raise ValueError(f"y must have shape ({idx.shape[0]},), one per pair; got {yv.shape}")
-    if yv.dtype.kind not in "iuf" or not np.all(np.isin(yv, (1, -1))):
-        bad = [v for v in np.unique(yv).tolist() if v not in (1, -1)]
+    if yv.dtype.kind == "b":
+        values = sorted(set(yv.tolist()))
         raise ValueError(
             f"y must be +1 (similar pair: must-link) or -1 (dissimilar: cannot-link); got "
-            f"{bad[:5]!r}"
+            f"booleans {values!r} (dtype bool): recode them, e.g. np.where(y, 1, -1)"
+        )
+    if yv.dtype.kind not in "iuf" or not np.all(np.isin(yv, (1, -1))):
+        try:
+            bad = [v for v in np.unique(yv).tolist() if v not in (1, -1)]
+        except TypeError:  # values numpy cannot sort (mixed objects)
+            bad = [v for v in dict.fromkeys(yv.tolist()) if v not in (1, -1)]
+        if not bad:  # +1/-1 spelt in another dtype (strings, objects)
+            bad = list(dict.fromkeys(yv.tolist()))
+        raise ValueError(
+            f"y must be +1 (similar pair: must-link) or -1 (dissimilar: cannot-link); got "
+            f"{bad[:5]!r} (dtype {yv.dtype})"
         )
     if n_samples is None:
         if X is not None:
@@ -635,6 +660,13 @@ def restrict_constraints(must_link, cannot_link, sample_index, n_samples: int | 
     Returns
     -------
     (must_link, cannot_link) : two int64 arrays of shape (·, 2)
+
+    Raises
+    ------
+    ValueError
+        ``sample_index`` is not 1-D integer ids, holds a negative id, or does not
+        have ``n_samples`` entries; a pair holds a negative id; or pairs were given and
+        the subset dropped every one of them (no pair has both rows in the subset).
 
     Examples
     --------
@@ -664,9 +696,17 @@ def restrict_constraints(must_link, cannot_link, sample_index, n_samples: int | 
     def keep(p):
         if p.size == 0:
             return p
-        if p.min() < 0:
-            raise ValueError(f"constraints hold a negative row id ({int(p.min())})")
         q = local[p]
         return q[(q >= 0).all(axis=1)]
 
-    return keep(ml), keep(cl)
+    ml_kept, cl_kept = keep(ml), keep(cl)
+    given = len(ml) + len(cl)
+    if given and len(ml_kept) + len(cl_kept) == 0:
+        raise ValueError(
+            f"the subset dropped every constraint: none of the {given} pair(s) "
+            f"({len(ml)} must-link, {len(cl)} cannot-link) has both of its rows among the "
+            f"{ids.size} ids of sample_index (a pair is kept only when both of its rows are "
+            "in the subset); check that sample_index holds the ids the pairs use, or use a "
+            "larger subset"
+        )
+    return ml_kept, cl_kept
