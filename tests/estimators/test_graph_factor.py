@@ -20,8 +20,9 @@ def moons():
 
 
 def _nys():
-    return Nystroem(kernel=Gaussian(bandwidth=0.5), landmarks="kmeans", n_components=40,
-                    random_state=0)
+    return Nystroem(
+        kernel=Gaussian(bandwidth=0.5), landmarks="kmeans", n_components=40, random_state=0
+    )
 
 
 def test_gamma_zero_reproduces_the_plain_factor_exactly(moons):
@@ -51,8 +52,7 @@ def test_transform_is_the_factor_times_R(moons, rng):
     X, _, y_semi = moons
     f = GraphRegularizedFactor(_nys(), gamma=10.0, random_state=0).fit(X)
     Xn = rng.standard_normal((5, 2))
-    np.testing.assert_allclose(f.transform(Xn), f.factor_.transform(Xn) @ f.components_,
-                               rtol=1e-12)
+    np.testing.assert_allclose(f.transform(Xn), f.factor_.transform(Xn) @ f.components_, rtol=1e-12)
     # R Rᵀ = (I + γ GᵀLG)⁻¹ has eigenvalues in (0, 1]
     ev = np.linalg.eigvalsh(f.components_ @ f.components_.T)
     assert ev.min() > 0 and ev.max() <= 1 + 1e-10

@@ -94,11 +94,11 @@ def test_anchor_gram_by_chunks_equals_in_memory(rng, tmp_path, power):
     mm[:] = X
     for Xc in (mm, da.from_array(X, chunks=(10, 4))):
         got = anchor_laplacian_gram(Xc, f, graph, power)
-        for a, b in zip(got, ref):
+        for a, b in zip(got, ref, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
     # chunks of 8 rows: the same sums
     got = anchor_laplacian_gram(X, f, graph, power, rows=8)
-    for a, b in zip(got, ref):
+    for a, b in zip(got, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
@@ -132,8 +132,9 @@ def test_factor_form_equals_the_dense_deformed_kernel(rng, power):
     defo = deformation(GtG, H)
     t = 3.0
     R = deformation_matrix(defo, t)
-    np.testing.assert_allclose(R @ R.T, np.linalg.inv(np.eye(12) + defo.gamma(t) * H), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        R @ R.T, np.linalg.inv(np.eye(12) + defo.gamma(t) * H), rtol=1e-9, atol=1e-12
+    )
     L = _dense_laplacian(graph.dense(X))
     M = defo.gamma(t) * (L if power == 1 else L @ L)
     K = G @ G.T

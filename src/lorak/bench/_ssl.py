@@ -199,7 +199,12 @@ def factor_column(name, label, make_factor, *, kmeans, extra=None, applies=None,
         from ..models import SemiSupervisedFactorClassifier
 
         Z = kmeans_landmarks(task) if kmeans else None
-        clf = SemiSupervisedFactorClassifier(make_factor(task, Z), **clf_kw)
+        kw = dict(clf_kw)
+        if "classifier" not in kw:  # the paper's classifier: a linear SVM, C = 1
+            from sklearn.svm import LinearSVC
+
+            kw["classifier"] = LinearSVC(C=1.0, dual=True, max_iter=10000, random_state=0)
+        clf = SemiSupervisedFactorClassifier(make_factor(task, Z), **kw)
         clf.fit(task.data.X, semi_labels(task))
         return SSLOutput(
             unlabeled_error(clf.transduction_, task), {} if extra is None else extra(clf)

@@ -31,9 +31,9 @@ from ..learn import (
     deformation,
     deformation_matrix,
     graph_laplacian_gram,
+    parse_semi_supervised_response,
     ridge_targets,
     select_gamma_penalty,
-    parse_semi_supervised_response,
 )
 from ._base import _Transformer, store_params, validate_new_rows
 
@@ -48,7 +48,7 @@ def default_graph_components(n_samples: int) -> int:
     return int(max(1, min(-(-n_samples // 3), GRAPH_MAX_COMPONENTS, n_samples)))
 
 
-def _default_factor(n_samples, random_state):
+def _default_nystroem(n_samples, random_state):
     from ..kernels import Gaussian
     from ._nystrom import Nystroem
 
@@ -177,24 +177,27 @@ class GraphRegularizedFactor(_Transformer):
             raise ValueError(f"{name}: power must be 1 or 2; got {self.power!r}")
         g = self.gamma
         if not (isinstance(g, str) and g == "auto"):
-            if not isinstance(g, numbers.Real) or isinstance(g, bool) or not (
-                np.isfinite(g) and g >= 0
+            if (
+                not isinstance(g, numbers.Real)
+                or isinstance(g, bool)
+                or not (np.isfinite(g) and g >= 0)
             ):
                 raise ValueError(f"{name}: gamma must be 'auto' or a number ≥ 0; got {g!r}")
         k = self.n_neighbors
         if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"{name}: n_neighbors must be a positive integer; got {k!r}")
+        if n < 2:
+            raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
         if self.graph == "anchor" if isinstance(self.graph, str) else False:
             a = self._resolve_n_anchors(n)
-            if k > a:
+            if k > a and not isinstance(self.n_anchors, str):
                 raise ValueError(
                     f"{name}: n_neighbors={k} exceeds n_anchors={a}: each row is joined to "
                     "n_neighbors of the anchors"
                 )
         elif isinstance(self.graph, str) and self._knn_neighbors() >= n:
             raise ValueError(
-                f"{name}: n_neighbors={self._knn_neighbors()} must be below the number of "
-                f"rows, {n}"
+                f"{name}: n_neighbors={self._knn_neighbors()} must be below the number of rows, {n}"
             )
 
     def _knn_neighbors(self):
@@ -205,7 +208,9 @@ class GraphRegularizedFactor(_Transformer):
         a = self.n_anchors
         if isinstance(a, str):
             if a != "auto":
-                raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
+                raise ValueError(
+                    f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}"
+                )
             return int(max(1, min(-(-2 * n // 3), 2000, n)))
         if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
             raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
@@ -269,7 +274,7 @@ class GraphRegularizedFactor(_Transformer):
                 )
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
-        factor = _default_factor(n, seed) if self.factor is None else clone(self.factor)
+        factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
         if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
             raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
@@ -280,10 +285,11 @@ class GraphRegularizedFactor(_Transformer):
 
             a = self._resolve_n_anchors(n)
             anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
-            anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors,
-                                 dtype=np.float64)
-            sigma2 = anchor_bandwidth(X, anchors, self.n_neighbors)
-            graph = AnchorGraph(anchors, int(self.n_neighbors), sigma2, self.weights)
+            anchors = np.asarray(
+                anchors.toarray() if sp.issparse(anchors) else anchors, dtype=np.float64
+            )
+            sigma2 = anchor_bandwidth(X, anchors, min(int(self.n_neighbors), a))
+            graph = AnchorGraph(anchors, min(int(self.n_neighbors), a), sigma2, self.weights)
             GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
             self.anchors_ = anchors
         else:
@@ -303,7 +309,12 @@ class GraphRegularizedFactor(_Transformer):
             G_l = transform(X[rows])
             G_l = G_l.toarray() if sp.issparse(G_l) else G_l
             sel = select_gamma_penalty(
-                G_l, defo, T, n, ts=GAMMA_GRID, alphas=PENALTY_GRID,
+                G_l,
+                defo,
+                T,
+                n,
+                ts=GAMMA_GRID,
+                alphas=PENALTY_GRID,
                 classification=kind == "classification",
             )
             t = sel.t

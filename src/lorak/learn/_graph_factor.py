@@ -59,6 +59,7 @@ __all__ = [
     "GAMMA_GRID",
     "PENALTY_GRID",
     "AnchorGraph",
+    "GammaSelection",
     "GraphDeformation",
     "anchor_bandwidth",
     "anchor_block",
@@ -66,7 +67,6 @@ __all__ = [
     "deformation",
     "deformation_matrix",
     "graph_laplacian_gram",
-    "GammaSelection",
     "loo_ridge_scores",
     "ridge_targets",
     "select_gamma_penalty",
@@ -156,13 +156,25 @@ def _reduce(func, X, args, rows=None):
         return reduce_rows(func, X, args=args, rows=rows)
     X = sp.csr_matrix(X)
     n = X.shape[0]
-    step = int(rows) if rows else max(1, (8 << 20) // max(1, 8 * X.shape[1]))
+    step = int(rows) if rows else 2048
     result = None
     for s in range(0, n, step):
         part = func(X[s : s + step], *args)
-        result = part if result is None else tuple(a + b for a, b in zip(result, part)) \
-            if isinstance(part, tuple) else result + part
+        if result is None:
+            result = part
+        elif isinstance(part, tuple):
+            result = tuple(a + b for a, b in zip(result, part, strict=True))
+        else:
+            result = result + part
     return result
+
+
+def _block_rows(width: int) -> int:
+    """Rows per chunk so that a chunk's rows × ``width`` float64 blocks (distances to the
+    anchors, factor rows) stay within the memory budget."""
+    from .._config import get_config
+
+    return max(64, int(get_config()["memory_budget"]) // (8 * 4 * max(width, 1)))
 
 
 def _kth_dist_block(Xb, anchors, anchor_sq, s):
@@ -176,7 +188,8 @@ def anchor_bandwidth(X, anchors, n_neighbors) -> float:
     s-th nearest anchor (one pass over row chunks)."""
     anchors = np.asarray(anchors, dtype=np.float64)
     a_sq = np.einsum("ij,ij->i", anchors, anchors)
-    tot, n = _reduce(_kth_dist_block, X, (anchors, a_sq, n_neighbors))
+    rows = _block_rows(anchors.shape[0])
+    tot, n = _reduce(_kth_dist_block, X, (anchors, a_sq, n_neighbors), rows)
     sigma2 = tot / max(n, 1.0)
     if not np.isfinite(sigma2):
         raise ValueError(
@@ -208,8 +221,9 @@ class AnchorGraph:
 
     def rows(self, Xb):
         """(indices, weights) of a block of rows of X."""
-        return anchor_block(Xb, self.anchors, self.anchor_sq, self.n_neighbors, self.sigma2,
-                            self.weights)
+        return anchor_block(
+            Xb, self.anchors, self.anchor_sq, self.n_neighbors, self.sigma2, self.weights
+        )
 
     def dense(self, X) -> np.ndarray:
         """Z as a dense n × a matrix (tests and small n only)."""
@@ -230,8 +244,7 @@ def _float64_rows(Gb):
 def _z_block(idx, w, n_anchors):
     """The block's rows of Z as a CSR matrix (b × a)."""
     b, s = idx.shape
-    return sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, b * s + 1, s)),
-                         shape=(b, n_anchors))
+    return sp.csr_matrix((w.ravel(), idx.ravel(), np.arange(0, b * s + 1, s)), shape=(b, n_anchors))
 
 
 def _anchor_pass1(Xb, transform, graph):
@@ -258,6 +271,8 @@ def anchor_laplacian_gram(X, transform, graph: AnchorGraph, power: int = 1, *, r
     dask array (``rows``: rows per chunk, else the memory budget decides). Anchors that
     no row chose (Λ_jj = 0) carry no edge and are dropped.
     """
+    if rows is None:
+        rows = _block_rows(graph.n_anchors + X.shape[1] if not sp.issparse(X) else graph.n_anchors)
     GtG, ZtG, lam = _reduce(_anchor_pass1, X, (transform, graph), rows)
     used = lam > 0
     B = np.zeros_like(ZtG)
@@ -396,8 +411,14 @@ class GammaSelection:
 
 
 def select_gamma_penalty(
-    G_labeled, defo: GraphDeformation, targets, n_rows: int, *, ts=GAMMA_GRID,
-    alphas=PENALTY_GRID, classification: bool = True,
+    G_labeled,
+    defo: GraphDeformation,
+    targets,
+    n_rows: int,
+    *,
+    ts=GAMMA_GRID,
+    alphas=PENALTY_GRID,
+    classification: bool = True,
 ) -> GammaSelection:
     """t (γ's relative weight) and the ridge penalty α chosen together by leave-one-out
     over the labeled rows.

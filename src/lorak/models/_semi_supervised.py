@@ -1,13 +1,11 @@
 """A low-rank factor fitted on all rows plus a linear model on the labeled ones.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. These downstream models have no math of their own: any factor
-(:class:`lorak.GeneralizedNystroem` by default) and any scikit-learn classifier
-(:class:`SemiSupervisedFactorClassifier`, −1 = unlabeled) or regressor
-(:class:`SemiSupervisedFactorRegressor`, NaN = unlabeled; default head a ridge at the
-penalty the factor's λ cross-validation chose with its learned kernel, else a RidgeCV
-over the same penalties, :data:`lorak.learn.RIDGE_ALPHAS`).
-"""
+These downstream models have no math of their own: any factor and any scikit-learn
+classifier (:class:`SemiSupervisedFactorClassifier`, −1 = unlabeled) or regressor
+(:class:`SemiSupervisedFactorRegressor`, NaN = unlabeled). By default the factor is
+:class:`lorak.GraphRegularizedFactor` (a Nyström factor deformed by an anchor graph on
+all the rows) and the head a ridge at the penalty the factor chose with its graph
+weight by leave-one-out over the labeled rows."""
 
 from __future__ import annotations
 
@@ -149,11 +147,22 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
     Parameters
     ----------
-    factor : transformer, default=GeneralizedNystroem()
+    factor : transformer, default=GraphRegularizedFactor(random_state=0)
         Cloned and fitted with ``fit(X, y_codes)`` where ``y_codes`` are integer class
-        codes with −1 for unlabeled rows.
-    classifier : classifier, default=LinearSVC(C=1.0, dual=True, random_state=0)
-        Cloned and fitted on the labeled rows' features.
+        codes with −1 for unlabeled rows. The default is a Nyström factor (Gaussian
+        kernel, k-means landmarks, m = ⌈n/3⌉ ≤ 1000) deformed by an anchor graph on all
+        the rows, R Rᵀ = (I + γGᵀLG)⁻¹: the unlabeled rows shape the kernel, and γ = 0
+        (plain Nyström) is among the candidates of its leave-one-out choice.
+        ``GeneralizedNystroem()`` (a kernel learned from the labels on the landmarks'
+        span) was the default before; pass it to keep that pipeline.
+    classifier : classifier, default=None
+        Cloned and fitted on the labeled rows' features. None: when the factor chose a
+        ridge penalty with its graph weight (``penalty_``, by closed-form leave-one-out
+        over the labeled rows), a ``RidgeClassifier`` at that penalty (carried over to
+        this feature scale); otherwise ``RidgeClassifierCV`` (efficient leave-one-out
+        over :data:`lorak.learn.GRAPH_PENALTY_GRID`). The earlier default,
+        ``LinearSVC(C=1)``, never tuned its C; measured numbers are in the
+        ``lorak bench ssl`` report.
     feature_scale : "mean_norm", None or float, default="mean_norm"
         "mean_norm": multiply the features by 1/√(mean ‖qᵢ‖²) over the training rows
         (unit mean squared row norm, i.e. trace(K̃)/n = 1), a factor stored in
@@ -278,8 +287,9 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
 
     Parameters
     ----------
-    factor : transformer, default=GeneralizedNystroem()
-        Cloned and fitted with ``fit(X, y)`` (NaN = unlabeled). A factor with a
+    factor : transformer, default=GraphRegularizedFactor(random_state=0)
+        Cloned and fitted with ``fit(X, y)`` (NaN = unlabeled); the default chooses its
+        graph weight with a ridge penalty by leave-one-out over the labeled responses. A factor with a
         ``target`` parameter left at "auto" gets ``target="regression"``, one with an
         ``unlabeled`` parameter left at None gets ``unlabeled=np.nan`` (CSI), so that
         integer-valued responses are not read as classes.
