@@ -224,14 +224,14 @@ def oracle(rep):
 
     from lorak.kernels import kernel_block
     from lorak.learn import GenNystromProblem, ideal_kernel, psd_factor, solve_gen_nystrom
-    from lorak.learn._lambda_cv import CV_LAMBDA_GRID, _w_eig, prior_factor
+    from lorak.learn._gen_nystrom import CV_LAMBDA_GRID, kept_eigenpairs, prior_factor
 
     E = kernel_block(rep.kernel, rep.X, rep.Z)
     W = kernel_block(rep.kernel, rep.Z, rep.Z)
     yl = rep.y[rep.lab]
     P = GenNystromProblem.from_blocks(E[rep.lab], W, ideal_kernel(yl, centered=True))
     grid = sorted(CV_LAMBDA_GRID)
-    factors = {math.inf: prior_factor(_w_eig(W, 1e-10))}
+    factors = {math.inf: prior_factor(kept_eigenpairs(W, 1e-10))}
     x = None
     for lam in reversed(grid):
         res = solve_gen_nystrom(P, lam, 1.0, x0=x, tol=1e-3, history=False)

@@ -27,7 +27,7 @@ from lorak.learn import (
     resolve_target_type,
     score_ridge_candidates,
 )
-from lorak.learn._lambda_cv import cv_folds
+from lorak.learn._gen_nystrom import cv_folds
 
 
 def _curve(n=120, seed=0, n_labeled=30):

@@ -29,6 +29,8 @@ __all__ = [
     "check_rtol",
     "float_dtype",
     "one_class_error",
+    "parse_class_labels",
+    "parse_semi_supervised_response",
     "parse_semi_supervised_y",
     "validate_data",
 ]
@@ -286,6 +288,58 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
     y_l = y[labeled]
     check_classification_y(y_l)
     return labeled, y_l
+
+
+def parse_class_labels(y, n_samples: int, *, owner: str):
+    """Class labels of a semi-supervised fit: (labeled rows, their labels, classes).
+
+    −1 marks unlabeled rows (:func:`parse_semi_supervised_y`); a float y holding NaN is
+    refused with the hint that NaN marks unlabeled rows of real-valued responses
+    (``target="regression"``); the labeled rows must hold two classes at least.
+    """
+    yv = np.asarray(y) if y is not None else None
+    if yv is not None and yv.dtype.kind == "f" and np.isnan(yv).any():
+        raise ValueError(
+            f"{owner}: y contains NaN; mark unlabeled rows with -1 for class labels (the "
+            "scikit-learn semi-supervised convention), or pass target='regression' for "
+            "real-valued responses with NaN on the unlabeled rows"
+        )
+    rows, y_l = parse_semi_supervised_y(y, n_samples, owner=owner)
+    classes = np.unique(y_l)
+    if classes.size < 2:
+        raise one_class_error(classes[0], owner)
+    return rows, y_l, classes
+
+
+def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
+    """Split a real-valued ``y`` into (labeled row indices, responses); NaN = unlabeled.
+
+    For regression targets NaN marks the unlabeled rows and −1 is an ordinary value
+    (−1 stays the marker of class labels). At least 2 labeled rows, all finite.
+    """
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None; give responses "
+            "with NaN on the unlabeled rows"
+        )
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{owner}: a regression target needs numeric y (NaN = unlabeled); got {exc}"
+        ) from exc
+    if np.isinf(y).any():
+        raise ValueError(f"{owner}: y contains infinity; mark unlabeled rows with NaN")
+    rows = np.flatnonzero(~np.isnan(y))
+    if rows.size < 2:
+        raise ValueError(
+            f"{owner}: y has n_samples={rows.size} labeled row(s) (NaN = unlabeled); a "
+            "regression target needs at least 2"
+        )
+    return rows, y[rows]
 
 
 def one_class_error(label, owner) -> ValueError:

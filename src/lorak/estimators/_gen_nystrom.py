@@ -1,7 +1,8 @@
 """The generalized Nyström factor (Zhang et al. 2017, §3) as a scikit-learn transformer.
 
 A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: here :func:`lorak.learn.fit_gen_nystrom`. Fitted on labeled and
+decompose/<stem>: here :func:`lorak.learn.fit_generalized_nystroem` (package
+:mod:`lorak.learn._gen_nystrom`). Fitted on labeled and
 unlabeled rows (``y = -1`` marks unlabeled rows, the :mod:`sklearn.semi_supervised`
 convention) or on must-link groups — or, with real-valued responses (NaN marks the
 unlabeled rows), on the regression target K* = ỹỹᵀ; ``transform`` gives the virtual samples
@@ -27,8 +28,8 @@ from .._validation import (
     check_generator,
     check_in_choices,
     check_lambda,
-    one_class_error,
-    parse_semi_supervised_y,
+    parse_class_labels,
+    parse_semi_supervised_response,
 )
 from ..kernels import kernel_block
 from ..landmarks import select_landmarks
@@ -36,14 +37,9 @@ from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
-    cv_criterion,
-    fit_gen_nystrom,
-    fit_gen_nystrom_cv,
+    fit_generalized_nystroem,
     ideal_kernel,
     must_link_target,
-    parse_semi_supervised_response,
-    prior_fit,
-    psd_factor,
     regression_target,
     resolve_target_type,
 )
@@ -108,17 +104,7 @@ class _LabelLearnedFactor:
         if kind == "regression":
             rows, y_l = parse_semi_supervised_response(y, n, owner=name)
             return kind, rows, y_l, None
-        yv = np.asarray(y) if y is not None else None
-        if yv is not None and yv.dtype.kind == "f" and np.isnan(yv).any():
-            raise ValueError(
-                f"{name}: y contains NaN; mark unlabeled rows with -1 for class labels (the "
-                "scikit-learn semi-supervised convention), or pass target='regression' for "
-                "real-valued responses with NaN on the unlabeled rows"
-            )
-        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
-        classes = np.unique(y_l)
-        if classes.size < 2:
-            raise one_class_error(classes[0], name)
+        rows, y_l, classes = parse_class_labels(y, n, owner=name)
         return kind, rows, y_l, classes
 
     def _solver_options(self):
@@ -130,11 +116,12 @@ class _LabelLearnedFactor:
             "rtol": self.rtol,
         }
 
-    def _store_choice(self, fit, cv, criterion, rows, classes, kind, landmarks):
+    def _store_choice(self, fit, rows, classes, kind, landmarks):
         """The fitted attributes of the λ choice and of the labels both estimators set."""
+        cv = fit.cv
         self.lam_ = fit.lam
         self.lam_grid_ = fit.lam_grid
-        self.criterion_ = criterion if isinstance(self.lam, str) else None
+        self.criterion_ = fit.criterion
         self.alignment_scores_ = fit.scores
         self.objective_history_ = list(fit.objective_history)
         self.objective_ = fit.objective
@@ -221,7 +208,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         norm), over ``lam_grid`` and λ = ∞, the plain Nyström kernel itself; the error
         counts are smoothed over neighbouring λ, ties go to the smaller held-out hinge
         loss, then to the larger λ, so that labels that do not help leave plain
-        Nyström's kernel. See :mod:`lorak.learn._lambda_cv`. Measured on 28 data sets
+        Nyström's kernel. See :mod:`lorak.learn._gen_nystrom._cv`. Measured on 28 data sets
         (SSL book, the paper's Table 1, scikit-learn's and lorak's generated sets; 100
         labels, error on the unlabeled rows, 10 repetitions; the pipeline of
         :class:`~lorak.SemiSupervisedFactorClassifier`): "cv" beats plain k-means
@@ -247,7 +234,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         "admm" (diagonally preconditioned ADMM, exact step; the default without
         must-link groups), "fista" (accelerated projected gradient in the same metric;
         the default with must-link groups), "pg" (the paper's Armijo projected
-        gradient; slow, for comparison). See :mod:`lorak.learn._gen_nystrom`.
+        gradient; slow, for comparison). See :mod:`lorak.learn._gen_nystrom._problem`.
     tol : float, default=1e-4
         Relative residual tolerance of the final solve (the λ path uses
         max(tol, 1e-2)); 1e-4 gives objective values within ~1e-6 relative of the
@@ -391,7 +378,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             must be linked (§3.3).
         """
         X = self._validate_fit_X(X)
-        grid = self._check_params()
+        self._check_params()
         n = X.shape[0]
         m = self._resolve_n_components(n)
         rows, K, mask, classes, kind, y_l = self._side_information(y, must_link, n)
@@ -406,38 +393,23 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         El = kernel_block(self.kernel_, Xl, Z64)
         W = kernel_block(self.kernel_, Z64, Z64)
-        criterion = self.criterion if mask is None or self.criterion != "cv" else "paper"
-        criterion = cv_criterion(criterion, self.lam, y_l, kind, type(self).__name__)
-        cv = None
-        if criterion == "cv" and (isinstance(self.lam, str) or np.isinf(self.lam)):
-            fit, cv = fit_gen_nystrom_cv(
-                El,
-                W,
-                K,
-                y_l,
-                lam=self.lam,
-                lam_grid=self.lam_grid,
-                beta=self.beta,
-                center_ideal=bool(self.center_ideal),
-                n_splits=self.cv,
-                rng=rng,
-                target=kind,
-                **self._solver_options(),
-            )
-        elif not isinstance(self.lam, str) and np.isinf(self.lam):
-            fit = prior_fit(El, W, K, beta=self.beta, mask=mask, rtol=self.rtol)
-        else:
-            fit = fit_gen_nystrom(
-                El,
-                W,
-                K,
-                mask=mask,
-                lam=self.lam,
-                lam_grid=grid,
-                beta=self.beta,
-                criterion="paper" if criterion == "cv" else criterion,
-                **self._solver_options(),
-            )
+        fit = fit_generalized_nystroem(
+            El,
+            W,
+            K,
+            y=y_l,
+            mask=mask,
+            target=kind,
+            lam=self.lam,
+            lam_grid=self.lam_grid,
+            beta=self.beta,
+            criterion=self.criterion,
+            center_ideal=bool(self.center_ideal),
+            n_splits=self.cv,
+            rng=rng,
+            owner=type(self).__name__,
+            **self._solver_options(),
+        )
         if not fit.converged:
             res = fit.info.get("primal_residual", fit.info.get("gradient_mapping_residual"))
             warnings.warn(
@@ -447,8 +419,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        # the solver's factor when it made one (S = F Fᵀ in W's metric already)
-        F = fit.F if fit.F is not None else psd_factor(fit.S, self.rtol, metric=W)
+        F = fit.F  # S = F Fᵀ over the spectrum kept in W's metric
         if F.shape[1] == 0:
             raise ValueError(
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "
@@ -461,7 +432,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         self.S0_ = fit.S0
         self.beta_ = fit.beta
         self.alignment_factors_ = np.column_stack([fit.rho_prior, fit.rho_target])
-        self._store_choice(fit, cv, criterion, rows, classes, kind, lm)
+        self._store_choice(fit, rows, classes, kind, lm)
         self.normalization_ = np.ascontiguousarray(F, dtype=X.dtype)
         self.n_components_ = F.shape[1]
         self.n_landmarks_ = Z.shape[0]

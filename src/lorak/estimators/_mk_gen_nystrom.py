@@ -7,7 +7,7 @@ Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the t
 and any new X.
 
 A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. The math here is :mod:`lorak.learn._mk_gen_nystrom`; the factor
+decompose/<stem>. The math here is :mod:`lorak.learn._gen_nystrom._multiple`; the factor
 bank (shared landmarks, chunked transform) is :class:`lorak.decompose.FactorBank`.
 
 >>> import numpy as np
@@ -37,14 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._validation import check_generator
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
-from ..learn import (
-    DEFAULT_CV_SPLITS,
-    cv_criterion,
-    fit_mk_gen_nystrom,
-    fit_mk_gen_nystrom_cv,
-    psd_factor,
-    regression_target_factor,
-)
+from ..learn import DEFAULT_CV_SPLITS, fit_mk_generalized_nystroem, regression_target_factor
 from ..metrics import ideal_kernel_factor
 from ._base import _LandmarkFactor, shared_landmarks, store_params, validate_new_rows
 from ._gen_nystrom import _LabelLearnedFactor
@@ -82,7 +75,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     problem of :class:`lorak.GeneralizedNystroem` with the residual target, then the
     closed-form α (eq. 19), then an exact subspace step T^(j) ← c_j T^(j) + e_j S₀^(j)
     (ours; without it the alternation crawls at large λ — see
-    :mod:`lorak.learn._mk_gen_nystrom`). λ is chosen
+    :mod:`lorak.learn._gen_nystrom._multiple`). λ is chosen
     on a grid by Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (§6.2).
 
     The learned kernel is k̃(x, x') = Σ_j k_j(x, Z) T^(j) k_j(Z, x'); ``transform``
@@ -255,7 +248,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     def fit(self, X, y=None):
         """Learn the blocks and weights from the labeled rows of y (−1 = unlabeled)."""
         X = self._validate_fit_X(X)
-        grid = self._check_params()
+        self._check_params()
         n = X.shape[0]
         name = type(self).__name__
         kind, rows, y_l, classes = self._labels(y, n)
@@ -277,32 +270,21 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         Els = bank.blocks(Xl, Z64)
         Ws = bank.blocks(Z64, Z64)
-        criterion = cv_criterion(self.criterion, self.lam, y_l, kind, name)
-        cv = None
-        if criterion == "cv" or (not isinstance(self.lam, str) and np.isinf(self.lam)):
-            fit, cv = fit_mk_gen_nystrom_cv(
-                Els,
-                Ws,
-                Y,
-                y_l,
-                lam=self.lam,
-                lam_grid=self.lam_grid,
-                center_ideal=bool(self.center_ideal),
-                n_splits=self.cv,
-                rng=rng,
-                target=kind,
-                **self._solver_options(),
-            )
-        else:
-            fit = fit_mk_gen_nystrom(
-                Els,
-                Ws,
-                Y,
-                lam=self.lam,
-                lam_grid=grid,
-                criterion=criterion,
-                **self._solver_options(),
-            )
+        fit = fit_mk_generalized_nystroem(
+            Els,
+            Ws,
+            Y,
+            y=y_l,
+            target=kind,
+            lam=self.lam,
+            lam_grid=self.lam_grid,
+            criterion=self.criterion,
+            center_ideal=bool(self.center_ideal),
+            n_splits=self.cv,
+            rng=rng,
+            owner=name,
+            **self._solver_options(),
+        )
         if not fit.converged:
             warnings.warn(
                 f"{name}: the alternation reached max_iter={self.max_iter} at lam={fit.lam:g} "
@@ -310,7 +292,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        Fs = [psd_factor(T, self.rtol, metric=Wj) for T, Wj in zip(fit.T, Ws, strict=True)]
+        Fs = fit.F  # T^(j) = F_j F_jᵀ in W_j's metric
         if sum(F.shape[1] for F in Fs) == 0:
             raise ValueError(
                 "the learned kernel is zero (the labels pull every block to 0); raise lam or "
@@ -327,7 +309,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         self.S0_ = list(fit.S0)
         self.alignment_factors_ = np.column_stack([fit.rho_blocks, fit.rho_target])
         self.inner_iter_ = int(fit.n_solves)
-        self._store_choice(fit, cv, criterion, rows, classes, kind, lm)
+        self._store_choice(fit, rows, classes, kind, lm)
         self.normalizations_ = [np.ascontiguousarray(F, dtype=X.dtype) for F in Fs]
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])
         self.n_components_ = int(self.block_ranks_.sum())

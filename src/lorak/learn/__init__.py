@@ -4,17 +4,16 @@ A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
 decompose/<stem>. Each module here is the math of the estimator of the same stem in
 :mod:`lorak.estimators`, which imports it through this package:
 
-- :mod:`._gen_nystrom` — generalized Nyström, single kernel (Zhang et al. 2017, §3):
-  :func:`fit_gen_nystrom` (λ path with the alignment criterion, β heuristic /
-  optimized), :class:`GenNystromProblem` (objective (7), its gradient, the closed form
-  of eq. 12–13, the criterion of eq. 15), :func:`solve_gen_nystrom` (one λ),
-  :func:`ideal_kernel`, :func:`must_link_target`, :func:`closed_form`, and the
-  regression target :func:`regression_target` (K* = ỹỹᵀ of the scaled responses);
-- :mod:`._mk_gen_nystrom` — the same with multiple kernels (§4):
-  :func:`fit_mk_gen_nystrom`;
-- :mod:`._lambda_cv` — λ of both by cross-validation over the labeled rows (the
-  estimators' default): :func:`fit_gen_nystrom_cv`, :func:`fit_mk_gen_nystrom_cv`,
-  :func:`cv_select_lambda`, :func:`cv_feasible`;
+- :mod:`._gen_nystrom` — generalized Nyström (Zhang et al. 2017), a package with one
+  module per concern: the targets (:func:`ideal_kernel`, :func:`regression_target`,
+  :func:`must_link_target`, :func:`resolve_target_type`), objective (7) and its solvers
+  (:class:`GenNystromProblem`, :func:`solve_gen_nystrom`, :func:`closed_form`, β of
+  eq. 8 / Appendix A), the λ path of the alignment criterion (:func:`fit_gen_nystrom`,
+  and :func:`prior_fit`, its λ = ∞ end), λ by cross-validation over the labeled rows
+  (:func:`fit_gen_nystrom_cv`, :func:`cv_select_lambda`, their multiple-kernel twins),
+  the multiple-kernel method of §4 (:func:`fit_mk_gen_nystrom`), and the estimators'
+  one call each, which decides how λ is chosen (:func:`fit_generalized_nystroem`,
+  :func:`fit_mk_generalized_nystroem`);
 - :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
   form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks, the deformation
   R(γ) and γ with a ridge penalty by closed-form leave-one-out
@@ -30,23 +29,39 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
   alignment, centred alignment): :func:`combination_weights`.
 """
 
+from .._validation import parse_semi_supervised_response
 from ._csi import CSIResult, csi, csi_q
 from ._gen_nystrom import (
+    CV_LAMBDA_GRID,
+    DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
+    RIDGE_ALPHAS,
     SOLVERS,
     TARGET_TYPES,
     GenNystromFit,
     GenNystromProblem,
+    LambdaCV,
+    MKGenNystromFit,
     closed_form,
+    cv_criterion,
+    cv_feasible,
+    cv_select_lambda,
     fit_gen_nystrom,
+    fit_gen_nystrom_cv,
+    fit_generalized_nystroem,
+    fit_mk_gen_nystrom,
+    fit_mk_gen_nystrom_cv,
+    fit_mk_generalized_nystroem,
     ideal_kernel,
+    mk_cv_select_lambda,
     must_link_target,
-    parse_semi_supervised_response,
     pinv_psd,
+    prior_fit,
     psd_factor,
     regression_target,
     regression_target_factor,
     resolve_target_type,
+    score_ridge_candidates,
     solve_gen_nystrom,
 )
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
@@ -72,20 +87,6 @@ from ._kernel_combination import (
     alignment_statistics_from_kernels,
     combination_weights,
 )
-from ._lambda_cv import (
-    CV_LAMBDA_GRID,
-    DEFAULT_CV_SPLITS,
-    RIDGE_ALPHAS,
-    LambdaCV,
-    cv_criterion,
-    cv_feasible,
-    cv_select_lambda,
-    fit_gen_nystrom_cv,
-    fit_mk_gen_nystrom_cv,
-    mk_cv_select_lambda,
-    prior_fit,
-    score_ridge_candidates,
-)
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import BankFactors, LpMKLResult, bank_factors, lp_mkl, uniform_weights
 from ._lp_mkl_regression import (
@@ -99,7 +100,6 @@ from ._lp_mkl_regression import (
     svr_newton,
     weighted_ridge,
 )
-from ._mk_gen_nystrom import MKGenNystromFit, fit_mk_gen_nystrom
 from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
 from ._npkl_extend import extension_eigenvalues, graph_extension, ridge_map
 from ._preimage import (
@@ -176,8 +176,10 @@ __all__ = [
     "extension_eigenvalues",
     "fit_gen_nystrom",
     "fit_gen_nystrom_cv",
+    "fit_generalized_nystroem",
     "fit_mk_gen_nystrom",
     "fit_mk_gen_nystrom_cv",
+    "fit_mk_generalized_nystroem",
     "fit_preimage",
     "gcv_scores",
     "graph_extension",

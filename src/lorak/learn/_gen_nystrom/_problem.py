@@ -1,4 +1,4 @@
-"""Generalized Nyström low-rank decomposition, single kernel (Zhang et al. 2017, §3).
+"""Objective (7) of generalized Nyström and its solvers: one λ, β heuristic or optimized.
 
 Notation (the paper's §3): landmarks Z (m of them), E_l = k(X_l, Z) (l × m) for the labeled
 rows, W = k(Z, Z), K* the l × l ideal kernel (eq. 6), S₀ = β W⁺ the prior (eq. 5). The
@@ -19,6 +19,7 @@ T is the unconstrained minimizer — the closed form of eq. 12–13 (the paper w
 P = A/√λ = U Λ Uᵀ and S̃ᵢⱼ = Q̃ᵢⱼ/(1 + ΛᵢᵢΛⱼⱼ); same thing, see :func:`closed_form`).
 So (7) is the *weighted nearest PSD matrix* problem min_{X⪰0} Σ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)², with
 weights spanning λ … λ + a²_max (10⁻⁵ … 10⁷ on Digit1).
+
 
 Decisions
 ---------
@@ -47,23 +48,6 @@ Decisions
   is ≥ 10⁻⁵ (2–3× cheaper at m = 150–1000; their ~10⁻⁷ relative error is far below the
   tolerance), in float64 below. The returned S is made exactly PSD by the eigenvalue
   clip of :func:`psd_factor` (the estimator's ``S_`` = F Fᵀ).
-- λ path (λ = "auto", eq. 14–15): the grid is solved from the largest λ down, each λ
-  warm-started from the previous solution, to ``path_tol`` = max(tol, 10⁻²); the
-  chosen λ* is then refined to ``tol`` from its path solution and dual. The path
-  tolerance only has to rank the grid: measured on Digit1 and g241c (2 seeds each,
-  the three readings of the ``gnys`` benchmark), 10⁻² and 10⁻³ choose the same λ in
-  16 of 16 fits, the refined objectives agree to 10⁻⁴ relative, and 10⁻² needs
-  15–30 % fewer projections. Shared by
-  every λ: E_l, W⁺, the eigendecomposition of A, B̃, P̃ and the centered prior — the
-  λ-specific work is the ADMM iterations alone. Measured on Digit1 and g241c
-  (m = 150, 100 labels) the warm start saves 10–15 % of the projections against cold
-  starts from each λ's projected closed form (the iteration counts are about equal; a
-  cold start costs one more projection); predicting the new solution from the previous multiplier,
-  X ≈ Π(T(λ') + Λ/2w(λ')), costs 1.5–2.5× more.
-- Criterion (15): ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] with centered alignment (14). The first
-  factor is the alignment of the m × m matrices themselves, as the paper writes it,
-  computed in the V basis: ⟨HSH, HS₀H⟩ = ⟨X, H̃P̃H̃⟩ and ‖HSH‖² = ‖X‖² − 2‖Xv‖² +
-  (vᵀXv)² with v = Vᵀ1/√m; β cancels.
 - β heuristic (8): ‖E_l⁺ K* (E_lᵀ)⁺‖_F / ‖W⁺‖_F, with E_l⁺ from the SVD of E_l
   truncated like MATLAB's and numpy's ``pinv`` (singular values ≤ max(l, m)·eps·σ_max
   dropped). The number is sensitive to that cut-off (E_l's smallest singular values
@@ -101,10 +85,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
-from .._linalg import spectral_keep
-from .._linalg import symmetrize as _sym
-from ..metrics import ideal_kernel_factor
-from ..solvers import (
+from ..._linalg import spectral_keep
+from ..._linalg import symmetrize as _sym
+from ...solvers import (
     SolverResult,
     admm_psd,
     armijo_projected_gradient,
@@ -113,29 +96,19 @@ from ..solvers import (
 )
 
 __all__ = [
-    "DEFAULT_LAMBDA_GRID",
     "SOLVERS",
-    "TARGET_TYPES",
-    "GenNystromFit",
     "GenNystromProblem",
+    "check_beta",
     "closed_form",
-    "fit_gen_nystrom",
-    "ideal_kernel",
-    "must_link_target",
-    "parse_semi_supervised_response",
+    "kept_eigenpairs",
+    "optimal_beta_unconstrained",
     "pinv_psd",
+    "prior_factor",
+    "projection_dtype",
     "psd_factor",
-    "regression_target",
-    "regression_target_factor",
-    "resolve_target_type",
     "solve_gen_nystrom",
 ]
 
-#: How ``y`` becomes the target K*: class labels (the ideal kernel, eq. 6) or a
-#: real-valued response (:func:`regression_target`); "auto" reads y.
-TARGET_TYPES = ("auto", "classification", "regression")
-
-DEFAULT_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
 SOLVERS = ("auto", "admm", "fista", "pg")
 # Initial ADMM penalty in the metric (where the Hessian weights lie in (0, 1], 1 on the
 # diagonal). Measured on Digit1 (λ = 10⁻³ … 10, centered and uncentered K*): ρ = 0.3
@@ -162,137 +135,19 @@ def pinv_psd(W, rtol: float = 1e-10):
     return _sym((Uk / lam[keep]) @ Uk.T), int(keep.sum())
 
 
-def ideal_kernel(y, *, centered: bool = False) -> np.ndarray:
-    """Ideal kernel (eq. 6): K*ᵢⱼ = 1 if yᵢ = yⱼ else 0; ``centered`` gives H K* H.
-
-    H = I − 11ᵀ/l. Centering removes the constant offset that K* has and a kernel
-    E S Eᵀ would otherwise have to reproduce; for two balanced classes HK*H has entries
-    ±1/2.
-    """
-    Y = ideal_kernel_factor(y)
-    if centered:
-        Y = Y - Y.mean(axis=0)
-    return Y @ Y.T
+def kept_eigenpairs(W, rtol: float = 1e-10):
+    """The eigenpairs (values, vectors) of W kept by :func:`spectral_keep`: the spectrum
+    that :func:`pinv_psd` inverts."""
+    lam, U = eigh(_sym(np.asarray(W, dtype=np.float64)), driver="evd", check_finite=False)
+    keep = spectral_keep(lam, rtol)
+    return lam[keep], U[:, keep]
 
 
-def regression_target_factor(y) -> np.ndarray:
-    """ỹ (l × 1): the labeled responses centred and scaled to unit variance.
-
-    The regression counterpart of the centred ideal kernel's factor: K* = ỹỹᵀ
-    (:func:`regression_target`) asks the learned kernel E_l S E_lᵀ to align with the
-    response, k̃(xᵢ, xⱼ) ≈ ỹᵢỹⱼ. The scale makes mean diag K* = 1, the size of a unit
-    diagonal kernel (the Gaussian prior E W⁺ Eᵀ has diagonal ≈ 1), so that β = 1 weighs
-    prior and target as for class labels, whatever the units of y.
-    """
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if y.size < 2 or not np.all(np.isfinite(y)):
-        raise ValueError(
-            f"a regression target needs at least 2 finite labeled responses; got {y.size} "
-            f"(non-finite: {int(np.count_nonzero(~np.isfinite(y)))})"
-        )
-    yc = y - y.mean()
-    sd = float(np.sqrt(np.mean(yc * yc)))
-    if not sd > 1e-12 * max(1.0, float(np.abs(y).max())):
-        raise ValueError(
-            f"the labeled responses are constant (all {y[0]!r}): a constant response carries "
-            "no information for the learned kernel; label rows with differing responses"
-        )
-    return (yc / sd)[:, None]
-
-
-def regression_target(y) -> np.ndarray:
-    """K* = ỹỹᵀ (l × l) for real-valued responses, ỹ of :func:`regression_target_factor`.
-
-    Centred by construction (H ỹ = ỹ): the counterpart of ``ideal_kernel(y,
-    centered=True)``. Rank one, so the data term of (7) pulls one direction of the
-    learned kernel toward the response and leaves the rest to the prior β W⁺.
-    """
-    Y = regression_target_factor(y)
-    return Y @ Y.T
-
-
-def resolve_target_type(y_all, target: str, *, owner: str) -> str:
-    """The target type, "classification" or "regression", of a semi-supervised ``y``.
-
-    ``target="auto"`` reads ``y``: a float y holding NaN is a response with NaN on the
-    unlabeled rows when its other values are continuous
-    (:func:`sklearn.utils.multiclass.type_of_target`); a continuous y without NaN is a
-    response with every row labeled — unless it holds −1, the class-label convention's
-    unlabeled marker, which is then ambiguous and refused. Anything else is class labels
-    (−1 = unlabeled).
-    """
-    from sklearn.utils.multiclass import type_of_target
-
-    if target not in TARGET_TYPES:
-        valid = ", ".join(repr(t) for t in TARGET_TYPES)
-        raise ValueError(f"unknown target {target!r}; valid values are {valid}")
-    if target != "auto" or y_all is None:
-        return "classification" if target == "auto" else target
-    y = np.asarray(y_all)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
-    if y.dtype.kind not in "f" or y.ndim != 1:
-        return "classification"
-    nan = np.isnan(y)
-    yl = y[~nan]
-    if yl.size == 0:
-        return "classification"  # the class-label parser names the problem
-    if type_of_target(yl) != "continuous":
-        return "classification"
-    if not nan.any() and np.any(yl == -1):
-        raise ValueError(
-            f"{owner}: y holds real-valued responses and -1 but no NaN, so -1 is ambiguous: "
-            "for regression targets NaN marks unlabeled rows and -1 is a value. Put NaN on "
-            "the unlabeled rows, or pass target='regression' to read every -1 as a "
-            "response (target='classification' for class labels with -1 = unlabeled)"
-        )
-    return "regression"
-
-
-def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
-    """Split a real-valued ``y`` into (labeled row indices, responses); NaN = unlabeled.
-
-    For regression targets NaN marks the unlabeled rows and −1 is an ordinary value
-    (−1 stays the marker of class labels). At least 2 labeled rows, all finite.
-    """
-    from sklearn.utils.validation import column_or_1d
-
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None; give responses "
-            "with NaN on the unlabeled rows"
-        )
-    y = column_or_1d(y, warn=True)
-    if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{owner}: a regression target needs numeric y (NaN = unlabeled); got {exc}"
-        ) from exc
-    if np.isinf(y).any():
-        raise ValueError(f"{owner}: y contains infinity; mark unlabeled rows with NaN")
-    rows = np.flatnonzero(~np.isnan(y))
-    if rows.size < 2:
-        raise ValueError(
-            f"{owner}: y has n_samples={rows.size} labeled row(s) (NaN = unlabeled); a "
-            "regression target needs at least 2"
-        )
-    return rows, y[rows]
-
-
-def must_link_target(groups) -> tuple[np.ndarray, np.ndarray]:
-    """Target and mask of §3.3 for must-link groups: (K*, T), both the same-group indicator.
-
-    ``groups`` holds a group id per constrained row. T marks the pairs with a given
-    must-link relation (every pair inside a group, the diagonal included) and K* = 1
-    there, so the data term ‖T ⊙ (E_l S E_lᵀ − K*)‖² asks those pairs to have kernel
-    value 1 and says nothing about pairs across groups.
-    """
-    G = ideal_kernel_factor(np.asarray(groups))
-    T = G @ G.T
-    return T.copy(), T
+def prior_factor(Wp_eig, beta: float = 1.0) -> np.ndarray:
+    """F with F Fᵀ = β W⁺ from W⁺'s kept eigenpairs ``(values, vectors)`` of W, exactly
+    the spectrum that :func:`pinv_psd` inverts (largest 1/λ first)."""
+    lam, U = Wp_eig
+    return (U / np.sqrt(lam))[:, ::-1] * math.sqrt(beta)
 
 
 def closed_form(El, K, S0, lam: float, *, project: bool = False) -> np.ndarray:
@@ -387,8 +242,15 @@ class GenNystromProblem:
     Wc: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
-    def from_blocks(cls, El, W, K, *, mask=None, rtol: float = 1e-10) -> GenNystromProblem:
-        """From E_l (l × m), W (m × m), the target K* (l × l) and an optional mask T."""
+    def from_blocks(
+        cls, El, W, K, *, mask=None, rtol: float = 1e-10, pinv=None, kernel_criterion=True
+    ) -> GenNystromProblem:
+        """From E_l (l × m), W (m × m), the target K* (l × l) and an optional mask T.
+
+        ``pinv``: (W⁺, rank) of :func:`pinv_psd` when already factored (the folds of a
+        cross-validation share it). ``kernel_criterion=False`` leaves out the pieces of
+        ``criterion(kind="kernel")`` (W V and the centred W), which a fold never scores.
+        """
         El = np.ascontiguousarray(El, dtype=np.float64)
         K = _sym(np.asarray(K, dtype=np.float64))
         l, m = El.shape
@@ -399,7 +261,7 @@ class GenNystromProblem:
             if mask.shape != (l, l):
                 raise ValueError(f"mask must be {l} × {l}; got {mask.shape}")
             K = mask * K
-        Wp, rank_W = pinv_psd(W, rtol)
+        Wp, rank_W = pinv_psd(W, rtol) if pinv is None else pinv
         a, V = eigh(_sym(El.T @ El), driver="evd", check_finite=False)
         a = np.maximum(a, 0.0)  # E_lᵀE_l is PSD; clip round-off negatives
         M = El @ V
@@ -409,7 +271,8 @@ class GenNystromProblem:
         Pv = P_t @ v
         Pc_t = P_t - np.outer(v, Pv) - np.outer(Pv, v) + float(v @ Pv) * np.outer(v, v)
         Kt = K if mask is None else mask * K
-        W = _sym(np.asarray(W, dtype=np.float64))
+        if kernel_criterion:
+            W = _sym(np.asarray(W, dtype=np.float64))
         return cls(
             El=El,
             K=K,
@@ -428,8 +291,8 @@ class GenNystromProblem:
             Pc_norm=float(np.linalg.norm(Pc_t)),
             v=v,
             aa=np.outer(a, a),
-            WV=W @ V,
-            Wc=_center(W),
+            WV=W @ V if kernel_criterion else None,
+            Wc=_center(W) if kernel_criterion else None,
         )
 
     @property
@@ -548,7 +411,28 @@ class GenNystromProblem:
         return rho_prior * rho_target, rho_prior, rho_target
 
 
-def _optimal_beta_unconstrained(problem: GenNystromProblem, lam: float) -> float:
+def check_beta(beta):
+    if isinstance(beta, str):
+        if beta not in ("heuristic", "optimize"):
+            raise ValueError(
+                f"unknown beta {beta!r}; valid values are 'heuristic', 'optimize' or a "
+                "positive number"
+            )
+        return beta
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
+        raise TypeError(f"beta must be 'heuristic', 'optimize' or a number; got {beta!r}")
+    if not (np.isfinite(beta) and beta > 0):
+        raise ValueError(f"beta must be > 0; got {beta!r}")
+    return float(beta)
+
+
+def projection_dtype(tol):
+    """Single-precision projections for tolerances ≥ 1e-5 (2–3× cheaper; their ~1e-7
+    relative error is far below such a tolerance), double precision below."""
+    return np.float32 if tol >= 1e-5 else np.float64
+
+
+def optimal_beta_unconstrained(problem: GenNystromProblem, lam: float) -> float:
     """Root of ⟨X(β), P̃⟩ = β‖P̃‖² with X(β) the unconstrained minimizer (a starting β)."""
     w = problem.weights(lam)
     P = problem.P_t
@@ -763,215 +647,3 @@ def _optimize_beta(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_d
     res.converged = bool(res.converged and converged)
     res.info["beta"] = b
     return res
-
-
-@dataclass
-class GenNystromFit:
-    """Result of :func:`fit_gen_nystrom`.
-
-    Attributes
-    ----------
-    S : (m, m) learned inverse dictionary kernel (landmark basis), PSD.
-    S0 : (m, m) prior β W⁺.
-    beta, lam : the β and λ of the returned solution.
-    lam_grid : (g,) the λ values tried (ascending), or (1,) the given λ.
-    scores, rho_prior, rho_target : (g,) eq. (15) and its two factors per λ.
-    betas : (g,) β per λ (differs only with β optimized).
-    path_n_iter : (g,) solver iterations per λ on the path.
-    n_iter : total solver iterations (path and refinement).
-    objective : J at the solution; objective_history : J per iteration at λ*
-        (its path iterations, then the refinement).
-    converged : whether the final solve met ``tol``.
-    info : the final solver's diagnostics.
-    problem : the :class:`GenNystromProblem` (E_l, W⁺, eigenbasis, …).
-    X : the solution in the V basis.
-    F : (m, r) factor with F Fᵀ = S over the spectrum kept in W's metric
-        (:func:`psd_factor`), largest first; None where S was formed otherwise.
-    """
-
-    S: np.ndarray
-    S0: np.ndarray
-    beta: float
-    lam: float
-    lam_grid: np.ndarray
-    scores: np.ndarray
-    rho_prior: np.ndarray
-    rho_target: np.ndarray
-    betas: np.ndarray
-    path_n_iter: np.ndarray
-    n_iter: int
-    objective: float
-    objective_history: list
-    converged: bool
-    info: dict
-    problem: GenNystromProblem
-    X: np.ndarray
-    F: np.ndarray | None = None
-
-
-def _eig_dtype(tol):
-    """Single-precision projections for tolerances ≥ 1e-5 (2–3× cheaper; their ~1e-7
-    relative error is far below such a tolerance), double precision below."""
-    return np.float32 if tol >= 1e-5 else np.float64
-
-
-def lambda_path(lam, lam_grid, criterion) -> np.ndarray:
-    """The sorted λ values a fit visits (``lam="auto"``: the grid; else ``[lam]``), after
-    checking ``criterion`` — shared by the single- and multiple-kernel fits."""
-    if criterion not in ("paper", "kernel"):
-        raise ValueError(f"unknown criterion {criterion!r}; valid names are 'paper', 'kernel'")
-    if isinstance(lam, str):
-        if lam != "auto":
-            raise ValueError(f"unknown lam {lam!r}; give 'auto' or a positive number")
-        grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-        if grid.size == 0 or not np.all(grid > 0):
-            raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-        return grid
-    if not (np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
-    return np.array([float(lam)])
-
-
-def _check_beta(beta):
-    if isinstance(beta, str):
-        if beta not in ("heuristic", "optimize"):
-            raise ValueError(
-                f"unknown beta {beta!r}; valid values are 'heuristic', 'optimize' or a "
-                "positive number"
-            )
-        return beta
-    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
-        raise TypeError(f"beta must be 'heuristic', 'optimize' or a number; got {beta!r}")
-    if not (np.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta must be > 0; got {beta!r}")
-    return float(beta)
-
-
-def fit_gen_nystrom(
-    El,
-    W,
-    K,
-    *,
-    mask=None,
-    lam="auto",
-    lam_grid=DEFAULT_LAMBDA_GRID,
-    beta="heuristic",
-    solver: str = "auto",
-    tol: float = 1e-4,
-    path_tol: float | None = None,
-    max_iter: int = 500,
-    rtol: float = 1e-10,
-    criterion: str = "paper",
-    problem: GenNystromProblem | None = None,
-) -> GenNystromFit:
-    """Learn S of eq. (7), choosing λ on a grid by eq. (15) when ``lam="auto"``.
-
-    Parameters
-    ----------
-    El : (l, m) kernel between labeled rows and landmarks.
-    W : (m, m) landmark kernel.
-    K : (l, l) target (ideal kernel, eq. 6, possibly centered; or must-link target).
-    mask : (l, l) or None, the must-link mask T of §3.3.
-    lam : "auto" or a positive number.
-    lam_grid : λ values searched by eq. (15) (default 10⁻⁵ … 10⁵, 11 values).
-    beta : "heuristic" (eq. 8), "optimize" (Appendix A) or a positive number.
-    solver : "auto", "admm", "fista" or "pg" (see the module docstring).
-    tol : relative tolerance of the final solve.
-    path_tol : tolerance along the λ path (default max(tol, 1e-2)).
-    max_iter : iteration cap per solve.
-    rtol : relative eigenvalue cut-off of W⁺.
-    criterion : "paper" (ρ[S, S₀] · ρ[E_l S E_lᵀ, K*], eq. 15) or "kernel"
-        (ρ[W S W, W] · ρ[E_l S E_lᵀ, K*]); see :meth:`GenNystromProblem.criterion`.
-    problem : a prebuilt :class:`GenNystromProblem` (then El, W, K, mask are ignored).
-    """
-    beta = _check_beta(beta)
-    grid = lambda_path(lam, lam_grid, criterion)
-    if problem is None:
-        problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
-    optimize = beta == "optimize"
-    if optimize:
-        beta0 = _optimal_beta_unconstrained(problem, float(grid[-1])) or problem.beta_heuristic()
-    elif beta == "heuristic":
-        beta0 = problem.beta_heuristic()
-    else:
-        beta0 = beta
-    ptol = max(tol, 1e-2) if path_tol is None else path_tol
-    g = grid.size
-    scores = np.full(g, np.nan)
-    rp = np.full(g, np.nan)
-    rt = np.full(g, np.nan)
-    betas = np.full(g, beta0)
-    n_path = np.zeros(g, dtype=int)
-    x = None
-    best = None  # (index, SolverResult)
-    b = beta0
-    for i in range(g - 1, -1, -1):  # largest λ first: its solution is nearly the prior
-        this_tol = tol if g == 1 else ptol
-        res = solve_gen_nystrom(
-            problem,
-            float(grid[i]),
-            b,
-            x0=x,
-            solver=solver,
-            optimize_beta=optimize,
-            tol=this_tol,
-            max_iter=max_iter,
-            eig_dtype=_eig_dtype(this_tol),
-        )
-        x = res.x
-        b = res.info["beta"]
-        betas[i] = b
-        n_path[i] = res.n_iter
-        scores[i], rp[i], rt[i] = problem.criterion(x, criterion)
-        if best is None or scores[i] > scores[best[0]]:
-            best = (i, res)
-    i_best, res = best
-    history = list(res.history)
-    total = int(n_path.sum())
-    # refine λ* unless its path solve already certifies tol (duality gap); with β
-    # optimized the gap certifies only the last fixed-β solve, not β, which the path
-    # found to ``ptol``: always refine then
-    certified = not optimize and res.info.get("duality_gap", np.inf) <= tol
-    if g > 1 and ptol > tol and not certified:
-        res = solve_gen_nystrom(
-            problem,
-            float(grid[i_best]),
-            betas[i_best],
-            x0=res.x,
-            solver=solver,
-            optimize_beta=optimize,
-            tol=tol,
-            max_iter=max_iter,
-            restart=res.info,
-            eig_dtype=_eig_dtype(tol),
-        )
-        history += res.history[1:]
-        total += res.n_iter
-        betas[i_best] = res.info["beta"]
-    X = res.x
-    res.info.pop("u", None)
-    beta_f = float(res.info["beta"])
-    # The solver's iterate is PSD to the precision of its projections (float32 ones at
-    # loose tolerances): clean it in float64 so that S is PSD to round-off and its
-    # rank does not depend on that noise (the factor F Fᵀ = S over the kept spectrum).
-    F = psd_factor(problem.to_landmark_basis(X), rtol, metric=W)
-    return GenNystromFit(
-        S=_sym(F @ F.T),
-        S0=beta_f * problem.Wp,
-        beta=beta_f,
-        lam=float(grid[i_best]),
-        lam_grid=grid,
-        scores=scores,
-        rho_prior=rp,
-        rho_target=rt,
-        betas=betas,
-        path_n_iter=n_path,
-        n_iter=total,
-        objective=float(res.info["objective"]),
-        objective_history=history,
-        converged=bool(res.converged),
-        info=dict(res.info),
-        problem=problem,
-        X=X,
-        F=F,
-    )

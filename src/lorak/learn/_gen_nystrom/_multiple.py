@@ -77,16 +77,25 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from .._linalg import symmetrize as _sym
-from ._gen_nystrom import (
-    DEFAULT_LAMBDA_GRID,
+from ..._linalg import symmetrize as _sym
+from ._path import DEFAULT_LAMBDA_GRID, lambda_path
+from ._problem import (
     GenNystromProblem,
-    _eig_dtype,
-    lambda_path,
+    kept_eigenpairs,
+    prior_factor,
+    projection_dtype,
     solve_gen_nystrom,
 )
 
-__all__ = ["MKGenNystromFit", "MKGenNystromProblem", "fit_mk_gen_nystrom"]
+__all__ = [
+    "BlockState",
+    "MKGenNystromFit",
+    "MKGenNystromProblem",
+    "alternate_blocks",
+    "fit_mk_gen_nystrom",
+    "mk_prior_fit",
+    "uniform_prior_factors",
+]
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -244,6 +253,10 @@ class MKGenNystromFit:
         (its path alternations, then the refinement), starting from the initial point.
     converged : whether the final alternations met ``tol``.
     problem : the :class:`MKGenNystromProblem`; Xs : the blocks in their V bases.
+    F : list of (m̃, r_j) factors with F_j F_jᵀ = T^(j) in W_j's metric, or None
+        (:func:`~lorak.learn.fit_mk_generalized_nystroem` sets them).
+    criterion : the criterion that chose λ (None for a given λ); cv : the
+        :class:`~lorak.learn.LambdaCV` of a cross-validated λ, else None.
     """
 
     T: list
@@ -262,10 +275,13 @@ class MKGenNystromFit:
     converged: bool
     problem: MKGenNystromProblem
     Xs: list
+    F: list | None = None
+    criterion: str | None = None
+    cv: object | None = None
 
 
 @dataclass
-class _State:
+class BlockState:
     """Iterate: blocks X_j (V bases), weights, block kernels B_j = E_j T^(j) E_jᵀ
     (compressed coordinates) and their sum A, ADMM restarts per block."""
 
@@ -280,7 +296,7 @@ class _State:
         return np.sum(self.Bs, axis=0)
 
     def copy(self):
-        return _State(
+        return BlockState(
             list(self.Xs), self.alphas.copy(), list(self.Bs), list(self.restarts), self.lam
         )
 
@@ -340,13 +356,15 @@ def _subspace_step(problem, st, lam):
     return Xs, alphas, Bs
 
 
-def _alternate(problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, rescale, history):
+def alternate_blocks(
+    problem, st, lam, *, tol, max_sweeps, inner_max_iter, solver, rescale, history
+):
     """Alternations at one λ from the state ``st`` (updated in place).
 
     Returns (alternations, inner iterations, converged, J).
     """
     M = problem.n_kernels
-    eig_dtype = _eig_dtype(tol)
+    eig_dtype = projection_dtype(tol)
     if st.lam != lam:
         st.restarts = [None] * M
         st.lam = lam
@@ -452,7 +470,7 @@ def fit_mk_gen_nystrom(
     ptol = max(tol, 1e-3) if path_tol is None else path_tol
 
     def run(state, lam_, tol_, hist, inner):
-        return _alternate(
+        return alternate_blocks(
             problem,
             state,
             lam_,
@@ -467,7 +485,7 @@ def fit_mk_gen_nystrom(
     alphas = np.full(M, 1.0 / M)  # §4.1: α_j = 1/M, T^(j) = α_j S₀^(j)
     Xs = [a * b.P_t for a, b in zip(alphas, problem.blocks, strict=True)]
     Bs = [problem.block_kernel(j, X) for j, X in enumerate(Xs)]
-    st = _State(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
+    st = BlockState(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
     g = grid.size
     scores = np.full(g, np.nan)
     rho_b = np.full((g, M), np.nan)
@@ -512,4 +530,41 @@ def fit_mk_gen_nystrom(
         converged=bool(conv),
         problem=problem,
         Xs=list(st_b.Xs),
+    )
+
+
+def uniform_prior_factors(Ws, rtol: float = 1e-10) -> list:
+    """F_j with F_j F_jᵀ = W_j⁺ / M: the uniform kernel sum's Nyström factors (λ = ∞)."""
+    M = len(Ws)
+    return [prior_factor(kept_eigenpairs(W, rtol), 1.0 / M) for W in Ws]
+
+
+def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
+    """The λ = ∞ candidate of the multiple-kernel method: the uniform kernel sum,
+    T^(j) = W_j⁺ / M, α_j = 1/M (its Nyström factors on the shared landmarks)."""
+
+    problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
+    M = problem.n_kernels
+    Fs = uniform_prior_factors(Ws, rtol)
+    T = [_sym(F @ F.T) for F in Fs]
+    Xs = [b.from_landmark_basis(Tj) for b, Tj in zip(problem.blocks, T, strict=True)]
+    alphas = np.full(M, 1.0 / M)
+    nan = np.full(1, np.nan)
+    return MKGenNystromFit(
+        T=T,
+        S0=[b.Wp for b in problem.blocks],
+        alphas=alphas,
+        lam=math.inf,
+        lam_grid=np.array([math.inf]),
+        scores=nan,
+        rho_blocks=np.full((1, M), np.nan),
+        rho_target=nan.copy(),
+        path_n_iter=np.zeros(1, dtype=int),
+        n_iter=0,
+        n_solves=0,
+        objective=problem.data_term(problem.stack(Xs)),
+        objective_history=[],
+        converged=True,
+        problem=problem,
+        Xs=Xs,
     )

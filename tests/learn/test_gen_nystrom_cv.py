@@ -5,8 +5,14 @@ import pytest
 
 from lorak import GeneralizedNystroem, Nystroem
 from lorak.kernels import Gaussian, kernel_block
-from lorak.learn import _lambda_cv as lcv
-from lorak.learn._lambda_cv import cv_folds, cv_select_lambda, fold_features
+from lorak.learn._gen_nystrom import _cv as lcv
+from lorak.learn._gen_nystrom import (
+    cv_folds,
+    cv_select_lambda,
+    fold_features,
+    kept_eigenpairs,
+    prior_factor,
+)
 
 GRID = (1e-3, 1e-1, 1e1, 1e3)
 
@@ -80,7 +86,7 @@ def test_prior_candidate_is_plain_nystroem():
     El, W, kernel, Z = _blocks(X, lab)
     plain = Nystroem(kernel=kernel, landmarks=Z, n_components=Z.shape[0]).fit(X)
     Gp = plain.transform(X[lab])
-    Gf = El @ lcv.prior_factor(lcv._w_eig(W, 1e-10))
+    Gf = El @ prior_factor(kept_eigenpairs(W, 1e-10))
     Kp, Kf = _gram(Gp), _gram(Gf)
     np.testing.assert_allclose(Kf, Kp, rtol=1e-8, atol=1e-10 * np.abs(Kp).max())
     # the estimator with lam=inf: the same features for every row, up to rotation

@@ -69,21 +69,29 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
-from ._gen_nystrom import (
-    GenNystromFit,
+from ..._linalg import symmetrize as _sym
+from ...metrics import ideal_kernel_factor
+from ._multiple import (
+    BlockState,
+    MKGenNystromProblem,
+    alternate_blocks,
+    fit_mk_gen_nystrom,
+    mk_prior_fit,
+    uniform_prior_factors,
+)
+from ._path import GenNystromFit, fit_gen_nystrom, prior_fit
+from ._problem import (
     GenNystromProblem,
-    _check_beta,
-    _eig_dtype,
-    _optimal_beta_unconstrained,
-    _sym,
-    fit_gen_nystrom,
-    ideal_kernel,
+    check_beta,
+    kept_eigenpairs,
+    optimal_beta_unconstrained,
     pinv_psd,
+    prior_factor,
+    projection_dtype,
     psd_factor,
-    regression_target,
-    regression_target_factor,
     solve_gen_nystrom,
 )
+from ._targets import ideal_kernel, regression_target, regression_target_factor
 
 __all__ = [
     "CV_LAMBDA_GRID",
@@ -99,12 +107,9 @@ __all__ = [
     "fold_features",
     "mk_cv_select_lambda",
     "mk_fold_features",
-    "mk_prior_fit",
-    "prior_factor",
-    "prior_fit",
     "score_candidates",
     "score_ridge_candidates",
-    "uniform_prior_factors",
+    "smooth",
 ]
 
 DEFAULT_CV_SPLITS = 5
@@ -238,21 +243,6 @@ def cv_folds(y, n_splits: int, rng, *, target: str = "classification") -> tuple[
         fold_of[rows] = (start + np.arange(rows.size)) % k
         start = (start + rows.size) % k  # keep the fold sizes balanced across classes
     return fold_of, k
-
-
-def prior_factor(Wp_eig, beta: float = 1.0) -> np.ndarray:
-    """F with F Fᵀ = β W⁺ from W⁺'s kept eigenpairs ``(values, vectors)`` of W, exactly
-    the spectrum that :func:`~lorak.learn.pinv_psd` inverts (largest 1/λ first)."""
-    lam, U = Wp_eig
-    return (U / np.sqrt(lam))[:, ::-1] * math.sqrt(beta)
-
-
-def _w_eig(W, rtol):
-    from .._linalg import spectral_keep
-
-    lam, U = eigh(_sym(np.asarray(W, dtype=np.float64)), driver="evd", check_finite=False)
-    keep = spectral_keep(lam, rtol)
-    return lam[keep], U[:, keep]
 
 
 def _scaled(Q):
@@ -444,39 +434,6 @@ def _features(El, P, X, rtol, W=None) -> np.ndarray:
     return U[:, keep] * np.sqrt(lam[keep])
 
 
-def _fold_problem(El, W, Wp, rank_W, K) -> GenNystromProblem:
-    """:meth:`GenNystromProblem.from_blocks` with W⁺ given (factored once for all folds)."""
-    m = El.shape[1]
-    a, V = eigh(_sym(El.T @ El), driver="evd", check_finite=False)
-    a = np.maximum(a, 0.0)
-    M = El @ V
-    P_t = _sym(V.T @ Wp @ V)
-    v = V.T @ np.full(m, 1.0 / math.sqrt(m))
-    Pv = P_t @ v
-    Pc_t = P_t - np.outer(v, Pv) - np.outer(Pv, v) + float(v @ Pv) * np.outer(v, v)
-    return GenNystromProblem(
-        El=El,
-        K=K,
-        mask=None,
-        Wp=Wp,
-        rank_W=rank_W,
-        a=a,
-        V=V,
-        M=M,
-        B_t=_sym(M.T @ K @ M),
-        P_t=P_t,
-        P_norm2=float(np.sum(P_t * P_t)),
-        K_norm2=float(np.sum(K * K)),
-        Kc=K - K.mean(0) - K.mean(1)[:, None] + K.mean(),
-        Pc_t=Pc_t,
-        Pc_norm=float(np.linalg.norm(Pc_t)),
-        v=v,
-        aa=np.outer(a, a),
-        WV=None,
-        Wc=None,
-    )
-
-
 def smooth(errors) -> np.ndarray:
     """Weights ¼, ½, ¼ along the candidates (axis 0), the end values repeated."""
     E = np.asarray(errors, dtype=np.float64)
@@ -558,7 +515,7 @@ def fold_features(
     """
     El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     grid = np.asarray(grid, dtype=np.float64)
     if Wp is None:
         Wp = pinv_psd(W, rtol)
@@ -570,9 +527,11 @@ def fold_features(
     for f in range(k):
         tr = fold_of != f
         K = _target_kernel(y[tr], target, center_ideal)
-        P = _fold_problem(El[tr], W, Wp, rank_W, _sym(K))
+        P = GenNystromProblem.from_blocks(
+            El[tr], W, _sym(K), pinv=(Wp, rank_W), kernel_criterion=False
+        )
         if beta == "optimize":
-            b = _optimal_beta_unconstrained(P, float(grid[-1])) or P.beta_heuristic()
+            b = optimal_beta_unconstrained(P, float(grid[-1])) or P.beta_heuristic()
         elif beta == "heuristic":
             b = P.beta_heuristic()
         else:
@@ -589,7 +548,7 @@ def fold_features(
                 tol=path_tol,
                 max_iter=max_iter,
                 history=False,
-                eig_dtype=_eig_dtype(path_tol),
+                eig_dtype=projection_dtype(path_tol),
             )
             x, b = res.x, res.info["beta"]
             n_iter += res.n_iter
@@ -634,14 +593,14 @@ def cv_select_lambda(
     """
     El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
     W = _sym(np.asarray(W, dtype=np.float64))
     Wp, rank_W = pinv_psd(W, rtol)
     # λ = ∞: S = β W⁺, features independent of the fold (β cancels in the scaling)
-    Q0 = El @ prior_factor(_w_eig(W, rtol))
+    Q0 = El @ prior_factor(kept_eigenpairs(W, rtol))
 
     def features(fold_of, k):
         return fold_features(
@@ -665,12 +624,6 @@ def cv_select_lambda(
 
 
 # ---------------------------------------------------------------- multiple kernels
-
-
-def uniform_prior_factors(Ws, rtol: float = 1e-10) -> list:
-    """F_j with F_j F_jᵀ = W_j⁺ / M: the uniform kernel sum's Nyström factors (λ = ∞)."""
-    M = len(Ws)
-    return [prior_factor(_w_eig(W, rtol), 1.0 / M) for W in Ws]
 
 
 def mk_fold_features(
@@ -697,8 +650,6 @@ def mk_fold_features(
     blocks and target; the features of every labeled row are [E_l^(j) F_j]_j with
     F_j F_jᵀ = T^(j).
     """
-    from ..metrics import ideal_kernel_factor
-    from ._mk_gen_nystrom import MKGenNystromProblem, _alternate, _State
 
     Els = [np.ascontiguousarray(E, dtype=np.float64) for E in Els]
     y = np.asarray(y)
@@ -718,9 +669,9 @@ def mk_fold_features(
         alphas = np.full(M, 1.0 / M)
         Xs = [a * b.P_t for a, b in zip(alphas, prob.blocks, strict=True)]
         Bs = [prob.block_kernel(j, X) for j, X in enumerate(Xs)]
-        st = _State(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
+        st = BlockState(Xs=Xs, alphas=alphas, Bs=Bs, restarts=[None] * M)
         for i in range(grid.size - 1, -1, -1):
-            sweeps, _, _, _ = _alternate(
+            sweeps, _, _, _ = alternate_blocks(
                 prob,
                 st,
                 float(grid[i]),
@@ -788,50 +739,6 @@ def mk_cv_select_lambda(
 
 
 # ---------------------------------------------------------------- the fit
-
-
-def prior_fit(El, W, K, *, beta=1.0, mask=None, rtol: float = 1e-10) -> GenNystromFit:
-    """The λ = ∞ solution of (7): S = β W⁺ exactly — the plain Nyström kernel.
-
-    β: the number given; eq. 8 for "heuristic"; for "optimize" the β that minimizes
-    the data term over S = β W⁺ (the limit of Appendix A as λ → ∞). W⁺ is formed from
-    the eigenpairs kept by :func:`~lorak.learn.pinv_psd`, so that E S Eᵀ equals plain
-    Nyström's E W⁺ Eᵀ on the same landmarks.
-    """
-    beta = _check_beta(beta)
-    problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
-    if beta == "heuristic":
-        b = problem.beta_heuristic()
-    elif beta == "optimize":
-        P = problem.P_t
-        den = float(np.sum(problem.aa * P * P))
-        b = max(float(np.sum(problem.B_t * P)) / den, 0.0) if den > 0 else 0.0
-        b = b or 1.0
-    else:
-        b = float(beta)
-    F = prior_factor(_w_eig(W, rtol), b)
-    S = _sym(F @ F.T)
-    X = problem.from_landmark_basis(S)
-    nan = np.full(1, np.nan)
-    return GenNystromFit(
-        S=S,
-        S0=b * problem.Wp,
-        beta=b,
-        lam=math.inf,
-        lam_grid=np.array([math.inf]),
-        scores=nan,
-        rho_prior=nan.copy(),
-        rho_target=nan.copy(),
-        betas=np.array([b]),
-        path_n_iter=np.zeros(1, dtype=int),
-        n_iter=0,
-        objective=problem.data_term(X),
-        objective_history=[],
-        converged=True,
-        info={"solver": "none (lam = inf: S = beta W+)"},
-        problem=problem,
-        X=X,
-    )
 
 
 def fit_gen_nystrom_cv(
@@ -911,38 +818,6 @@ def _attach_cv(fit, cv) -> None:
     fit.n_iter += cv.n_iter
 
 
-def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
-    """The λ = ∞ candidate of the multiple-kernel method: the uniform kernel sum,
-    T^(j) = W_j⁺ / M, α_j = 1/M (its Nyström factors on the shared landmarks)."""
-    from ._mk_gen_nystrom import MKGenNystromFit, MKGenNystromProblem
-
-    problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
-    M = problem.n_kernels
-    Fs = uniform_prior_factors(Ws, rtol)
-    T = [_sym(F @ F.T) for F in Fs]
-    Xs = [b.from_landmark_basis(Tj) for b, Tj in zip(problem.blocks, T, strict=True)]
-    alphas = np.full(M, 1.0 / M)
-    nan = np.full(1, np.nan)
-    return MKGenNystromFit(
-        T=T,
-        S0=[b.Wp for b in problem.blocks],
-        alphas=alphas,
-        lam=math.inf,
-        lam_grid=np.array([math.inf]),
-        scores=nan,
-        rho_blocks=np.full((1, M), np.nan),
-        rho_target=nan.copy(),
-        path_n_iter=np.zeros(1, dtype=int),
-        n_iter=0,
-        n_solves=0,
-        objective=problem.data_term(problem.stack(Xs)),
-        objective_history=[],
-        converged=True,
-        problem=problem,
-        Xs=Xs,
-    )
-
-
 def fit_mk_gen_nystrom_cv(
     Els,
     Ws,
@@ -964,7 +839,6 @@ def fit_mk_gen_nystrom_cv(
 ):
     """:func:`~lorak.learn.fit_mk_gen_nystrom` with λ by :func:`mk_cv_select_lambda`;
     (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
-    from ._mk_gen_nystrom import fit_mk_gen_nystrom
 
     def select():
         return mk_cv_select_lambda(

@@ -1,0 +1,129 @@
+"""Generalized Nyström (Zhang et al. 2017): a low-rank kernel learned from a few labels.
+
+Notation (the paper's §3): landmarks Z (m of them), E_l = k(X_l, Z) (l × m) for the
+labeled rows, W = k(Z, Z), K* the l × l target (the ideal kernel of eq. 6), S₀ = β W⁺
+the prior (eq. 5). The method learns the inverse dictionary kernel S (m × m) of the
+learned kernel E S Eᵀ:
+
+    minimize_S  J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F    s.t.  S ⪰ 0        (7)
+
+With M kernels on shared landmarks (§4) the blocks T^(j) = α_j S^(j) and weights α solve
+objective (17). One module per concern, the names shared between them exported here:
+
+- :mod:`._targets` — K*: :func:`ideal_kernel`, :func:`regression_target`,
+  :func:`must_link_target`, and :func:`resolve_target_type` (what a ``y`` holds);
+- :mod:`._problem` — objective (7) and its solvers at one λ:
+  :class:`GenNystromProblem`, :func:`solve_gen_nystrom`, :func:`closed_form`, β
+  (eq. 8, Appendix A), W⁺ and the factors of S (:func:`pinv_psd`, :func:`psd_factor`,
+  :func:`prior_factor`);
+- :mod:`._path` — λ chosen along the path by the alignment criterion (eq. 15),
+  :func:`fit_gen_nystrom`, and its λ = ∞ end, the prior itself: :func:`prior_fit`;
+- :mod:`._cv` — λ chosen by cross-validation over the labeled rows, single and
+  multiple kernels (:func:`cv_select_lambda`, :func:`mk_cv_select_lambda`);
+- :mod:`._multiple` — the multiple-kernel problem (17) and its alternation:
+  :class:`MKGenNystromProblem`, :func:`fit_mk_gen_nystrom`, :func:`mk_prior_fit`;
+- :mod:`._fit` — the one call of each estimator, which decides how λ is chosen:
+  :func:`fit_generalized_nystroem`, :func:`fit_mk_generalized_nystroem`.
+"""
+
+from ._cv import (
+    CV_LAMBDA_GRID,
+    DEFAULT_CV_SPLITS,
+    RIDGE_ALPHAS,
+    LambdaCV,
+    cv_criterion,
+    cv_feasible,
+    cv_folds,
+    cv_select_lambda,
+    fit_gen_nystrom_cv,
+    fit_mk_gen_nystrom_cv,
+    fold_features,
+    mk_cv_select_lambda,
+    mk_fold_features,
+    score_candidates,
+    score_ridge_candidates,
+    smooth,
+)
+from ._fit import CRITERIA, fit_generalized_nystroem, fit_mk_generalized_nystroem
+from ._multiple import (
+    BlockState,
+    MKGenNystromFit,
+    MKGenNystromProblem,
+    alternate_blocks,
+    fit_mk_gen_nystrom,
+    mk_prior_fit,
+    uniform_prior_factors,
+)
+from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, fit_gen_nystrom, lambda_path, prior_fit
+from ._problem import (
+    SOLVERS,
+    GenNystromProblem,
+    check_beta,
+    closed_form,
+    kept_eigenpairs,
+    optimal_beta_unconstrained,
+    pinv_psd,
+    prior_factor,
+    projection_dtype,
+    psd_factor,
+    solve_gen_nystrom,
+)
+from ._targets import (
+    TARGET_TYPES,
+    ideal_kernel,
+    must_link_target,
+    regression_target,
+    regression_target_factor,
+    resolve_target_type,
+)
+
+__all__ = [
+    "CRITERIA",
+    "CV_LAMBDA_GRID",
+    "DEFAULT_CV_SPLITS",
+    "DEFAULT_LAMBDA_GRID",
+    "RIDGE_ALPHAS",
+    "SOLVERS",
+    "TARGET_TYPES",
+    "BlockState",
+    "GenNystromFit",
+    "GenNystromProblem",
+    "LambdaCV",
+    "MKGenNystromFit",
+    "MKGenNystromProblem",
+    "alternate_blocks",
+    "check_beta",
+    "closed_form",
+    "cv_criterion",
+    "cv_feasible",
+    "cv_folds",
+    "cv_select_lambda",
+    "fit_gen_nystrom",
+    "fit_gen_nystrom_cv",
+    "fit_generalized_nystroem",
+    "fit_mk_gen_nystrom",
+    "fit_mk_gen_nystrom_cv",
+    "fit_mk_generalized_nystroem",
+    "fold_features",
+    "ideal_kernel",
+    "kept_eigenpairs",
+    "lambda_path",
+    "mk_cv_select_lambda",
+    "mk_fold_features",
+    "mk_prior_fit",
+    "must_link_target",
+    "optimal_beta_unconstrained",
+    "pinv_psd",
+    "prior_factor",
+    "prior_fit",
+    "projection_dtype",
+    "psd_factor",
+    "regression_target",
+    "regression_target_factor",
+    "resolve_target_type",
+    "score_candidates",
+    "score_ridge_candidates",
+    "smooth",
+    "solve_gen_nystrom",
+    "uniform_prior_factors",
+]

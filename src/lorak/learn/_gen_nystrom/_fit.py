@@ -1,0 +1,214 @@
+"""One call per estimator: how λ is chosen, decided here and nowhere else.
+
+:func:`fit_generalized_nystroem` (single kernel) and :func:`fit_mk_generalized_nystroem`
+(a bank of kernels) take the blocks of the labeled rows and the target, and pick one of
+three ways to the solution:
+
+- λ by cross-validation over the labeled rows (``criterion="cv"``, :mod:`._cv`), λ = ∞
+  (the prior itself) among the candidates;
+- λ by the alignment criterion along the λ path (``criterion="paper"`` or
+  ``"kernel"``, :mod:`._path`), also the fallback of "cv" when no row can be held out
+  or with must-link groups;
+- a given λ: one solve, or the prior itself for λ = ∞.
+
+The result is the fit record (:class:`GenNystromFit`, :class:`MKGenNystromFit`) with
+the factor F of the learned S, the criterion that chose λ and the cross-validation
+record.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._cv import (
+    DEFAULT_CV_SPLITS,
+    cv_criterion,
+    fit_gen_nystrom_cv,
+    fit_mk_gen_nystrom_cv,
+)
+from ._multiple import MKGenNystromFit, fit_mk_gen_nystrom
+from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, fit_gen_nystrom, prior_fit
+from ._problem import psd_factor
+
+__all__ = ["CRITERIA", "fit_generalized_nystroem", "fit_mk_generalized_nystroem"]
+
+#: How ``lam="auto"`` chooses λ.
+CRITERIA = ("cv", "paper", "kernel")
+
+
+def _is_inf(lam) -> bool:
+    return not isinstance(lam, str) and math.isinf(lam)
+
+
+def _check_criterion(criterion):
+    if criterion not in CRITERIA:
+        valid = ", ".join(repr(c) for c in CRITERIA)
+        raise ValueError(f"unknown criterion {criterion!r}; valid names are {valid}")
+
+
+def fit_generalized_nystroem(
+    El,
+    W,
+    K,
+    *,
+    y=None,
+    mask=None,
+    target: str = "classification",
+    lam="auto",
+    lam_grid=None,
+    beta=1.0,
+    criterion: str = "cv",
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    rng=None,
+    solver: str = "auto",
+    tol: float = 1e-4,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+    owner: str = "fit_generalized_nystroem",
+) -> GenNystromFit:
+    """Learn S of eq. (7) with λ chosen by ``criterion`` (or given); the fit record.
+
+    Parameters
+    ----------
+    El : (l, m) kernel between the labeled rows and the landmarks.
+    W : (m, m) landmark kernel (the prior is β W⁺).
+    K : (l, l) target: the ideal kernel (eq. 6, centred with ``center_ideal``), the
+        regression target ỹỹᵀ, or the must-link target (with ``mask``).
+    y : (l,) the labels (or responses) of the rows of El: what cross-validation splits
+        and scores; not needed for other criteria.
+    mask : (l, l) must-link mask T of §3.3, or None. With a mask "cv" becomes "paper"
+        (no class labels to score).
+    target : "classification" or "regression" (what ``y`` holds).
+    lam : "auto" (chosen by ``criterion``) or a number > 0; ``inf`` is S = β W⁺.
+    lam_grid : the λ candidates of "auto"; None: :data:`~lorak.learn.CV_LAMBDA_GRID` (with λ = ∞
+        added) for "cv", :data:`~lorak.learn.DEFAULT_LAMBDA_GRID` for "paper" and "kernel".
+    beta : "heuristic" (eq. 8), "optimize" (Appendix A) or a number > 0.
+    criterion : "cv", "paper" or "kernel". "cv" falls back to "paper", with a warning
+        naming ``owner``, when a class has fewer than 2 labeled rows.
+    center_ideal : whether K is the centred ideal kernel (the folds build theirs alike).
+    n_splits, rng : folds and their random assignment ("cv").
+    solver, tol, max_iter, rtol : as in :func:`fit_gen_nystrom`.
+    owner : the name warnings start with.
+
+    Returns
+    -------
+    GenNystromFit with ``F`` (F Fᵀ = S), ``criterion`` (None for a given λ) and ``cv``
+    (the :class:`LambdaCV` record, or None).
+    """
+    _check_criterion(criterion)
+    if mask is not None and criterion == "cv":
+        criterion = "paper"
+    criterion = cv_criterion(criterion, lam, y, target, owner)
+    cv = None
+    if criterion == "cv" and (isinstance(lam, str) or _is_inf(lam)):
+        fit, cv = fit_gen_nystrom_cv(
+            El,
+            W,
+            K,
+            y,
+            lam=lam,
+            lam_grid=lam_grid,
+            beta=beta,
+            center_ideal=center_ideal,
+            n_splits=n_splits,
+            rng=rng,
+            target=target,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            rtol=rtol,
+        )
+    elif _is_inf(lam):
+        fit = prior_fit(El, W, K, beta=beta, mask=mask, rtol=rtol)
+    else:
+        fit = fit_gen_nystrom(
+            El,
+            W,
+            K,
+            mask=mask,
+            lam=lam,
+            lam_grid=DEFAULT_LAMBDA_GRID if lam_grid is None else lam_grid,
+            beta=beta,
+            criterion="paper" if criterion == "cv" else criterion,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            rtol=rtol,
+        )
+    if fit.F is None:
+        fit.F = psd_factor(fit.S, rtol, metric=W)
+    fit.criterion = criterion if isinstance(lam, str) else None
+    fit.cv = cv
+    return fit
+
+
+def fit_mk_generalized_nystroem(
+    Els,
+    Ws,
+    Y,
+    *,
+    y=None,
+    target: str = "classification",
+    lam="auto",
+    lam_grid=None,
+    criterion: str = "cv",
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    rng=None,
+    solver: str = "auto",
+    tol: float = 1e-4,
+    max_iter: int = 100,
+    inner_max_iter: int = 500,
+    rtol: float = 1e-10,
+    rescale: bool = True,
+    owner: str = "fit_mk_generalized_nystroem",
+) -> MKGenNystromFit:
+    """Learn T^(1..M) and α of eq. (17) with λ chosen by ``criterion`` (or given).
+
+    ``Els``, ``Ws``: the blocks of the labeled rows and the landmark kernels; ``Y`` the
+    target factor (K* = Y Yᵀ); ``y`` the labels or responses the cross-validation
+    splits. λ = ∞ is the uniform kernel sum on the same landmarks. The other
+    parameters as in :func:`fit_generalized_nystroem` and
+    :func:`fit_mk_gen_nystrom`. Returns the :class:`MKGenNystromFit` with ``F`` (the
+    block factors, F_j F_jᵀ = T^(j)), ``criterion`` and ``cv``.
+    """
+    _check_criterion(criterion)
+    criterion = cv_criterion(criterion, lam, y, target, owner)
+    cv = None
+    options = {
+        "solver": solver,
+        "tol": tol,
+        "max_iter": max_iter,
+        "inner_max_iter": inner_max_iter,
+        "rtol": rtol,
+        "rescale": rescale,
+    }
+    if criterion == "cv" or _is_inf(lam):
+        fit, cv = fit_mk_gen_nystrom_cv(
+            Els,
+            Ws,
+            Y,
+            y,
+            lam=lam,
+            lam_grid=lam_grid,
+            center_ideal=center_ideal,
+            n_splits=n_splits,
+            rng=rng,
+            target=target,
+            **options,
+        )
+    else:
+        fit = fit_mk_gen_nystrom(
+            Els,
+            Ws,
+            Y,
+            lam=lam,
+            lam_grid=DEFAULT_LAMBDA_GRID if lam_grid is None else lam_grid,
+            criterion=criterion,
+            **options,
+        )
+    fit.F = [psd_factor(T, rtol, metric=Wj) for T, Wj in zip(fit.T, Ws, strict=True)]
+    fit.criterion = criterion if isinstance(lam, str) else None
+    fit.cv = cv
+    return fit
