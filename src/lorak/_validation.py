@@ -280,13 +280,17 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
         )
     if y.dtype.kind == "O" and any(v is None for v in y):
         raise ValueError("y contains None; mark unlabeled rows with -1")
-    labeled = np.flatnonzero(~_is_unlabeled(y))
+    unlabeled = _is_unlabeled(y)
+    labeled = np.flatnonzero(~unlabeled)
     if labeled.size == 0:
         raise ValueError(
             "y has no labeled rows (all -1); give labeled rows of at least two classes"
         )
     y_l = y[labeled]
     check_classification_y(y_l)
+    classes = np.unique(y_l)
+    if classes.size < 2:
+        raise one_class_error(classes[0], owner, unlabeled=unlabeled)
     return labeled, y_l
 
 
@@ -305,10 +309,7 @@ def parse_class_labels(y, n_samples: int, *, owner: str):
             "real-valued responses with NaN on the unlabeled rows"
         )
     rows, y_l = parse_semi_supervised_y(y, n_samples, owner=owner)
-    classes = np.unique(y_l)
-    if classes.size < 2:
-        raise one_class_error(classes[0], owner)
-    return rows, y_l, classes
+    return rows, y_l, np.unique(y_l)
 
 
 def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
@@ -342,10 +343,31 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
     return rows, y[rows]
 
 
-def one_class_error(label, owner) -> ValueError:
-    """The error for labeled rows of a single class: the ideal kernel is then constant."""
-    return ValueError(
+def _row_list(rows, shown: int = 5) -> str:
+    head = ", ".join(str(int(i)) for i in rows[:shown])
+    return head + (", …" if rows.size > shown else "")
+
+
+def one_class_error(label, owner, *, unlabeled=None) -> ValueError:
+    """The error for labeled rows of a single class: the ideal kernel is then constant.
+
+    ``unlabeled``: the boolean mask of the rows read as unlabeled (−1). When some rows
+    hold −1 the message says so — which rows, how many — and that −1 is the unlabeled
+    marker, not a class: LIBSVM-style labels {−1, +1} arrive as one class plus
+    unlabeled rows, and need recoding (``y = (y + 1) // 2``).
+    """
+    msg = (
         f"y has one class among its labeled rows (label {label!r}), so the ideal kernel "
         "(eq. 6) is constant and carries no information; label rows of at least two "
         f"classes, or pass must-link groups to {owner}.fit(X, must_link=...)"
     )
+    if unlabeled is not None and np.any(unlabeled):
+        rows = np.flatnonzero(unlabeled)
+        msg += (
+            f". Note: -1 marks an unlabeled row (the scikit-learn semi-supervised "
+            f"convention), and {rows.size} of {np.size(unlabeled)} rows hold -1, so they "
+            f"were read as unlabeled (rows {_row_list(rows)}). If -1 is a class here "
+            "(LIBSVM-style labels {-1, +1}), recode y to non-negative class codes, e.g. "
+            "y = (y + 1) // 2, and mark the unlabeled rows with -1"
+        )
+    return ValueError(msg)
