@@ -75,6 +75,7 @@ from ._targets import (
     regression_target,
     regression_target_factor,
     resolve_target_type,
+    unit_scaled,
 )
 
 __all__ = [
@@ -126,4 +127,5 @@ __all__ = [
     "smooth",
     "solve_gen_nystrom",
     "uniform_prior_factors",
+    "unit_scaled",
 ]

@@ -91,7 +91,7 @@ from ._problem import (
     psd_factor,
     solve_gen_nystrom,
 )
-from ._targets import ideal_kernel, regression_target, regression_target_factor
+from ._targets import ideal_kernel, regression_target, regression_target_factor, unit_scaled
 
 __all__ = [
     "CV_LAMBDA_GRID",
@@ -469,6 +469,10 @@ def _select(grid, Q_inf, features, y, n_splits, rng, C_grid, target) -> LambdaCV
     """Score λ ∈ grid ∪ {∞} (``Q_inf``: the λ = ∞ features, the same in every fold;
     ``features(fold_of, k)``: the per-fold, per-λ features) and pick one."""
     candidates = np.append(grid, np.inf)
+    if target == "regression":
+        # held-out squared errors in units where max |y| is in [1, 2): the choice does not
+        # depend on the units of y, and responses in small units do not underflow
+        y = unit_scaled(y)
     errors, hinge, per_row, fold_of, k, n_iter = _score_repeats(
         Q_inf, features, y, n_splits, rng, grid.size, C_grid, target
     )

@@ -19,6 +19,7 @@ __all__ = [
     "regression_target",
     "regression_target_factor",
     "resolve_target_type",
+    "unit_scaled",
 ]
 
 #: How ``y`` becomes the target K*: class labels (the ideal kernel, eq. 6) or a
@@ -39,6 +40,20 @@ def ideal_kernel(y, *, centered: bool = False) -> np.ndarray:
     return Y @ Y.T
 
 
+def unit_scaled(y) -> np.ndarray:
+    """Real responses y times the power of two that brings max |y| into [1, 2).
+
+    Exact (a power of two changes the exponent only), so everything computed from the
+    scaled responses is what y would give, without the underflow of squaring responses
+    in small units (y ~ 1e-150) or the overflow of large ones. Zeros stay zeros.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    top = float(np.abs(y).max()) if y.size else 0.0
+    if not (top > 0 and np.isfinite(top)):
+        return y
+    return np.ldexp(y, 1 - int(np.frexp(top)[1]))
+
+
 def regression_target_factor(y) -> np.ndarray:
     """ỹ (l × 1): the labeled responses centred and scaled to unit variance.
 
@@ -54,11 +69,15 @@ def regression_target_factor(y) -> np.ndarray:
             f"a regression target needs at least 2 finite labeled responses; got {y.size} "
             f"(non-finite: {int(np.count_nonzero(~np.isfinite(y)))})"
         )
+    # the spread is judged relative to the scale of y, whatever its units: responses in
+    # small units (1e-13, 1e-150) neither look constant nor underflow when squared
+    first = y[0]
+    y = unit_scaled(y)
     yc = y - y.mean()
     sd = float(np.sqrt(np.mean(yc * yc)))
-    if not sd > 1e-12 * max(1.0, float(np.abs(y).max())):
+    if not sd > 1e-12 * float(np.abs(y).max()):
         raise ValueError(
-            f"the labeled responses are constant (all {y[0]!r}): a constant response carries "
+            f"the labeled responses are constant (all {first!r}): a constant response carries "
             "no information for the learned kernel; label rows with differing responses"
         )
     return (yc / sd)[:, None]
