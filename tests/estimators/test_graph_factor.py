@@ -67,6 +67,13 @@ def test_graph_options_fit(moons, graph, power):
     assert (f.anchors_ is None) == (graph == "knn")
 
 
+def test_knn_by_nndescent(moons):
+    pytest.importorskip("pynndescent")
+    X, _, y_semi = moons
+    f = GraphRegularizedFactor(_nys(), graph="knn", knn_method="nndescent", random_state=0)
+    assert f.fit(X, y_semi).transform(X).shape[0] == 240
+
+
 def test_your_own_graph(moons):
     X, _, y_semi = moons
     A = lorak.learn.knn_graph(X, 8)

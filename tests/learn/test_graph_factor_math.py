@@ -189,3 +189,15 @@ def test_selection_is_deterministic_and_reads_only_labeled_rows(rng):
     errs = a.scores[..., 0]
     i, k = a.ts.index(a.t), a.alphas.index(a.penalty)
     assert errs[i, k] == errs.min()
+
+
+def test_nndescent_finds_the_exact_neighbours_on_small_data(rng):
+    pytest.importorskip("pynndescent")
+    from lorak.learn._graph_factor import knn_adjacency
+
+    X = rng.standard_normal((400, 5))
+    exact = knn_adjacency(X, 6, method="exact")
+    approx = knn_adjacency(X, 6, method="nndescent", random_state=0)
+    assert approx.shape == exact.shape and (approx != approx.T).nnz == 0
+    shared = exact.multiply(approx).nnz
+    assert shared >= 0.95 * exact.nnz

@@ -94,9 +94,9 @@ class GraphRegularizedFactor(_Transformer):
         Laplacian); every row needs an edge.
     n_anchors : int or "auto", default="auto"
         Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000.
-    n_neighbors : int, default=3
-        Anchors per row (anchor graph) or neighbours per row (k-NN graph, where 3 is
-        raised to 10 unless given: a k-NN graph needs more edges to be connected).
+    n_neighbors : int or "auto", default="auto"
+        Anchors per row (anchor graph; "auto": 5) or neighbours per row (k-NN graph;
+        "auto": 10).
     weights : {"kernel", "lle"}, default="kernel"
         The anchor graph's weights: Gaussian weights of the squared distances to the
         row's anchors (width: the mean squared distance to the ``n_neighbors``-th
@@ -115,8 +115,13 @@ class GraphRegularizedFactor(_Transformer):
         How ``y`` is read for ``gamma="auto"``: class labels with −1 on unlabeled rows,
         or real responses with NaN on unlabeled rows ("auto": responses when y is float
         with NaN).
+    knn_method : {"auto", "exact", "nndescent"}, default="auto"
+        How the k-NN graph finds neighbours: exactly (scikit-learn's
+        ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the
+        ``graph`` extra), or "auto": exact up to
+        :data:`lorak.learn.KNN_EXACT_MAX` rows, NN-descent above when installed.
     random_state : int, Generator or None, default=None
-        Seeds the anchors' k-means and the default factor.
+        Seeds the anchors' k-means, NN-descent and the default factor.
 
     Attributes
     ----------
@@ -152,11 +157,12 @@ class GraphRegularizedFactor(_Transformer):
         *,
         graph="anchor",
         n_anchors="auto",
-        n_neighbors=3,
+        n_neighbors="auto",
         weights="kernel",
         power=1,
         gamma="auto",
         target="auto",
+        knn_method="auto",
         random_state=None,
     ):
         store_params(self, locals())
@@ -172,6 +178,7 @@ class GraphRegularizedFactor(_Transformer):
                 f"got {type(self.graph).__name__}"
             )
         check_in_choices(self.weights, "weights", ("kernel", "lle"))
+        check_in_choices(self.knn_method, "knn_method", ("auto", "exact", "nndescent"))
         check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         if self.power not in (1, 2) or isinstance(self.power, bool):
             raise ValueError(f"{name}: power must be 1 or 2; got {self.power!r}")
@@ -184,24 +191,32 @@ class GraphRegularizedFactor(_Transformer):
             ):
                 raise ValueError(f"{name}: gamma must be 'auto' or a number ≥ 0; got {g!r}")
         k = self.n_neighbors
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"{name}: n_neighbors must be a positive integer; got {k!r}")
+        if isinstance(k, str) and k == "auto":
+            k = self._n_neighbors()
+        elif not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"{name}: n_neighbors must be a positive integer or 'auto'; got {k!r}")
         if n < 2:
             raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
         if self.graph == "anchor" if isinstance(self.graph, str) else False:
             a = self._resolve_n_anchors(n)
-            if k > a and not isinstance(self.n_anchors, str):
+            if k > a and not (isinstance(self.n_anchors, str) or isinstance(self.n_neighbors, str)):
                 raise ValueError(
                     f"{name}: n_neighbors={k} exceeds n_anchors={a}: each row is joined to "
                     "n_neighbors of the anchors"
                 )
-        elif isinstance(self.graph, str) and self._knn_neighbors() >= n:
-            raise ValueError(
-                f"{name}: n_neighbors={self._knn_neighbors()} must be below the number of rows, {n}"
-            )
+        elif isinstance(self.graph, str) and k >= n:
+            if isinstance(self.n_neighbors, str):
+                raise ValueError(
+                    f"{name}: the k-NN graph's n_neighbors='auto' ({k}) needs more than {k} "
+                    f"rows; got {n}: pass a smaller n_neighbors"
+                )
+            raise ValueError(f"{name}: n_neighbors={k} must be below the number of rows, {n}")
 
-    def _knn_neighbors(self):
-        return 10 if self.n_neighbors == 3 else int(self.n_neighbors)
+    def _n_neighbors(self):
+        """s (anchor graph) or k (k-NN graph): ``n_neighbors``, or 5 / 10 for "auto"."""
+        if isinstance(self.n_neighbors, str):
+            return 10 if isinstance(self.graph, str) and self.graph == "knn" else 5
+        return int(self.n_neighbors)
 
     def _resolve_n_anchors(self, n):
         name = type(self).__name__
@@ -288,17 +303,18 @@ class GraphRegularizedFactor(_Transformer):
             anchors = np.asarray(
                 anchors.toarray() if sp.issparse(anchors) else anchors, dtype=np.float64
             )
-            sigma2 = anchor_bandwidth(X, anchors, min(int(self.n_neighbors), a))
-            graph = AnchorGraph(anchors, min(int(self.n_neighbors), a), sigma2, self.weights)
+            s = min(self._n_neighbors(), a)
+            sigma2 = anchor_bandwidth(X, anchors, s)
+            graph = AnchorGraph(anchors, s, sigma2, self.weights)
             GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
             self.anchors_ = anchors
         else:
             G = transform(X)
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
             if isinstance(self.graph, str):
-                from ..learn import knn_graph
+                from ..learn._graph_factor import knn_adjacency
 
-                A = knn_graph(X, self._knn_neighbors())
+                A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
             else:
                 A = self._check_graph(self.graph, n)
             GtG, H = graph_laplacian_gram(G, A, self.power)

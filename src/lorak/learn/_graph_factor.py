@@ -316,6 +316,71 @@ def _sym_part(H):
     return 0.5 * (H + H.T)
 
 
+# --------------------------------------------------------------------------- k-NN graph
+
+#: Rows up to which ``knn_method="auto"`` searches neighbours exactly (scikit-learn's
+#: ``NearestNeighbors``); above, approximately by NN-descent (``pynndescent``).
+KNN_EXACT_MAX = 20000
+
+
+def _nndescent_graph(X, n_neighbors, random_state):
+    try:
+        from pynndescent import NNDescent
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError(
+            "knn_method='nndescent' needs pynndescent: pip install 'lorak[graph]'"
+        ) from exc
+    index = NNDescent(
+        X, n_neighbors=n_neighbors + 1, random_state=random_state, n_jobs=1, compressed=True
+    )
+    idx, _ = index.neighbor_graph
+    n = X.shape[0]
+    rows = np.repeat(np.arange(n), idx.shape[1])
+    cols = idx.ravel()
+    keep = (cols != rows) & (cols >= 0)
+    A = sp.csr_matrix((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+    A = A.maximum(A.T).tocsr()
+    A.data[:] = 1.0
+    return A
+
+
+def knn_adjacency(X, n_neighbors: int, *, method: str = "auto", random_state=None):
+    """The symmetrized k-NN 0/1 adjacency of the rows of X (CSR, self excluded).
+
+    ``method``: "exact" (scikit-learn's ``NearestNeighbors``, O(n²d) time without an
+    index that prunes), "nndescent" (approximate neighbours by NN-descent, the
+    ``pynndescent`` package: about O(n^1.14 d)), or "auto": exact up to
+    :data:`KNN_EXACT_MAX` rows, NN-descent above when ``pynndescent`` is installed.
+    """
+    from ._simple_npkl import knn_graph
+
+    n = X.shape[0]
+    if method == "auto":
+        method = "exact"
+        if n > KNN_EXACT_MAX:
+            try:
+                import pynndescent  # noqa: F401
+
+                method = "nndescent"
+            except ImportError:
+                import warnings
+
+                warnings.warn(
+                    f"graph='knn' on {n} rows searches neighbours exactly (O(n²)); "
+                    "pip install 'lorak[graph]' for approximate neighbours by NN-descent, "
+                    "or use graph='anchor' (linear in n)",
+                    UserWarning,
+                    stacklevel=3,
+                )
+    if method == "exact":
+        return knn_graph(X, n_neighbors)
+    seed = (
+        None if random_state is None else int(np.random.default_rng(random_state).integers(2**31))
+    )
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float32)
+    return _nndescent_graph(Xd, n_neighbors, seed)
+
+
 # --------------------------------------------------------------------------- deformation
 
 
