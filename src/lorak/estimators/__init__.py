@@ -21,6 +21,7 @@ the math and stores the results as fitted attributes.
 
 from ._csi import CSI
 from ._gen_nystrom import MAX_AUTO_COMPONENTS, GeneralizedNystroem
+from ._graph_factor import GraphRegularizedFactor, default_graph_components
 from ._icd import IncompleteCholesky
 from ._kernel_combination import (
     ABMKL,
@@ -36,7 +37,6 @@ from ._lp_mkl import (
     default_bank,
     regression_bank,
 )
-from ._graph_factor import GraphRegularizedFactor, default_graph_components
 from ._mk_gen_nystrom import MultipleKernelGeneralizedNystroem, default_gnys_bank
 from ._nystrom import ExactEigen, Nystroem
 from ._simple_npkl import SimpleNPKL

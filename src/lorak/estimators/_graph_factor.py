@@ -19,6 +19,7 @@ from .._validation import (
     check_generator,
     check_in_choices,
     one_class_error,
+    parse_semi_supervised_response,
     parse_semi_supervised_y,
     validate_data,
 )
@@ -31,7 +32,7 @@ from ..learn import (
     deformation,
     deformation_matrix,
     graph_laplacian_gram,
-    parse_semi_supervised_response,
+    knn_adjacency,
     ridge_targets,
     select_gamma_penalty,
 )
@@ -312,8 +313,6 @@ class GraphRegularizedFactor(_Transformer):
             G = transform(X)
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
             if isinstance(self.graph, str):
-                from ..learn._graph_factor import knn_adjacency
-
                 A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
             else:
                 A = self._check_graph(self.graph, n)

@@ -289,10 +289,11 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
     ----------
     factor : transformer, default=GraphRegularizedFactor(random_state=0)
         Cloned and fitted with ``fit(X, y)`` (NaN = unlabeled); the default chooses its
-        graph weight with a ridge penalty by leave-one-out over the labeled responses. A factor with a
-        ``target`` parameter left at "auto" gets ``target="regression"``, one with an
-        ``unlabeled`` parameter left at None gets ``unlabeled=np.nan`` (CSI), so that
-        integer-valued responses are not read as classes.
+        graph weight with a ridge penalty by leave-one-out over the labeled responses.
+        A factor with a ``target`` parameter left at "auto" gets
+        ``target="regression"``, one with an ``unlabeled`` parameter left at None gets
+        ``unlabeled=np.nan`` (CSI), so that integer-valued responses are not read as
+        classes.
     regressor : regressor, default=None
         Cloned and fitted on the labeled rows' features. Default: when the factor chose
         a learned kernel (λ < ∞) by its cross-validation, a ``Ridge`` at the penalty
