@@ -19,8 +19,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._chunked import is_dask_array
 from .._validation import (
@@ -136,7 +137,7 @@ class _LabelLearnedFactor:
         self.classes_ = classes
         self.target_type_ = kind
         self.labeled_indices_ = rows
-        self.landmark_info_ = dict(landmarks.info or {})
+        self.landmark_info_ = dict(landmarks.info or {}) if landmarks is not None else {}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -159,7 +160,10 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     alignment criterion ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] of eq. 15 is
     ``criterion="paper"``). The learned kernel is
     k̃(x, x') = k(x, Z) S k(Z, x'); ``transform`` returns Q = k(X, Z) U Λ^{1/2}
-    (S = U Λ Uᵀ), so Q Qᵀ = E S Eᵀ, for the training rows and any new X.
+    (S = U Λ Uᵀ), so Q Qᵀ = E S Eᵀ, for the training rows and any new X. With
+    ``prior``, the rows Φ(x) of a fitted factor (a graph-regularized one, say) take the
+    place of k(x, Z) and W = I: the labels then refine the kernel Φ Φᵀ instead of
+    E W⁺ Eᵀ.
 
     Two readings (the ``gnys`` benchmark reports both; a reference run on seven sets
     with 100 labels, paired against k-means Nyström under the same SVM, decided the
@@ -256,6 +260,26 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         (:func:`sklearn.utils.multiclass.type_of_target`, NaN rows left out), class
         labels otherwise; a continuous y that holds −1 and no NaN is refused as
         ambiguous (pass NaN for the unlabeled rows, or name the target).
+    prior : transformer or None, default=None
+        The kernel the labels refine. None: the paper's prior S₀ = β W⁺ on the
+        landmarks, i.e. the Nyström kernel E W⁺ Eᵀ of ``kernel``. A transformer (any
+        estimator with ``fit``/``transform`` whose ``transform`` gives factor rows
+        Φ(x), r columns, with Φ(x)ᵀΦ(x') the prior kernel — a Nyström factor, a
+        graph-regularized factor such as :class:`lorak.GraphRegularizedFactor`, …):
+        it is cloned and fitted on ``(X, y)`` (y as integer class codes with
+        −1 = unlabeled, or responses with NaN = unlabeled; ``fit(X)`` with must-link
+        groups), and the kernel is learned in its feature space: E := Φ(X), W := I_r,
+        so that S₀ = β I — the prior factor's rows are the whitened coordinates in
+        which the prior kernel is the identity — and the learned kernel is Φ S Φᵀ,
+        ``transform(X_new) = Φ(X_new) @ normalization_``. Everything else applies
+        unchanged: λ by cross-validation with λ = ∞ (S = β I: the prior kernel itself)
+        among the candidates, β (for β = 1, λ = ∞ gives Φ Φᵀ exactly), must-link
+        groups, regression targets. The problem depends on Φ only through Φ Φᵀ (a
+        prior whose rows are rotated by an orthogonal matrix learns the same kernel).
+        ``fit`` transforms the labeled rows only and ``transform`` costs one
+        ``prior.transform`` plus an n × r by r × r' product: nothing n × n is formed.
+        ``kernel``, its parameters, ``n_components`` and ``landmarks`` are then not
+        used.
 
     Attributes
     ----------
@@ -289,7 +313,10 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     target_type_ : "classification" or "regression" (must-link groups:
         "classification").
     labeled_indices_ : rows of the training X that carried a label (or a group).
-    kernel_ : the resolved kernel.
+    kernel_ : the resolved kernel (not set with a ``prior``).
+    prior_ : the fitted clone of ``prior`` (None without one); with a prior,
+        ``components_`` and ``landmarks_`` are None and ``n_landmarks_`` is r, the
+        prior's number of features, and ``S_``, ``S0_`` = β I are r × r.
 
     More data than memory: ``fit`` needs only the landmarks (chosen on all rows by a
     strategy that runs over chunks: ``"uniform"``, ``"kmeans"``) and the labeled rows,
@@ -323,12 +350,22 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         rtol=1e-10,
         random_state=None,
         target="auto",
+        prior=None,
     ):
         store_params(self, locals())
+
+    #: default of models saved before ``prior`` existed (their state has no ``prior``)
+    prior = None
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
         g = self._check_shared_params()
+        prior = self.prior
+        if prior is not None and not (hasattr(prior, "fit") and hasattr(prior, "transform")):
+            raise TypeError(
+                "prior must be None or a transformer with fit and transform (its transform "
+                f"gives the prior's factor rows); got {type(prior).__name__}"
+            )
         beta = self.beta
         if isinstance(beta, str):
             check_in_choices(beta, "beta", ("heuristic", "optimize"))
@@ -380,19 +417,25 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         X = self._validate_fit_X(X)
         self._check_params()
         n = X.shape[0]
-        m = self._resolve_n_components(n)
+        m = self._resolve_n_components(n) if self.prior is None else None
         rows, K, mask, classes, kind, y_l = self._side_information(y, must_link, n)
         rng = check_generator(self.random_state)
-        self.kernel_ = self._build_kernel(X, rng)
-        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
-        Z = lm.points
-        Z64 = Z.astype(np.float64)
-        Xl = X[rows]
-        if is_dask_array(Xl):  # only the labeled rows are brought into memory
-            Xl = Xl.compute()
-        Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
-        El = kernel_block(self.kernel_, Xl, Z64)
-        W = kernel_block(self.kernel_, Z64, Z64)
+        if self.prior is None:
+            self.prior_ = None
+            self.kernel_ = self._build_kernel(X, rng)
+            lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
+            Z = lm.points
+            Z64 = Z.astype(np.float64)
+            Xl = X[rows]
+            if is_dask_array(Xl):  # only the labeled rows are brought into memory
+                Xl = Xl.compute()
+            Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
+            El = kernel_block(self.kernel_, Xl, Z64)
+            W = kernel_block(self.kernel_, Z64, Z64)
+        else:
+            lm = Z = None
+            El = self._fit_prior(X, y, must_link, rows, classes, kind)
+            W = np.eye(El.shape[1])
         fit = fit_generalized_nystroem(
             El,
             W,
@@ -425,7 +468,10 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "
                 "check the labels"
             )
-        self.components_ = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
+        if Z is None:
+            self.components_ = None
+        else:
+            self.components_ = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
         # S_ from the clipped eigendecomposition: exactly PSD (eigenvalues below
         # rtol·max, including round-off negatives, dropped) and equal to F Fᵀ
         self.S_ = F @ F.T
@@ -435,16 +481,56 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         self._store_choice(fit, rows, classes, kind, lm)
         self.normalization_ = np.ascontiguousarray(F, dtype=X.dtype)
         self.n_components_ = F.shape[1]
-        self.n_landmarks_ = Z.shape[0]
+        self.n_landmarks_ = W.shape[0]
         logger.debug(
             "GeneralizedNystroem: m=%d, l=%d, lam=%g, beta=%g, %d iterations",
-            Z.shape[0],
+            W.shape[0],
             rows.size,
             fit.lam,
             fit.beta,
             fit.n_iter,
         )
         return self
+
+    def _fit_prior(self, X, y, must_link, rows, classes, kind):
+        """Fit the clone ``prior_`` on (X, y) and return Φ(X[rows]) (l × r), float64."""
+        name = type(self).__name__
+        n = X.shape[0]
+        if must_link is not None:
+            y_prior = None
+        elif kind == "regression":
+            y_prior = np.full(n, np.nan)
+            y_prior[rows] = np.asarray(y, dtype=np.float64).ravel()[rows]
+        else:  # integer class codes, -1 = unlabeled
+            y_prior = np.full(n, UNLABELED, dtype=np.int64)
+            y_prior[rows] = np.searchsorted(classes, column_or_1d(y)[rows])
+        self.prior_ = clone(self.prior)
+        self.prior_.fit(X, y_prior)
+        Xl = X[rows]
+        if is_dask_array(Xl):
+            Xl = Xl.compute()
+        El = self.prior_.transform(Xl)
+        El = El.toarray() if sp.issparse(El) else np.asarray(El)
+        if El.ndim != 2 or El.shape[0] != rows.size or El.shape[1] < 1:
+            raise ValueError(
+                f"{name}: prior.transform must give one row of factor features per input "
+                f"row; got shape {El.shape} for {rows.size} rows"
+            )
+        El = El.astype(np.float64)
+        if not np.all(np.isfinite(El)):
+            raise ValueError(f"{name}: prior.transform gave NaN or infinity on the labeled rows")
+        return El
+
+    def transform(self, X):
+        """Q with Q Qᵀ = E S Eᵀ: k(X, Z) U Λ^{1/2}, or Φ(X) U Λ^{1/2} with a ``prior``."""
+        check_is_fitted(self, "normalization_")
+        prior = getattr(self, "prior_", None)
+        if prior is None:
+            return super().transform(X)
+        Phi = prior.transform(X)
+        Phi = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
+        dtype = Phi.dtype if Phi.dtype in (np.float32, np.float64) else np.float64
+        return Phi.astype(dtype, copy=False) @ self.normalization_.astype(dtype, copy=False)
 
     def fit_transform(self, X, y=None, *, must_link=None):
         """``fit(X, y).transform(X)``: the virtual samples of the training rows."""
