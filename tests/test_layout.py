@@ -174,6 +174,27 @@ def test_no_function_name_defined_twice_in_the_library():
     assert dup == {}
 
 
+#: Packages split into one module per concern: their modules share no private name
+#: (what one module needs from another is public and exported by the package).
+ONE_MODULE_PER_CONCERN = ("lorak.learn._gen_nystrom",)
+
+
+def test_modules_of_one_concern_each_share_no_private_name():
+    for package in ONE_MODULE_PER_CONCERN:
+        assert MODULES[package][1], package
+        for name, tree in TREES.items():
+            if not name.startswith(package + "."):
+                continue
+            shared = [
+                (node.module, alias.name)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1
+                for alias in node.names
+                if alias.name.startswith("_")
+            ]
+            assert shared == [], (name, shared)
+
+
 def test_no_function_name_defined_twice_in_bench():
     bench = [m for m in MODULES if m.startswith(BENCH)]
     assert defined_twice(bench) == {}
