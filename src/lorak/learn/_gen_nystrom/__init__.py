@@ -7,6 +7,10 @@ learned kernel E S Eᵀ:
 
     minimize_S  J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F    s.t.  S ⪰ 0        (7)
 
+Nothing here needs E and W to come from landmarks: on the rows Φ(x) of any prior
+factor (``GeneralizedNystroem(prior=...)``) the same problem runs with E_l = Φ(X_l) and
+W = I, so that S₀ = β I in the prior's whitened coordinates.
+
 With M kernels on shared landmarks (§4) the blocks T^(j) = α_j S^(j) and weights α solve
 objective (17). One module per concern, the names shared between them exported here:
 

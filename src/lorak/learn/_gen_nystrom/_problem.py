@@ -20,7 +20,6 @@ P = A/√λ = U Λ Uᵀ and S̃ᵢⱼ = Q̃ᵢⱼ/(1 + ΛᵢᵢΛⱼⱼ); same t
 So (7) is the *weighted nearest PSD matrix* problem min_{X⪰0} Σ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)², with
 weights spanning λ … λ + a²_max (10⁻⁵ … 10⁷ on Digit1).
 
-
 Decisions
 ---------
 - Solver (default ``"admm"``): ADMM on X = Z, Z ⪰ 0 in the diagonal congruence metric
