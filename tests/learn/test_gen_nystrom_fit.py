@@ -74,6 +74,10 @@ def test_must_link_and_single_labeled_rows_fall_back_to_the_paper_criterion(bloc
     assert fit.criterion == "paper"
     with pytest.raises(ValueError, match="unknown criterion 'best'"):
         fit_generalized_nystroem(El, W, K, y=yl, criterion="best")
+    with pytest.raises(ValueError, match=r"criterion='cv' .* needs their labels"):
+        fit_generalized_nystroem(El, W, ideal_kernel(yl), owner="Est")
+    with pytest.raises(ValueError, match=r"criterion='cv' .* needs their labels"):
+        fit_mk_generalized_nystroem([El], [W], ideal_kernel_factor(yl))
 
 
 def test_the_estimators_store_the_record():

@@ -40,10 +40,15 @@ def _is_inf(lam) -> bool:
     return not isinstance(lam, str) and math.isinf(lam)
 
 
-def _check_criterion(criterion):
+def _check_criterion(criterion, lam, y, owner):
     if criterion not in CRITERIA:
         valid = ", ".join(repr(c) for c in CRITERIA)
         raise ValueError(f"unknown criterion {criterion!r}; valid names are {valid}")
+    if criterion == "cv" and isinstance(lam, str) and y is None:
+        raise ValueError(
+            f"{owner}: criterion='cv' chooses lam by cross-validation over the labeled rows "
+            "and needs their labels or responses, y; pass y, or choose criterion='paper'"
+        )
 
 
 def fit_generalized_nystroem(
@@ -96,9 +101,9 @@ def fit_generalized_nystroem(
     GenNystromFit with ``F`` (F Fᵀ = S), ``criterion`` (None for a given λ) and ``cv``
     (the :class:`LambdaCV` record, or None).
     """
-    _check_criterion(criterion)
     if mask is not None and criterion == "cv":
         criterion = "paper"
+    _check_criterion(criterion, lam, y, owner)
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
     if criterion == "cv" and (isinstance(lam, str) or _is_inf(lam)):
@@ -173,7 +178,7 @@ def fit_mk_generalized_nystroem(
     :func:`fit_mk_gen_nystrom`. Returns the :class:`MKGenNystromFit` with ``F`` (the
     block factors, F_j F_jᵀ = T^(j)), ``criterion`` and ``cv``.
     """
-    _check_criterion(criterion)
+    _check_criterion(criterion, lam, y, owner)
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
     options = {
