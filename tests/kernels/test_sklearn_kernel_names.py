@@ -181,7 +181,7 @@ def test_laplacian_is_l1_and_laplacian_l2_is_the_papers_kernel():
     assert "laplacian_l2" not in PAIRWISE_KERNEL_FUNCTIONS
     # the name fixes the norm
     for name in ("laplacian", "laplacian_l2"):
-        with pytest.raises(ValueError, match="does not take norm.*laplacian"):
+        with pytest.raises(ValueError, match=r"does not take norm.*laplacian"):
             make_kernel(name, kernel_params={"norm": "l1"})
     # Nystroem's scikit-learn default γ = 1/n_features, for both names
     for name, norm in (("laplacian", "l1"), ("laplacian_l2", "l2")):
@@ -199,18 +199,19 @@ def test_fractional_degree_is_sklearns_power_or_refused():
     # a negative base has no real power (scikit-learn gives NaN): a clear error, at fit
     # and at transform, never NaN or a LinAlgError from inside the eigensolver
     Xn = 3.0 * rng.standard_normal((30, 4))
-    with pytest.raises(ValueError, match="non-integer degree=2.5.*negative"):
+    with pytest.raises(ValueError, match=r"non-integer degree=2\.5.*negative"):
         lorak.Nystroem(kernel="poly", degree=2.5, n_components=10).fit(Xn)
     est = lorak.Nystroem(kernel="poly", degree=2.5, n_components=10, random_state=0).fit(Xp)
     with pytest.raises(ValueError, match="non-integer degree"):
         est.transform(-3.0 * Xp)
     # integer degrees take any sign
-    assert np.all(np.isfinite(lorak.Nystroem(kernel="poly", degree=3, n_components=10).fit_transform(Xn)))
+    assert np.all(
+        np.isfinite(lorak.Nystroem(kernel="poly", degree=3, n_components=10).fit_transform(Xn))
+    )
 
 
 def test_landmark_kernel_that_is_not_finite_is_a_clear_error():
     from lorak.decompose import nystrom_normalization
-
     from lorak.kernels import Kernel
 
     class Overflowing(Kernel):  # a user's kernel that is not finite on some pairs

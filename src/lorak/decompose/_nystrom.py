@@ -92,10 +92,11 @@ def _cholesky_path(W, rtol):
 def _check_finite_w(W):
     if not np.all(np.isfinite(W)):
         bad = np.argwhere(~np.isfinite(W))[0]
+        i, j = int(bad[0]), int(bad[1])
         raise ValueError(
-            "the landmark kernel matrix W holds NaN or infinity (first at W[%d, %d] = %r): "
-            "the kernel is not finite on the landmarks; check its parameters (a "
-            "polynomial of high degree overflows) and the data" % (bad[0], bad[1], W[tuple(bad)])
+            f"the landmark kernel matrix W holds NaN or infinity (first at W[{i}, {j}] = "
+            f"{W[i, j]!r}): the kernel is not finite on the landmarks; check its parameters "
+            "(a polynomial of high degree overflows) and the data"
         )
 
 
@@ -105,7 +106,9 @@ def _magnitude_normalization(lam, U, w, rtol, dtype) -> NystromNormalization:
     lam, U = lam[order], U[:, order]
     mag = np.abs(lam)
     if not (mag.size and mag[0] > 0):
-        raise ValueError("the landmark kernel matrix W is zero: the kernel is zero on the landmarks")
+        raise ValueError(
+            "the landmark kernel matrix W is zero: the kernel is zero on the landmarks"
+        )
     keep = mag > rtol * mag[0]
     N = U[:, keep] / np.sqrt(mag[keep])
     if w is not None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-
-from .._chunked import is_dask_array, is_memmap
-from .._validation import check_generator, validate_data
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunked import is_dask_array, is_memmap
+from .._validation import check_generator, validate_data
 from ..decompose import (
     default_rtol,
     nystrom_normalization,

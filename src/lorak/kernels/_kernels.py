@@ -658,8 +658,7 @@ _NAME_HINT = {
         "exp(−‖x − z‖₂/σ) is kernel='laplacian_l2')"
     ),
     "laplacian_l2": (
-        " (kernel='laplacian_l2' is exp(−‖x − z‖₂/σ); scikit-learn's ℓ₁ form is "
-        "kernel='laplacian')"
+        " (kernel='laplacian_l2' is exp(−‖x − z‖₂/σ); scikit-learn's ℓ₁ form is kernel='laplacian')"
     ),
 }
 
