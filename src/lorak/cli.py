@@ -375,10 +375,14 @@ def _cmd_bench_all(bench_parser, args) -> int:
     return 1 if IMPORT_ERRORS else 0
 
 
-def _cmd_datasets(args) -> int:
-    from .datasets import describe_available
+def _cmd_datasets(parser, args) -> int:
+    from .datasets import ManifestError, describe_available
 
-    print(describe_available(args.data_home))
+    try:
+        table = describe_available(args.data_home)
+    except ManifestError as exc:  # a malformed MANIFEST.json: say where, no traceback
+        parser.error(f"datasets: {exc}")
+    print(table)
     return 0
 
 
@@ -391,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_bench(bench_parser, args)
     if args.command == "datasets":
         _check_data_home(parser, args)
-        return _cmd_datasets(args)
+        return _cmd_datasets(parser, args)
     parser.print_help()
     return 2
 

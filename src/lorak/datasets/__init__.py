@@ -56,6 +56,7 @@ from ._generators import (
 )
 from ._libsvm import KNOWN_LIBSVM
 from ._loaders import KINDS, SKLEARN_SETS, available, describe_available, load
+from ._manifest import ManifestError
 from ._ssl import SSL_SETS
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "DataIntegrityError",
     "DataNotFoundError",
     "Dataset",
+    "ManifestError",
     "available",
     "describe_available",
     "get_data_home",

@@ -177,8 +177,10 @@ def read_manifest(home: Path) -> dict[str, Any]:
     ------
     DataNotFoundError
         The manifest is missing.
-    ValueError
-        The manifest is not valid JSON or not a JSON object.
+    ManifestError (a ValueError)
+        The manifest is not UTF-8 JSON or does not follow the schema of
+        :mod:`lorak.datasets._manifest` (the message names the set, the key and what
+        was expected).
     """
     path = home / MANIFEST_NAME
     if not path.is_file():
@@ -186,16 +188,25 @@ def read_manifest(home: Path) -> dict[str, Any]:
             f"expected {MANIFEST_NAME} in the data home {str(home)!r}, found no such file; "
             f"{_LAYOUT_HINT}"
         )
+    from ._manifest import ManifestError, validate_manifest
+
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{str(path)!r} is not valid JSON: {exc}") from exc
-    if not isinstance(manifest, dict):
-        raise ValueError(
-            f"{str(path)!r} should hold a JSON object (dataset name -> entry), "
-            f"found {type(manifest).__name__}"
-        )
-    return manifest
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ManifestError(f"{str(path)!r} cannot be read: {exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(
+            f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); a "
+            f"{MANIFEST_NAME} must be JSON encoded in UTF-8 (re-save it as UTF-8"
+            + (", not UTF-16)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ")")
+        ) from exc
+    try:
+        manifest = json.loads(text.removeprefix("\ufeff"))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ManifestError(f"{str(path)!r} is not valid JSON: {exc}") from exc
+    return validate_manifest(manifest, repr(str(path)))
 
 
 def try_read_manifest(home: Path | None) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from ._base import (
     DATA_ENV_VAR,
+    MANIFEST_NAME,
     DataNotFoundError,
     Dataset,
     as_labels,
@@ -34,10 +35,10 @@ from ._base import (
     get_data_home,
     read_manifest,
     require_data_home,
-    try_read_manifest,
 )
 from ._generators import GENERATORS
 from ._libsvm import KNOWN_LIBSVM, libsvm_entries, load_libsvm, ordered_splits
+from ._manifest import ManifestError
 from ._ssl import SSL_SETS, load_ssl, ssl_files_present, ssl_labeled_sizes
 
 __all__ = ["available", "describe_available", "load"]
@@ -224,6 +225,11 @@ def load(
         The files are not found; the message says how to set ``LORAK_DATA``.
     DataIntegrityError
         The file disagrees with the manifest (rows, class counts, sha256).
+    ManifestError (a ValueError)
+        The data home's ``MANIFEST.json`` is malformed (not UTF-8 JSON, or off its
+        schema; the message names the set, the key and what was expected) and the
+        set needs it: a LIBSVM set, an SSL-book set with ``verify=True``, or a name
+        found nowhere else. Sets that do not read the manifest load regardless.
 
     Examples
     --------
@@ -236,8 +242,17 @@ def load(
     """
     dt = _check_dtype(dtype)
     home = get_data_home(data_home)
-    manifest = try_read_manifest(home) if home is not None and home.is_dir() else None
-    kind, key = _resolve(name, manifest, home)
+    manifest, manifest_error = _read_manifest_if_any(home)
+    try:
+        kind, key = _resolve(name, manifest, home)
+    except ValueError:
+        if manifest_error is not None:  # the name may be one of its sets: say why not
+            raise manifest_error from None
+        raise
+    if manifest_error is not None and (kind == "libsvm" or (kind == "ssl" and verify)):
+        raise manifest_error  # these read the manifest's entries
+    if manifest_error is not None and kind == "ssl":
+        logger.warning("ignoring the manifest of %s: %s", home, manifest_error)
     t0 = time.perf_counter()
     gen_opts = dict(generator_kwargs)
     if kind != "generated":
@@ -329,6 +344,18 @@ def load(
     )
 
 
+def _read_manifest_if_any(home) -> tuple[dict[str, Any] | None, ManifestError | None]:
+    """The data home's manifest, or None when there is none; a malformed one is
+    returned as its :class:`ManifestError` for the caller to raise where it matters
+    (loading iris does not need the data home's manifest)."""
+    if home is None or not home.is_dir() or not (home / MANIFEST_NAME).is_file():
+        return None, None
+    try:
+        return read_manifest(home), None
+    except ManifestError as exc:
+        return None, exc
+
+
 def _n_classes(classes) -> int | None:
     return len(classes) if isinstance(classes, dict) and classes else None
 
@@ -367,9 +394,18 @@ def available(data_home: str | os.PathLike | None = None) -> list[dict[str, Any]
         ``splits`` (train/test split names, LIBSVM only), ``split_sizes`` ({split:
         rows}), ``labeled`` (SSL-book labeled-set sizes with split files found),
         ``present`` (the files can be loaded now) and ``source``.
+
+    Raises
+    ------
+    ManifestError (a ValueError)
+        The data home's ``MANIFEST.json`` is not UTF-8 JSON or does not follow its
+        schema (:mod:`lorak.datasets._manifest`); the message names the set, the key
+        and what was expected.
     """
     home = get_data_home(data_home)
-    manifest = try_read_manifest(home) if home is not None and home.is_dir() else None
+    manifest, manifest_error = _read_manifest_if_any(home)
+    if manifest_error is not None:
+        raise manifest_error
     rows: list[dict[str, Any]] = []
 
     entries = libsvm_entries(manifest)
