@@ -1522,6 +1522,210 @@ case(
     check=_cli_error(r"(--data-home|nowhere)"),
 )
 
+# --------------------------------------------------------------------------- issue 30
+# The classes of input issue 30's independent sweep found uncovered, for every exported
+# estimator (every entry of ESTIMATORS): save/load with each kind of kernel, label
+# conventions; and malformed data folders for every reader of MANIFEST.json.
+
+_KK_GAMMA = 0.2
+
+
+def _kk_rbf(A, B):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return rbf_kernel(A, B, gamma=_KK_GAMMA)
+
+
+def _kk_kernel(kind):
+    return {
+        "named": "rbf",
+        "object": K.Gaussian(gamma=_KK_GAMMA),
+        "precomputed": "precomputed",
+        "callable": _kk_rbf,
+    }[kind]
+
+
+def _kk_kernels(kind):
+    return {
+        "named": ["rbf", "laplacian"],
+        "object": [K.Gaussian(gamma=_KK_GAMMA), K.Laplacian(bandwidth=2.0)],
+        "precomputed": "precomputed",
+        "callable": [_kk_rbf, K.Gaussian(gamma=_KK_GAMMA)],
+    }[kind]
+
+
+def _kk_route(name) -> str:
+    params = ESTIMATORS[name][0]().get_params(deep=False)
+    return next((p for p in ("kernel", "kernels", "factor") if p in params), "none")
+
+
+def _kk_make(name, kind):
+    """The sweep's estimator ``name`` with a kernel of this kind, through whichever
+    parameter takes it (kernel, kernels, or the factor's kernel)."""
+    route = _kk_route(name)
+    if route == "kernel":
+        kw = {"kernel": _kk_kernel(kind), "bandwidth": None, "gamma": None}
+        if kind == "named":
+            kw["gamma"] = _KK_GAMMA
+        return ESTIMATORS[name][0](**kw)
+    if route == "kernels":
+        return ESTIMATORS[name][0](kernels=_kk_kernels(kind))
+    est = ESTIMATORS[name][0]()
+    if route == "factor":
+        factor = lorak.Nystroem(n_components=8, kernel=_kk_kernel(kind), random_state=0)
+        est.set_params(factor=factor)
+    return est
+
+
+def _kk_save_load(name, kind):
+    """Fit with this kernel kind (the n × n matrix for "precomputed"), save, load:
+    the loaded model must give the same output on new rows; a callable must be refused
+    at save (with the reason), never written into a file that load refuses."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    fit, method = ESTIMATORS[name][1], ESTIMATORS[name][2]
+    Xf, Xn = X, X[:10] + 0.01
+    if kind == "precomputed":
+        Xf, Xn = rbf_kernel(X, gamma=_KK_GAMMA), rbf_kernel(Xn, X, gamma=_KK_GAMMA)
+
+    def call():
+        est = fit(_kk_make(name, kind), Xf)
+        path = _tmpdir() / f"kk-{name}-{kind}.lorak"
+        lorak.save(est, path)  # a callable kernel: PersistenceError here
+        back = lorak.load(path)
+        on = Xf if method == "embedding_" else Xn
+        return _apply(est, method, on), _apply(back, method, on)
+
+    def check(res):
+        a, b = res
+        a = _finite(a, "original model's output")
+        b = _finite(b, "loaded model's output")
+        assert a.shape == b.shape and np.array_equal(a, b), "the loaded model answers otherwise"
+        if kind == "callable":
+            raise AssertionError("a callable kernel was saved")
+
+    return call, check
+
+
+_KK_ERR = r"(callable|precomputed|kernel)"
+for _name in ESTIMATORS:
+    for _kind in ("named", "object", "precomputed", "callable") if _kk_route(_name) != "none" else (
+        "named",
+    ):
+        _call, _check = _kk_save_load(_name, _kind)
+        case(f"{_name}-save-load-{_kind}-kernel", _call, check=_check, error=_KK_ERR)
+
+
+# label conventions: LIBSVM's {-1, +1}, strings, {1, 2}, booleans, floats. A supervised
+# classifier learns both classes; an estimator for which -1 marks an unlabeled row
+# must refuse {-1, +1} with an error that says so (only one class would be labeled).
+_LABEL_SETS = {
+    "pm1": np.where(y == 1, 1, -1),
+    "str": np.where(y == 1, "pos", "neg"),
+    "12": y + 1,
+    "bool": y.astype(bool),
+    "float": y.astype(float),
+}
+
+
+def _label_case(name, labels):
+    fit, method = ESTIMATORS[name][1], ESTIMATORS[name][2]
+
+    def call():
+        est = fit(ESTIMATORS[name][0](), X, labels)
+        return est, _apply(est, method, X)
+
+    def check(res):
+        est, out = res
+        out = np.asarray(out)
+        if out.dtype.kind in "biufc":
+            _finite(out)
+        classes = getattr(est, "classes_", None)
+        if classes is not None:
+            assert set(np.asarray(classes).tolist()) == set(np.unique(labels).tolist()), (
+                f"classes_ {classes!r} are not the labels given {np.unique(labels)!r}"
+            )
+        if hasattr(est, "predict") and classes is not None:
+            pred = est.predict(X)
+            assert set(np.unique(pred).tolist()) <= set(np.unique(labels).tolist())
+
+    return call, check
+
+
+for _name, (_, _fit, _, _) in ESTIMATORS.items():
+    if _fit not in (_fit_y, _fit_semi):
+        continue
+    for _lk, _labels in _LABEL_SETS.items():
+        _call, _check = _label_case(_name, _labels)
+        _err = r"unlabeled" if _lk == "pm1" else r"(\by\b|label|class)"
+        case(f"{_name}-labels-{_lk}", _call, check=_check, error=_err)
+
+
+# malformed data folders: every reader of MANIFEST.json names the set, the key and
+# what was expected (or that the file is not UTF-8 JSON)
+_MF_SPLIT = {"file": "toy/toy.train.libsvm.bz2", "n_features": 2, "n_samples": 2}
+_MF_BAD = {
+    "files-empty": ({"toy": {"files": {}}}, r"toy.*files"),
+    "files-missing": ({"toy": {"source": "s"}}, r"toy.*files"),
+    "split-int": ({"toy": {"files": {"train": 3}}}, r"toy.*files\.train"),
+    "n_samples-many": (
+        {"toy": {"files": {"train": {**_MF_SPLIT, "n_samples": "many"}}}},
+        r"toy.*n_samples.*integer",
+    ),
+    "n_features-0": (
+        {"toy": {"files": {"train": {**_MF_SPLIT, "n_features": 0}}}},
+        r"toy.*n_features.*integer",
+    ),
+    "file-int": ({"toy": {"files": {"train": {**_MF_SPLIT, "file": 3}}}}, r"toy.*file.*string"),
+    "classes-list": (
+        {"toy": {"files": {"train": {**_MF_SPLIT, "classes": [1]}}}},
+        r"toy.*classes",
+    ),
+    "sha256-int": ({"toy": {"files": {"train": {**_MF_SPLIT, "sha256": 5}}}}, r"toy.*sha256"),
+    "entry-int": ({"toy": 3}, r"toy.*object"),
+    "top-list": ([1, 2], r"object"),
+    "ssl-sets-str": ({"ssl": {"sets": "x"}}, r"ssl.*sets"),
+    "ssl-n_samples-str": (
+        {"ssl": {"sets": {"Digit1": {"n_samples": "x"}}}},
+        r"ssl.*n_samples.*integer",
+    ),
+    "utf16": (json.dumps({"toy": {"files": {"train": _MF_SPLIT}}}).encode("utf-16"), r"UTF-8"),
+    "not-json": (b"{oops", r"JSON"),
+}
+
+
+def _mf_home(tag, manifest):
+    home = _tmpdir() / f"mf-{tag}"
+    _write_libsvm(home / "toy" / "toy.train.libsvm.bz2", "1 1:0.5 2:1.0\n-1 1:-0.5 2:2.0\n")
+    raw = manifest if isinstance(manifest, bytes) else json.dumps(manifest).encode()
+    (home / "MANIFEST.json").write_bytes(raw)
+    return home
+
+
+for _tag, (_manifest, _pat) in _MF_BAD.items():
+    _pat = r"MANIFEST\.json.*" + _pat
+    case(
+        f"datasets-available-manifest-{_tag}",
+        lambda t=_tag, m=_manifest: lorak.datasets.available(_mf_home(t, m)),
+        error=_pat,
+    )
+    case(
+        f"datasets-load-manifest-{_tag}",
+        lambda t=_tag, m=_manifest: lorak.datasets.load("toy", data_home=_mf_home(t, m)),
+        error=_pat,
+    )
+    case(
+        f"cli-datasets-manifest-{_tag}",
+        lambda t=_tag, m=_manifest: _cli("datasets", "--data-home", str(_mf_home(t, m))),
+        check=_cli_error(_pat),
+    )
+# a broken manifest does not stop the sets that do not read it
+case(
+    "datasets-load-iris-beside-a-broken-manifest",
+    lambda: lorak.datasets.load("iris", data_home=_mf_home("iris", {"toy": {"files": {}}})).X,
+    check=lambda a: _close(a[:1], lorak.datasets.load("iris").X[:1], 0),
+)
+
 # --------------------------------------------------------------------------- the tests
 
 _IDS = [c.id for c in CASES]
