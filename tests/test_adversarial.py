@@ -1609,8 +1609,8 @@ def _kk_save_load(name, kind):
 
 _KK_ERR = r"(callable|precomputed|kernel)"
 for _name in ESTIMATORS:
-    for _kind in ("named", "object", "precomputed", "callable") if _kk_route(_name) != "none" else (
-        "named",
+    for _kind in (
+        ("named", "object", "precomputed", "callable") if _kk_route(_name) != "none" else ("named",)
     ):
         _call, _check = _kk_save_load(_name, _kind)
         case(f"{_name}-save-load-{_kind}-kernel", _call, check=_check, error=_KK_ERR)

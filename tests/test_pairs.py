@@ -249,4 +249,6 @@ def test_restrict_constraints_says_the_subset_dropped_every_pair():
     # through SimpleNPKL's sample_index, the same message
     X = np.random.default_rng(0).standard_normal((10, 2))
     with pytest.raises(ValueError, match="subset dropped every constraint"):
-        SimpleNPKL().fit(X, must_link=[[20, 21]], cannot_link=[[20, 22]], sample_index=np.arange(10))
+        SimpleNPKL().fit(
+            X, must_link=[[20, 21]], cannot_link=[[20, 22]], sample_index=np.arange(10)
+        )

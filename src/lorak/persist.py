@@ -627,9 +627,7 @@ def _check_state(name: str, cls: type, attrs: dict) -> None:
     """Refuse a decoded lorak object whose state :func:`_state_problem` rejects."""
     problem = _state_problem(cls, attrs)
     if problem is not None:
-        raise PersistenceError(
-            f"corrupt file: {name}.{problem}; the file was altered or damaged"
-        )
+        raise PersistenceError(f"corrupt file: {name}.{problem}; the file was altered or damaged")
 
 
 def _probe_problem(obj) -> tuple[str, BaseException | None] | None:

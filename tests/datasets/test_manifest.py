@@ -66,7 +66,9 @@ MALFORMED = [
     ("manifest", "name", "key", "expected"),
     [pytest.param(*m[1:], id=m[0]) for m in MALFORMED],
 )
-def test_available_names_the_set_the_key_and_what_was_expected(tmp_path, manifest, name, key, expected):
+def test_available_names_the_set_the_key_and_what_was_expected(
+    tmp_path, manifest, name, key, expected
+):
     home = _home(tmp_path, manifest)
     with pytest.raises(ManifestError) as info:
         available(home)
@@ -106,14 +108,19 @@ def test_utf8_with_bom_and_the_shared_layout_are_accepted(tmp_path):
     # extra keys are allowed; every optional key of the schema at its type
     full = {
         "toy": {
-            "files": {"train": {**GOOD_SPLIT, "classes": {"-1.0": 1, "1.0": 1}, "sha256": "a" * 64}},
+            "files": {
+                "train": {**GOOD_SPLIT, "classes": {"-1.0": 1, "1.0": 1}, "sha256": "a" * 64}
+            },
             "source": "s",
             "notes": "",
             "format": "libsvm.bz2",
             "used_in": "u",
             "extra": [1, 2],
         },
-        "ssl": {"format": "mat", "sets": {"Digit1": {"files": ["ssl/data1.mat"], "n_samples": 1500}}},
+        "ssl": {
+            "format": "mat",
+            "sets": {"Digit1": {"files": ["ssl/data1.mat"], "n_samples": 1500}},
+        },
     }
     assert validate_manifest(full, "m") is full
 
@@ -137,9 +144,11 @@ def test_cli_datasets_reports_a_malformed_manifest_without_traceback(tmp_path):
 
     home = _home(tmp_path, {"toy": {"files": {}}})
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(
-        SystemExit
-    ) as info:
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        pytest.raises(SystemExit) as info,
+    ):
         main(["datasets", "--data-home", str(home)])
     assert info.value.code != 0
     assert "Traceback" not in err.getvalue()
