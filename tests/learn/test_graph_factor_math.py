@@ -185,19 +185,48 @@ def test_selection_is_deterministic_and_reads_only_labeled_rows(rng):
     assert (a.t, a.penalty) == (b.t, b.penalty)
     np.testing.assert_array_equal(a.scores, b.scores)
     assert a.t in a.ts and a.penalty in a.alphas
-    # the key is minimal over the table: no candidate has a lower LOO error
+    # the best key: no candidate has a lower LOO error
     errs = a.scores[..., 0]
     i, k = a.ts.index(a.t), a.alphas.index(a.penalty)
     assert errs[i, k] == errs.min()
 
 
-def test_nndescent_finds_the_exact_neighbours_on_small_data(rng):
-    pytest.importorskip("pynndescent")
-    from lorak.learn._graph_factor import knn_adjacency
+def test_one_se_rule_is_the_weakest_graph_within_one_standard_error(rng):
+    X, P, G = _data(rng, n=120)
+    graph = _anchor_graph(rng, X, a=20)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2])
+    rows = np.arange(0, 120, 3)
+    T = ridge_targets((X[rows, 1] + 0.5 * rng.standard_normal(rows.size) > 0).astype(int), 2)
+    best = select_gamma_penalty(G[rows], defo, T, 120, rule="best")
+    one = select_gamma_penalty(G[rows], defo, T, 120, rule="one_se")
+    assert one.t <= best.t
 
-    X = rng.standard_normal((400, 5))
-    exact = knn_adjacency(X, 6, method="exact")
-    approx = knn_adjacency(X, 6, method="nndescent", random_state=0)
-    assert approx.shape == exact.shape and (approx != approx.T).nnz == 0
-    shared = exact.multiply(approx).nnz
-    assert shared >= 0.95 * exact.nnz
+    def losses(t, alpha):
+        R = deformation_matrix(defo, t)
+        ms = float(np.sum(R * (defo.gram @ R))) / 120
+        F = G[rows] @ R / np.sqrt(ms)
+        return loo_ridge_scores(F, T, (alpha,), per_row=True)[1][0]
+
+    ref = losses(best.t, best.penalty)
+    d = losses(one.t, one.penalty) - ref
+    assert d.mean() <= d.std(ddof=1) / np.sqrt(d.size) + 1e-12
+    with pytest.raises(ValueError, match="rule must be"):
+        select_gamma_penalty(G[rows], defo, T, 120, rule="median")
+
+
+def test_one_se_rule_keeps_a_graph_that_clearly_helps():
+    """Two noisy arcs and 12 labels: the graph halves the LOO error, so it is kept."""
+    from sklearn.datasets import make_moons
+
+    from lorak import GraphRegularizedFactor, Nystroem
+    from lorak.kernels import Gaussian
+
+    X, y = make_moons(300, noise=0.06, random_state=1)
+    ys = np.full(300, -1)
+    lab = np.r_[np.flatnonzero(y == 0)[:6], np.flatnonzero(y == 1)[:6]]
+    ys[lab] = y[lab]
+    nys = Nystroem(
+        kernel=Gaussian(bandwidth=0.5), landmarks="kmeans", n_components=40, random_state=0
+    )
+    f = GraphRegularizedFactor(nys, random_state=0).fit(X, ys)
+    assert f.gamma_ > 0

@@ -422,7 +422,7 @@ def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
 # --------------------------------------------------------------------------- selection
 
 
-def loo_ridge_scores(F, Y, alphas, *, classification: bool = True):
+def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool = False):
     """Closed-form leave-one-out of a ridge with an unpenalized intercept.
 
     ``F`` (l × r) features of the labeled rows, ``Y`` (l × c) targets (±1 one-vs-rest
@@ -431,7 +431,8 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True):
     and h the hat matrix of the full fit (intercept included: hᵢᵢ = 1/l + Σ_k
     U_ik² s_k²/(s_k² + α) on the centred features). Returns an (len(alphas), 2) array:
     the LOO error rate (argmax of the columns; NaN for regression) and the LOO mean
-    squared error.
+    squared error; with ``per_row``, also each row's LOO loss (len(alphas), l): its 0/1
+    error for classes, its squared error for responses.
     """
     F = np.asarray(F, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -447,14 +448,18 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True):
     s2 = s * s
     truth = Y.argmax(axis=1)
     out = np.empty((len(alphas), 2))
+    rows = np.empty((len(alphas), l))
     for k, a in enumerate(alphas):
         f = s2 / (s2 + a)
         fit = U @ (f[:, None] * UtY) + mu
         h = 1.0 / l + (U * U) @ f
         loo = Y - (Y - fit) / np.maximum(1.0 - h, 1e-12)[:, None]
-        err = float(np.mean(loo.argmax(axis=1) != truth)) if classification else np.nan
-        out[k] = err, float(np.mean((Y - loo) ** 2))
-    return out
+        sq = np.sum((Y - loo) ** 2, axis=1)
+        wrong = loo.argmax(axis=1) != truth
+        err = float(np.mean(wrong)) if classification else np.nan
+        out[k] = err, float(np.mean(sq)) / Y.shape[1]
+        rows[k] = wrong if classification else sq
+    return (out, rows) if per_row else out
 
 
 def ridge_targets(codes, n_classes):
@@ -484,6 +489,7 @@ def select_gamma_penalty(
     ts=GAMMA_GRID,
     alphas=PENALTY_GRID,
     classification: bool = True,
+    rule: str = "best",
 ) -> GammaSelection:
     """t (γ's relative weight) and the ridge penalty α chosen together by leave-one-out
     over the labeled rows.
@@ -494,19 +500,46 @@ def select_gamma_penalty(
     is (LOO error rate, LOO mean squared error) for classes, the LOO mean squared error
     for responses; ties go to the earlier candidate (smaller t first: the plain factor
     wins a tie, then the larger α). Only the labeled rows' targets are read.
+
+    ``rule="one_se"`` then prefers the weakest graph that is not significantly worse
+    than the best candidate: the smallest t whose best penalty's per-row LOO
+    losses (0/1 errors for classes, squared errors for responses) exceed the best
+    candidate's, paired row by row, by at most one standard error of the mean
+    difference — a one-standard-error rule in the direction of the plain factor, so a
+    graph is used only when the labeled rows show it helps. ``rule="best"`` (default):
+    the best key.
     """
     ts = tuple(float(t) for t in ts)
     alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))
     scores = np.empty((len(ts), len(alphas_desc), 2))
+    losses = [None] * len(ts)
     best = None
     for i, t in enumerate(ts):
         R = deformation_matrix(defo, t)
         ms = float(np.sum(R * (defo.gram @ R))) / max(n_rows, 1)
         scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
         F = (np.asarray(G_labeled, dtype=np.float64) @ R) * scale
-        scores[i] = loo_ridge_scores(F, targets, alphas_desc, classification=classification)
+        scores[i], losses[i] = loo_ridge_scores(
+            F, targets, alphas_desc, classification=classification, per_row=True
+        )
         for k, a in enumerate(alphas_desc):
-            key = (scores[i, k, 0], scores[i, k, 1]) if classification else (scores[i, k, 1],)
+            key = _key(scores[i, k], classification)
             if best is None or key < best[0]:
-                best = (key, t, a)
-    return GammaSelection(best[1], best[2], scores, ts, alphas_desc)
+                best = (key, t, a, i, k)
+    _, t, a, ib, kb = best
+    if rule == "one_se":
+        ref = losses[ib][kb]
+        for i in range(ib):
+            k = min(range(len(alphas_desc)), key=lambda k: _key(scores[i, k], classification))
+            d = losses[i][k] - ref
+            se = float(np.std(d, ddof=1)) / np.sqrt(d.size) if d.size > 1 else 0.0
+            if float(np.mean(d)) <= se:
+                t, a = ts[i], alphas_desc[k]
+                break
+    elif rule != "best":
+        raise ValueError(f"rule must be 'one_se' or 'best'; got {rule!r}")
+    return GammaSelection(t, a, scores, ts, alphas_desc)
+
+
+def _key(score_row, classification):
+    return (score_row[0], score_row[1]) if classification else (score_row[1],)
