@@ -267,6 +267,64 @@ def test_regressor_epsilon_insensitive_and_float32(wave):
     assert r32.score(X, y) > 0.95
 
 
+_UNITS: dict = {}
+
+
+def _units_data():
+    """A small problem (the fits run many times): 150 rows, rank 20."""
+    if "data" not in _UNITS:
+        rng = np.random.default_rng(4)
+        X = rng.uniform(-3, 3, size=(150, 2))
+        y = np.sin(X[:, 0]) + 0.1 * X[:, 1] ** 2 + 0.05 * rng.standard_normal(150)
+        Xte = rng.uniform(-3, 3, size=(60, 2))
+        _UNITS["data"] = X, y, Xte, np.sin(Xte[:, 0]) + 0.1 * Xte[:, 1] ** 2
+    return _UNITS["data"]
+
+
+@pytest.mark.parametrize("loss", ["squared", "epsilon_insensitive"])
+@pytest.mark.parametrize(("scale", "offset"), [(1e6, 0.0), (5e4, 2e5), (-1e-6, -3.0)])
+def test_regressor_is_free_of_the_units_of_y(loss, scale, offset):
+    """Issue 30, item 9: fitting scale·y + offset predicts scale·f + offset, for both
+    losses (the targets are standardized inside; before, the ε-insensitive loss reused
+    the squared loss's C on the raw y, and y·1e6 gave R² ≈ 0)."""
+    from lorak import LowRankMKLRegressor
+
+    X, y, Xte, yte = _units_data()
+    make = lambda: LowRankMKLRegressor(rank=20, loss=loss, random_state=0)  # noqa: E731
+    if loss not in _UNITS:
+        _UNITS[loss] = make().fit(X, y)
+    ref = _UNITS[loss]
+    other = make().fit(X, scale * y + offset)
+    got = (other.predict(Xte) - offset) / scale
+    np.testing.assert_allclose(got, ref.predict(Xte), rtol=1e-6, atol=1e-6 * np.abs(y).max())
+    assert other.score(Xte, scale * yte + offset) > 0.9
+    assert other.C_ == pytest.approx(ref.C_, rel=1e-9)
+    if other.gcv_ is not None:  # reported in the units of y²
+        np.testing.assert_allclose(other.gcv_, scale**2 * ref.gcv_, rtol=1e-6)
+
+
+def test_epsilon_insensitive_is_the_svr_on_standardized_targets():
+    """The exact rule behind the units: the fit of s·y with C·s is s times the fit of y
+    with C (the objective scales by s²); the estimator's fit with C is the math's fit
+    on (y − ȳ)/σ, mapped back."""
+    from lorak import LowRankMKLRegressor
+    from lorak.learn._lp_mkl_regression import lp_mkl_svr
+
+    X, y, _, _ = _units_data()
+    reg = LowRankMKLRegressor(
+        rank=20, loss="epsilon_insensitive", C=3.0, weights="mkl", random_state=0
+    ).fit(X, y)
+    blocks = reg.kernels_.blocks(X, reg.components_)
+    F = FactorStack.from_blocks([B @ N for B, N in zip(blocks, reg.normalizations_, strict=True)])
+    mu, sd = y.mean(), y.std()
+    z = lp_mkl_svr(F, (y - mu) / sd, 3.0, 2.0, 0.1, tol=reg.tol, max_iter=200)
+    raw = lp_mkl_svr(F, y, 3.0 * sd, 2.0, 0.1 * sd, tol=reg.tol, max_iter=200)
+    np.testing.assert_allclose(raw.d, z.d, atol=1e-3)
+    pred_z = F.V @ z.coef * sd + (mu + sd * z.b)
+    np.testing.assert_allclose(F.V @ raw.coef + raw.b, pred_z, atol=1e-3 * np.abs(y).max())
+    np.testing.assert_allclose(reg.predict(X), pred_z, atol=1e-3 * np.abs(y).max())
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [

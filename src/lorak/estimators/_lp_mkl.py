@@ -511,6 +511,36 @@ def regression_bank(n_kernels: int = 12, factor_range=(2.0**-6, 2.0**5)) -> Kern
 LOSSES = ("squared", "epsilon_insensitive")
 
 
+def _target_standardization(y) -> tuple[float, float]:
+    """(mean, scale) with which :class:`LowRankMKLRegressor` standardizes its targets.
+
+    Both losses are fitted on z = (y − mean) / scale and the model mapped back
+    (coefficients × scale, bias × scale + mean), so that a fit of s·y + t predicts
+    s·f + t for every unit s ≠ 0 and offset t:
+
+    - the squared loss is quadratic in the residual like the regularizer: y → s·y
+      scales its objective by s² at s·f, so the same C (and the GCV that picks it) is
+      free of the units of y mathematically; standardizing also keeps its moments
+      well conditioned when the offset dwarfs the spread (y·1e-6 − 3);
+    - the ε-insensitive loss is linear in the residual: with y → s·y and ε → s·ε the
+      loss scales by s but the regularizer by s², so no C on the raw targets serves
+      every unit. On z (ε in units of std y, C as chosen by the squared loss's GCV on
+      z) the fit is exactly the raw fit at C·std(y), whose objective at s·f is s² times
+      the one at f: f → s·f, b → s·b + t.
+
+    A constant y (spread within rounding of its mean) is left as it is: both fits
+    return f = 0, b = mean, and standardizing would magnify its rounding.
+    """
+    mu = float(np.mean(y))
+    sd = float(np.std(y))
+    tiny = np.finfo(np.float64).tiny
+    if not (np.isfinite(sd) and sd > 0) or np.ptp(y) <= 8 * np.finfo(np.float64).eps * max(
+        abs(mu), tiny
+    ):
+        return 0.0, 1.0
+    return mu, sd
+
+
 class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
     """ℓp-norm multiple kernel learning for regression on low-rank (Nyström) base kernels.
 
@@ -557,6 +587,9 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
     epsilon : float ≥ 0, default=0.1
         Half-width of the ε-insensitive tube, in units of the standard deviation of the
         training targets (so the default is scale-free); ignored for the squared loss.
+        Both losses are fitted on the standardized targets (y − mean y) / std y and
+        mapped back, so that neither depends on the units or the offset of y:
+        fitting c·y + t predicts c·f + t.
     p : float ≥ 1, default=2
         The ℓp norm on d; p = 1 gives sparse weights.
     weights : {"select", "mkl"}, default="select"
@@ -576,6 +609,10 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
         without a refit per value — once at uniform weights, and again at the learned
         weights, refitting when the choice moves. With the ε-insensitive loss the ridge
         fit's C is used (the same bias–variance balance; the SVR is then fitted once).
+        C (chosen or given) weighs the loss of the standardized targets: for the
+        squared loss that is the same model as on the raw y; the ε-insensitive loss is
+        linear in the residual, so its C on the raw y would carry the units of 1/y
+        (the raw-target C of the same fit is C·std(y)).
     C_range : (float, float), default=(1e-2, 1e6)
     n_C : int, default=17
     tol : float, default=1e-4
@@ -599,7 +636,7 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
     rank_ : int, the number of landmarks of the model; rank_path_ : list of
         (R, GCV) pairs of the doubling (``rank="auto"``).
     weights_gcv_ : dict, the lowest GCV score of each candidate (``weights="select"``).
-    C_ : float, the C used.
+    C_ : float, the C used (on the standardized targets).
     gcv_ : (n_C,) GCV scores of the last selection (``C="gcv"``), else None.
     intercept_ : float.
     n_iter_ : int, outer iterations of the final fit; converged_ : bool.
@@ -732,6 +769,21 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"LowRankMKLRegressor needs at least 2 samples; got {X.shape[0]} sample"
             )
+        y_mean, y_scale = _target_standardization(y)
+        self._fit_standardized(X, (y - y_mean) / y_scale)
+        # back to the units of y: f = scale·f_z, b = scale·b_z + mean; GCV ∝ scale²
+        self.landmark_coef_ = self.landmark_coef_ * y_scale
+        self.intercept_ = float(y_mean + y_scale * self.intercept_)
+        s2 = y_scale**2
+        if self.gcv_ is not None:
+            self.gcv_ = self.gcv_ * s2
+        if self.weights_gcv_ is not None:
+            self.weights_gcv_ = {k: v * s2 for k, v in self.weights_gcv_.items()}
+        self.rank_path_ = [(r, g * s2) for r, g in self.rank_path_]
+        return self
+
+    def _fit_standardized(self, X, y):
+        """The fit on standardized targets (see :func:`_target_standardization`)."""
         m = self._check_params(X.shape[0])
         rng = check_generator(self.random_state)
         fac = _fit_bank_factors(self, X, m, rng)
@@ -771,9 +823,9 @@ class LowRankMKLRegressor(ChunkedRowsMixin, RegressorMixin, BaseEstimator):
                     C = C_sel
                     res = weighted_ridge(F, y, d, C, mom=mom)
         else:
-            eps = float(self.epsilon) * float(np.std(y))
+            # y is standardized: ε in units of std(y) is ε itself
             d0 = None if res is None else res.d
-            res = lp_mkl_svr(F, y, C, p, eps, d0=d0, **kw)
+            res = lp_mkl_svr(F, y, C, p, float(self.epsilon) * float(np.std(y)), d0=d0, **kw)
         self.rank_ = Z.shape[0]
         self.rank_path_ = []
         refined = None

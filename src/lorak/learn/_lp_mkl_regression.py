@@ -521,6 +521,13 @@ def lp_mkl_svr(
     iteration: O(ℓ r) memory like the factors), warm-started from the previous α
     (w₀ = Φᵀα). ‖f_k‖² = d_k² ‖V_kᵀα‖² as for the squared loss, with α the SVR's dual.
     ``info`` of the result holds the last inner duality gap.
+
+    Units: the loss is linear in the residual and the regularizer quadratic, so C
+    carries the units of 1/y. At s·f the objective of (s·y, s·ε, C·s) is s² times the
+    objective of (y, ε, C) at f: the fit of s·y at C·s is s times the fit of y at C,
+    and one C serves every unit only on targets of fixed scale. Callers that want a C
+    free of the units of y pass standardized targets, as
+    :class:`lorak.LowRankMKLRegressor` does.
     """
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1 or y.shape[0] != F.n_samples:
