@@ -441,9 +441,12 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool
     l = F.shape[0]
     mu = Y.mean(axis=0)
     Fc = F - F.mean(axis=0)
-    U, s, _ = np.linalg.svd(Fc, full_matrices=False)
-    keep = s > s[0] * 1e-12 if s.size and s[0] > 0 else np.zeros(s.shape, bool)
-    U, s = U[:, keep], s[keep]
+    # the left singular pairs of the centred features from their l × l Gram (l is the
+    # number of labeled rows, small): U and s² of Fc, without an SVD of the l × r block
+    s2_all, U = eigh(Fc @ Fc.T)
+    top = float(s2_all[-1]) if s2_all.size else 0.0
+    keep = s2_all > top * 1e-12 if top > 0 else np.zeros(s2_all.shape, bool)
+    U, s = U[:, keep], np.sqrt(s2_all[keep])
     UtY = U.T @ (Y - mu)
     s2 = s * s
     truth = Y.argmax(axis=1)
@@ -514,11 +517,16 @@ def select_gamma_penalty(
     scores = np.empty((len(ts), len(alphas_desc), 2))
     losses = [None] * len(ts)
     best = None
+    # R(t) = V diag(f_t) Vᵀ; the trailing Vᵀ is a rotation, which a ridge (and its
+    # leave-one-out) does not see: the labeled features are A diag(f_t), A = G_l V
+    V = defo.eigenvectors
+    A = np.asarray(G_labeled, dtype=np.float64) @ V
+    gram_diag = np.einsum("ij,ij->j", V, defo.gram @ V)  # diag(Vᵀ GᵀG V)
     for i, t in enumerate(ts):
-        R = deformation_matrix(defo, t)
-        ms = float(np.sum(R * (defo.gram @ R))) / max(n_rows, 1)
+        f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues)
+        ms = float(np.sum(f * f * gram_diag)) / max(n_rows, 1)
         scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
-        F = (np.asarray(G_labeled, dtype=np.float64) @ R) * scale
+        F = A * (f * scale)
         scores[i], losses[i] = loo_ridge_scores(
             F, targets, alphas_desc, classification=classification, per_row=True
         )
