@@ -98,7 +98,7 @@ def test_precomputed_transform_takes_the_landmark_columns(data):
     Kc = pairwise_kernels(Xn, X[csi.component_indices_], metric="rbf", gamma=gamma)
     np.testing.assert_allclose(csi.transform(Kc), csi.transform(Kn_all), rtol=1e-12)
     # any other width: the error names both shapes
-    with pytest.raises(ValueError, match=r"\(n_new, 15\).*\(n_new, 60\).*got shape \(9, 7\)"):
+    with pytest.raises(ValueError, match=r"\(n_new, 60\).*\(n_new, 15\).*got shape \(9, 7\)"):
         est.transform(Kn_all[:, :7])
 
 

@@ -101,15 +101,14 @@ def _check_finite_w(W):
 
 
 def _magnitude_normalization(lam, U, w, rtol, dtype) -> NystromNormalization:
-    """N = U |Λ|^{-1/2} over |λ| > rtol·max|λ|, in decreasing |λ| (indefinite W)."""
+    """N = U |Λ|^{-1/2} over |λ| > rtol·max|λ|, in decreasing |λ| (indefinite W; W = 0
+    gives rank 0)."""
     order = np.argsort(-np.abs(lam), kind="stable")
     lam, U = lam[order], U[:, order]
     mag = np.abs(lam)
-    if not (mag.size and mag[0] > 0):
-        raise ValueError(
-            "the landmark kernel matrix W is zero: the kernel is zero on the landmarks"
-        )
-    keep = mag > rtol * mag[0]
+    # W = 0 (one landmark of a kernel that is 0 on the diagonal, as additive χ²): W⁺ = 0,
+    # a factor of rank 0, as before for these kernels
+    keep = mag > rtol * mag[0] if mag.size else np.zeros(0, dtype=bool)
     N = U[:, keep] / np.sqrt(mag[keep])
     if w is not None:
         N *= w[:, None]
@@ -159,7 +158,7 @@ def nystrom_normalization(
     wv = None if weights is None else w
     if not psd and lam.size:
         big = float(np.max(np.abs(lam)))
-        if -float(lam[-1]) > np.sqrt(np.finfo(np.dtype(dtype)).eps) * big:
+        if big == 0 or -float(lam[-1]) > np.sqrt(np.finfo(np.dtype(dtype)).eps) * big:
             return _magnitude_normalization(lam, U, wv, rtol, dtype)
     top = lam[0] if lam.size else 0.0
     if not top > 0:

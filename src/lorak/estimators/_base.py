@@ -234,17 +234,23 @@ class _KernelFactor(_Transformer):
                 "sparse input is not supported with kernel='precomputed': pass the kernel "
                 "matrix as a dense array"
             )
-        ncols = np.shape(X)[1] if np.ndim(X) == 2 else None
+        shape = getattr(X, "shape", None)
+        if shape is None:  # a list or another array-like: read it once
+            X = check_data(X, accept_sparse=False)
+            shape = X.shape
+        ncols = shape[1] if len(shape) == 2 else None
         if ncols == m and m != n:  # k(X_new, landmarks)
             X = check_data(X, accept_sparse=False)
             N = self.normalization_.astype(X.dtype, copy=False)
             return X @ N
         if ncols is not None and ncols != n:
+            check_data(X, accept_sparse=False)  # NaN, inf or non-numeric entries first
             raise ValueError(
-                "kernel='precomputed': transform takes k(X_new, landmarks) of shape "
-                f"(n_new, {m}) (columns in the order of component_indices_) or "
-                f"k(X_new, X_train) of shape (n_new, {n}); got shape {np.shape(X)} "
-                f"({ncols} features)"
+                f"X has {ncols} features, but {type(self).__name__} is expecting {n} "
+                "features as input: with kernel='precomputed', transform takes "
+                f"k(X_new, X_train) of shape (n_new, {n}) or k(X_new, landmarks) of shape "
+                f"(n_new, {m}) (columns in the order of component_indices_); got shape "
+                f"{tuple(shape)}"
             )
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         N = self.normalization_.astype(X.dtype, copy=False)
