@@ -298,6 +298,12 @@ ESTIMATORS: dict[str, tuple] = {
         "predict",
         "partition",
     ),
+    "GraphRegularizedFactor": (
+        lambda **kw: lorak.GraphRegularizedFactor(_nys(), **{"random_state": 0, **kw}),
+        _fit_semi,
+        "transform",
+        "factor",
+    ),
     "SemiSupervisedFactorClassifier": (
         lambda **kw: lorak.SemiSupervisedFactorClassifier(_nys(), **kw),
         _fit_semi,

@@ -79,6 +79,10 @@ SMALL = {
             random_state=0,
         ),
     ],
+    "GraphRegularizedFactor": [
+        lorak.GraphRegularizedFactor(_nys(), random_state=0),
+        lorak.GraphRegularizedFactor(_nys(), graph="knn", n_neighbors=3, gamma=1.0, random_state=0),
+    ],
     "SemiSupervisedFactorClassifier": [
         lorak.SemiSupervisedFactorClassifier(
             lorak.GeneralizedNystroem(n_components=5, cv=2, random_state=0)

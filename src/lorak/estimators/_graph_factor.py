@@ -18,9 +18,8 @@ from .._validation import (
     UNLABELED,
     check_generator,
     check_in_choices,
-    one_class_error,
+    parse_class_labels,
     parse_semi_supervised_response,
-    parse_semi_supervised_y,
     validate_data,
 )
 from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
@@ -33,6 +32,7 @@ from ..learn import (
     deformation_matrix,
     graph_laplacian_gram,
     knn_adjacency,
+    resolve_target_type,
     ridge_targets,
     select_gamma_penalty,
 )
@@ -252,14 +252,7 @@ class GraphRegularizedFactor(_Transformer):
         name = type(self).__name__
         if y is None:
             return None
-        yv = np.asarray(y)
-        kind = self.target
-        if kind == "auto":
-            kind = (
-                "regression"
-                if yv.dtype.kind == "f" and np.isnan(yv).any() and yv.ndim == 1
-                else "classification"
-            )
+        kind = resolve_target_type(y, self.target, owner=name)
         if kind == "regression":
             rows, y_l = parse_semi_supervised_response(y, n, owner=name)
             y_all = np.full(n, np.nan)
@@ -267,10 +260,8 @@ class GraphRegularizedFactor(_Transformer):
             sd = float(np.std(y_l))
             T = ((y_l - y_l.mean()) / (sd if sd > 0 else 1.0))[:, None]
             return kind, rows, y_all, T
-        rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+        rows, y_l, _ = parse_class_labels(y, n, owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
-        if classes.size < 2:
-            raise one_class_error(classes[0], name)
         codes = np.full(n, UNLABELED, dtype=np.int64)
         codes[rows] = codes_l
         return kind, rows, codes, ridge_targets(codes_l, classes.size)
