@@ -189,6 +189,10 @@ def test_selection_is_deterministic_and_reads_only_labeled_rows(rng):
     errs = a.scores[..., 0]
     i, k = a.ts.index(a.t), a.alphas.index(a.penalty)
     assert errs[i, k] == errs.min()
+    # rule="squared_error": no candidate has a lower LOO squared error
+    sq = select_gamma_penalty(G[rows], defo, T, 80, rule="squared_error")
+    i, k = sq.ts.index(sq.t), sq.alphas.index(sq.penalty)
+    assert sq.scores[i, k, 1] == sq.scores[..., 1].min()
 
 
 def test_one_se_rule_is_the_weakest_graph_within_one_standard_error(rng):

@@ -188,7 +188,7 @@ class GraphRegularizedFactor(_Transformer):
             )
         check_in_choices(self.weights, "weights", ("kernel", "lle"))
         check_in_choices(self.knn_method, "knn_method", ("auto", "exact", "nndescent"))
-        check_in_choices(self.selection, "selection", ("one_se", "best"))
+        check_in_choices(self.selection, "selection", ("best", "squared_error", "one_se"))
         check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         if self.power not in (1, 2) or isinstance(self.power, bool):
             raise ValueError(f"{name}: power must be 1 or 2; got {self.power!r}")
