@@ -319,7 +319,11 @@ def _sym_part(H):
 # --------------------------------------------------------------------------- k-NN graph
 
 #: Rows up to which ``knn_method="auto"`` searches neighbours exactly (scikit-learn's
-#: ``NearestNeighbors``); above, approximately by NN-descent (``pynndescent``).
+#: ``NearestNeighbors``); above, approximately by NN-descent (``pynndescent``). Measured
+#: (10 neighbours, 50 features of intrinsic dimension 20, idle, one run): exact 0.13 /
+#: 0.31 / 1.25 / 3.59 s at n = 5000 / 10000 / 20000 / 40000, NN-descent 0.08 / 4.93 (a
+#: compilation of numba code on its first large call) / 0.32 / 0.71 s: below 20000 rows
+#: the exact search costs about a second at most and has no compilation to pay.
 KNN_EXACT_MAX = 20000
 
 
