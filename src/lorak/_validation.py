@@ -356,11 +356,17 @@ def one_class_error(label, owner, *, unlabeled=None) -> ValueError:
     marker, not a class: LIBSVM-style labels {−1, +1} arrive as one class plus
     unlabeled rows, and need recoding (``y = (y + 1) // 2``).
     """
-    msg = (
-        f"y has one class among its labeled rows (label {label!r}), so the ideal kernel "
-        "(eq. 6) is constant and carries no information; label rows of at least two "
-        f"classes, or pass must-link groups to {owner}.fit(X, must_link=...)"
-    )
+    if "GeneralizedNystroem" in str(owner):  # the label-learned kernels
+        msg = (
+            f"y has one class among its labeled rows (label {label!r}), so the ideal "
+            "kernel (eq. 6) is constant and carries no information; label rows of at "
+            f"least two classes, or pass must-link groups to {owner}.fit(X, must_link=...)"
+        )
+    else:
+        msg = (
+            f"{owner}: y has one class among its labeled rows (label {label!r}); a "
+            "classifier needs labeled rows of at least two classes"
+        )
     if unlabeled is not None and np.any(unlabeled):
         rows = np.flatnonzero(unlabeled)
         msg += (
