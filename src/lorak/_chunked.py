@@ -247,6 +247,13 @@ def _add(a, b):
     return a + b
 
 
+def _row_block(a, start, stop):
+    """Rows start:stop of an ndarray, memmap (read into memory) or CSR matrix (kept
+    sparse: a reduction over a sparse X sees sparse blocks)."""
+    block = a[start:stop]
+    return block if hasattr(block, "tocsr") else np.asarray(block)
+
+
 def reduce_rows(func, *arrays, combine=None, args=(), budget=None, rows=None):
     """Combine ``func(*row_blocks, *args)`` over aligned row blocks of ``arrays``.
 
@@ -254,8 +261,9 @@ def reduce_rows(func, *arrays, combine=None, args=(), budget=None, rows=None):
     any dask array among ``arrays`` the blocks follow its row chunks (in-memory arrays
     are split to match) and the partial results are merged in a tree on the cluster;
     ``args`` (e.g. centres) are sent once as graph keys. Otherwise the arrays are read
-    in row chunks of about ``budget`` bytes of input (or ``rows`` rows: choose it so that
-    what ``func`` allocates per chunk, e.g. a transform's rows × m output, stays small).
+    in row chunks of about ``budget`` bytes of input, a CSR matrix in CSR row blocks
+    (or ``rows`` rows: choose it so that what ``func`` allocates per chunk, e.g. a
+    transform's rows × m output, stays small).
     """
     combine = _add if combine is None else combine
     if any(is_dask_array(a) for a in arrays):
@@ -270,7 +278,7 @@ def reduce_rows(func, *arrays, combine=None, args=(), budget=None, rows=None):
     step = int(rows) if rows else min(_chunk_step(a, budget) for a in arrays)
     result = None
     for s in range(0, n, step):
-        part = func(*(np.asarray(a[s : s + step]) for a in arrays), *args)
+        part = func(*(_row_block(a, s, s + step) for a in arrays), *args)
         result = part if result is None else combine(result, part)
     return result
 

@@ -150,25 +150,6 @@ def anchor_block(Xb, anchors, anchor_sq, n_neighbors, sigma2, weights="kernel"):
     return idx, w
 
 
-def _reduce(func, X, args, rows=None):
-    """:func:`lorak._chunked.reduce_rows` that also takes a CSR X (sliced by rows)."""
-    if not sp.issparse(X):
-        return reduce_rows(func, X, args=args, rows=rows)
-    X = sp.csr_matrix(X)
-    n = X.shape[0]
-    step = int(rows) if rows else 2048
-    result = None
-    for s in range(0, n, step):
-        part = func(X[s : s + step], *args)
-        if result is None:
-            result = part
-        elif isinstance(part, tuple):
-            result = tuple(a + b for a, b in zip(result, part, strict=True))
-        else:
-            result = result + part
-    return result
-
-
 def _block_rows(width: int) -> int:
     """Rows per chunk so that a chunk's rows × ``width`` float64 blocks (distances to the
     anchors, factor rows) stay within the memory budget."""
@@ -189,7 +170,7 @@ def anchor_bandwidth(X, anchors, n_neighbors) -> float:
     anchors = np.asarray(anchors, dtype=np.float64)
     a_sq = np.einsum("ij,ij->i", anchors, anchors)
     rows = _block_rows(anchors.shape[0])
-    tot, n = _reduce(_kth_dist_block, X, (anchors, a_sq, n_neighbors), rows)
+    tot, n = reduce_rows(_kth_dist_block, X, args=(anchors, a_sq, n_neighbors), rows=rows)
     sigma2 = tot / max(n, 1.0)
     if not np.isfinite(sigma2):
         raise ValueError(
@@ -273,14 +254,14 @@ def anchor_laplacian_gram(X, transform, graph: AnchorGraph, power: int = 1, *, r
     """
     if rows is None:
         rows = _block_rows(graph.n_anchors + X.shape[1] if not sp.issparse(X) else graph.n_anchors)
-    GtG, ZtG, lam = _reduce(_anchor_pass1, X, (transform, graph), rows)
+    GtG, ZtG, lam = reduce_rows(_anchor_pass1, X, args=(transform, graph), rows=rows)
     used = lam > 0
     B = np.zeros_like(ZtG)
     B[used] = ZtG[used] / lam[used, None]
     if power == 1:
         H = GtG - ZtG[used].T @ B[used]
     else:
-        H = _reduce(_anchor_pass2, X, (transform, graph, B), rows)
+        H = reduce_rows(_anchor_pass2, X, args=(transform, graph, B), rows=rows)
     return GtG, _sym_part(H), lam
 
 
