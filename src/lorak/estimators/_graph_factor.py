@@ -207,14 +207,14 @@ class GraphRegularizedFactor(_Transformer):
             raise ValueError(f"{name}: n_neighbors must be a positive integer or 'auto'; got {k!r}")
         if n < 2:
             raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
-        if self.graph == "anchor" if isinstance(self.graph, str) else False:
+        if self._graph_is("anchor"):
             a = self._resolve_n_anchors(n)
             if k > a and not (isinstance(self.n_anchors, str) or isinstance(self.n_neighbors, str)):
                 raise ValueError(
                     f"{name}: n_neighbors={k} exceeds n_anchors={a}: each row is joined to "
                     "n_neighbors of the anchors"
                 )
-        elif isinstance(self.graph, str) and k >= n:
+        elif self._graph_is("knn") and k >= n:
             if isinstance(self.n_neighbors, str):
                 raise ValueError(
                     f"{name}: the k-NN graph's n_neighbors='auto' ({k}) needs more than {k} "
@@ -222,10 +222,14 @@ class GraphRegularizedFactor(_Transformer):
                 )
             raise ValueError(f"{name}: n_neighbors={k} must be below the number of rows, {n}")
 
+    def _graph_is(self, name):
+        """Whether ``graph`` is the named graph (it may also be a sparse matrix)."""
+        return isinstance(self.graph, str) and self.graph == name
+
     def _n_neighbors(self):
         """s (anchor graph) or k (k-NN graph): ``n_neighbors``, or 5 / 10 for "auto"."""
         if isinstance(self.n_neighbors, str):
-            return 10 if isinstance(self.graph, str) and self.graph == "knn" else 5
+            return 10 if self._graph_is("knn") else 5
         return int(self.n_neighbors)
 
     def _resolve_n_anchors(self, n):
@@ -296,7 +300,7 @@ class GraphRegularizedFactor(_Transformer):
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
         transform = self.factor_.transform
         self.anchors_ = None
-        if isinstance(self.graph, str) and self.graph == "anchor":
+        if self._graph_is("anchor"):
             from ..landmarks import select_landmarks
 
             a = self._resolve_n_anchors(n)
@@ -312,7 +316,7 @@ class GraphRegularizedFactor(_Transformer):
         else:
             G = transform(X)
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
-            if isinstance(self.graph, str):
+            if self._graph_is("knn"):
                 A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
             else:
                 A = self._check_graph(self.graph, n)

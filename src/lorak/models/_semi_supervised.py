@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
 from .._chunked import ChunkedRowsMixin
-from .._validation import UNLABELED, one_class_error, parse_semi_supervised_y, validate_data
+from .._validation import UNLABELED, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
 from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_response
 
@@ -86,18 +86,31 @@ def _default_classifier():
     return RidgeClassifierCV(alphas=GRAPH_PENALTY_GRID)
 
 
-def _chosen_penalty(factor, Q, scale):
-    """The ridge penalty the factor chose with its γ by leave-one-out (``penalty_``),
-    carried over to the head's feature scale; None when it has none.
+def _chosen_penalty(factor, Q, rows, scale):
+    """The ridge penalty the factor chose itself, carried over to the head's feature
+    scale; None when it chose none.
 
-    The factor scored α on its rows scaled to unit mean squared norm over the training
-    rows, Q/√ms; the head sees s·Q, and a ridge on c·A with penalty α·c² predicts as a
-    ridge on A with α, so α_head = α · s² · ms.
+    Two factors choose one: :class:`lorak.GraphRegularizedFactor` (``penalty_``, with its
+    graph weight, by leave-one-out on rows scaled to unit mean squared norm over all
+    training rows) and :class:`lorak.GeneralizedNystroem` for responses (``cv_penalty_``,
+    with a learned kernel λ < ∞, on rows scaled over the labeled rows). Either way the
+    penalty α was scored on Q/√ms, with ms the mean squared row norm over those rows;
+    the head sees s·Q, and a ridge on c·A with penalty α·c² predicts as a ridge on A with
+    α, so α_head = α · s² · ms.
     """
-    alpha = getattr(factor, "penalty_", None)
+    alpha, over = getattr(factor, "penalty_", None), Q
+    if alpha is None:
+        lam = getattr(factor, "lam_", None)
+        if (
+            lam is None
+            or not np.isfinite(lam)
+            or getattr(factor, "target_type_", None) != "regression"
+        ):
+            return None
+        alpha, over = getattr(factor, "cv_penalty_", None), Q[rows]
     if alpha is None:
         return None
-    ms = float(np.mean(np.einsum("ij,ij->i", Q, Q)))
+    ms = float(np.mean(np.einsum("ij,ij->i", over, over)))
     return float(alpha) * scale * scale * ms if ms > 0 else None
 
 
@@ -199,8 +212,6 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         name = type(self).__name__
         rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
-        if classes.size < 2:
-            raise one_class_error(classes[0], name)
         codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
         codes[rows] = codes_l
         factor = _default_factor() if self.factor is None else self.factor
@@ -208,7 +219,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
         Q = self._fit_features(X, clone(factor), codes)
         if self.classifier is None:
-            alpha = _chosen_penalty(self.factor_, Q, self.scale_)
+            alpha = _chosen_penalty(self.factor_, Q, rows, self.scale_)
             if alpha is not None:
                 from sklearn.linear_model import RidgeClassifier
 
@@ -244,30 +255,6 @@ def _default_regressor():
 
     # the penalties the factor's λ cross-validation scores; efficient leave-one-out
     return RidgeCV(alphas=RIDGE_ALPHAS)
-
-
-def _cross_validated_ridge(factor, Q_labeled, scale):
-    """A Ridge at the penalty the factor's λ cross-validation chose jointly with a learned
-    kernel (λ < ∞), carried over to the head's feature scale; None when the factor has
-    none (plain Nyström chosen, λ given, or a factor without that selection).
-
-    The cross-validation scored ridge penalties α on features scaled to unit mean squared
-    norm over the labeled rows, Q/√m_l; the head sees s·Q, and a ridge on c·A with
-    penalty α·c² predicts as a ridge on A with α, so α_head = α · s² · m_l.
-    """
-    from sklearn.linear_model import Ridge
-
-    alpha = getattr(factor, "cv_penalty_", None)
-    lam = getattr(factor, "lam_", None)
-    if (
-        alpha is None
-        or lam is None
-        or not np.isfinite(lam)
-        or getattr(factor, "target_type_", None) != "regression"
-    ):
-        return None
-    m_l = float(np.mean(np.einsum("ij,ij->i", Q_labeled, Q_labeled)))
-    return Ridge(alpha=float(alpha) * scale * scale * m_l) if m_l > 0 else None
 
 
 def _as_regression_factor(factor):
@@ -368,13 +355,11 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         y_all[rows] = y_l
         Q = self._fit_features(X, _as_regression_factor(factor), y_all)
         if self.regressor is None:
-            alpha = _chosen_penalty(self.factor_, Q, self.scale_)
+            alpha = _chosen_penalty(self.factor_, Q, rows, self.scale_)
             if alpha is not None:
                 from sklearn.linear_model import Ridge
 
                 reg = Ridge(alpha=alpha)
-            else:
-                reg = _cross_validated_ridge(self.factor_, Q[rows], self.scale_) or reg
         if self.scale_ != 1.0:
             Q = Q * self.scale_
         self.regressor_ = clone(reg).fit(Q[rows], y_l)

@@ -223,16 +223,10 @@ def _best_of(scores_by_ratio):
     return best[1], best[2]
 
 
-def laprls_cv(deformed, labeled, codes_l, n_classes, seed):
-    """LapRLS with (ρ, γ_A l) chosen by cross-validation over the labeled rows.
-
-    ``deformed(ρ)`` returns K̃ (n × n) for ρ in :data:`RATIO_GRID`. Returns the decision
-    values of every row (n × c') and the chosen ``{"ratio", "gamma_A_l"}``.
-    """
-    labeled = np.asarray(labeled)
-    codes_l = np.asarray(codes_l)
+def _choose_by_cv(model, deformed, labeled, codes_l, n_classes, seed):
+    """(ρ, γ_A l) with the best cross-validation score over the labeled rows, each ρ of
+    :data:`RATIO_GRID` scored on its deformed kernel's labeled block."""
     folds = labeled_folds(codes_l, seed)
-    model = _ridge_fold(n_classes, labeled.size)
     scores = [
         (
             r,
@@ -247,7 +241,19 @@ def laprls_cv(deformed, labeled, codes_l, n_classes, seed):
         )
         for r in RATIO_GRID
     ]
-    ratio, a = _best_of(scores)
+    return _best_of(scores)
+
+
+def laprls_cv(deformed, labeled, codes_l, n_classes, seed):
+    """LapRLS with (ρ, γ_A l) chosen by cross-validation over the labeled rows.
+
+    ``deformed(ρ)`` returns K̃ (n × n) for ρ in :data:`RATIO_GRID`. Returns the decision
+    values of every row (n × c') and the chosen ``{"ratio", "gamma_A_l"}``.
+    """
+    labeled = np.asarray(labeled)
+    codes_l = np.asarray(codes_l)
+    model = _ridge_fold(n_classes, labeled.size)
+    ratio, a = _choose_by_cv(model, deformed, labeled, codes_l, n_classes, seed)
     Kt = deformed(ratio)
     beta = ridge_on_labeled(Kt[np.ix_(labeled, labeled)], ovr_targets(codes_l, n_classes), a)
     return Kt[:, labeled] @ beta, {"ratio": float(ratio), "gamma_A_l": float(a)}
@@ -275,27 +281,12 @@ def lapsvm_cv(deformed, labeled, codes_l, n_classes, seed):
     cross-validation over the labeled rows; as :func:`laprls_cv`."""
     labeled = np.asarray(labeled)
     codes_l = np.asarray(codes_l)
-    folds = labeled_folds(codes_l, seed)
     nl = labeled.size
 
     def fold_model(K_tt, K_vt, codes_t):
         return lambda value: _svm_columns(K_tt, K_vt, codes_t, value * codes_t.size / nl, n_classes)
 
-    scores = [
-        (
-            r,
-            _cv_scores(
-                fold_model,
-                deformed(r)[np.ix_(labeled, labeled)],
-                codes_l,
-                n_classes,
-                folds,
-                GAMMA_A_L_GRID,
-            ),
-        )
-        for r in RATIO_GRID
-    ]
-    ratio, a = _best_of(scores)
+    ratio, a = _choose_by_cv(fold_model, deformed, labeled, codes_l, n_classes, seed)
     Kt = deformed(ratio)
     F = _svm_columns(Kt[np.ix_(labeled, labeled)], Kt[:, labeled], codes_l, a, n_classes)
     return F, {"ratio": float(ratio), "gamma_A_l": float(a)}
