@@ -1086,24 +1086,24 @@ def _rewrite(
     path: Path, out: Path, edit_state=None, edit_arrays=None, edit_member=None, fix_digest=True
 ):
     """Copy a lorak file with its state/arrays altered and (by default) the checksum redone."""
-    from lorak import persist as P
+    from lorak.persist import _native as P
 
     with zipfile.ZipFile(path) as zf:
         members = {n: zf.read(n) for n in zf.namelist()}
-    state = json.loads(members[P._STATE])
+    state = json.loads(members[P.STATE])
     if edit_state:
         state = edit_state(state)
-    arrays_bytes = members[P._ARRAYS]
+    arrays_bytes = members[P.ARRAYS]
     if edit_arrays:
         arrays_bytes = edit_arrays(arrays_bytes)
-    members[P._STATE] = json.dumps(state).encode()
-    members[P._ARRAYS] = arrays_bytes
+    members[P.STATE] = json.dumps(state).encode()
+    members[P.ARRAYS] = arrays_bytes
     if edit_member:
         members = edit_member(members)
     if fix_digest:
-        header = json.loads(members[P._HEADER])
-        header["sha256"] = P._digest(members[P._STATE], members[P._ARRAYS])
-        members[P._HEADER] = json.dumps(header).encode()
+        header = json.loads(members[P.HEADER])
+        header["sha256"] = P.digest(members[P.STATE], members[P.ARRAYS])
+        members[P.HEADER] = json.dumps(header).encode()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         for n, b in members.items():
             zf.writestr(n, b)

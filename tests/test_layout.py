@@ -1,8 +1,8 @@
 """The layout of ``src/lorak``, checked from its source with ``ast`` (nothing imported).
 
 - The module import graph (every ``import``, at module level or inside a function) has
-  no cycle, and no module imports a package above it except ``persist``, whose
-  allowlist is built from the package root (``import lorak`` imports every estimator).
+  no cycle, and no module imports a package above it except ``persist._allowlist``,
+  whose allowlist is built from the package root (``import lorak`` imports every estimator).
 - No function name is defined twice at module level, private names included: one
   helper per job, imported where it is needed.
 - No reference to documents users of the package do not have.
@@ -17,7 +17,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "lorak"
 
 #: (importer, imported package) pairs allowed to point upwards.
-UPWARD_ALLOWED = {("lorak.persist", "lorak")}
+UPWARD_ALLOWED = {("lorak.persist._allowlist", "lorak")}
 
 #: Function names defined in two modules on purpose, with the reason.
 DEFINED_TWICE_ALLOWED = {
@@ -176,7 +176,7 @@ def test_no_function_name_defined_twice_in_the_library():
 
 #: Packages split into one module per concern: their modules share no private name
 #: (what one module needs from another is public and exported by the package).
-ONE_MODULE_PER_CONCERN = ("lorak.learn._gen_nystrom",)
+ONE_MODULE_PER_CONCERN = ("lorak.learn._gen_nystrom", "lorak.persist")
 
 
 def test_modules_of_one_concern_each_share_no_private_name():

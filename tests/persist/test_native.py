@@ -1,5 +1,6 @@
-"""lorak.save / lorak.load: exact round trip for every exported estimator, and safe
-refusal of truncated, tampered, newer-version and non-allowlisted files."""
+"""lorak.save / lorak.load in the native format (``lorak.persist._native``): exact round
+trip for every exported estimator, and safe refusal of truncated, tampered,
+newer-version and non-allowlisted files."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from _persist_cases import (
     _assert_same,
     _cases,
     _data,
-    _exported_estimators,
     _fit_generic,
     _nys,
 )
@@ -25,13 +25,12 @@ from sklearn.base import clone
 
 from lorak import (
     Nystroem,
-    SemiSupervisedFactorClassifier,
     load,
     save,
 )
 from lorak.constraints import from_labels
 from lorak.kernels import Gaussian, KernelBank, Laplacian, Polynomial
-from lorak.persist import FORMAT_VERSION, PersistenceError, register_trusted, trusted_classes
+from lorak.persist import FORMAT_VERSION, PersistenceError
 
 
 @pytest.mark.parametrize(("cls", "recipe"), _cases())
@@ -173,10 +172,10 @@ def _write(path, members):
 
 def _rehash(members):
     """Recompute the checksum, as an attacker editing the file could."""
-    from lorak.persist import _digest
+    from lorak.persist._native import digest
 
     header = json.loads(members["lorak.json"])
-    header["sha256"] = _digest(members["state.json"], members["arrays.npz"])
+    header["sha256"] = digest(members["state.json"], members["arrays.npz"])
     members["lorak.json"] = json.dumps(header).encode()
     return members
 
@@ -269,38 +268,6 @@ def test_not_a_lorak_file(tmp_path):
         load(p2)
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "missing.lorak")
-
-
-def test_allowlist_contents_and_registration(tmp_path):
-    allow = trusted_classes()
-    names = {c.__name__ for c in allow.values()}
-    for cls in _exported_estimators():
-        assert cls in allow.values(), cls
-    assert {"LinearSVC", "LogisticRegression", "SVC", "Gaussian", "KernelBank"} <= names
-    assert not any(
-        c.__module__.split(".")[0] in ("os", "builtins", "subprocess") for c in allow.values()
-    )
-
-    from sklearn.neighbors import NearestCentroid
-
-    est = SemiSupervisedFactorClassifier(_nys(), NearestCentroid())
-    X, y = _data()
-    est.fit(X, y)
-    with pytest.raises(PersistenceError, match="NearestCentroid"):
-        save(est, tmp_path / "nc.lorak")
-    try:
-        register_trusted(NearestCentroid)
-        save(est, tmp_path / "nc.lorak")
-        np.testing.assert_array_equal(load(tmp_path / "nc.lorak").predict(X), est.predict(X))
-    finally:
-        from lorak import persist
-
-        persist._extra_trusted.clear()
-    with pytest.raises(PersistenceError, match="allowlist"):
-        load(tmp_path / "nc.lorak")
-    np.testing.assert_array_equal(
-        load(tmp_path / "nc.lorak", trusted=[NearestCentroid]).predict(X), est.predict(X)
-    )
 
 
 def test_compressed_members_are_refused(tmp_path):
