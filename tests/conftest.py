@@ -1,8 +1,10 @@
 """Fixtures and helpers shared by every test folder.
 
-``tests/<name>/`` holds the tests of ``lorak.<name>``; suites that cut across the package
-(adversarial inputs, properties, scale invariance, scikit-learn's checks, layout, docs,
-examples) stay at ``tests/``. Brute-force references live in ``tests/_naive.py``.
+``tests/<name>/`` holds the tests of ``lorak.<name>``; at ``tests/`` stay the tests of a
+top-level module (``test_cli.py``, ``test_constraints_pairs.py``, …) and the suites that
+cut across the package (listed in ``tests/test_layout.py``'s ``CROSS_CUTTING``).
+Brute-force references live in ``tests/_naive.py``, the adversarial sweep's harness in
+``tests/_adversarial.py``.
 pytest imports test files in its default mode, by base name, with this folder on
 ``sys.path`` (no ``__init__.py`` anywhere): ``from conftest import readonly`` and
 ``from _naive import ...`` work from every folder, and two folders must not hold the

@@ -232,6 +232,38 @@ def test_test_folders_mirror_the_package():
         assert (SRC / name).is_dir() or (SRC / f"{name}.py").is_file(), name
 
 
+#: Flat test files (``tests/test_<name>.py``) that test no one module: suites over every
+#: exported estimator or public function, across packages, and the repository itself.
+CROSS_CUTTING = {
+    "test_adversarial.py": "gathers every area's adversarial table (tests/_adversarial.py)",
+    "test_bad_input.py": "one bad-input table over every public estimator and function",
+    "test_common.py": "scikit-learn's estimator checks on every exported estimator",
+    "test_properties.py": "hypothesis invariants of estimators, kernels and metrics",
+    "test_scale_invariance.py": "every estimator with a data-driven bandwidth",
+    "test_memory_guard.py": "no n x n array in any linear estimator (estimators, models)",
+    "test_docs.py": "the documentation",
+    "test_examples.py": "the examples",
+    "test_layout.py": "this file",
+}
+
+
+def test_flat_test_files_test_a_top_level_module_or_cut_across():
+    """A test file directly under ``tests/`` tests a top-level module,
+    ``test_<module>[_<topic>].py`` for ``lorak/<module>.py`` or ``lorak/_<module>.py``,
+    or is a cross-cutting suite listed in :data:`CROSS_CUTTING`; the tests of a
+    subpackage live in its folder."""
+    modules = {p.stem.lstrip("_") for p in SRC.glob("*.py") if p.stem != "__init__"}
+    stray = []
+    for path in sorted(TESTS.glob("test_*.py")):
+        if path.name in CROSS_CUTTING:
+            continue
+        words = path.stem.removeprefix("test_").split("_")
+        if not any("_".join(words[:k]) in modules for k in range(1, len(words) + 1)):
+            stray.append(path.name)
+    assert stray == []
+    assert all((TESTS / name).is_file() for name in CROSS_CUTTING)
+
+
 def test_test_file_names_are_unique():
     """pytest imports test files by their base name (rootdir mode, no ``__init__.py``):
     two folders must not hold the same file name."""
