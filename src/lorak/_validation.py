@@ -15,6 +15,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ._array_api import (
+    array_namespace,
+    device_of,
+    has_float64,
+    is_foreign,
+    namespace_name,
+    to_numpy,
+)
+from ._config import array_api_dispatch_enabled
+
 __all__ = [
     "UNLABELED",
     "as_float64",
@@ -43,7 +53,18 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     different lengths, or a non-numeric y) do not say which argument is wrong; these are
     re-raised, same type, with "X: ", "y: " or "X and y: " in front. Messages that
     already name X or y pass through unchanged.
+
+    Array API input (a PyTorch tensor, a CuPy array, …; see :mod:`lorak._array_api`):
+    with dispatch enabled, an estimator whose class sets ``_array_api_support = True``
+    gets X back in its own namespace, on its own device (checked: 2-D, finite, float);
+    any other estimator raises a ``TypeError`` saying so. With dispatch off, X is
+    converted to NumPy as scikit-learn does, and an array NumPy cannot read (one on a
+    GPU) gets a ``TypeError`` naming the two ways out.
     """
+    if is_foreign(X):
+        X = _foreign_input(_estimator, X)
+        if is_foreign(X):
+            return _validate_foreign(_estimator, X, y, **kwargs)
     try:
         return _sk_validate_data(_estimator, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
@@ -58,6 +79,86 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
         else:
             name = "X"
         raise type(exc)(f"{name}: {msg}") from exc
+
+
+#: What the array API path covers (for the messages of the estimators it does not).
+ARRAY_API_SUPPORTED = (
+    "Nystroem (fit, transform, inverse_transform), GeneralizedNystroem (transform; its fit "
+    "runs on the host), LSSVC, LSSVR and the kernels of lorak.kernels"
+)
+
+
+def _foreign_input(estimator, X):
+    """X itself when the estimator computes on it in its namespace, else a NumPy copy
+    (dispatch off, host memory), else a TypeError that says what to do."""
+    name = type(estimator).__name__
+    lib = namespace_name(X)
+    if array_api_dispatch_enabled():
+        if getattr(estimator, "_array_api_support", False):
+            return X
+        raise TypeError(
+            f"{name} does not support array API inputs (got a {lib} array) and array API "
+            f"dispatch is enabled: {name} computes with NumPy only. Pass a NumPy array "
+            "(e.g. X.cpu().numpy() for a torch tensor), or disable dispatch with "
+            "lorak.set_config(array_api_dispatch=False) (and scikit-learn's) to have it "
+            f"converted. Array API inputs are supported by {ARRAY_API_SUPPORTED}"
+        )
+    try:
+        return to_numpy(X)
+    except Exception as exc:
+        raise TypeError(
+            f"X is a {lib} array on device {device_of(X)!s}, which NumPy cannot read, and "
+            "array API dispatch is off. Enable it to compute on that device "
+            "(lorak.set_config(array_api_dispatch=True), for the estimators that support "
+            f"it: {ARRAY_API_SUPPORTED}), or move X to the host first (e.g. X.cpu().numpy())"
+        ) from exc
+
+
+def _validate_foreign(estimator, X, y="no_validation", *, reset=True, **kwargs):
+    """The checks of :func:`validate_data` for an array API X, in its own namespace.
+
+    X: 2-D, at least one row and one column, real numbers (integers and booleans become
+    float64, or float32 on a device without float64), finite. ``n_features_in_`` is set
+    (``reset``) or checked; y (when given) is read on the host as NumPy.
+    """
+    xp = array_namespace(X)
+    name = type(estimator).__name__
+    if X.ndim != 2:
+        raise ValueError(
+            f"X: Expected a 2-dimensional array (n_samples, n_features), got a {X.ndim}-D "
+            f"{namespace_name(X)} array"
+        )
+    n, d = X.shape
+    if n < kwargs.get("ensure_min_samples", 1) or n < 1:
+        raise ValueError(f"X: Found array with {n} sample(s) while a minimum of 1 is required")
+    if d < 1:
+        raise ValueError(f"X: Found array with {d} feature(s) while a minimum of 1 is required")
+    if X.dtype not in (xp.float32, xp.float64):
+        if xp.isdtype(X.dtype, ("integral", "bool")) or X.dtype == xp.bool:
+            dev = device_of(X)
+            X = xp.astype(X, xp.float64 if has_float64(xp, dev) else xp.float32)
+        else:
+            raise ValueError(f"X must hold real numbers; got dtype {X.dtype}")
+    if not bool(xp.all(xp.isfinite(X))):
+        raise ValueError("Input X contains NaN or infinity.")
+    if reset:
+        estimator.n_features_in_ = int(d)
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+    else:
+        expected = getattr(estimator, "n_features_in_", None)
+        if expected is not None and expected != d:
+            raise ValueError(
+                f"X has {d} features, but {name} is expecting {expected} features as input."
+            )
+    if y is None or (isinstance(y, str) and y == "no_validation"):
+        return X
+    y = to_numpy(y) if is_foreign(y) else np.asarray(y)
+    if y.shape[0] != n:
+        raise ValueError(f"X and y: y has {y.shape[0]} rows but X has {n}")
+    if kwargs.get("y_numeric") and y.dtype.kind not in "biuf":
+        raise ValueError(f"y must be numeric; got dtype {y.dtype}")
+    return X, y
 
 
 def float_dtype(*arrays) -> np.dtype:

@@ -10,13 +10,19 @@ these, and store the results as fitted attributes.
 from ._bank import FactorBank, resolve_kernel_bank
 from ._eigen import top_eigenpairs
 from ._icd import ICDResult, incomplete_cholesky, pivot_transform_matrix
-from ._nystrom import NystromNormalization, default_rtol, nystrom_normalization
+from ._nystrom import (
+    NystromNormalization,
+    default_rtol,
+    device_nystrom_normalization,
+    nystrom_normalization,
+)
 
 __all__ = [
     "FactorBank",
     "ICDResult",
     "NystromNormalization",
     "default_rtol",
+    "device_nystrom_normalization",
     "incomplete_cholesky",
     "nystrom_normalization",
     "pivot_transform_matrix",

@@ -46,7 +46,12 @@ from scipy.linalg.lapack import dpocon, dtrtri
 
 from .._linalg import spectral_keep
 
-__all__ = ["NystromNormalization", "default_rtol", "nystrom_normalization"]
+__all__ = [
+    "NystromNormalization",
+    "default_rtol",
+    "device_nystrom_normalization",
+    "nystrom_normalization",
+]
 
 
 def default_rtol(dtype) -> float:
@@ -172,4 +177,52 @@ def nystrom_normalization(
         N *= w[:, None]
     return NystromNormalization(
         np.ascontiguousarray(N, dtype=dtype), int(keep.sum()), False, lam[keep]
+    )
+
+
+def device_nystrom_normalization(W, *, weights=None, rtol=None, dtype, psd=True):
+    """:func:`nystrom_normalization` of an array API W (a torch tensor, …) on its device.
+
+    The Cholesky path runs in W's namespace: ``xp.linalg.cholesky`` (the standard's
+    linalg extension), L⁻¹ by the namespace's triangular solve
+    (:func:`lorak._array_api.solve_triangular`), N = L⁻ᵀ upper triangular. The
+    condition test is the host's (1-norm condition number below 1/(4 rtol)) with the
+    exact ‖W⁻¹‖₁ = ‖L⁻ᵀL⁻¹‖₁ instead of LAPACK's estimate (a lower bound of it), so it
+    is at least as strict. Everything else — weights, a W that fails the test, an
+    indefinite kernel, a W that is not finite (the error) — goes to the host path on a
+    float64 copy of W (m × m), and N comes back to W's device. ``dtype`` is the dtype
+    of N in W's namespace. Returns a :class:`NystromNormalization` whose N is on W's
+    device.
+    """
+    from .._array_api import (
+        array_namespace,
+        device_of,
+        numpy_dtype,
+        on_device,
+        solve_triangular,
+        to_numpy,
+    )
+
+    xp = array_namespace(W)
+    dev = device_of(W)
+    np_dtype = numpy_dtype(xp, dtype)
+    rtol = default_rtol(np_dtype) if rtol is None else rtol
+    m = W.shape[0]
+    if weights is None and psd and m and bool(xp.all(xp.isfinite(W))):
+        Ws = 0.5 * (W + W.T)
+        try:
+            L = xp.linalg.cholesky(Ws)
+        except Exception:  # not positive definite (CuPy gives NaN instead: below)
+            L = None
+        if L is not None and bool(xp.all(xp.isfinite(L))):
+            Linv = solve_triangular(xp, L, xp.eye(m, dtype=Ws.dtype, device=dev), lower=True)
+            anorm = float(xp.max(xp.sum(xp.abs(Ws), axis=0)))
+            inv_norm = float(xp.max(xp.sum(xp.abs(Linv.T @ Linv), axis=0)))
+            if anorm > 0 and inv_norm > 0 and 1.0 / (anorm * inv_norm) > _POCON_MARGIN * rtol:
+                N = xp.astype(xp.triu(Linv.T), dtype)
+                return NystromNormalization(N, m, True, None)
+    norm = nystrom_normalization(to_numpy(W), weights=weights, rtol=rtol, dtype=np_dtype, psd=psd)
+    lam = norm.eigenvalues
+    return NystromNormalization(
+        on_device(norm.N, xp, dev, dtype), norm.rank, norm.upper_triangular, lam
     )

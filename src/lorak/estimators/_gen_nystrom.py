@@ -23,6 +23,15 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._array_api import (
+    array_namespace,
+    device_of,
+    foreign_array,
+    is_foreign,
+    like_input,
+    on_device,
+    to_numpy,
+)
 from .._chunked import is_dask_array
 from .._validation import (
     UNLABELED,
@@ -31,8 +40,9 @@ from .._validation import (
     check_lambda,
     parse_class_labels,
     parse_semi_supervised_response,
+    validate_data,
 )
-from ..kernels import kernel_block
+from ..kernels import check_device_kernel, kernel_block, kernel_product
 from ..landmarks import select_landmarks
 from ..learn import (
     DEFAULT_CV_SPLITS,
@@ -323,9 +333,15 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     so X may be a dask array (only X[labeled rows] is brought into memory; y is an
     n-vector in memory); ``transform`` of a dask array or memmap runs chunk by chunk
     (see :mod:`lorak.parallel`).
+
+    Array API inputs (a PyTorch tensor, a CuPy array, …; array API dispatch enabled):
+    ``transform`` computes k(X, Z) N in X's namespace, on its device. ``fit`` runs on a
+    NumPy copy on the host (its work is O(n d) plus the m × m solver, a host
+    computation) and stores the landmarks and N on X's device. Not with a ``prior``.
     """
 
     _lazy_fit = True
+    _array_api_support = True
 
     def __init__(
         self,
@@ -415,6 +431,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             must be linked (§3.3).
         """
         X = self._validate_fit_X(X)
+        if is_foreign(X):
+            return self._fit_host(X, y, must_link)
         self._check_params()
         n = X.shape[0]
         m = self._resolve_n_components(n) if self.prior is None else None
@@ -492,6 +510,26 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         )
         return self
 
+    def _fit_host(self, X, y, must_link):
+        """The fit of an array API X (dispatch enabled): on a NumPy copy, on the host.
+
+        The fit's work is O(n d) for the bandwidth and landmarks plus the m × m
+        solver, which runs on the host anyway; the landmarks and S's factor are then
+        stored in X's namespace, on its device, where :meth:`transform` computes.
+        """
+        if self.prior is not None:
+            raise TypeError(
+                f"{type(self).__name__} with a prior has no array API path: pass NumPy arrays"
+            )
+        xp, dev = array_namespace(X), device_of(X)
+        y = to_numpy(y) if is_foreign(y) else y
+        must_link = to_numpy(must_link) if is_foreign(must_link) else must_link
+        self.fit(to_numpy(X), y, must_link=must_link)
+        check_device_kernel(self.kernel_)  # transform computes k(X, Z) on the device
+        self.components_ = on_device(self.components_, xp, dev, X.dtype)
+        self.normalization_ = on_device(self.normalization_, xp, dev, X.dtype)
+        return self
+
     def _fit_prior(self, X, y, must_link, rows, classes, kind):
         """Fit the clone ``prior_`` on (X, y) and return Φ(X[rows]) (l × r), float64."""
         name = type(self).__name__
@@ -526,7 +564,20 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         check_is_fitted(self, "normalization_")
         prior = getattr(self, "prior_", None)
         if prior is None:
+            if is_foreign(X) or is_foreign(self.normalization_):
+                # array API input, or a fit on one: k(X, Z) N on X's device
+                X = validate_data(
+                    self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+                )
+                if foreign_array(X):
+                    check_device_kernel(self.kernel_)
+                Z, N = like_input(X, self.components_, self.normalization_)
+                return kernel_product(self.kernel_, X, Z, N)
             return super().transform(X)
+        if foreign_array(X):
+            raise TypeError(
+                f"{type(self).__name__} with a prior has no array API path: pass NumPy arrays"
+            )
         Phi = prior.transform(X)
         Phi = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
         dtype = Phi.dtype if Phi.dtype in (np.float32, np.float64) else np.float64

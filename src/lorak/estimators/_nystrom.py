@@ -12,15 +12,27 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import (
+    array_namespace,
+    device_of,
+    foreign_array,
+    has_float64,
+    is_foreign,
+    like_input,
+    numpy_dtype,
+    on_device,
+    to_numpy,
+)
 from .._chunked import is_dask_array, is_memmap
 from .._validation import check_generator, validate_data
 from ..decompose import (
     default_rtol,
+    device_nystrom_normalization,
     nystrom_normalization,
     top_eigenpairs,
 )
-from ..kernels import kernel_block, kernel_product
-from ..landmarks import select_landmarks
+from ..kernels import check_device_kernel, kernel_block, kernel_product
+from ..landmarks import select_landmarks, take_rows
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import _KernelFactor, _LandmarkFactor, check_symmetric_block, store_params
 
@@ -97,7 +109,20 @@ class Nystroem(_LandmarkFactor):
     landmark_info_ : dict of strategy diagnostics (k-means inertia, …).
     dual_coef_, X_transformed_fit_, inverse_kernel_ : the pre-image map (with
         ``fit_inverse_transform``): inverse_transform(G) = k(G, X_transformed_fit_) dual_coef_.
+
+    Notes
+    -----
+    Array API inputs (a PyTorch tensor, a CuPy array, …) are computed on in their own
+    namespace and on their own device when array API dispatch is enabled
+    (``lorak.set_config(array_api_dispatch=True)`` or scikit-learn's): the bandwidth
+    rule, the landmarks (``"uniform"``, ``"kmeans"``, points or indices), W, its
+    Cholesky factor and the chunked transform run there, and the fitted arrays
+    (``components_``, ``normalization_``, the pre-image map's) live there too; see the
+    GPU guide (``docs/guide/gpu.rst``). A factor fitted on one kind of array transforms
+    any other (its arrays are moved to the input's device).
     """
+
+    _array_api_support = True
 
     def __init__(
         self,
@@ -163,13 +188,38 @@ class Nystroem(_LandmarkFactor):
             return self.fit(X, y).transform(X)
         X = self._validate_fit_X(X)
         self._fit_validated(X)
-        return kernel_product(
-            self.kernel_,
-            X,
-            self.components_,
-            self.normalization_.astype(X.dtype, copy=False),
-            upper_triangular=self.normalization_is_upper_,
-        )
+        Z, N = self._factor_arrays(X)
+        return kernel_product(self.kernel_, X, Z, N, upper_triangular=self.normalization_is_upper_)
+
+    def _factor_arrays(self, X):
+        """``(components_, normalization_)`` in X's namespace, device and float dtype."""
+        if is_foreign(X) and sp.issparse(self.components_):
+            raise TypeError(
+                "this Nystroem was fitted on sparse data: its landmarks are sparse and "
+                "cannot move to an array API device; transform NumPy or SciPy input"
+            )
+        if not is_foreign(X) and not is_foreign(self.components_):  # the NumPy path
+            return self.components_, self.normalization_.astype(X.dtype, copy=False)
+        return like_input(X, self.components_, self.normalization_)
+
+    def transform(self, X):
+        """Factor rows G(X) = k(X, components_) normalization_ (n × r), in row chunks.
+
+        With ``kernel="precomputed"``, X is k(X_new, landmarks) (n' × m) or
+        k(X_new, X_train) (n' × n_train), of which only the landmark columns are read.
+        An array API X (dispatch enabled) gives G in its namespace, on its device.
+        """
+        check_is_fitted(self, "normalization_")
+        if isinstance(getattr(self, "kernel_", None), str):  # precomputed
+            if foreign_array(X):
+                raise TypeError(
+                    "kernel='precomputed' has no array API path: pass the kernel matrix as "
+                    "a NumPy array"
+                )
+            return super().transform(X)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        Z, N = self._factor_arrays(X)
+        return kernel_product(self.kernel_, X, Z, N, upper_triangular=self.normalization_is_upper_)
 
     def _fit_validated(self, X):
         rng = check_generator(self.random_state)
@@ -177,6 +227,8 @@ class Nystroem(_LandmarkFactor):
         m = None if given else self._check_n_components(X.shape[0])
         if self.rtol is not None and not (0 <= self.rtol < 1):
             raise ValueError(f"rtol must be in [0, 1); got {self.rtol!r}")
+        if is_foreign(X):
+            return self._fit_device(X, m, rng)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
             return self._fit_precomputed(X, m, rng)
         if self.__sklearn_tags__().input_tags.positive_only and not sp.issparse(X):
@@ -207,7 +259,58 @@ class Nystroem(_LandmarkFactor):
             self._fit_inverse(X, rng)
         return self
 
+    def _fit_device(self, X, m, rng):
+        """The fit on an array API X, in its namespace and on its device.
+
+        The same steps as on NumPy (bandwidth rule, landmarks, W = k(Z, Z) in float64
+        where the device has it, the Cholesky normalization) in X's namespace; W goes
+        to the host only when the device's Cholesky path does not apply
+        (:func:`lorak.decompose.device_nystrom_normalization`).
+        """
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            raise TypeError(
+                "kernel='precomputed' has no array API path: pass the kernel matrix as a "
+                "NumPy array"
+            )
+        xp = array_namespace(X)
+        self.kernel_ = self._build_kernel(X, rng)
+        check_device_kernel(self.kernel_)
+        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
+        Z = lm.points
+        wide = xp.float64 if has_float64(xp, device_of(X)) else xp.float32
+        W = kernel_block(self.kernel_, xp.astype(Z, wide), xp.astype(Z, wide))
+        norm = device_nystrom_normalization(
+            W,
+            weights=lm.weights,
+            rtol=self.rtol,
+            dtype=X.dtype,
+            psd=getattr(self.kernel_, "psd", True),
+        )
+        self.normalization_ = norm.N
+        self.normalization_is_upper_ = norm.upper_triangular
+        self.n_components_ = norm.rank
+        self.components_ = Z
+        self.component_indices_ = lm.indices
+        self.landmark_weights_ = lm.weights
+        self.landmark_info_ = dict(lm.info or {})
+        np_dtype = numpy_dtype(xp, X.dtype)
+        self.rtol_ = default_rtol(np_dtype) if self.rtol is None else self.rtol
+        if self.fit_inverse_transform:
+            self._fit_inverse(X, rng)
+        return self
+
     def _fit_inverse(self, X, rng):
+        if is_foreign(X):
+            # the map is fitted on the host (≤ 2000 rows), stored on X's device
+            check_alpha(self.alpha)
+            pick = preimage_rows(X.shape[0], rng)
+            rows = X if pick is None else take_rows(X, pick)
+            pmap = fit_preimage(to_numpy(self.transform(rows)), to_numpy(rows), self.alpha)
+            xp, dev = array_namespace(X), device_of(X)
+            self.inverse_kernel_ = pmap.kernel
+            self.X_transformed_fit_ = on_device(pmap.features, xp, dev)
+            self.dual_coef_ = on_device(pmap.dual_coef, xp, dev)
+            return
         check_alpha(self.alpha)
         pick = preimage_rows(X.shape[0], rng)
         rows = X if pick is None else X[pick]
@@ -229,7 +332,23 @@ class Nystroem(_LandmarkFactor):
                 "pre-image map: set fit_inverse_transform=True and fit again (it needs the "
                 "points: not with kernel='precomputed')"
             )
-        pmap = PreImageMap(self.inverse_kernel_, self.X_transformed_fit_, self.dual_coef_)
+        if foreign_array(X):  # on X's device, in float64 where the device has it
+            xp, dev = array_namespace(X), device_of(X)
+            F = on_device(self.X_transformed_fit_, xp, dev)
+            D = on_device(self.dual_coef_, xp, dev)
+            r = F.shape[1]
+            if X.ndim != 2 or X.shape[1] != r:
+                raise ValueError(
+                    f"X must be 2-D with {r} columns (the feature rank); got shape {tuple(X.shape)}"
+                )
+            G = xp.astype(X, F.dtype)
+            return kernel_block(self.inverse_kernel_, G, F) @ D
+        if is_foreign(X):  # dispatch off: NumPy, as scikit-learn does
+            X = to_numpy(X)
+        features, dual = self.X_transformed_fit_, self.dual_coef_
+        if is_foreign(features):
+            features, dual = to_numpy(features), to_numpy(dual)
+        pmap = PreImageMap(self.inverse_kernel_, features, dual)
         return preimage(X, pmap)
 
     def partial_fit(self, X, y=None):

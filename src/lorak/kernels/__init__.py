@@ -18,6 +18,7 @@ from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale, scale_gamma
 from ._bank import KernelBank
 from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
 from ._columns import KernelColumns
+from ._device import DEVICE_KERNELS, check_device_kernel
 from ._kernels import (
     KERNELS,
     CallableKernel,
@@ -28,6 +29,7 @@ from ._kernels import (
     Linear,
     Polynomial,
     make_kernel,
+    sq_norms,
 )
 from ._pairwise import PAIRWISE_KERNELS, AdditiveChi2, Chi2, Cosine, PairwiseKernel, Sigmoid
 
@@ -35,6 +37,7 @@ KERNELS.update(PAIRWISE_KERNELS)  # scikit-learn's other kernel names
 
 __all__ = [
     "BANDWIDTH_RULES",
+    "DEVICE_KERNELS",
     "KERNELS",
     "AdditiveChi2",
     "CallableKernel",
@@ -51,10 +54,12 @@ __all__ = [
     "Polynomial",
     "Sigmoid",
     "bandwidth_scale",
+    "check_device_kernel",
     "chunk_rows",
     "iter_kernel_blocks",
     "kernel_block",
     "kernel_product",
     "make_kernel",
     "scale_gamma",
+    "sq_norms",
 ]

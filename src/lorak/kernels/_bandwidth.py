@@ -23,7 +23,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BANDWIDTH_RULES", "bandwidth_scale", "lazy_bandwidth_scale", "scale_gamma"]
+from .._array_api import array_namespace, device_of, foreign_array, has_float64, to_numpy
+
+__all__ = [
+    "BANDWIDTH_RULES",
+    "bandwidth_scale",
+    "device_bandwidth_scale",
+    "lazy_bandwidth_scale",
+    "scale_gamma",
+]
 
 _MEDIAN_SAMPLE = 1000
 
@@ -160,6 +168,8 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
         )
     if is_dask_array(X):  # by reductions over the row chunks
         s = lazy_bandwidth_scale(rule, X, rng)
+    elif foreign_array(X):  # in X's namespace, on its device
+        s = device_bandwidth_scale(rule, X, rng)
     else:
         s = fn(X, rng)
     if not np.isfinite(s):
@@ -188,6 +198,39 @@ def lazy_bandwidth_scale(rule, X, rng=None) -> float:
     if rule == "median":
         return _median(LazyRows(X), rng)
     return bandwidth_scale(rule, np.zeros((1, 1)))  # raises the usual message
+
+
+def device_bandwidth_scale(rule, X, rng=None) -> float:
+    """The rules above on an array API X (a torch tensor, …), on its device.
+
+    ``"mean_pairwise"`` and ``"mean_to_centroid"``: the mean, then Σ‖xᵢ − x̄‖², by two
+    passes over row chunks in float64 (float32 on a device without float64) — centred
+    before squaring, so no cancellation. ``"median"``: the same random rows as the NumPy
+    path, copied to the host, where the median is taken.
+    """
+    if rule == "median":
+        n = X.shape[0]
+        rng = np.random.default_rng(0) if rng is None else rng
+        if n > _MEDIAN_SAMPLE:
+            xp = array_namespace(X)
+            idx = np.sort(rng.choice(n, _MEDIAN_SAMPLE, replace=False))
+            X = xp.take(X, xp.asarray(idx, device=device_of(X)), axis=0)
+        return _median(to_numpy(X), rng)
+    if rule not in ("mean_pairwise", "mean_to_centroid"):
+        return bandwidth_scale(rule, np.zeros((1, 1)))  # raises the usual message
+    xp = array_namespace(X)
+    wide = xp.float64 if has_float64(xp, device_of(X)) else xp.float32
+    n = X.shape[0]
+    total = xp.zeros(X.shape[1], dtype=wide, device=device_of(X))
+    for s in range(0, n, _ROWS):
+        total = total + xp.sum(xp.astype(X[s : min(s + _ROWS, n), ...], wide), axis=0)
+    mu = total / n
+    acc = xp.zeros((), dtype=wide, device=device_of(X))
+    for s in range(0, n, _ROWS):
+        D = xp.astype(X[s : min(s + _ROWS, n), ...], wide) - mu
+        acc = acc + xp.sum(D * D)
+    v = float(acc) / n
+    return 2.0 * v if rule == "mean_pairwise" else v
 
 
 def scale_gamma(X) -> float:

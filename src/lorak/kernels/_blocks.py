@@ -25,6 +25,7 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.linalg.blas import dtrmm, strmm
 
+from .._array_api import array_namespace, device_of, foreign_array, is_foreign, to_numpy
 from .._config import get_config
 from .._validation import float_dtype
 
@@ -44,6 +45,60 @@ def chunk_rows(n_cols: int, itemsize: int, budget: int | None = None, n_rows=Non
             raise ValueError(f"{name} must be >= {low}; got {v!r}")
     rows = max(1, budget // max(1, n_cols * itemsize))
     return rows if n_rows is None else max(1, min(rows, n_rows))
+
+
+def _host(A, name):
+    """A NumPy copy of an array API input when dispatch is off (as scikit-learn does)."""
+    try:
+        return to_numpy(A)
+    except Exception as exc:
+        raise TypeError(
+            f"{name} is an array NumPy cannot read (on device {device_of(A)!s}) and array "
+            "API dispatch is off: enable it (lorak.set_config(array_api_dispatch=True)) "
+            "to compute on that device, or move the array to the host"
+        ) from exc
+
+
+def _inputs(X, Z, R=None):
+    """(X, Z, R, xp): xp is None on the NumPy path (foreign inputs converted when
+    dispatch is off), else the namespace every input is moved into (X's device)."""
+    if not any(is_foreign(A) for A in (X, Z, R)):
+        return X, Z, R, None
+    if not any(foreign_array(A) for A in (X, Z, R)):
+        return (
+            *(A if not is_foreign(A) else _host(A, n) for A, n in ((X, "X"), (Z, "Z"), (R, "R"))),
+            None,
+        )
+    from .._array_api import on_device
+
+    xp = array_namespace(X, Z, R)
+    lead = next(A for A in (X, Z, R) if is_foreign(A))
+    dev = device_of(lead)
+    return (*(on_device(A, xp, dev) for A in (X, Z, R)), xp)
+
+
+def _check_shapes(kernel, X, Z):
+    for name, A in (("X", X), ("Z", Z)):
+        if getattr(A, "ndim", None) != 2:
+            got = f"{A.ndim}-D" if hasattr(A, "ndim") else type(A).__name__
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got {got}")
+    if X.shape[1] != Z.shape[1]:
+        raise ValueError(f"Z has {Z.shape[1]} features, but X has {X.shape[1]}")
+    kernel._require_resolved()
+
+
+def _prepare_device(kernel, X, Z, xp):
+    from ._device import device_prepare, result_dtype
+
+    _check_shapes(kernel, X, Z)
+    dtype = result_dtype(xp, X, Z)
+    try:
+        Zd, aux = device_prepare(kernel, Z, dtype, xp)
+    except ValueError as exc:
+        if Z is X and str(exc).startswith("Z "):
+            raise ValueError("X" + str(exc)[1:]) from None
+        raise
+    return dtype, Zd, aux
 
 
 def _prepare(kernel, X, Z):
@@ -69,7 +124,21 @@ def _prepare(kernel, X, Z):
 
 
 def iter_kernel_blocks(kernel, X, Z, *, budget: int | None = None) -> Iterator:
-    """Yield ``(start, stop, block)`` with block = k(X[start:stop], Z)."""
+    """Yield ``(start, stop, block)`` with block = k(X[start:stop], Z).
+
+    Array API inputs (dispatch enabled) give blocks in their namespace, on X's device.
+    """
+    X, Z, _, xp = _inputs(X, Z)
+    if xp is not None:
+        from ._device import device_block
+
+        dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
+        n = X.shape[0]
+        step = chunk_rows(Z.shape[0], _itemsize(xp, dtype), budget, n)
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            yield s, e, device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp)
+        return
     dtype, Zd, aux = _prepare(kernel, X, Z)
     n = X.shape[0]
     step = chunk_rows(Z.shape[0], dtype.itemsize, budget, n)
@@ -79,7 +148,13 @@ def iter_kernel_blocks(kernel, X, Z, *, budget: int | None = None) -> Iterator:
 
 
 def kernel_block(kernel, X, Z, *, out=None, budget: int | None = None) -> np.ndarray:
-    """The dense (n_X, n_Z) block k(X, Z), evaluated in row chunks written in place."""
+    """The dense (n_X, n_Z) block k(X, Z), evaluated in row chunks written in place.
+
+    Array API inputs (dispatch enabled): the block is in their namespace, on X's device.
+    """
+    X, Z, _, xp = _inputs(X, Z)
+    if xp is not None:
+        return _device_kernel_block(kernel, X, Z, xp, out, budget)
     dtype, Zd, aux = _prepare(kernel, X, Z)
     shape = (X.shape[0], Z.shape[0])
     if out is None:
@@ -107,7 +182,14 @@ def kernel_product(
     ``upper_triangular`` (R square, upper triangular) each chunk is evaluated straight
     into the output and multiplied in place by BLAS ``trmm``: half the flops of a
     general product and no temporary.
+
+    Array API inputs (dispatch enabled; any of X, Z, R foreign): computed in their
+    namespace, on the device of the first foreign one, and returned there; the
+    triangular product runs in column blocks (:mod:`lorak.kernels._device`).
     """
+    X, Z, R, xp = _inputs(X, Z, R)
+    if xp is not None:
+        return _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular)
     dtype, Zd, aux = _prepare(kernel, X, Z)
     R = np.asarray(R, dtype=dtype)
     n, m = X.shape[0], Z.shape[0]
@@ -135,4 +217,64 @@ def kernel_product(
         e = min(s + step, n)
         B = kernel._block(X[s:e], Zd, aux, dtype)
         np.matmul(B, R, out=out[s:e])
+    return out
+
+
+# --------------------------------------------------------------------- array API inputs
+
+
+def _itemsize(xp, dtype) -> int:
+    return 4 if dtype == xp.float32 else 8
+
+
+def _device_kernel_block(kernel, X, Z, xp, out, budget):
+    from ._device import device_block
+
+    dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
+    shape = (X.shape[0], Z.shape[0])
+    if out is None:
+        out = xp.empty(shape, dtype=dtype, device=device_of(X))
+    elif tuple(out.shape) != shape or out.dtype != dtype:
+        raise ValueError(
+            f"out must have shape {shape} and dtype {dtype}; got {out.shape}, {out.dtype}"
+        )
+    step = chunk_rows(shape[1], _itemsize(xp, dtype), budget, shape[0])
+    for s in range(0, shape[0], step):
+        e = min(s + step, shape[0])
+        device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...])
+    return out
+
+
+def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
+    from .._array_api import compat
+    from ._device import device_block, upper_triangular_product
+
+    dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
+    n, m = X.shape[0], Z.shape[0]
+    if R.ndim != 2 or R.shape[0] != m:
+        raise ValueError(f"R must have {m} rows (one per row of Z); got shape {tuple(R.shape)}")
+    R = R if R.dtype == dtype else xp.astype(R, dtype)
+    shape = (n, R.shape[1])
+    if out is None:
+        out = xp.empty(shape, dtype=dtype, device=device_of(X))
+    step = chunk_rows(max(m, R.shape[1]), _itemsize(xp, dtype), budget, n)
+    torch = compat.is_torch_namespace(xp)
+    triangular = upper_triangular and tuple(R.shape) == (m, m)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        if triangular and torch:
+            # the block is evaluated into the output and multiplied there: the only
+            # temporary is one column block of the chunk
+            C = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...])
+            upper_triangular_product(xp, C, R, inplace=True)
+            continue
+        B = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp)
+        if triangular:
+            out[s:e, ...] = upper_triangular_product(xp, B, R)
+        elif torch:
+            import torch as _torch
+
+            _torch.matmul(B, R, out=out[s:e, ...])
+        else:
+            out[s:e, ...] = B @ R
     return out

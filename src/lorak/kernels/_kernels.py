@@ -49,10 +49,12 @@ __all__ = [
     "Linear",
     "Polynomial",
     "make_kernel",
+    "sq_norms",
 ]
 
 
-def _sq_norms(X, dtype) -> np.ndarray:
+def sq_norms(X, dtype) -> np.ndarray:
+    """Squared Euclidean norms of the rows of X (dense or sparse), in ``dtype``."""
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(dtype, copy=False)
     return np.einsum("ij,ij->i", X, X).astype(dtype, copy=False)
@@ -328,7 +330,7 @@ class _Stationary(Kernel):
                     center = c.astype(dtype)
                     Zd = Zd - center
         with np.errstate(over="ignore"):
-            zn = _sq_norms(Zd, dtype)
+            zn = sq_norms(Zd, dtype)
             r2 = float(np.max(zn, initial=0.0))
         # round-off of the expansion, eps·r², must stay far below the bandwidth
         direct = not (np.finfo(dtype).eps * r2 <= 2.0**-10 * b)
@@ -340,7 +342,7 @@ class _Stationary(Kernel):
             return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
         Xc = X if aux.center is None else _centered(X, aux.center, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
-            xn = _sq_norms(Xc, dtype)
+            xn = sq_norms(Xc, dtype)
         if not np.all(np.isfinite(xn)):
             _check_finite_rows(X, "X")
             return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
@@ -358,7 +360,7 @@ class _Stationary(Kernel):
             return D
         Xc = X if aux.center is None else _centered(X, aux.center, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
-            xn = _sq_norms(Xc, dtype)
+            xn = sq_norms(Xc, dtype)
         if not np.all(np.isfinite(xn)):
             _check_finite_rows(X, "X")
             return _direct_sqdist(X, Zd, aux.center, 1.0, dtype, out=out)
@@ -394,7 +396,7 @@ class Gaussian(_Stationary):
         # centred only where the data sit far from the origin (see _ZAux)
         Xc = X if aux.center is None else _centered(X, aux.center, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
-            xn = _sq_norms(Xc, dtype) * dtype.type(1.0 / b)
+            xn = sq_norms(Xc, dtype) * dtype.type(1.0 / b)
         if not np.all(np.isfinite(xn)):  # NaN/inf rows, or squares that overflow
             _check_finite_rows(X, "X")
             D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
@@ -498,7 +500,7 @@ class Polynomial(Kernel):
 
     def _block(self, X, Zd, aux, dtype, out=None):
         self._require_resolved()
-        _check_finite_rows(X, "X", _sq_norms(X, dtype))
+        _check_finite_rows(X, "X", sq_norms(X, dtype))
         G = _cross(X, Zd, dtype, scale=self.gamma, out=out)
         G += dtype.type(self.coef0)
         if isinstance(self.degree, float) and G.size and float(G.min()) < 0:
@@ -522,7 +524,7 @@ class Polynomial(Kernel):
     def diag(self, X):
         self._require_resolved()
         dtype = _float_dtype_of(X)
-        return (self.gamma * _sq_norms(X, dtype) + dtype.type(self.coef0)) ** self.degree
+        return (self.gamma * sq_norms(X, dtype) + dtype.type(self.coef0)) ** self.degree
 
 
 class Linear(Kernel):
@@ -531,11 +533,11 @@ class Linear(Kernel):
     name = "linear"
 
     def _block(self, X, Zd, aux, dtype, out=None):
-        _check_finite_rows(X, "X", _sq_norms(X, dtype))
+        _check_finite_rows(X, "X", sq_norms(X, dtype))
         return _cross(X, Zd, dtype, out=out)
 
     def diag(self, X):
-        return _sq_norms(X, _float_dtype_of(X))
+        return sq_norms(X, _float_dtype_of(X))
 
 
 class CallableKernel(Kernel):

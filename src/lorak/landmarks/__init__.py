@@ -32,6 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from .._array_api import is_foreign
 from ._base import Landmarks, take_rows
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "quantization_error",
     "register_landmarks",
     "select_landmarks",
+    "take_rows",
     "uniform_landmarks",
 ]
 
@@ -52,8 +54,17 @@ def uniform_landmarks(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
 
 
 def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
-    """k-means centres after ≤ 10 Lloyd iterations (Zhang, Tsang & Kwok 2008)."""
-    from ._kmeans import kmeans_landmarks
+    """k-means centres after ≤ 10 Lloyd iterations (Zhang, Tsang & Kwok 2008).
+
+    On an array API X (dispatch enabled) Lloyd runs on X's device
+    (:func:`lorak.landmarks._kmeans.device_kmeans_landmarks`).
+    """
+    from .._array_api import foreign_array
+    from ._kmeans import device_kmeans_landmarks, kmeans_landmarks
+
+    if foreign_array(X):
+        centers, info = device_kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
+        return Landmarks(points=centers, info=info)
 
     centers, info = kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
     return Landmarks(points=centers, info=info)
@@ -96,9 +107,33 @@ def register_landmarks(name: str, strategy: Callable) -> None:
     LANDMARK_STRATEGIES[name] = strategy
 
 
+#: The strategies with an array API path (the others need every kernel column).
+DEVICE_STRATEGIES = ("uniform", "kmeans")
+
+
+def _on_x_device(lm: Landmarks, X) -> Landmarks:
+    """The landmarks of an array API X as points in X's namespace, dtype and device."""
+    from .._array_api import array_namespace, device_of, on_device
+
+    if sp.issparse(lm.points):
+        raise TypeError("sparse landmark points cannot be used with an array API X")
+    xp = array_namespace(X)
+    dev = device_of(X)
+    P = lm.points
+    if not is_foreign(P):
+        P = on_device(np.asarray(P), xp, dev, X.dtype)
+    elif P.dtype != X.dtype or device_of(P) != dev:
+        P = on_device(P, xp, dev, X.dtype)
+    return Landmarks(points=P, indices=lm.indices, weights=lm.weights, info=lm.info)
+
+
 def _from_result(result, X, name) -> Landmarks:
     if isinstance(result, Landmarks):
         return result
+    if is_foreign(result):
+        from .._array_api import to_numpy
+
+        result = to_numpy(result)  # m rows: checked on the host, moved back after
     arr = result if sp.issparse(result) else np.asarray(result)
     if arr.ndim == 1:
         return _from_indices(arr, X, name)
@@ -131,7 +166,9 @@ def _from_points(P, X, name) -> Landmarks:
         if not np.all(np.isfinite(P.data)):
             raise ValueError(f"{name} contains NaN or inf")
         return Landmarks(points=P.tocsr())
-    P = np.asarray(P, dtype=np.float32 if X.dtype == np.float32 else np.float64)
+    # (an array API X: float64 here, X's dtype once on its device)
+    single = not is_foreign(X) and X.dtype == np.float32
+    P = np.asarray(P, dtype=np.float32 if single else np.float64)
     if not np.all(np.isfinite(P)):
         raise ValueError(f"{name} contains NaN or inf")
     return Landmarks(points=P)
@@ -140,7 +177,33 @@ def _from_points(P, X, name) -> Landmarks:
 def select_landmarks(
     landmarks, X, n_landmarks: int | None, *, rng, kernel=None, name="landmarks"
 ) -> Landmarks:
-    """Resolve a ``landmarks=`` parameter (name, callable, indices or points)."""
+    """Resolve a ``landmarks=`` parameter (name, callable, indices or points).
+
+    For an array API X (dispatch enabled: a torch tensor, …) the points come back in
+    X's namespace, dtype and device; ``"uniform"`` draws the same rows as for NumPy,
+    ``"kmeans"`` runs Lloyd on the device; the kernel-dependent strategies
+    (``"column_norm"``, ``"rls"``) are refused with a ``TypeError``.
+    """
+    from .._array_api import foreign_array
+
+    if foreign_array(X):
+        if isinstance(landmarks, str) and landmarks in LANDMARK_STRATEGIES:
+            if landmarks not in DEVICE_STRATEGIES:
+                raise TypeError(
+                    f"{name}={landmarks!r} has no array API path (it needs every column of "
+                    f"the kernel matrix); on array API inputs use "
+                    f"{' or '.join(repr(s) for s in DEVICE_STRATEGIES)}, or pass points or "
+                    "row indices"
+                )
+        if callable(landmarks) and not isinstance(landmarks, str):
+            lm = _from_result(landmarks(X, n_landmarks, rng=rng, kernel=kernel), X, name)
+        else:
+            lm = _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
+        return _on_x_device(lm, X)
+    return _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
+
+
+def _resolve_landmarks(landmarks, X, n_landmarks, *, rng, kernel, name) -> Landmarks:
     if isinstance(landmarks, str):
         try:
             strategy = LANDMARK_STRATEGIES[landmarks]
@@ -200,8 +263,7 @@ def quantization_error(X, points, *, budget=None) -> float:
 
     Zhang, Tsang & Kwok (2008) bound the Nyström error by this quantity (their e).
     """
-    from ..kernels import iter_kernel_blocks
-    from ..kernels._kernels import Linear, _sq_norms
+    from ..kernels import Linear, iter_kernel_blocks, sq_norms
 
     dtype = np.float64
     P = points.toarray() if sp.issparse(points) else np.asarray(points, dtype=dtype)
@@ -217,7 +279,7 @@ def quantization_error(X, points, *, budget=None) -> float:
     total = 0.0
     Xd = X if sp.issparse(X) else np.asarray(X, dtype=dtype)
     for s, e, B in iter_kernel_blocks(Linear(), Xd, P, budget=budget):
-        xn = _sq_norms(Xd[s:e], np.dtype(dtype))
+        xn = sq_norms(Xd[s:e], np.dtype(dtype))
         d = xn[:, None] - 2.0 * B + pn[None, :]
         total += float(np.maximum(d.min(axis=1), 0.0).sum())
     return total

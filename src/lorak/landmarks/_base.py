@@ -35,6 +35,12 @@ class Landmarks:
 
 
 def take_rows(X, idx):
-    """X[idx] in memory (a dask array computes only those rows)."""
+    """X[idx] in memory (a dask array computes only those rows; an array API X keeps
+    them in its namespace, on its device)."""
+    from .._array_api import array_namespace, device_of, is_foreign
+
+    if is_foreign(X):
+        xp = array_namespace(X)
+        return xp.take(X, xp.asarray(np.asarray(idx, dtype=np.int64), device=device_of(X)), axis=0)
     P = X[idx]
     return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P  # dask

@@ -730,3 +730,191 @@ def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init
         "passes": n_iter + 2,
     }
     return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info
+
+
+# --------------------------------------------------------------- array API (device) arrays
+
+
+class _HostRows:
+    """Rows of an array API X copied to the host on access (the seeding's sample)."""
+
+    def __init__(self, X, xp):
+        self.X, self.xp = X, xp
+        self.shape = tuple(X.shape)
+        self.ndim = 2
+        self.dtype = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
+
+    def __getitem__(self, idx):
+        from .._array_api import device_of, to_numpy
+
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        rows = self.xp.take(self.X, self.xp.asarray(idx, device=device_of(self.X)), axis=0)
+        return to_numpy(rows)
+
+
+def _scatter_rows(xp, sums, lab, B, k):
+    """sums (k × d, wide) += Σ of the rows of B per label (namespace's scatter-add, else a
+    one-hot product)."""
+    from .._array_api import compat, device_of
+
+    if compat.is_torch_namespace(xp):
+        return sums.index_add_(0, lab, xp.astype(B, sums.dtype))
+    if compat.is_cupy_namespace(xp):
+        import cupyx
+
+        cupyx.scatter_add(sums, lab, xp.astype(B, sums.dtype))
+        return sums
+    onehot = xp.astype(lab[:, None] == xp.arange(k, device=device_of(B))[None, :], B.dtype)
+    return sums + xp.astype(onehot.T @ B, sums.dtype)
+
+
+def device_kmeans_landmarks(
+    X,
+    n_landmarks,
+    *,
+    rng,
+    max_iter=10,
+    init="auto",
+    init_sample=None,
+    tol=0.0,
+    return_labels=False,
+):
+    """:func:`kmeans_landmarks` on an array API X (a torch tensor, …), Lloyd on its device.
+
+    The same seeding as the NumPy path, from the same random draws: the sample it
+    seeds on (``min(n, max(2000, 10 k))`` rows) is copied to the host and seeded there
+    (greedy k-means++ on its principal-component sketch), so both paths start from the
+    same centres. Lloyd then runs on X's device, one pass over row chunks per
+    iteration: one GEMM of the chunk with the centred centres (float32 products for
+    float64 data where float32 resolves the distances, as on the host), the argmin,
+    and the per-cluster sums of the same pass (scatter-add: ``index_add_`` on PyTorch,
+    ``cupyx.scatter_add`` on CuPy, a one-hot product elsewhere) accumulated in float64.
+    Empty clusters move to the rows farthest from their centres, as on the host. The
+    host's distance bounds (which skip settled rows, worth it on two cores) are not
+    used: on a GPU a full pass is a GEMM. Stops after ``max_iter`` updates or when no
+    assignment changes. Returns ``(centers, info)``: the centres in X's namespace, dtype
+    and device; ``info`` as :func:`kmeans_landmarks` (``labels`` as NumPy).
+    """
+    from .._array_api import array_namespace, device_of, has_float64, on_device, to_numpy
+    from .._config import get_config
+
+    if init not in INIT_METHODS:
+        valid = ", ".join(repr(m) for m in INIT_METHODS)
+        raise ValueError(f"unknown init {init!r}; valid names are {valid}")
+    method = _AUTO_INIT if init == "auto" else init
+    xp = array_namespace(X)
+    dev = device_of(X)
+    n, d = X.shape
+    k = int(n_landmarks)
+    if not 1 <= k <= n:
+        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    t0 = time.perf_counter()
+    wide = xp.float64 if has_float64(xp, dev) else xp.float32
+    itemsize = 4 if X.dtype == xp.float32 else 8
+    step = int(max(128, min(n, get_config()["memory_budget"] // max(1, max(k, d) * itemsize))))
+    chunks = [(s, min(s + step, n)) for s in range(0, n, step)]
+    # the mean, ‖x − μ‖² per row and max|x| (the float32 test of the host path)
+    total = xp.zeros(d, dtype=wide, device=dev)
+    for s, e in chunks:
+        total = total + xp.sum(xp.astype(X[s:e, ...], wide), axis=0)
+    mu_d = total / n
+    parts, amax = [], 0.0
+    for s, e in chunks:
+        R = xp.astype(X[s:e, ...], wide) - mu_d
+        parts.append(xp.sum(R * R, axis=1))
+        amax = max(amax, float(xp.max(xp.abs(X[s:e, ...]))))
+    xsq = xp.concat(parts) if len(parts) > 1 else parts[0]
+    mu = to_numpy(mu_d).astype(np.float64)
+    host_float = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
+    cdt_np = np.dtype(np.float32)
+    if host_float == np.float64 and not _float32_resolves(amax, mu, to_numpy(xsq)):
+        cdt_np = np.dtype(np.float64)
+    cdt = xp.float32 if cdt_np == np.float32 else X.dtype
+    # seeding on the host, from the same draws as the NumPy path
+    rows = _HostRows(X, xp)
+    with threadpool_limits(1, user_api="blas"):
+        m = default_init_sample(n, k) if init_sample is None else int(init_sample)
+        if method == "k-means++" or (method != "random" and min(n, max(m, k)) >= n):
+            source = to_numpy(X)  # seeding on every row: all of X on the host
+        else:
+            source = rows
+        C, m = _seed(source, k, rng, method, init_sample, None, cdt_np, _SKETCH_DIM)
+    t1 = time.perf_counter()
+
+    def one_pass(C):
+        Ct = C - mu
+        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
+        W = on_device(np.ascontiguousarray((-2.0 * Ct).T), xp, dev, cdt)
+        bd = on_device(b, xp, dev, cdt)
+        labs, dists = [], []
+        sums = xp.zeros((k, d), dtype=wide, device=dev)
+        for s, e in chunks:
+            B = X[s:e, ...]
+            G = (B if B.dtype == cdt else xp.astype(B, cdt)) @ W
+            G = G + bd[None, :]
+            lab = xp.argmin(G, axis=1)
+            dist = xp.sqrt(xp.clip(xp.astype(xp.min(G, axis=1), wide) + xsq[s:e], min=0.0))
+            labs.append(lab)
+            dists.append(dist)
+            sums = _scatter_rows(xp, sums, lab, B, k)
+        lab = xp.concat(labs) if len(labs) > 1 else labs[0]
+        u = xp.concat(dists) if len(dists) > 1 else dists[0]
+        return lab, u, sums
+
+    lab, u, sums = one_pass(C)
+    lab_h = to_numpy(lab).astype(np.intp)
+    n_iter = 0
+    tol_abs = tol * float(xp.sum(xsq)) / (n * d) if tol > 0 else 0.0
+    for _ in range(max_iter):
+        sums_h = to_numpy(sums).astype(np.float64)
+        counts = np.bincount(lab_h, minlength=k).astype(np.float64)
+        moved = np.empty(0, dtype=np.intp)
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            e = min(empty.size, n)
+            u_h = to_numpy(u)
+            moved = np.argpartition(-u_h, e - 1)[:e]
+            moved = moved[np.argsort(-u_h[moved], kind="stable")]
+            far = rows[moved].astype(np.float64)
+            for j, i, x in zip(empty[:e], moved, far, strict=True):
+                old = lab_h[i]
+                sums_h[old] -= x
+                counts[old] -= 1.0
+                sums_h[j] = x
+                counts[j] = 1.0
+                lab_h[i] = j
+            logger.debug("kmeans: relocated %d empty clusters", e)
+        new = C.copy()
+        nz = counts > 0
+        new[nz] = sums_h[nz] / counts[nz, None]
+        n_iter += 1
+        drift = new - C
+        shift = float(np.einsum("ij,ij->", drift, drift))
+        C = new
+        lab, u, sums = one_pass(C)
+        new_lab = to_numpy(lab).astype(np.intp)
+        changed = int(np.count_nonzero(new_lab != lab_h)) + moved.size
+        lab_h = new_lab
+        if changed == 0 or shift <= tol_abs:
+            break
+    centers = on_device(C, xp, dev, X.dtype)
+    Cw = xp.astype(centers, wide)
+    inertia = 0.0
+    for s, e in chunks:
+        R = xp.astype(X[s:e, ...], wide) - xp.take(Cw, lab[s:e], axis=0)
+        inertia += float(xp.sum(R * R))
+    t2 = time.perf_counter()
+    info = {
+        "n_iter": n_iter,
+        "inertia": inertia,
+        "init": method,
+        "init_sample": m,
+        "init_seconds": t1 - t0,
+        "lloyd_seconds": t2 - t1,
+        "skipped": 0.0,
+    }
+    if return_labels:
+        info["labels"] = lab_h
+    return centers, info

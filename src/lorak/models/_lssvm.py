@@ -47,6 +47,14 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
+from .._array_api import (
+    array_namespace,
+    device_of,
+    has_float64,
+    is_foreign,
+    on_device,
+    to_numpy,
+)
 from .._chunked import (
     ChunkedRowsMixin,
     _merge_moments,
@@ -70,6 +78,7 @@ __all__ = [
     "LSSVC",
     "LSSVR",
     "LSSVMSolution",
+    "device_lssvm_moments",
     "lssvm_fit_dense",
     "lssvm_fit_factor",
     "lssvm_moments",
@@ -158,6 +167,69 @@ def lssvm_moments(G, T):
     return n, np.concatenate([g_mean, t_mean]), scatter
 
 
+def device_lssvm_moments(G, T):
+    """:func:`lssvm_moments` of an array API G (a torch tensor, …) on its device.
+
+    The mean and the centred cross products ḠᵀḠ, ḠᵀT̄ are accumulated over row chunks
+    on G's device in float64 (float32 where the device has none): only the (m + k)
+    moments come back to the host, where the m × m solve runs. T (n × k) is NumPy.
+    """
+    xp, dev = array_namespace(G), device_of(G)
+    wide = xp.float64 if has_float64(xp, dev) else xp.float32
+    T = np.asarray(T, dtype=np.float64)
+    n, m = G.shape
+    total = xp.zeros(m, dtype=wide, device=dev)
+    chunks = list(iter_row_chunks(n, m))
+    for s, e in chunks:
+        total = total + xp.sum(xp.astype(G[s:e, ...], wide), axis=0)
+    g_mean = total / n
+    t_mean = T.mean(axis=0)
+    Tc = on_device(T - t_mean, xp, dev, wide)
+    S = xp.zeros((m, m), dtype=wide, device=dev)
+    R = xp.zeros((m, T.shape[1]), dtype=wide, device=dev)
+    for s, e in chunks:
+        B = xp.astype(G[s:e, ...], wide) - g_mean
+        S = S + B.T @ B
+        R = R + B.T @ Tc[s:e, ...]
+    S = to_numpy(S).astype(np.float64)
+    S = 0.5 * (S + S.T)
+    R = to_numpy(R).astype(np.float64)
+    Th = T - t_mean
+    scatter = np.block([[S, R], [R.T, Th.T @ Th]])
+    return n, np.concatenate([to_numpy(g_mean).astype(np.float64), t_mean]), scatter
+
+
+def _device_factor(factor, X, y):
+    """``fit_factor`` for an array API X: the factor's rows stay on X's device."""
+    from sklearn.base import clone
+
+    if factor is None or (isinstance(factor, str) and factor == "passthrough"):
+        return None, X
+    if isinstance(factor, str) or not hasattr(factor, "fit_transform"):
+        raise TypeError(
+            "on array API inputs, factor must be None, 'passthrough' or a transformer with "
+            f"fit_transform and array API support (e.g. lorak.Nystroem()); got {factor!r}"
+        )
+    est = clone(factor)
+    try:
+        G = est.fit_transform(X, y)
+    except TypeError as exc:
+        if "positional argument" not in str(exc):
+            raise
+        G = est.fit_transform(X)
+    return est, _device_rows(G, X)
+
+
+def _device_rows(G, X):
+    if not is_foreign(G) or G.ndim != 2 or G.shape[0] != X.shape[0]:
+        raise ValueError(
+            "the factor's transform must return one row per sample in the input's "
+            f"namespace: expected ({X.shape[0]}, m), found {type(G).__name__} of shape "
+            f"{tuple(getattr(G, 'shape', ()))}"
+        )
+    return G
+
+
 def merge_lssvm_moments(a, b):
     """The statistics of :func:`lssvm_moments` for the union of two disjoint row sets."""
     return _merge_moments(a, b)
@@ -214,6 +286,10 @@ def lssvm_fit_dense(K, T, C: float):
 # ---------------------------------------------------------------- estimators
 
 
+def _moments(G, T):
+    return device_lssvm_moments(G, T) if is_foreign(G) else lssvm_moments(G, T)
+
+
 def _is_fitted(est) -> bool:
     try:
         check_is_fitted(est)
@@ -223,7 +299,7 @@ def _is_fitted(est) -> bool:
 
 
 def _n_rows(a):
-    if sp.issparse(a) or is_dask_array(a):
+    if sp.issparse(a) or is_dask_array(a) or is_foreign(a):
         return a.shape[0]
     try:
         shape = np.shape(np.asarray(a) if hasattr(a, "__array__") else a)
@@ -258,9 +334,22 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kw)
         return X, y, float(C)
 
+    _array_api_support = True  # array API X: factor rows and moments on its device
+
+    def _factor_rows(self, X, y=None, *, fit=True):
+        """The factor's rows of X: ``(factor_, G)`` when ``fit``, else G; an array API X
+        keeps them on its device."""
+        if is_foreign(X):
+            if fit:
+                return _device_factor(self.factor, X, y)
+            return X if self.factor_ is None else _device_rows(self.factor_.transform(X), X)
+        if fit:
+            return fit_factor(self.factor, X, y)
+        return transform_factor(self.factor_, X)
+
     def _fit_targets(self, X, y, T, C):
-        self.factor_, G = fit_factor(self.factor, X, y)
-        self._set_moments(lssvm_moments(G, T))
+        self.factor_, G = self._factor_rows(X, y)
+        self._set_moments(_moments(G, T))
         self.n_components_ = int(G.shape[1])
         return lssvm_solve_moments(self._moments(), self.n_components_, C)
 
@@ -286,17 +375,17 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
                 and _is_fitted(self.factor)
             ):
                 self.factor_ = self.factor
-                G = transform_factor(self.factor_, X)
+                G = self._factor_rows(X, fit=False)
             else:
-                self.factor_, G = fit_factor(self.factor, X, y)
+                self.factor_, G = self._factor_rows(X, y)
             self.n_components_ = int(G.shape[1])
             prev = (0, None, None)
         else:
-            G = transform_factor(self.factor_, X)
+            G = self._factor_rows(X, fit=False)
             prev = self._moments()
         if sp.issparse(G):
             G = G.toarray()
-        self._set_moments(merge_lssvm_moments(prev, lssvm_moments(G, T)))
+        self._set_moments(merge_lssvm_moments(prev, _moments(G, T)))
         return lssvm_solve_moments(self._moments(), self.n_components_, C)
 
     def _validate_partial(self, X, y, **kw):
@@ -314,7 +403,12 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
 
     def _decision(self, X):
         X = validate_new_rows(self, X, "coef_")
-        G = transform_factor(self.factor_, X)
+        G = self._factor_rows(X, fit=False)
+        if is_foreign(G):  # on the device: w and b are moved there
+            xp, dev = array_namespace(G), device_of(G)
+            coef = on_device(np.asarray(self.coef_.T), xp, dev, G.dtype)
+            b = on_device(np.asarray(self.intercept_, dtype=np.float64), xp, dev, G.dtype)
+            return G @ coef + b
         return safe_sparse_dot(G, self.coef_.T, dense_output=True) + self.intercept_
 
     def __sklearn_tags__(self):
@@ -425,11 +519,23 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     def decision_function(self, X):
         """f(x) = g(x)ᵀ w + b: (n,) for two classes, (n, n_classes) otherwise."""
         d = self._decision(X)
+        if is_foreign(d):
+            return array_namespace(d).reshape(d, (-1,)) if d.shape[1] == 1 else d
         return d.ravel() if d.shape[1] == 1 else d
 
     def predict(self, X):
-        """The class with the largest decision value (sign of f for two classes)."""
+        """The class with the largest decision value (sign of f for two classes).
+
+        For an array API X the labels are in its namespace, on its device, when they
+        are numbers (NumPy otherwise: strings have no device).
+        """
         d = self.decision_function(X)
+        if is_foreign(d):
+            xp, dev = array_namespace(d), device_of(d)
+            idx = xp.astype(d > 0, xp.int64) if d.ndim == 1 else xp.argmax(d, axis=1)
+            if self.classes_.dtype.kind in "biuf":
+                return xp.take(on_device(self.classes_, xp, dev), idx, axis=0)
+            return self.classes_[to_numpy(idx)]
         idx = (d > 0).astype(np.intp) if d.ndim == 1 else d.argmax(axis=1)
         return self.classes_[idx]
 

@@ -1,0 +1,250 @@
+"""Kernel blocks on array API inputs (PyTorch, CuPy, array-api-strict, …), on their device.
+
+The array API twin of the NumPy blocks in :mod:`lorak.kernels._kernels`, for the
+kernels whose blocks are a GEMM plus elementwise work: Gaussian, Laplacian (ℓ₁ and
+ℓ₂), inverse distance, polynomial and linear. The same formulas, the same guards:
+
+- Z is centred on its mean when it lies far from the origin compared with the
+  bandwidth (else the expansion ‖x‖² − 2xᵀz + ‖z‖² cancels), and the expansion is
+  replaced by differences, one feature at a time, where it cannot resolve the bandwidth
+  at all (``direct``);
+- non-finite rows, a negative base of a real power, and an overflowing polynomial are
+  errors, with the NumPy path's messages.
+
+On PyTorch the elementwise passes run in place and the Gaussian block is written
+straight into the caller's output (``out``): one ``addmm`` (the −‖z‖²/b term rides in
+the GEMM), then ``x − ‖x‖²/b``, the clip at 0 and the exponential, in place. Other
+namespaces use the standard's out-of-place functions on chunk-sized blocks.
+
+Callable and scikit-learn pairwise kernels (sigmoid, χ², cosine) have no array API path:
+:func:`check_device_kernel` raises a ``TypeError`` naming the kernels that do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._array_api import compat, device_of, has_float64
+
+__all__ = [
+    "DEVICE_KERNELS",
+    "check_device_kernel",
+    "device_block",
+    "device_prepare",
+    "result_dtype",
+    "upper_triangular_product",
+]
+
+#: Names of the kernel classes (of :mod:`lorak.kernels`) with an array API path. (By
+#: name: the classes' module imports this one's functions.)
+DEVICE_KERNELS = ("Gaussian", "Laplacian", "InverseDistance", "Polynomial", "Linear")
+_HOME = __name__.rpartition(".")[0] + "._kernels"
+
+
+def _kind(kernel) -> str:
+    """The class name of a lorak kernel with an array API path, else ""."""
+    cls = type(kernel)
+    return cls.__name__ if cls.__name__ in DEVICE_KERNELS and cls.__module__ == _HOME else ""
+
+
+def check_device_kernel(kernel) -> None:
+    """Raise a ``TypeError`` unless ``kernel`` has an array API path."""
+    if not _kind(kernel):
+        what = getattr(kernel, "name", None) or repr(kernel)
+        raise TypeError(
+            f"the {what} kernel has no array API path: on array API inputs (a torch "
+            "tensor, a CuPy array, …) lorak evaluates the gaussian/rbf, laplacian, "
+            "laplacian_l2, inverse_distance, polynomial/poly and linear kernels. Pass "
+            "NumPy arrays for the others"
+        )
+
+
+def result_dtype(xp, X, Z):
+    """float32 when both are float32, else float64 (float32 where the device has none)."""
+    if X.dtype == xp.float32 and Z.dtype == xp.float32:
+        return xp.float32
+    return xp.float64 if has_float64(xp, device_of(X)) else xp.float32
+
+
+class _DeviceAux:
+    __slots__ = ("center", "direct", "zn", "zt")
+
+    def __init__(self, zn=None, center=None, direct=False, zt=None):
+        self.zn = zn  # squared norms of the (centred) Z rows, scaled for the Gaussian
+        self.center = center
+        self.direct = direct
+        self.zt = zt  # the GEMM's right operand, (d, m), scaled
+
+
+def _eps(xp, dtype) -> float:
+    return float(np.finfo(np.float32 if dtype == xp.float32 else np.float64).eps)
+
+
+def _all_finite(xp, A) -> bool:
+    return bool(xp.all(xp.isfinite(A)))
+
+
+def device_prepare(kernel, Z, dtype, xp):
+    """Per-Z data reused across row chunks (``Zd`` in ``dtype``, and the aux record)."""
+    check_device_kernel(kernel)
+    Zd = Z if Z.dtype == dtype else xp.astype(Z, dtype)
+    if not _all_finite(xp, Zd):
+        raise ValueError("Z contains NaN or infinity; a kernel needs finite data")
+    if _kind(kernel) in ("Polynomial", "Linear"):
+        scale = kernel.gamma if _kind(kernel) == "Polynomial" else None
+        zt = Zd.T if scale is None else (Zd * scale).T
+        return Zd, _DeviceAux(zt=zt)
+    b = kernel._sq_scale()
+    center = None
+    if Zd.shape[0]:
+        wide = xp.float64 if has_float64(xp, device_of(Zd)) else Zd.dtype
+        c = xp.mean(xp.astype(Zd, wide), axis=0)
+        if float(xp.sum(c * c)) > 64.0 * b:
+            center = xp.astype(c, dtype)
+            Zd = Zd - center
+    zn = xp.sum(Zd * Zd, axis=1)
+    r2 = float(xp.max(zn)) if zn.shape[0] else 0.0
+    direct = not (_eps(xp, dtype) * r2 <= 2.0**-10 * b)
+    if _kind(kernel) == "Gaussian":
+        zt = (Zd * (2.0 / b)).T
+        zn = zn * (1.0 / b)
+    else:
+        zt = (Zd * -2.0).T
+    return Zd, _DeviceAux(zn=zn, center=center, direct=direct, zt=zt)
+
+
+def _torch(xp) -> bool:
+    return compat.is_torch_namespace(xp)
+
+
+def _differences_sqdist(xp, Xc, Zd, inv_len):
+    """‖x − z‖² · inv_len² from differences, one feature at a time (no cancellation)."""
+    D = xp.zeros((Xc.shape[0], Zd.shape[0]), dtype=Xc.dtype, device=device_of(Xc))
+    for k in range(Xc.shape[1]):
+        T = (Xc[:, k : k + 1] - Zd[:, k][None, :]) * inv_len
+        D = D + T * T
+    if not _all_finite(xp, D):
+        raise ValueError(
+            "the squared distances between rows overflow at this bandwidth: the kernel "
+            "cannot be evaluated on them. Rescale X, e.g. with "
+            "sklearn.preprocessing.StandardScaler, or use a smaller gamma"
+        )
+    return D
+
+
+def _check_finite_xn(xp, xn):
+    if not _all_finite(xp, xn):
+        raise ValueError("X contains NaN or infinity; a kernel needs finite data")
+
+
+def _sqdist_scaled(kernel, xp, Xc, Zd, aux):
+    """‖x − z‖² / σ² of one chunk (σ² the kernel's squared scale)."""
+    inv = 1.0 / kernel._sq_scale()
+    if aux.direct:
+        return _differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))
+    xn = xp.sum(Xc * Xc, axis=1)
+    _check_finite_xn(xp, xn)
+    D = Xc @ aux.zt
+    D = D + xn[:, None]
+    D = D + aux.zn[None, :]
+    D = xp.maximum(D, xp.zeros((), dtype=D.dtype, device=device_of(D)))
+    return D * inv
+
+
+def device_block(kernel, X, Zd, aux, dtype, xp, out=None):
+    """k(X, Zd) for one row chunk, in ``dtype`` on X's device (into ``out`` if given).
+
+    ``out`` (PyTorch only: a contiguous rows × m view of the caller's output) receives
+    the Gaussian block without a temporary; elsewhere the block is a new array and
+    ``out`` is filled from it.
+    """
+    Xc = X if X.dtype == dtype else xp.astype(X, dtype)
+    if _kind(kernel) in ("Polynomial", "Linear"):
+        _check_finite_xn(xp, xp.sum(Xc * Xc, axis=1))
+        G = Xc @ aux.zt
+        if _kind(kernel) == "Polynomial":
+            G = G + kernel.coef0
+            if isinstance(kernel.degree, float) and G.shape[0] and G.shape[1]:
+                low = float(xp.min(G))
+                if low < 0:
+                    raise ValueError(
+                        f"the polynomial kernel with a non-integer degree={kernel.degree!r} "
+                        "takes a real power of γ⟨x, z⟩ + coef0, which is negative here "
+                        f"(down to {low:.3g}): a negative number has no real power. Use an "
+                        "integer degree, or non-negative data with coef0 ≥ 0"
+                    )
+            if kernel.degree != 1:
+                G = G**kernel.degree
+                if not _all_finite(xp, G):
+                    raise ValueError(
+                        f"the polynomial kernel (γ⟨x, z⟩ + coef0)^{kernel.degree} overflows "
+                        f"here (gamma={kernel.gamma!r}, coef0={kernel.coef0!r}): use a "
+                        "smaller degree or gamma, or rescale X"
+                    )
+        return _fill(out, G)
+    if aux.center is not None:
+        Xc = Xc - aux.center
+    if _kind(kernel) == "Gaussian":
+        return _gaussian(kernel, xp, Xc, Zd, aux, out)
+    if _kind(kernel) == "Laplacian" and kernel.norm == "l1":
+        D = xp.zeros((Xc.shape[0], Zd.shape[0]), dtype=dtype, device=device_of(Xc))
+        for k in range(Xc.shape[1]):
+            D = D + xp.abs(Xc[:, k : k + 1] - Zd[:, k][None, :])
+        if not _all_finite(xp, D):
+            raise ValueError("X contains NaN or infinity; a kernel needs finite data")
+        return _fill(out, xp.exp(D * (-1.0 / kernel.scale)))
+    D = xp.sqrt(_sqdist_scaled(kernel, xp, Xc, Zd, aux))  # ‖x − z‖ / σ
+    if _kind(kernel) == "InverseDistance":
+        return _fill(out, 1.0 / (D + kernel.eps))
+    return _fill(out, xp.exp(-D))
+
+
+def _gaussian(kernel, xp, Xc, Zd, aux, out):
+    if aux.direct:
+        return _fill(out, xp.exp(-_differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))))
+    xn = xp.sum(Xc * Xc, axis=1) * (1.0 / kernel.scale)
+    _check_finite_xn(xp, xn)
+    if _torch(xp):
+        import torch
+
+        # exp(min(2xᵀz/b − ‖z‖²/b − ‖x‖²/b, 0)): −‖z‖²/b enters the GEMM as its bias
+        G = torch.addmm(-aux.zn[None, :], Xc, aux.zt, out=out)
+        G.sub_(xn[:, None]).clamp_(max=0).exp_()
+        return G
+    G = Xc @ aux.zt
+    G = G - xn[:, None]
+    G = G - aux.zn[None, :]
+    G = xp.minimum(G, xp.zeros((), dtype=G.dtype, device=device_of(G)))
+    return _fill(out, xp.exp(G))
+
+
+def _fill(out, B):
+    if out is None:
+        return B
+    out[...] = B
+    return out
+
+
+def upper_triangular_product(xp, B, N, out=None, *, inplace=False):
+    """B @ N for an upper triangular N (m × m), in column blocks: about half the flops
+    of a general product (none of N's zeros below the diagonal are multiplied).
+
+    Column block [a, b) of the result is B[:, :b] @ N[:b, a:b]. With ``inplace``
+    (PyTorch, B a block the caller owns) the blocks are written into B from the right,
+    each through one temporary of rows × block width; else into ``out`` (or a new
+    array).
+    """
+    m = N.shape[0]
+    width = max(128, -(-m // 8))
+    starts = list(range(0, m, width))
+    if inplace:
+        for a in reversed(starts):
+            b = min(a + width, m)
+            B[:, a:b] = B[:, :b] @ N[:b, a:b]
+        return B
+    if out is None:
+        out = xp.empty((B.shape[0], m), dtype=B.dtype, device=device_of(B))
+    for a in starts:
+        b = min(a + width, m)
+        out[:, a:b] = B[:, :b] @ N[:b, a:b]
+    return out
