@@ -1,0 +1,484 @@
+"""lorak's factor path on a GPU (PyTorch tensors, array API dispatch), against the GPU's
+own floor and scikit-learn's array-API ``Nystroem``, in one run; writes JSON.
+
+Measures, float32 on torch tensors on ``--device`` (default cuda), n = ``--n`` rows
+(default 10⁶), d = 784:
+
+(a) the floor, in this run: GEMM (n × d by d × m) and the triangular multiply of the
+    n × m block by an m × m triangle — the fastest of cuBLAS ``strmm`` (through CuPy,
+    when CuPy is there), the triangular solve ``torch.linalg.solve_triangular`` (same
+    flops) and half the general n × m × m product; lorak's column-blocked triangular
+    product is recorded beside them — for m = 1000 and 4000;
+(b) ``lorak.Nystroem(n_components=m).fit_transform`` at m = 1000 and 4000: time (the
+    median of ``--repeats`` runs after one warm-up), its ratio to GEMM + TRMM, peak
+    device memory (``torch.cuda.max_memory_allocated`` above what was allocated before)
+    against the n × m output, and the float32 factor's error against float64 rows;
+(c) k-means landmarks, k = 1000, on the n × d tensor (seeding on the host, Lloyd on the
+    device), one run after a warm-up on a slice;
+(d) scikit-learn's ``Nystroem`` with ``sklearn.set_config(array_api_dispatch=True)`` on
+    the same tensors (same m, same γ = 1/d), the ratio lorak / scikit-learn;
+(e) the NumPy path on the host: ``lorak.Nystroem`` on ``--host-n`` rows (default 70,000;
+    a smaller n than the device's), 2 BLAS threads (the 2-core reference of issue 32)
+    and all cores; times and rows per second, and the device / host rate ratio;
+(f) SEMI-SUPERVISED HOOK: ``lorak.GraphRegularizedFactor`` and
+    ``lorak.SemiSupervisedFactorClassifier`` at n rows with ``--labels`` labeled rows on
+    the tensors. A failure there is recorded in the JSON (``error``), never aborts
+    the run.
+
+Runs without array-api-compat installed (scikit-learn's vendored copy is used), from a
+checkout: ``PYTHONPATH=src python benchmarks/bench_gpu.py --out bench_gpu.json``.
+``--quick`` (tiny sizes) is the CPU smoke test: ``--device cpu --quick``.
+
+Targets (issue 32): (b) ≤ 1.3× GEMM + TRMM; ≤ 0.75× scikit-learn's time; peak memory
+≤ the n × m output plus one chunk (``lorak.get_config()["memory_budget"]``); ≥ 20× the
+2-core NumPy path's rows per second; (c) ≤ 5 s.
+"""
+
+from __future__ import annotations
+
+import os
+
+# scikit-learn's array API dispatch needs SciPy's array API support, switched on before
+# SciPy is imported; lorak's own dispatch does not need it.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+TARGETS = {
+    "nystroem_floor_ratio": 1.3,
+    "nystroem_over_sklearn": 0.75,
+    "device_over_2core_host_rate": 20.0,
+    "kmeans_seconds": 5.0,
+    "peak_memory_over_output_plus_chunk": 1.0,
+}
+
+
+def _error(exc) -> dict:
+    return {
+        "error": f"{type(exc).__name__}: {exc}",
+        "traceback": traceback.format_exc(limit=8),
+    }
+
+
+class Clock:
+    """Wall time around device work (synchronized before and after on CUDA)."""
+
+    def __init__(self, torch, device):
+        self.torch = torch
+        self.cuda = str(device).startswith("cuda")
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def time(self, fn, repeats=1, warmup=True, keep=False):
+        """(median seconds, all seconds, the last result when ``keep`` else None)."""
+        if warmup:
+            fn()
+            self.sync()
+        times = []
+        out = None
+        for _ in range(repeats):
+            out = None  # the previous result is freed before the next run
+            self.sync()
+            t = time.perf_counter()
+            out = fn()
+            self.sync()
+            times.append(time.perf_counter() - t)
+        return statistics.median(times), times, out if keep else None
+
+    def peak(self, fn):
+        """(result, peak bytes allocated above the bytes allocated before) on CUDA."""
+        if not self.cuda:
+            return fn(), None
+        torch = self.torch
+        self.sync()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        out = fn()
+        self.sync()
+        return out, int(torch.cuda.max_memory_allocated() - base)
+
+
+# ------------------------------------------------------------------------- (a) floor
+
+
+def _trmm_cupy(torch, C, N):
+    """C ← C N in place by cuBLAS strmm through CuPy (N upper triangular, row-major)."""
+    import cupy
+    from cupy_backends.cuda.libs import cublas
+
+    n, m = C.shape
+    handle = cupy.cuda.device.get_cublas_handle()
+    alpha = np.ones(1, dtype=np.float32)
+    # row-major C (n × m) is Cᵀ column-major (m × n, ld m); row-major upper N is Nᵀ
+    # column-major, lower: Cᵀ ← Nᵀ Cᵀ is side LEFT, uplo LOWER, no transpose
+    cublas.strmm(
+        handle,
+        cublas.CUBLAS_SIDE_LEFT,
+        cublas.CUBLAS_FILL_MODE_LOWER,
+        cublas.CUBLAS_OP_N,
+        cublas.CUBLAS_DIAG_NON_UNIT,
+        m,
+        n,
+        alpha.ctypes.data,
+        N.data_ptr(),
+        m,
+        C.data_ptr(),
+        m,
+        C.data_ptr(),
+        m,
+    )
+    return C
+
+
+def floor(torch, clock, X, m, repeats):
+    """GEMM X Zᵀ and the triangular multiply of the n × m block, float32."""
+    from lorak._array_api import compat
+    from lorak.kernels._device import upper_triangular_product
+
+    n, d = X.shape
+    g = torch.Generator(device=X.device).manual_seed(1)
+    Z = torch.randn(m, d, device=X.device, dtype=X.dtype, generator=g)
+    N = torch.triu(torch.randn(m, m, device=X.device, dtype=X.dtype, generator=g)) / m
+    N += torch.eye(m, device=X.device, dtype=X.dtype)
+    out = {"n": n, "d": d, "m": m}
+    C = torch.empty(n, m, device=X.device, dtype=X.dtype)
+    t, _, _ = clock.time(lambda: torch.matmul(X, Z.T, out=C), repeats)
+    out["gemm_seconds"] = t
+    out["gemm_tflops"] = 2.0 * n * d * m / t / 1e12
+    tri = {}
+    try:
+        if not clock.cuda:
+            raise RuntimeError("cuBLAS strmm needs a CUDA device")
+        # check it against the general product on a few rows first
+        S = C[:64].clone()
+        ref = S @ N
+        _trmm_cupy(torch, S, N)
+        clock.sync()
+        if not torch.allclose(S, ref, rtol=1e-3, atol=1e-3):
+            raise RuntimeError("cuBLAS strmm through CuPy disagrees with C @ N")
+        tri["trmm_cublas"], _, _ = clock.time(lambda: _trmm_cupy(torch, C, N), repeats)
+    except Exception as exc:
+        tri["trmm_cublas_error"] = f"{type(exc).__name__}: {exc}"
+    try:
+        t, _, _ = clock.time(
+            lambda: torch.linalg.solve_triangular(N, C, upper=True, left=False), repeats
+        )
+        tri["trsm_torch"] = t
+    except Exception as exc:
+        tri["trsm_torch_error"] = f"{type(exc).__name__}: {exc}"
+    xp = compat.array_namespace(C)
+    t, _, _ = clock.time(lambda: upper_triangular_product(xp, C, N, inplace=True), repeats)
+    tri["lorak_blocked_triangular"] = t
+    t, _, _ = clock.time(lambda: torch.matmul(C, N), repeats)
+    tri["general_nmm_product"] = t
+    out["triangular"] = tri
+    # the triangular multiply's floor: the fastest of cuBLAS trmm, the triangular solve
+    # (both n m² flops) and half the general product (n m² flops at its rate)
+    choices = {k: v for k, v in tri.items() if k in ("trmm_cublas", "trsm_torch")}
+    choices["half_general_nmm_product"] = tri["general_nmm_product"] / 2.0
+    name = min(choices, key=choices.get)
+    out["trmm_kind"] = name
+    out["trmm_seconds"] = choices[name]
+    out["floor_seconds"] = out["gemm_seconds"] + out["trmm_seconds"]
+    return out
+
+
+# ------------------------------------------------------------------------- (b), (d)
+
+
+def bench_lorak_nystroem(torch, clock, X, m, repeats, fl):
+    import lorak
+
+    n = X.shape[0]
+    est = lorak.Nystroem(n_components=m, random_state=0)  # γ = 1/d, uniform landmarks
+
+    def run():
+        return est.fit_transform(X)
+
+    t, ts, _ = clock.time(run, repeats)
+    G, peak = clock.peak(run)
+    out_bytes = n * m * 4
+    chunk_bytes = lorak.get_config()["memory_budget"]
+    res = {
+        "seconds": t,
+        "all_seconds": ts,
+        "floor_ratio": t / fl["floor_seconds"],
+        "rows_per_second": n / t,
+        "rank": int(est.n_components_),
+        "cholesky_path": bool(est.normalization_is_upper_),
+        "peak_bytes_above_inputs": peak,
+        "output_bytes": out_bytes,
+        "chunk_budget_bytes": chunk_bytes,
+    }
+    if peak is not None:
+        res["peak_over_output"] = peak / out_bytes
+        res["peak_over_output_plus_chunk"] = peak / (out_bytes + chunk_bytes)
+    # accuracy of the float32 factor: its rows against float64 rows of the same factor
+    rows = min(n, 20000)
+    G64 = est.transform(X[:rows].double())
+    err = (G[:rows].double() - G64).abs().max().item()
+    res["float32_max_abs_error_vs_float64"] = err
+    res["factor_max_abs"] = G64.abs().max().item()
+    del G
+    return res
+
+
+def bench_sklearn_nystroem(torch, clock, X, m, repeats):
+    import sklearn
+    from sklearn.kernel_approximation import Nystroem as SkNystroem
+
+    n, d = X.shape
+    est = SkNystroem(kernel="rbf", gamma=1.0 / d, n_components=m, random_state=0)
+    with sklearn.config_context(array_api_dispatch=True):
+        t, ts, _ = clock.time(lambda: est.fit_transform(X), repeats)
+        _, peak = clock.peak(lambda: est.fit_transform(X))
+    return {
+        "seconds": t,
+        "all_seconds": ts,
+        "rows_per_second": n / t,
+        "peak_bytes_above_inputs": peak,
+    }
+
+
+# ------------------------------------------------------------------------- (c)
+
+
+def bench_kmeans(torch, clock, X, k):
+    import lorak
+    from lorak.landmarks import select_landmarks
+
+    warm = X[: min(X.shape[0], 50 * k)]
+    with lorak.config_context(array_api_dispatch=True):
+        clock.sync()
+        select_landmarks("kmeans", warm, k, rng=np.random.default_rng(0))
+        clock.sync()
+        t0 = time.perf_counter()
+        lm = select_landmarks("kmeans", X, k, rng=np.random.default_rng(0))
+        clock.sync()
+        t = time.perf_counter() - t0
+    info = {key: v for key, v in lm.info.items() if key != "labels"}
+    return {"seconds": t, "k": k, **info}
+
+
+# ------------------------------------------------------------------------- (e)
+
+
+def bench_host(n, d, m, repeats, threads):
+    from threadpoolctl import threadpool_limits
+
+    import lorak
+
+    X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
+    res = {"n": n, "d": d, "m": m}
+    for label, t_count in (("2_threads", 2), ("all_threads", threads)):
+        with threadpool_limits(t_count):
+            times = []
+            lorak.Nystroem(n_components=m, random_state=0).fit_transform(X)  # warm-up
+            for _ in range(repeats):
+                t = time.perf_counter()
+                lorak.Nystroem(n_components=m, random_state=0).fit_transform(X)
+                times.append(time.perf_counter() - t)
+        t = statistics.median(times)
+        res[label] = {"threads": t_count, "seconds": t, "rows_per_second": n / t}
+    return res
+
+
+# ------------------------------------------------------------------------- (f)
+
+
+def bench_semi_supervised(torch, clock, X, n_labels):
+    """SEMI-SUPERVISED HOOK (issue 32): the graph factor and the semi-supervised
+    classifier on the device tensors. Each step's failure is recorded, not raised."""
+    import lorak
+
+    n = X.shape[0]
+    g = np.random.default_rng(2)
+    w = g.standard_normal(X.shape[1]).astype(np.float32)
+    score = (X[:, : w.size] @ torch.as_tensor(w, device=X.device)).cpu().numpy()
+    y_true = (score > np.median(score)).astype(np.int64)
+    y = np.full(n, -1, dtype=np.int64)
+    labeled = g.choice(n, n_labels, replace=False)
+    y[labeled] = y_true[labeled]
+    out = {"n": n, "labels": n_labels}
+    with lorak.config_context(array_api_dispatch=True):
+        try:
+            est = lorak.GraphRegularizedFactor(random_state=0)
+            t, _, F = clock.time(lambda: est.fit_transform(X, y), 1, warmup=False, keep=True)
+            out["graph_factor"] = {"seconds": t, "output_type": type(F).__module__}
+            del F
+        except Exception as exc:
+            out["graph_factor"] = _error(exc)
+        try:
+            clf = lorak.SemiSupervisedFactorClassifier()
+            t, _, _ = clock.time(lambda: clf.fit(X, y), 1, warmup=False)
+            tp, _, pred = clock.time(lambda: clf.predict(X), 1, warmup=False, keep=True)
+            pred_np = pred.cpu().numpy() if hasattr(pred, "cpu") else np.asarray(pred)
+            unl = y == -1
+            out["classifier"] = {
+                "fit_seconds": t,
+                "predict_seconds": tp,
+                "output_type": type(pred).__module__,
+                "accuracy_unlabeled": float(np.mean(pred_np[unl] == y_true[unl])),
+            }
+        except Exception as exc:
+            out["classifier"] = _error(exc)
+    return out
+
+
+# ------------------------------------------------------------------------- main
+
+
+def environment(torch, device):
+    env = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "device": str(device),
+        "cpu_count": os.cpu_count(),
+    }
+    for mod in ("sklearn", "scipy", "cupy", "array_api_compat"):
+        try:
+            env[mod] = __import__(mod).__version__
+        except Exception:
+            env[mod] = None
+    from lorak._array_api import compat
+
+    env["array_api_compat_used"] = compat.__name__
+    if str(device).startswith("cuda"):
+        env["gpu"] = torch.cuda.get_device_name(device)
+        env["cuda"] = torch.version.cuda
+        env["gpu_memory_bytes"] = torch.cuda.get_device_properties(device).total_memory
+    try:
+        env["commit"] = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except Exception:
+        env["commit"] = None
+    try:
+        env["load_average"] = os.getloadavg()
+    except OSError:
+        env["load_average"] = None
+    return env
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--d", type=int, default=784)
+    ap.add_argument("--ms", type=int, nargs="+", default=[1000, 4000])
+    ap.add_argument("--k", type=int, default=1000, help="k-means landmarks")
+    ap.add_argument("--labels", type=int, default=1000, help="labeled rows of (f)")
+    ap.add_argument("--host-n", type=int, default=70_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (a CPU smoke test)")
+    ap.add_argument("--skip", nargs="*", default=[], help="sections to skip: a b c d e f")
+    ap.add_argument("--out", default="benchmarks/out/bench_gpu.json")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.d, args.ms, args.k = 3000, 32, [50, 120], 20
+        args.labels, args.host_n, args.repeats = 60, 2000, 1
+
+    import torch
+
+    import lorak
+
+    device = torch.device(args.device)
+    clock = Clock(torch, device)
+    result = {
+        "benchmark": "bench_gpu",
+        "config": vars(args),
+        "targets": TARGETS,
+        "environment": environment(torch, device),
+    }
+    started = time.perf_counter()
+    lorak.set_config(array_api_dispatch=True)
+    g = torch.Generator(device=device).manual_seed(0)
+    X = torch.randn(args.n, args.d, device=device, dtype=torch.float32, generator=g)
+    clock.sync()
+
+    def section(key, fn):
+        t = time.perf_counter()
+        try:
+            result[key] = fn()
+        except Exception as exc:
+            result[key] = _error(exc)
+        if clock.cuda:
+            torch.cuda.empty_cache()
+        print(f"[{time.perf_counter() - started:7.1f} s] {key} ({time.perf_counter() - t:.1f} s):")
+        print(json.dumps(result[key], indent=1, default=str)[:2000], flush=True)
+
+    for m in args.ms:
+        if "a" not in args.skip:
+            section(f"floor_m{m}", lambda m=m: floor(torch, clock, X, m, args.repeats))
+        fl = result.get(f"floor_m{m}", {})
+        if "b" not in args.skip and "floor_seconds" in fl:
+            section(
+                f"lorak_nystroem_m{m}",
+                lambda m=m, fl=fl: bench_lorak_nystroem(torch, clock, X, m, args.repeats, fl),
+            )
+        if "d" not in args.skip:
+            section(
+                f"sklearn_nystroem_m{m}",
+                lambda m=m: bench_sklearn_nystroem(torch, clock, X, m, args.repeats),
+            )
+        ours = result.get(f"lorak_nystroem_m{m}", {})
+        theirs = result.get(f"sklearn_nystroem_m{m}", {})
+        if "seconds" in ours and "seconds" in theirs:
+            ours["over_sklearn"] = ours["seconds"] / theirs["seconds"]
+    if "c" not in args.skip:
+        section("kmeans", lambda: bench_kmeans(torch, clock, X, args.k))
+    if "e" not in args.skip:
+        m0 = args.ms[0]
+        section(
+            "host_numpy",
+            lambda: bench_host(args.host_n, args.d, m0, args.repeats, os.cpu_count() or 1),
+        )
+        ours = result.get(f"lorak_nystroem_m{m0}", {})
+        host = result.get("host_numpy", {}).get("2_threads", {})
+        if "rows_per_second" in ours and "rows_per_second" in host:
+            ours["over_2core_host_rate"] = ours["rows_per_second"] / host["rows_per_second"]
+    if "f" not in args.skip:
+        section("semi_supervised", lambda: bench_semi_supervised(torch, clock, X, args.labels))
+    result["total_seconds"] = time.perf_counter() - started
+    checks = {}
+    for m in args.ms:
+        r = result.get(f"lorak_nystroem_m{m}", {})
+        if "floor_ratio" in r:
+            checks[f"nystroem_floor_m{m}"] = r["floor_ratio"] <= TARGETS["nystroem_floor_ratio"]
+        if "over_sklearn" in r:
+            checks[f"nystroem_sklearn_m{m}"] = r["over_sklearn"] <= TARGETS["nystroem_over_sklearn"]
+        if r.get("peak_over_output_plus_chunk") is not None:
+            checks[f"nystroem_memory_m{m}"] = (
+                r["peak_over_output_plus_chunk"] <= TARGETS["peak_memory_over_output_plus_chunk"]
+            )
+        if "over_2core_host_rate" in r:
+            checks[f"host_rate_m{m}"] = (
+                r["over_2core_host_rate"] >= TARGETS["device_over_2core_host_rate"]
+            )
+    if "seconds" in result.get("kmeans", {}):
+        checks["kmeans"] = result["kmeans"]["seconds"] <= TARGETS["kmeans_seconds"]
+    result["checks"] = checks
+    print(json.dumps(checks, indent=1))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(f"wrote {out} ({result['total_seconds']:.0f} s)")
+    return result
+
+
+if __name__ == "__main__":
+    main()
