@@ -228,7 +228,7 @@ def _itemsize(xp, dtype) -> int:
 
 
 def _device_kernel_block(kernel, X, Z, xp, out, budget):
-    from ._device import device_block
+    from ._device import device_block, raise_if_flagged
 
     dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
     shape = (X.shape[0], Z.shape[0])
@@ -239,15 +239,17 @@ def _device_kernel_block(kernel, X, Z, xp, out, budget):
             f"out must have shape {shape} and dtype {dtype}; got {out.shape}, {out.dtype}"
         )
     step = chunk_rows(shape[1], _itemsize(xp, dtype), budget, shape[0])
+    flags = []
     for s in range(0, shape[0], step):
         e = min(s + step, shape[0])
-        device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...])
+        device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...], flags=flags)
+    raise_if_flagged(xp, flags)
     return out
 
 
 def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
     from .._array_api import compat
-    from ._device import device_block, upper_triangular_product
+    from ._device import device_block, raise_if_flagged, upper_triangular_product
 
     dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
     n, m = X.shape[0], Z.shape[0]
@@ -260,15 +262,18 @@ def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
     step = chunk_rows(max(m, R.shape[1]), _itemsize(xp, dtype), budget, n)
     torch = compat.is_torch_namespace(xp)
     triangular = upper_triangular and tuple(R.shape) == (m, m)
+    flags = []  # finiteness of X's rows, tested once after the last chunk
     for s in range(0, n, step):
         e = min(s + step, n)
         if triangular and torch:
             # the block is evaluated into the output and multiplied there: the only
             # temporary is one column block of the chunk
-            C = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...])
+            C = device_block(
+                kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...], flags=flags
+            )
             upper_triangular_product(xp, C, R, inplace=True)
             continue
-        B = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp)
+        B = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, flags=flags)
         if triangular:
             out[s:e, ...] = upper_triangular_product(xp, B, R)
         elif torch:
@@ -277,4 +282,5 @@ def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
             _torch.matmul(B, R, out=out[s:e, ...])
         else:
             out[s:e, ...] = B @ R
+    raise_if_flagged(xp, flags)
     return out

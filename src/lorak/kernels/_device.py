@@ -31,6 +31,7 @@ __all__ = [
     "check_device_kernel",
     "device_block",
     "device_prepare",
+    "raise_if_flagged",
     "result_dtype",
     "upper_triangular_product",
 ]
@@ -132,18 +133,32 @@ def _differences_sqdist(xp, Xc, Zd, inv_len):
     return D
 
 
-def _check_finite_xn(xp, xn):
-    if not _all_finite(xp, xn):
-        raise ValueError("X contains NaN or infinity; a kernel needs finite data")
+_NONFINITE_X = "X contains NaN or infinity; a kernel needs finite data"
 
 
-def _sqdist_scaled(kernel, xp, Xc, Zd, aux):
+def _check_finite_xn(xp, xn, flags=None):
+    """Raise if a row norm is not finite; with ``flags`` (a list) record the check as a
+    device scalar instead, for the caller to test once after its last chunk (a test
+    per chunk would make the host wait for the device at every chunk)."""
+    if flags is not None:
+        flags.append(xp.any(~xp.isfinite(xn)))
+    elif not _all_finite(xp, xn):
+        raise ValueError(_NONFINITE_X)
+
+
+def raise_if_flagged(xp, flags) -> None:
+    """The deferred check of :func:`_check_finite_xn`: one wait for the device."""
+    if flags and bool(xp.any(xp.stack(flags))):
+        raise ValueError(_NONFINITE_X)
+
+
+def _sqdist_scaled(kernel, xp, Xc, Zd, aux, flags=None):
     """‖x − z‖² / σ² of one chunk (σ² the kernel's squared scale)."""
     inv = 1.0 / kernel._sq_scale()
     if aux.direct:
         return _differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))
     xn = xp.sum(Xc * Xc, axis=1)
-    _check_finite_xn(xp, xn)
+    _check_finite_xn(xp, xn, flags)
     D = Xc @ aux.zt
     D = D + xn[:, None]
     D = D + aux.zn[None, :]
@@ -151,16 +166,17 @@ def _sqdist_scaled(kernel, xp, Xc, Zd, aux):
     return D * inv
 
 
-def device_block(kernel, X, Zd, aux, dtype, xp, out=None):
+def device_block(kernel, X, Zd, aux, dtype, xp, out=None, flags=None):
     """k(X, Zd) for one row chunk, in ``dtype`` on X's device (into ``out`` if given).
 
     ``out`` (PyTorch only: a contiguous rows × m view of the caller's output) receives
     the Gaussian block without a temporary; elsewhere the block is a new array and
-    ``out`` is filled from it.
+    ``out`` is filled from it. ``flags``: a list that collects the finiteness checks
+    of X's rows for :func:`raise_if_flagged` (else they raise here).
     """
     Xc = X if X.dtype == dtype else xp.astype(X, dtype)
     if _kind(kernel) in ("Polynomial", "Linear"):
-        _check_finite_xn(xp, xp.sum(Xc * Xc, axis=1))
+        _check_finite_xn(xp, xp.sum(Xc * Xc, axis=1), flags)
         G = Xc @ aux.zt
         if _kind(kernel) == "Polynomial":
             G = G + kernel.coef0
@@ -185,7 +201,7 @@ def device_block(kernel, X, Zd, aux, dtype, xp, out=None):
     if aux.center is not None:
         Xc = Xc - aux.center
     if _kind(kernel) == "Gaussian":
-        return _gaussian(kernel, xp, Xc, Zd, aux, out)
+        return _gaussian(kernel, xp, Xc, Zd, aux, out, flags)
     if _kind(kernel) == "Laplacian" and kernel.norm == "l1":
         D = xp.zeros((Xc.shape[0], Zd.shape[0]), dtype=dtype, device=device_of(Xc))
         for k in range(Xc.shape[1]):
@@ -193,17 +209,17 @@ def device_block(kernel, X, Zd, aux, dtype, xp, out=None):
         if not _all_finite(xp, D):
             raise ValueError("X contains NaN or infinity; a kernel needs finite data")
         return _fill(out, xp.exp(D * (-1.0 / kernel.scale)))
-    D = xp.sqrt(_sqdist_scaled(kernel, xp, Xc, Zd, aux))  # ‖x − z‖ / σ
+    D = xp.sqrt(_sqdist_scaled(kernel, xp, Xc, Zd, aux, flags))  # ‖x − z‖ / σ
     if _kind(kernel) == "InverseDistance":
         return _fill(out, 1.0 / (D + kernel.eps))
     return _fill(out, xp.exp(-D))
 
 
-def _gaussian(kernel, xp, Xc, Zd, aux, out):
+def _gaussian(kernel, xp, Xc, Zd, aux, out, flags=None):
     if aux.direct:
         return _fill(out, xp.exp(-_differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))))
     xn = xp.sum(Xc * Xc, axis=1) * (1.0 / kernel.scale)
-    _check_finite_xn(xp, xn)
+    _check_finite_xn(xp, xn, flags)
     if _torch(xp):
         import torch
 

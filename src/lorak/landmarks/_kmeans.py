@@ -820,12 +820,13 @@ def device_kmeans_landmarks(
     for s, e in chunks:
         total = total + xp.sum(xp.astype(X[s:e, ...], wide), axis=0)
     mu_d = total / n
-    parts, amax = [], 0.0
+    parts, peaks = [], []
     for s, e in chunks:
         R = xp.astype(X[s:e, ...], wide) - mu_d
         parts.append(xp.sum(R * R, axis=1))
-        amax = max(amax, float(xp.max(xp.abs(X[s:e, ...]))))
+        peaks.append(xp.max(xp.abs(X[s:e, ...])))
     xsq = xp.concat(parts) if len(parts) > 1 else parts[0]
+    amax = float(xp.max(xp.stack(peaks)))
     mu = to_numpy(mu_d).astype(np.float64)
     host_float = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
     cdt_np = np.dtype(np.float32)
@@ -901,10 +902,11 @@ def device_kmeans_landmarks(
             break
     centers = on_device(C, xp, dev, X.dtype)
     Cw = xp.astype(centers, wide)
-    inertia = 0.0
+    total = xp.zeros((), dtype=wide, device=dev)
     for s, e in chunks:
         R = xp.astype(X[s:e, ...], wide) - xp.take(Cw, lab[s:e], axis=0)
-        inertia += float(xp.sum(R * R))
+        total = total + xp.sum(R * R)
+    inertia = float(total)
     t2 = time.perf_counter()
     info = {
         "n_iter": n_iter,
