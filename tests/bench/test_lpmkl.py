@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from conftest import load_benchmark_script
+from lorak import LowRankMKLClassifier
 from lorak.bench import DatasetSpec, LoadedData, get_experiment, run_experiment, write_outputs
 from lorak.bench._cost import forget as lpmkl_forget
 from lorak.bench._cost import shared as lpmkl_shared
 from lorak.bench._runner import _resolve_specs
 from lorak.bench.experiments import lpmkl
+from lorak.learn import fit_lp_mkl
 
 
 def _blobs(n, seed=0):
@@ -138,19 +140,23 @@ def test_low_rank_methods_share_one_factor_step_per_repetition_and_rank():
         max_iter=lpmkl.OUTER_MAX_ITER,
         random_state=seed,
     )
-    plain = lpmkl.LowRankMKLClassifier(**kw).fit(data.X[tr], data.y[tr])
+    plain = LowRankMKLClassifier(**kw).fit(data.X[tr], data.y[tr])
     task = type("T", (), {})()
     context: dict = {}
     task.params, task.seed = {"R": 5}, seed
     task.shared = lambda key, compute: lpmkl_shared(context, key, compute)
     task.forget = lambda which: lpmkl_forget(context, which)
-    hooked = lpmkl.LowRankMKLClassifier(**kw)
-    hooked._fit_with_factors(data.X[tr], data.y[tr], lpmkl._shared_factors(task, None))
-    np.testing.assert_array_equal(hooked.kernel_weights_, plain.kernel_weights_)
-    np.testing.assert_array_equal(hooked.components_, plain.components_)
+    fac = lpmkl._shared_factors(task, data.X[tr], None)
+    kw.pop("n_kernels"), kw.pop("rank"), kw.pop("random_state")
+    shared = fit_lp_mkl(fac, data.y[tr], **kw)
+    np.testing.assert_array_equal(shared.kernel_weights[0], plain.kernel_weights_)
+    np.testing.assert_array_equal(shared.landmark_coef, plain.landmark_coef_)
+    np.testing.assert_array_equal(fac.bank.points, plain.components_)
     task.params = {"R": 8}
-    lpmkl._shared_factors(task, None)  # a new rank drops the factors of R = 5
-    assert not any("lpmkl-factors" in str(k) for k in context.get("_shared", {}))
+    ranks = lambda: [k[2] for k in context.get("_shared", {}) if k[0] == "lpmkl-factors"]  # noqa: E731
+    assert ranks() == [5]
+    lpmkl._shared_factors(task, data.X[tr], None)  # a new rank drops the factors of R = 5
+    assert ranks() == [8]
 
 
 @pytest.fixture(scope="module")

@@ -116,7 +116,7 @@ def test_lp_mkl_max_iter_warns():
 
 def test_primal_bias_beats_kkt_bias_for_an_inexact_solve():
     """bias='primal' minimizes the hinge loss for the final f; the KKT mean does not."""
-    from lorak.solvers._gfb import _best_bias
+    from lorak.solvers._gfb import best_bias
 
     X, y = _xor(150, seed=2)
     fac, _ = _factors(X, KernelBank.gaussian_sigmas([0.3, 1.0]), 20)
@@ -130,7 +130,7 @@ def test_primal_bias_beats_kkt_bias_for_an_inexact_solve():
     def hinge(b):
         return np.maximum(0.0, 1.0 - y * (f + b)).sum()
 
-    assert primal.b == pytest.approx(_best_bias(f, y, 100.0)[0])
+    assert primal.b == pytest.approx(best_bias(f, y, 100.0)[0])
     assert hinge(primal.b) <= hinge(kkt.b) + 1e-9
     for b in np.linspace(primal.b - 2, primal.b + 2, 41):  # a minimizer of the hinge
         assert hinge(primal.b) <= hinge(b) + 1e-9

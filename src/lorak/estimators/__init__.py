@@ -33,7 +33,6 @@ from ._kernel_combination import (
 from ._lp_mkl import (
     LowRankMKLClassifier,
     LowRankMKLRegressor,
-    bank_factor_state,
     default_bank,
     regression_bank,
 )
@@ -58,7 +57,6 @@ __all__ = [
     "Nystroem",
     "SimpleNPKL",
     "UniformKernelSum",
-    "bank_factor_state",
     "default_bank",
     "default_gnys_bank",
     "default_graph_components",

@@ -14,6 +14,8 @@ new rows) and ``_Transformer`` (the base of every transformer).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -23,9 +25,15 @@ from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
 from .._validation import check_data, check_generator, check_n_components, validate_data
 from ..decompose import pivot_transform_matrix
 from ..kernels import KernelColumns, kernel_product, make_kernel
-from ..landmarks import Landmarks, select_landmarks
+from ..learn import shared_landmarks
 
-__all__ = ["check_symmetric_block", "shared_landmarks", "store_params", "validate_new_rows"]
+__all__ = [
+    "check_symmetric_block",
+    "shared_landmarks",
+    "store_params",
+    "store_record",
+    "validate_new_rows",
+]
 
 
 def check_symmetric_block(W, dtype, what: str) -> None:
@@ -65,6 +73,15 @@ def store_params(estimator, values) -> None:
             setattr(estimator, name, value)
 
 
+def store_record(estimator, record, *, skip=()) -> None:
+    """Copy a fit's result record (a dataclass) to fitted attributes: each field, but
+    those in ``skip``, under its own name with a trailing underscore (``C`` → ``C_``).
+    The last step of a thin ``fit``: validate, call the method's one entry, store."""
+    for f in dataclasses.fields(record):
+        if f.name not in skip:
+            setattr(estimator, f.name + "_", getattr(record, f.name))
+
+
 def validate_new_rows(estimator, X, fitted: str):
     """New rows X for a fitted estimator's ``transform``/``predict``: NotFittedError
     until ``fitted`` is set, then X checked against the training X (its features and
@@ -73,15 +90,6 @@ def validate_new_rows(estimator, X, fitted: str):
     return validate_data(
         estimator, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
     )
-
-
-def shared_landmarks(landmarks, X, n_landmarks, bank, rng) -> Landmarks:
-    """The landmark set all kernels of a bank share, chosen with its middle kernel.
-
-    (Only kernel-dependent strategies such as ``"column_norm"`` look at the kernel;
-    the middle of a bandwidth grid is its typical width.)
-    """
-    return select_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=bank[len(bank) // 2])
 
 
 class _Transformer(

@@ -40,18 +40,35 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigh, lu_factor, lu_solve
 
+from .._validation import check_bound
+from ..decompose import nystrom_normalization
+from ..kernels import KernelBank, kernel_block
 from ..solvers import FactorStack
-from ._lp_mkl import lp_weight_step, uniform_weights, warn_outer_max_iter
+from ._lp_mkl import (
+    landmark_points,
+    lp_weight_step,
+    shared_landmarks,
+    uniform_weights,
+    warn_outer_max_iter,
+)
 
 __all__ = [
+    "LOSSES",
+    "RANK_GAIN",
+    "LpMKLRegressionFit",
     "LpMKLRidgeResult",
     "SVRNewtonResult",
+    "check_regression_options",
+    "double_rank",
+    "fit_lp_mkl_regression",
     "gcv_scores",
     "lp_mkl_ridge",
     "lp_mkl_svr",
+    "regression_bank",
     "ridge_moments",
     "select_ridge_weights",
     "svr_newton",
+    "target_standardization",
     "weighted_ridge",
 ]
 
@@ -348,6 +365,10 @@ def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs, *, uniform=
     ``uniform``: the uniform weight vector to use (any positive multiple of 1 gives the
     same kernels up to a rescaling of C; default 1/M each). ``known``: GCV arrays over
     ``Cs`` already computed for some candidates (by name), which are not recomputed.
+
+    Why: the MKL objective rewards kernels that fit the training rows, so on smooth
+    targets it leans to narrow kernels: measured on Friedman #1 (n = 1400, rank 200) the
+    learned weights gave test R² 0.896, the best single kernel 0.908, chosen by GCV.
     """
     M = F.n_kernels
     uni = np.full(M, 1.0 / M) if uniform is None else np.asarray(uniform, dtype=np.float64)
@@ -581,4 +602,290 @@ def lp_mkl_svr(
         d_history=history,
         objective_history=objectives,
         info={"inner_gap": res.gap, "inner_converged": res.converged, "h": res.h},
+    )
+
+
+# --------------------------------------------------------------------------- the fit
+
+
+def regression_bank(n_kernels: int = 12, factor_range=(2.0**-6, 2.0**5)) -> KernelBank:
+    """Scale-free Gaussians exp(−‖x−y‖²/b), b log-spaced over ``factor_range`` times the
+    mean pairwise squared distance of the training rows (X and c·X give the same model)."""
+    lo, hi = factor_range
+    return KernelBank.gaussian(factors=np.geomspace(lo, hi, n_kernels), base="mean_pairwise")
+
+
+#: ``rank="auto"``: the least relative drop of the GCV error that a doubling of the
+#: rank must buy to be kept
+RANK_GAIN = 0.02
+
+
+def target_standardization(y) -> tuple[float, float]:
+    """(mean, scale) with which :func:`fit_lp_mkl_regression` standardizes its targets.
+
+    Both losses are fitted on z = (y − mean) / scale and the model mapped back
+    (coefficients × scale, bias × scale + mean), so that a fit of s·y + t predicts
+    s·f + t for every unit s ≠ 0 and offset t:
+
+    - the squared loss is quadratic in the residual like the regularizer: y → s·y
+      scales its objective by s² at s·f, so the same C (and the GCV that picks it) is
+      free of the units of y mathematically; standardizing also keeps its moments
+      well conditioned when the offset dwarfs the spread (y·1e-6 − 3);
+    - the ε-insensitive loss is linear in the residual: with y → s·y and ε → s·ε the
+      loss scales by s but the regularizer by s², so no C on the raw targets serves
+      every unit. On z (ε in units of std y, C as chosen by the squared loss's GCV on
+      z) the fit is exactly the raw fit at C·std(y), whose objective at s·f is s² times
+      the one at f: f → s·f, b → s·b + t.
+
+    A constant y (spread within rounding of its mean) is left as it is: both fits
+    return f = 0, b = mean, and standardizing would magnify its rounding.
+    """
+    mu = float(np.mean(y))
+    sd = float(np.std(y))
+    tiny = np.finfo(np.float64).tiny
+    if not (np.isfinite(sd) and sd > 0) or np.ptp(y) <= 8 * np.finfo(np.float64).eps * max(
+        abs(mu), tiny
+    ):
+        return 0.0, 1.0
+    return mu, sd
+
+
+@dataclass
+class LpMKLRegressionFit:
+    """The outcome of :func:`fit_lp_mkl_regression`, in the units of y.
+
+    Attributes
+    ----------
+    kernel_weights : (M,) the weights d of the model (learned or selected).
+    intercept : float; C : float, the C used (on the standardized targets).
+    n_iter : int, outer iterations of the final fit; converged : bool.
+    weights_choice : "mkl", "uniform" or "kernel k"; weights_gcv : dict or None, the
+        lowest GCV of each candidate (``weights="select"``).
+    gcv : (n_C,) GCV scores of the last C selection, or None; C_grid : its grid, or None.
+    rank : int, the landmarks of the model; rank_path : list of (R, GCV) pairs.
+    components : (R, d) landmarks; normalizations : list of (R, r_k) arrays (one
+        (R, r) array of the fixed combination after a rank doubling).
+    landmark_coef : (M, R) β_k with predict(x) = Σ_k k_k(x, Z) β_k + b.
+    """
+
+    kernel_weights: np.ndarray
+    intercept: float
+    C: float
+    n_iter: int
+    converged: bool
+    weights_choice: str
+    weights_gcv: dict | None
+    gcv: np.ndarray | None
+    C_grid: np.ndarray | None
+    rank: int
+    rank_path: list
+    components: np.ndarray
+    normalizations: list
+    landmark_coef: np.ndarray
+
+
+def _C_grid(C_range, n_C: int, n: int) -> np.ndarray:
+    """The GCV grid of C, in units of 1/n (C·n spans ``C_range``)."""
+    lo, hi = C_range
+    return np.geomspace(lo, hi, int(n_C)) / n
+
+
+def _best_gcv(mom, F, d, Cs) -> float:
+    return float(np.min(gcv_scores(mom, mom.root(F, d), Cs)))
+
+
+def _choose_C(mom, F, y, p, Cs, kw, known):
+    """Stage ``C="gcv"``: C by GCV at uniform weights, ℓp-MKL there, and again at the
+    learned weights (refitting when the choice moves); returns (C, fit, scores)."""
+    scores = gcv_scores(mom, mom.root(F, uniform_weights(F.n_kernels, p)), Cs)
+    known["uniform"] = scores
+    C = float(Cs[int(np.argmin(scores))])
+    res = lp_mkl_ridge(F, y, C, p, **kw)
+    scores = gcv_scores(mom, mom.root(F, res.d), Cs)
+    C2 = float(Cs[int(np.argmin(scores))])
+    if C2 != C:
+        C = C2
+        res = lp_mkl_ridge(F, y, C, p, d0=res.d, **kw)
+        # the refit moved d: its GCV is recomputed by the weight selection
+    else:
+        known["mkl"] = scores
+    return C, res, scores
+
+
+def double_rank(X, y, bank, d, C, gcv, *, rank, width, landmarks, rng, max_rank, rtol, Cs):
+    """Stage ``rank="auto"``: the fixed combination Σ_k d_k k_k on 2w, 4w, … landmarks
+    (w = the first stage's factor width, R for one kernel, up to M·R for a combination)
+    while the GCV (over ``Cs``, or at C) drops by ≥ :data:`RANK_GAIN`: the rank path and
+    (Z, N, coef, b, C) of the last accepted rank, or None. Measured on Friedman #1
+    (n = 1400): R² 0.903 at R = 200, 0.946 at R = 400 (tuned full-kernel ridge: 0.945)."""
+    n = X.shape[0]
+    path = [(rank, gcv)]
+    R = max(rank, int(width))
+    best = None
+    active = [k for k in range(len(bank)) if d[k] > 0]
+    while R < min(n, int(max_rank)):
+        R = min(2 * R, n, int(max_rank))
+        lm = shared_landmarks(landmarks, X, R, bank, rng)
+        Z = landmark_points(lm)
+        W = sum(d[k] * kernel_block(bank[k], Z, Z) for k in active)
+        N = nystrom_normalization(W, weights=lm.weights, rtol=rtol).N
+        E = np.zeros((n, Z.shape[0]))
+        for k in active:  # one n × R block at a time: memory n·R
+            E += d[k] * kernel_block(bank[k], X, Z)
+        F1 = FactorStack.from_blocks([E @ N])
+        del E
+        mom1 = ridge_moments(F1, y)
+        grid = np.array([C]) if Cs is None else Cs
+        scores = gcv_scores(mom1, mom1.root(F1, np.ones(1)), grid)
+        i = int(np.argmin(scores))
+        path.append((Z.shape[0], float(scores[i])))
+        if not scores[i] < (1.0 - RANK_GAIN) * gcv:
+            break
+        gcv = float(scores[i])
+        fit = weighted_ridge(F1, y, np.ones(1), float(grid[i]), mom=mom1)
+        best = (Z, N, fit.coef, fit.b, float(grid[i]))
+    return path, best
+
+
+LOSSES = ("squared", "epsilon_insensitive")
+
+
+def check_regression_options(loss, *, weights, epsilon, C, C_range, n_C) -> None:
+    """Refuse options :func:`fit_lp_mkl_regression` does not take (the parameters of
+    :class:`lorak.LowRankMKLRegressor`), with a message naming the parameter."""
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; valid names are {list(LOSSES)}")
+    if weights not in ("select", "mkl"):
+        raise ValueError(f"weights must be 'select' or 'mkl'; got {weights!r}")
+    check_bound(epsilon, "epsilon", low=0, strict=False)
+    if not isinstance(C, str):
+        check_bound(C, "C", low=0)
+        return
+    if C != "gcv":
+        raise ValueError(f"C must be a positive number or 'gcv'; got {C!r}")
+    check_bound(n_C, "n_C", low=1, strict=False, integer=True)
+    try:
+        lo, hi = C_range
+    except (TypeError, ValueError):
+        raise ValueError(f"C_range must be (low, high); got {C_range!r}") from None
+    check_bound(lo, "C_range[0]", low=0)
+    check_bound(hi, "C_range[1]", low=0)
+    if lo > hi:
+        raise ValueError(f"C_range must be (low, high) with low <= high; got {C_range!r}")
+
+
+def fit_lp_mkl_regression(
+    factors,
+    X,
+    y,
+    *,
+    loss: str = "squared",
+    epsilon: float = 0.1,
+    p: float = 2.0,
+    weights: str = "select",
+    C="gcv",
+    C_range=(1e-2, 1e6),
+    n_C: int = 17,
+    tol: float = 1e-4,
+    max_iter: int = 200,
+    auto_rank: bool = False,
+    max_rank: int = 2000,
+    landmarks="kmeans",
+    rtol=None,
+    rng: np.random.Generator | None = None,
+    verbose: bool = False,
+) -> LpMKLRegressionFit:
+    """ℓp-MKL regression on the factors of a bank (:func:`lorak.learn.lp_mkl_factors`
+    of the rows X), in named stages, on standardized targets
+    (:func:`target_standardization`; the record is mapped back to the units of y):
+
+    1. C (``"gcv"``: generalized cross-validation over ``n_C`` values of C·n
+       log-spaced in ``C_range``, at uniform and at the learned weights);
+    2. the weights: ℓp-MKL (:func:`lp_mkl_ridge` or, ``loss="epsilon_insensitive"``,
+       :func:`lp_mkl_svr` with the tube ``epsilon`` in units of std y), then
+       (``weights="select"``, squared loss) the lowest GCV among the learned weights,
+       the uniform sum and each kernel alone (:func:`select_ridge_weights`);
+    3. ``auto_rank`` (squared loss; the caller sets it when the first stage's landmarks
+       were fewer than n and ``max_rank``): the chosen combination refitted on doubling
+       landmark sets (strategy ``landmarks``, up to ``max_rank``) while the GCV drops
+       (:func:`double_rank`).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    y_mean, y_scale = target_standardization(y)
+    z = (y - y_mean) / y_scale
+    F, bank = factors.stack, factors.bank
+    Z = bank.points
+    kw = {"tol": tol, "max_iter": int(max_iter)}
+    uniform = uniform_weights(F.n_kernels, p)
+    known = {}  # GCV arrays over the C grid already computed, by candidate
+    gcv = Cs = res = mom = None
+    if C == "gcv":  # stage 1
+        mom = ridge_moments(F, z)
+        Cs = _C_grid(C_range, n_C, mom.n)
+        C, res, gcv = _choose_C(mom, F, z, p, Cs, kw, known)
+    else:
+        C = float(C)
+    choice, table = "mkl", None
+    if loss == "squared":  # stage 2
+        if res is None:
+            res = lp_mkl_ridge(F, z, C, p, **kw)
+        if weights == "select":
+            mom = ridge_moments(F, z) if mom is None else mom
+            grid = np.array([C]) if Cs is None else Cs
+            choice, d, C_sel, table = select_ridge_weights(
+                mom, F, res.d, grid, uniform=uniform, known=known
+            )
+            if choice != "mkl":
+                C = C_sel
+                res = weighted_ridge(F, z, d, C, mom=mom)
+    else:
+        # z is standardized: ε in units of std(y) is ε itself
+        d0 = None if res is None else res.d
+        res = lp_mkl_svr(F, z, C, p, float(epsilon) * float(np.std(z)), d0=d0, **kw)
+    rank, path, refined = Z.shape[0], [], None
+    if auto_rank and loss == "squared":
+        if table is not None:  # stage 3
+            gcv0 = table[choice]
+        else:
+            mom = ridge_moments(F, z) if mom is None else mom
+            gcv0 = _best_gcv(mom, F, res.d, np.array([C]) if Cs is None else Cs)
+        # the first stage's factor has one block per kernel: Σ_k r_k columns for the
+        # kernels in use (at most the compressed rank), so the doubling starts there
+        width = int(np.sum(F.ranks[res.d > 0]))
+        if F.V is None:
+            width = min(width, F.basis.shape[1])
+        path, refined = double_rank(
+            X, z, bank.kernels, res.d, C, gcv0, rank=rank, width=width, landmarks=landmarks,
+            rng=rng, max_rank=max_rank, rtol=rtol, Cs=Cs,
+        )  # fmt: skip
+    if verbose:
+        logger.info("lp-mkl regression: C = %.3g, %d outer iterations", C, res.n_iter)
+    normalizations, b = list(factors.normalizations), float(res.b)
+    if refined is not None:
+        Z, N, coef, b, C = refined
+        normalizations, rank = [N], Z.shape[0]
+        # Σ_k d_k k_k(x, Z) N coef: β_k = d_k · N coef
+        beta = np.outer(res.d, N @ coef)
+    else:
+        # β_k = N_k · (coefficients of block k): predict(x) = Σ_k k_k(x, Z) β_k + b
+        beta = np.zeros((F.n_kernels, Z.shape[0]))
+        for k in range(F.n_kernels):
+            beta[k] = factors.normalizations[k] @ res.coef[F.block(k)]
+    # back to the units of y: f = scale·f_z, b = scale·b_z + mean; GCV ∝ scale²
+    s2 = y_scale**2
+    return LpMKLRegressionFit(
+        kernel_weights=res.d,
+        intercept=float(y_mean + y_scale * float(b)),
+        C=C,
+        n_iter=int(res.n_iter),
+        converged=bool(res.converged),
+        weights_choice=choice,
+        weights_gcv=None if table is None else {k: v * s2 for k, v in table.items()},
+        gcv=None if gcv is None else gcv * s2,
+        C_grid=Cs,
+        rank=int(rank),
+        rank_path=[(r, g * s2) for r, g in path],
+        components=Z,
+        normalizations=normalizations,
+        landmark_coef=beta * y_scale,
     )

@@ -13,13 +13,15 @@ and vectors, not kernels or estimators.
   generalized Nyström paper's eq. 9–10);
 - :func:`gfb_split`, :func:`gfb_naive` — generalized forward–backward for the ℓp-MKL
   SVM dual over a :class:`FactorStack` of low-rank factors (``WEIGHTS``: its block
-  weightings); :func:`svm_newton` — the primal Newton solver of the same problem.
+  weightings); :func:`svm_newton` — the primal Newton solver of the same problem;
+  :func:`best_bias` — the bias minimizing the hinge loss for given decision values.
 """
 
 from ._gfb import (
     WEIGHTS,
     FactorStack,
     GFBResult,
+    best_bias,
     gfb_naive,
     gfb_split,
     project_feasible,
@@ -43,6 +45,7 @@ __all__ = [
     "SolverResult",
     "admm_psd",
     "armijo_projected_gradient",
+    "best_bias",
     "fista_psd",
     "gfb_naive",
     "gfb_split",

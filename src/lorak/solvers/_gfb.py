@@ -87,6 +87,7 @@ from scipy.linalg.blas import dsyrk
 __all__ = [
     "FactorStack",
     "GFBResult",
+    "best_bias",
     "duality_gap",
     "gfb_naive",
     "gfb_split",
@@ -478,7 +479,7 @@ def project_feasible(alpha, y, C: float) -> np.ndarray:
     return np.clip(alpha - t * y, 0.0, C)
 
 
-def _best_bias(f, y, C: float):
+def best_bias(f, y, C: float):
     """argmin_b C Σ max(0, 1 − y_i(f_i + b)) and its value (piecewise linear in b)."""
     # the hinge of example i bends at b_i = y_i − f_i (y_i = ±1); the slope at b is
     # −C·#{y=+1, b < b_i} + C·#{y=−1, b > b_i}: a weighted-median problem, O(ℓ log ℓ)
@@ -511,7 +512,7 @@ def duality_gap(F: FactorStack, y, d, alpha, C: float, q=None):
     dq = dcol * q
     quad = float(np.dot(dq, q))
     f = F.matvec(dq)
-    b, loss = _best_bias(f, y, C)
+    b, loss = best_bias(f, y, C)
     primal = 0.5 * quad + loss
     dual = float(alpha.sum()) - 0.5 * quad
     return primal - dual, primal, dual, b

@@ -75,7 +75,7 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._gfb import FactorStack, GFBResult, _best_bias, project_feasible
+from ._gfb import FactorStack, GFBResult, best_bias, project_feasible
 
 __all__ = ["svm_newton"]
 
@@ -265,7 +265,7 @@ def svm_newton(
             if "h" in state and state["h"] > 0:
                 h = min(float(h0), float(warm_widen) * float(state["h"]))
         else:
-            b = _best_bias(o, y, C)[0]
+            b = best_bias(o, y, C)[0]
     else:
         w = np.zeros(q)
         o = np.zeros(ell)
@@ -567,7 +567,7 @@ def _hinge_gap(phi: _Features, y, C, w, b, o, h):
     v = phi.L.T @ u
     dual = float(alpha_f.sum()) - 0.5 * float(v @ v)
     loss_b = C * float(np.maximum(0.0, 1.0 - m).sum())
-    b_best, loss_best = _best_bias(o, y, C)
+    b_best, loss_best = best_bias(o, y, C)
     if loss_b <= loss_best:
         b_best, loss_best = b, loss_b
     primal = 0.5 * float(w @ w) + loss_best

@@ -79,9 +79,12 @@ import logging
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from ...estimators import LowRankMKLClassifier, bank_factor_state
+from ...decompose import resolve_kernel_bank
+from ...estimators import default_bank
 from ...kernels import KernelBank
+from ...learn import bank_decision, fit_lp_mkl, lp_mkl_factors
 from ...models import exact_lp_mkl
 from .._preprocess import dense, minmax_scale, split_indices
 from .._reference import cite
@@ -158,44 +161,41 @@ _INNER = {
 }
 
 
-def _shared_factors(task, factor_dtype):
-    """The factor step of the classifier's fit, shared through ``task.shared`` by every
-    low-rank method and p of one repetition and rank (same split, landmarks and bank:
-    the fits differ only after it); each cell is still charged its full cost. The grid
-    runs p inside R, so the factors of other ranks are dropped when a rank starts."""
+def _shared_factors(task, X, factor_dtype):
+    """The factor stage of the classifier's fit (:func:`lorak.learn.lp_mkl_factors` on
+    the default bank), shared through ``task.shared`` by every low-rank method and p of
+    one repetition and rank (same split, landmarks and bank: the fits differ only after
+    it); each cell is still charged its full cost. The grid runs p inside R, so the
+    factors of other ranks are dropped when a rank starts."""
     R = task.params["R"]
     key = ("lpmkl-factors", task.seed, R, factor_dtype)
     task.forget(lambda k: isinstance(k, tuple) and k[:1] == ("lpmkl-factors",) and k[2] != R)
 
-    def factors(est, X, m, rng):
-        fac, state = task.shared(key, lambda: bank_factor_state(est, X, m, rng))
-        for name, value in state.items():
-            setattr(est, name, dict(value) if isinstance(value, dict) else value)
-        return fac
+    def compute():
+        rng = np.random.default_rng(task.seed)
+        bank = resolve_kernel_bank(None, X, rng, default=lambda: default_bank(N_KERNELS))
+        return lp_mkl_factors(bank, X, R, landmarks="uniform", rng=rng, dtype=factor_dtype)
 
-    return factors
+    return task.shared(key, compute)
 
 
 def _run_lowrank(task, inner="gfb") -> FactorOutput:
     tr, te = _split_task(task)
     X, y = task.data.X, task.data.y
     factor_dtype = "float32" if tr.size > 20000 else None
-    clf = LowRankMKLClassifier(
-        **_INNER[inner],
-        n_kernels=N_KERNELS,
-        rank=task.params["R"],
-        C=C,
-        p=task.params["p"],
-        max_iter=OUTER_MAX_ITER,
-        factor_dtype=factor_dtype,
-        random_state=task.seed,
-        blas_threads=1,
-    )
-    with warnings.catch_warnings(record=True) as caught:
+    # the classifier's fit (LowRankMKLClassifier with blas_threads=1), its factor
+    # stage shared between the cells that differ only after it
+    with warnings.catch_warnings(record=True) as caught, threadpool_limits(1, "blas"):
         warnings.simplefilter("always")
-        clf._fit_with_factors(X[tr], y[tr], _shared_factors(task, factor_dtype))
+        fac = _shared_factors(task, X[tr], factor_dtype)
+        fit = fit_lp_mkl(
+            fac, y[tr], C=C, p=task.params["p"], max_iter=OUTER_MAX_ITER, **_INNER[inner]
+        )
     with task.untimed():  # the fit is timed, not the prediction
-        acc = float(np.mean(clf.predict(X[te]) == y[te]))
+        dec = bank_decision(
+            fac.bank.kernels, fac.bank.points, fit.landmark_coef, fit.intercept, X[te]
+        )
+        acc = float(np.mean(fit.classes[(dec[:, 0] > 0).astype(int)] == y[te]))
     logger.info(
         "lpmkl %s %s rep-seed %d p=%g R=%d: accuracy %.4f, outer %d",
         task.data.label,
@@ -204,15 +204,15 @@ def _run_lowrank(task, inner="gfb") -> FactorOutput:
         task.params["p"],
         task.params["R"],
         acc,
-        clf.n_iter_[0],
+        fit.n_iter[0],
     )
     return FactorOutput(
-        estimator=clf,
+        estimator=fit,
         extra={
             "accuracy": acc,
-            "outer_iter": float(clf.n_iter_[0]),
-            "inner_iter": float(sum(clf.inner_iter_[0])),
-            "compressed_rank": float(clf.factor_info_.get("compressed_rank", np.nan)),
+            "outer_iter": float(fit.n_iter[0]),
+            "inner_iter": float(sum(fit.inner_iter[0])),
+            "compressed_rank": float(fac.info.get("compressed_rank", np.nan)),
             "outer_converged": float(not any("did not converge" in str(w.message) for w in caught)),
         },
     )
