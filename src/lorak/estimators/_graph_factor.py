@@ -14,6 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from .._array_api import (
+    array_namespace,
+    device_of,
+    is_foreign,
+    like_input,
+    numpy_dtype,
+    on_device,
+    to_numpy,
+)
 from .._validation import (
     UNLABELED,
     check_generator,
@@ -30,6 +39,8 @@ from ..learn import (
     anchor_laplacian_gram,
     deformation,
     deformation_matrix,
+    device_anchor_bandwidth,
+    device_anchor_laplacian_gram,
     graph_laplacian_gram,
     knn_adjacency,
     resolve_target_type,
@@ -141,8 +152,21 @@ class GraphRegularizedFactor(_Transformer):
         was given.
     loo_scores_ : (len(gamma grid), len(penalties), 2) ndarray or None, the
         leave-one-out error rate and mean squared error behind the choice.
-    anchors_ : (a, d) ndarray or None, the anchor graph's anchors.
+    anchors_ : (a, d) array or None, the anchor graph's anchors (on X's device for an
+        array API X).
     n_components_ : int, the output width (the factor's).
+
+    Notes
+    -----
+    Array API inputs (a PyTorch tensor, a CuPy array, …; with
+    ``lorak.set_config(array_api_dispatch=True)`` or scikit-learn's) are computed on in
+    their own namespace and on their own device when the factor supports them (the
+    default Nyström does): the factor, the anchors' k-means, the anchor graph's passes
+    (each chunk's graph rows dense, chunk × anchors) and ``transform`` run there; the
+    m × m deformation and the leave-one-out choice of γ (on the labeled rows, copied to
+    the host) run on the host, and R moves to the input's device in ``transform``. The
+    k-NN graph, a given adjacency matrix and ``weights="lle"`` are host-only (a clear
+    error says so). y is read on the host.
 
     Examples
     --------
@@ -158,6 +182,7 @@ class GraphRegularizedFactor(_Transformer):
     """
 
     _lazy_fit_reason = "its graph and leave-one-out selection read the rows in memory"
+    _array_api_support = True
 
     def __init__(
         self,
@@ -278,6 +303,10 @@ class GraphRegularizedFactor(_Transformer):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         self._check_params(n)
+        device = is_foreign(X)
+        if device:
+            self._check_device_params(X)
+            y = to_numpy(y) if is_foreign(y) else y
         labels = self._targets(y, n)
         auto = isinstance(self.gamma, str)
         if auto:
@@ -305,13 +334,21 @@ class GraphRegularizedFactor(_Transformer):
 
             a = self._resolve_n_anchors(n)
             anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
-            anchors = np.asarray(
-                anchors.toarray() if sp.issparse(anchors) else anchors, dtype=np.float64
-            )
             s = min(self._n_neighbors(), a)
-            sigma2 = anchor_bandwidth(X, anchors, s)
-            graph = AnchorGraph(anchors, s, sigma2, self.weights)
-            GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
+            if device:  # the passes on X's device; the m × m results on the host
+                xp = array_namespace(X)
+                anchors = on_device(anchors, xp, device_of(X), X.dtype)
+                sigma2 = device_anchor_bandwidth(X, anchors, s)
+                GtG, H, _ = device_anchor_laplacian_gram(
+                    X, transform, anchors, s, sigma2, self.power
+                )
+            else:
+                anchors = np.asarray(
+                    anchors.toarray() if sp.issparse(anchors) else anchors, dtype=np.float64
+                )
+                sigma2 = anchor_bandwidth(X, anchors, s)
+                graph = AnchorGraph(anchors, s, sigma2, self.weights)
+                GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
             self.anchors_ = anchors
         else:
             G = transform(X)
@@ -325,8 +362,8 @@ class GraphRegularizedFactor(_Transformer):
         self.penalty_, self.loo_scores_ = None, None
         if auto:
             kind, rows, _, T = labels
-            G_l = transform(X[rows])
-            G_l = G_l.toarray() if sp.issparse(G_l) else G_l
+            G_l = transform(self._take_rows(X, rows))
+            G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
             sel = select_gamma_penalty(
                 G_l,
                 defo,
@@ -342,12 +379,37 @@ class GraphRegularizedFactor(_Transformer):
             self.target_type_ = kind
         else:
             t = float(self.gamma)
-        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        dtype = numpy_dtype(array_namespace(X), X.dtype) if device else X.dtype
+        dtype = np.float32 if dtype == np.float32 else np.float64
         self.gamma_ = float(t)
         self.laplacian_weight_ = defo.gamma(t)
         self.components_ = deformation_matrix(defo, t).astype(dtype)
         self.n_components_ = int(self.components_.shape[0])
         return self
+
+    @staticmethod
+    def _take_rows(X, rows):
+        """The rows ``rows`` (host integer indices) of X, in X's namespace."""
+        if not is_foreign(X):
+            return X[rows]
+        xp = array_namespace(X)
+        return xp.take(X, on_device(np.asarray(rows, dtype=np.int64), xp, device_of(X)), axis=0)
+
+    def _check_device_params(self, X):
+        """What the array API path does not cover gets a clear error."""
+        name = type(self).__name__
+        where = f"X is a {type(X).__module__.split('.')[0]} array"
+        if not self._graph_is("anchor"):
+            g = repr(self.graph) if isinstance(self.graph, str) else "a matrix"
+            raise TypeError(
+                f"{name}: graph={g} runs on the host only ({where}); use graph='anchor' "
+                "(the default) on a device, or pass NumPy arrays"
+            )
+        if self.weights != "kernel":
+            raise TypeError(
+                f"{name}: weights={self.weights!r} runs on the host only ({where}); use "
+                "weights='kernel' (the default) on a device, or pass NumPy arrays"
+            )
 
     @staticmethod
     def _check_graph(A, n):
@@ -364,6 +426,11 @@ class GraphRegularizedFactor(_Transformer):
         """Rows of the deformed factor: factor.transform(X) @ R."""
         X = validate_new_rows(self, X, "components_")
         G = self.factor_.transform(X)
+        if is_foreign(G):  # on the input's device: R moves there
+            if self.laplacian_weight_ == 0:
+                return G
+            (R,) = like_input(G, self.components_)
+            return G @ R
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
         if self.laplacian_weight_ == 0:  # γ = 0: the factor itself, exactly
             return G

@@ -17,7 +17,8 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
 - :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
   form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks, the deformation
   R(γ) and γ with a ridge penalty by closed-form leave-one-out
-  (:func:`select_gamma_penalty`);
+  (:func:`select_gamma_penalty`); :mod:`._graph_device`, the anchor graph's passes on
+  an array API device (:func:`device_anchor_laplacian_gram`);
 - :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
 - :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
   constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`; its ``C="auto"``
@@ -64,6 +65,7 @@ from ._gen_nystrom import (
     score_ridge_candidates,
     solve_gen_nystrom,
 )
+from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
@@ -177,6 +179,8 @@ __all__ = [
     "alignment_statistics_from_kernels",
     "anchor_bandwidth",
     "anchor_laplacian_gram",
+    "device_anchor_bandwidth",
+    "device_anchor_laplacian_gram",
     "auto_C",
     "bank_decision",
     "bank_factors",

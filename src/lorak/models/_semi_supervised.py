@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
+from .._array_api import array_namespace, device_of, is_foreign, like_input, on_device, to_numpy
 from .._chunked import ChunkedRowsMixin
 from .._validation import UNLABELED, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
@@ -25,9 +26,47 @@ from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_resp
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
 
 
+def _mean_sq_norm(Q) -> float:
+    """The mean squared row norm of Q (NumPy, or any array API namespace)."""
+    if is_foreign(Q):
+        xp = array_namespace(Q)
+        return float(xp.mean(xp.sum(Q * Q, axis=1)))
+    return float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
+
+
 def _scale_of(Q) -> float:
-    ms = float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
-    return 1.0 / np.sqrt(ms) if ms > 0 else 1.0
+    ms = _mean_sq_norm(Q)
+    return float(1.0 / np.sqrt(ms)) if ms > 0 else 1.0
+
+
+def _take_rows(Q, rows):
+    """Rows ``rows`` of Q as a NumPy array (the labeled rows go to the host)."""
+    if not is_foreign(Q):
+        return Q[rows]
+    xp = array_namespace(Q)
+    idx = on_device(np.asarray(rows, dtype=np.int64), xp, device_of(Q))
+    return to_numpy(xp.take(Q, idx, axis=0))
+
+
+def _linear_decision(head, Q):
+    """A fitted head's decision values on Q (n × k), in Q's namespace and on its device:
+    Q coefᵀ + intercept for a linear head (``coef_``), else the head's own
+    ``decision_function`` or ``predict`` on a host copy of Q, moved back."""
+    coef = getattr(head, "coef_", None)
+    if coef is not None and not sp.issparse(coef):
+        icpt = np.atleast_1d(np.asarray(getattr(head, "intercept_", 0.0), dtype=np.float64))
+        C, b = like_input(Q, np.atleast_2d(np.asarray(coef, dtype=np.float64)), icpt)
+        return Q @ C.T + b
+    return None
+
+
+def _host_call(method, Q):
+    """``method`` of a head that has no device path, on a host copy of Q; the result
+    moved back to Q's device."""
+    out = np.asarray(method(to_numpy(Q)))
+    if out.dtype.kind not in "biuf":
+        return out
+    return on_device(out, array_namespace(Q), device_of(Q))
 
 
 def _check_parts(**parts):
@@ -107,10 +146,10 @@ def _chosen_penalty(factor, Q, rows, scale):
             or getattr(factor, "target_type_", None) != "regression"
         ):
             return None
-        alpha, over = getattr(factor, "cv_penalty_", None), Q[rows]
+        alpha, over = getattr(factor, "cv_penalty_", None), _take_rows(Q, rows)
     if alpha is None:
         return None
-    ms = float(np.mean(np.einsum("ij,ij->i", over, over)))
+    ms = _mean_sq_norm(over)
     return float(alpha) * scale * scale * ms if ms > 0 else None
 
 
@@ -120,6 +159,9 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
 
     _head = "classifier_"  # the fitted head's attribute
     _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
+    # array API inputs: the factor's rows stay on the device, the labeled rows go to the
+    # host for the head's fit, and a linear head predicts on the device
+    _array_api_support = True
 
     def _validate_fit_X(self, X):
         """The training X, validated, once ``feature_scale`` is checked."""
@@ -210,6 +252,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
         X = self._validate_fit_X(X)
         name = type(self).__name__
+        y = to_numpy(y) if is_foreign(y) else y
         rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
         codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
@@ -226,27 +269,51 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
                 clf = RidgeClassifier(alpha=alpha)
         if self.scale_ != 1.0:
             Q = Q * self.scale_
-        self.classifier_ = clone(clf).fit(Q[rows], codes_l)
+        self.classifier_ = clone(clf).fit(_take_rows(Q, rows), codes_l)
         self.classes_ = classes
         self.labeled_indices_ = rows
-        self.transduction_ = classes[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
+        self.transduction_ = self._labels(Q)
         return self
+
+    def _labels(self, Q):
+        """Class labels of the feature rows Q; on Q's device for an array API Q (numeric
+        classes; other labels come back as a NumPy array)."""
+        if not is_foreign(Q):
+            return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
+        xp = array_namespace(Q)
+        d = _linear_decision(self.classifier_, Q)
+        if d is None:
+            codes = _host_call(self.classifier_.predict, Q)
+        elif d.shape[1] == 1:
+            codes = xp.astype(d[:, 0] > 0, xp.int64)
+        else:
+            codes = xp.argmax(d, axis=1)
+        if self.classes_.dtype.kind not in "biuf":
+            return self.classes_[np.asarray(to_numpy(codes), dtype=np.intp)]
+        labels = on_device(self.classes_, xp, device_of(Q))
+        return xp.take(labels, xp.astype(codes, xp.int64), axis=0)
 
     def predict(self, X):
         """Class labels for X (any rows, not only the training ones)."""
-        Q = self._features(X)
-        return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
+        return self._labels(self._features(X))
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
         """The classifier's decision function on the features of X."""
         Q = self._features(X)  # checks the fit first
+        if is_foreign(Q):
+            d = _linear_decision(self.classifier_, Q)
+            if d is None:
+                return _host_call(self.classifier_.decision_function, Q)
+            return d[:, 0] if d.shape[1] == 1 else d
         return self.classifier_.decision_function(Q)
 
     @available_if(_has("predict_proba"))
     def predict_proba(self, X):
         """The classifier's class probabilities on the features of X."""
         Q = self._features(X)  # checks the fit first
+        if is_foreign(Q):
+            return _host_call(self.classifier_.predict_proba, Q)
         return self.classifier_.predict_proba(Q)
 
 
@@ -338,6 +405,7 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
         X = self._validate_fit_X(X)
         name = type(self).__name__
+        y = to_numpy(y) if is_foreign(y) else y
         rows, y_l = parse_semi_supervised_response(y, X.shape[0], owner=name)
         n_minus = int(np.count_nonzero(y_l == -1))
         if rows.size == X.shape[0] and n_minus >= 2 and np.any(y_l != np.round(y_l)):
@@ -362,12 +430,19 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
                 reg = Ridge(alpha=alpha)
         if self.scale_ != 1.0:
             Q = Q * self.scale_
-        self.regressor_ = clone(reg).fit(Q[rows], y_l)
+        self.regressor_ = clone(reg).fit(_take_rows(Q, rows), y_l)
         self.labeled_indices_ = rows
-        self.transduction_ = np.asarray(self.regressor_.predict(Q))
+        self.transduction_ = self._responses(Q)
         return self
+
+    def _responses(self, Q):
+        if not is_foreign(Q):
+            return np.asarray(self.regressor_.predict(Q))
+        d = _linear_decision(self.regressor_, Q)
+        if d is None:
+            return _host_call(self.regressor_.predict, Q)
+        return d[:, 0] if d.shape[1] == 1 else d
 
     def predict(self, X):
         """Predicted responses for X (any rows, not only the training ones)."""
-        Q = self._features(X)
-        return self.regressor_.predict(Q)
+        return self._responses(self._features(X))
