@@ -405,6 +405,7 @@ def main(argv=None):
         "environment": environment(torch, device),
     }
     started = time.perf_counter()
+    out = Path(args.out)
     lorak.set_config(array_api_dispatch=True)
     g = torch.Generator(device=device).manual_seed(0)
     X = torch.randn(args.n, args.d, device=device, dtype=torch.float32, generator=g)
@@ -420,6 +421,9 @@ def main(argv=None):
             torch.cuda.empty_cache()
         print(f"[{time.perf_counter() - started:7.1f} s] {key} ({time.perf_counter() - t:.1f} s):")
         print(json.dumps(result[key], indent=1, default=str)[:2000], flush=True)
+        # what has run so far is on disk: a run cut short still leaves its sections
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1, default=str) + "\n")
 
     for m in args.ms:
         if "a" not in args.skip:
@@ -473,7 +477,6 @@ def main(argv=None):
         checks["kmeans"] = result["kmeans"]["seconds"] <= TARGETS["kmeans_seconds"]
     result["checks"] = checks
     print(json.dumps(checks, indent=1))
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(f"wrote {out} ({result['total_seconds']:.0f} s)")
