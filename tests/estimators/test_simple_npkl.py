@@ -173,7 +173,7 @@ def test_estimator_eigen_tol_auto(monkeypatch):
     # "auto": machine precision for the linear loss, tol/100 for the square hinge
     X, y = blobs(60)
     c = from_labels(y, random_state=0)
-    import lorak.learn as learn  # what the estimator calls
+    from lorak.learn import _simple_npkl as learn  # what lorak.learn.fit_simple_npkl calls
 
     seen = {}
     for name in ("simple_npkl_linear", "simple_npkl_sqhinge"):

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import logging
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from .. import learn as _npkl
 from .._validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints, restrict_constraints
 from ..kernels import scale_gamma
+from ..learn import (
+    constraint_operator,
+    extension_eigenvalues,
+    fit_simple_npkl,
+    graph_extension,
+    pair_values,
+    ridge_map,
+)
 from ._base import _Transformer, store_params
 
 __all__ = ["SimpleNPKL"]
@@ -33,8 +38,6 @@ STEPS = ("adaptive", "harmonic", "constant")
 SELECTIONS = ("margin", "random")
 EIGEN_SOLVERS = ("auto", "arpack", "dense")
 EXTENSIONS = ("graph", "ridge")
-# eigen_tol="auto" for the square hinge: this fraction of its stopping tolerance tol
-EIGEN_TOL_FACTOR = 1e-2
 # extension="ridge": landmarks of the RBF Nyström features and the relative ridge
 RIDGE_LANDMARKS = 200
 RIDGE_ALPHA = 1e-2
@@ -137,9 +140,10 @@ class SimpleNPKL(_Transformer):
     eigen_tol : float or "auto", default="auto"
         ARPACK's relative accuracy (0 = machine precision). ``"auto"``: machine
         precision for the linear loss (one eigen-solve gives the kernel) and
-        ``EIGEN_TOL_FACTOR``·``tol`` (10⁻²·tol, 10⁻⁶ at the default ``tol``) for the
-        square hinge, whose iterations stop at ``tol`` anyway: eigenvectors a hundred
-        times more accurate than the stopping rule change neither the iteration
+        ``EIGEN_TOL_FACTOR``·``tol`` (:mod:`lorak.learn._simple_npkl`; 10⁻²·tol, 10⁻⁶
+        at the default ``tol``) for the square hinge, whose iterations stop at ``tol``
+        anyway: eigenvectors a hundred times more accurate than the stopping rule
+        change neither the iteration
         count nor the result at that tolerance, and the Lanczos solves, most of the
         time of a large fit, get shorter. Measured at n = 6414 (k = 50, B = n, C = 1,
         ``max_rank="pataki"``, one BLAS thread, idle machine; ``benchmarks/bench_npkl.py``):
@@ -295,21 +299,11 @@ class SimpleNPKL(_Transformer):
         else:
             check_positive(self.eigen_tol, "eigen_tol", strict=False)
         mr = self.max_rank
-        if mr is None:
-            max_rank = None
-        elif isinstance(mr, str):
-            if mr != "pataki":
-                raise ValueError(f"max_rank must be None, an int or 'pataki'; got {mr!r}")
-            max_rank = _npkl.pataki_rank(n_pairs)
-        else:
-            max_rank = int(check_positive(mr, "max_rank", integer=True))
-        return C, B, int(k), max_rank
-
-    def _eigen_tol(self, loss: str) -> float:
-        """ARPACK's tolerance for a solve of ``loss`` (resolves ``eigen_tol="auto"``)."""
-        if isinstance(self.eigen_tol, str):
-            return 0.0 if loss == "linear" else EIGEN_TOL_FACTOR * float(self.tol)
-        return float(self.eigen_tol)
+        if isinstance(mr, str) and mr != "pataki":
+            raise ValueError(f"max_rank must be None, an int or 'pataki'; got {mr!r}")
+        if mr is not None and not isinstance(mr, str):
+            mr = int(check_positive(mr, "max_rank", integer=True))
+        return C, B, int(k), mr, self._n_keep(n_pairs)
 
     def _n_keep(self, p: int) -> int | None:
         a = self.active_constraints
@@ -371,136 +365,48 @@ class SimpleNPKL(_Transformer):
             )
         if sample_index is not None:
             must_link, cannot_link = restrict_constraints(must_link, cannot_link, sample_index, n)
-        cons = check_constraints(must_link, cannot_link, n)
-        pairs, signs = cons.pairs()
-        C, B, k, max_rank = self._check_params(n, len(pairs))
-        rng = check_generator(self.random_state)
+        pairs, signs = check_constraints(must_link, cannot_link, n).pairs()
+        C, B, k, max_rank, n_keep = self._check_params(n, len(pairs))
+        fit = fit_simple_npkl(
+            X, pairs, signs, loss=self.loss, C=C, B=B, n_neighbors=k, mutual=self.mutual,
+            max_rank=max_rank, n_keep=n_keep, selection=self.selection,
+            max_iter=self.max_iter, tol=self.tol, step=self.step,
+            step_size=float(self.step_size), eigen_solver=self.eigen_solver,
+            eigen_tol=self.eigen_tol, n_jobs=self.n_jobs,
+            rng=check_generator(self.random_state),
+        )  # fmt: skip
+        self._store(fit, B)
+        self._fit_extension(X, fit, k)
+        logger.debug("SimpleNPKL(%s): rank %d, %d iterations, objective %.6g", self.loss,
+                     self.n_components_, self.n_iter_, self.objective_)  # fmt: skip
+        return self
 
-        S = _npkl.knn_graph(X, k, mutual=self.mutual, n_jobs=self.n_jobs)
-        L = _npkl.normalized_laplacian(S)
-
-        auto = C == "auto"
-        if auto:
-            C = _npkl.auto_C(pairs, signs)
-        selected = None
-        n_keep = self._n_keep(len(pairs))
-        if n_keep is not None and n_keep < len(pairs):
-            if self.selection == "random":
-                selected = np.sort(rng.choice(len(pairs), size=n_keep, replace=False))
-            else:
-                base = _npkl.simple_npkl_linear(
-                    L, pairs, signs, C=C, B=B, rng=rng, max_rank=max_rank,
-                    eigen_tol=self._eigen_tol("linear"), solver=self.eigen_solver,
-                )  # fmt: skip
-                selected = _npkl.select_active(base.embedding, pairs, signs, n, n_keep)
-            pairs, signs = pairs[selected], signs[selected]
-            if max_rank is not None and self.max_rank == "pataki":
-                max_rank = _npkl.pataki_rank(len(pairs))
-            if auto:
-                C = _npkl.auto_C(pairs, signs)
-
-        C_base = C
-        for c_step in _npkl.AUTO_C_STEPS if auto else (1.0,):
-            # C="auto": C = c/λ_max(T), c stepping up only while the kernel is zero
-            C = c_step * C_base
-            common = {
-                "C": C,
-                "B": B,
-                "rng": rng,
-                "max_rank": max_rank,
-                "eigen_tol": self._eigen_tol(self.loss),
-                "solver": self.eigen_solver,
-            }
-            if self.loss == "linear":
-                res = _npkl.simple_npkl_linear(L, pairs, signs, **common)
-            else:
-                res = _npkl.simple_npkl_sqhinge(
-                    L,
-                    pairs,
-                    signs,
-                    max_iter=int(self.max_iter),
-                    tol=float(self.tol),
-                    step=self.step,
-                    step_size=float(self.step_size),
-                    **common,
-                )
-            if res.embedding.shape[1] > 0:
-                break
-        if res.embedding.shape[1] == 0:
-            where = "A = C·T − L" if self.loss == "linear" else "A = Σ α_ij T_ij − L"
-            raise ValueError(
-                f"the learned kernel is zero: {where} has no positive eigenvalue (largest "
-                f"{res.largest_eigenvalue:.3g} ≤ 0), so K = A₊·√(B/tr(A₊²)) is undefined; "
-                f"the Laplacian outweighs the constraints at C={self.C!r}: increase C or "
-                "add constraints"
-            )
-        if self.loss == "squared_hinge" and not res.converged:
-            warnings.warn(
-                f"SimpleNPKL: max_iter={self.max_iter} reached (relative duality gap "
-                f"{res.gap:.2g}, KKT residual {res.kkt:.2g} > tol={self.tol}); increase "
-                "max_iter"
-                + (" or use max_rank=None (the rank cap slows convergence)" if max_rank else ""),
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        weights = C * signs if res.alpha is None else res.alpha * signs
-        self.degeneracy_ = _npkl.kernel_degeneracy(L, res.embedding, pairs, weights)
-        if self.degeneracy_.degenerate:
-            warnings.warn(
-                f"SimpleNPKL: degenerate kernel at C={C:.3g}: "
-                f"{100 * self.degeneracy_.constraint_share:.0f} % of tr(K) lies in "
-                "directions the constraints alone make positive (localized on the "
-                "constrained points, not propagated along the kNN graph: with sparse or "
-                "moderate constraints, the clustering of the rows they do not touch "
-                "degrades); "
-                + (
-                    "C='auto' had to raise C above 1/λ_max(T) because the kNN graph "
-                    "supports none of the constraints: check them or add more"
-                    if auto and C > C_base
-                    else "use C='auto' or a smaller C"
-                ),
-                _npkl.DegenerateKernelWarning,
-                stacklevel=2,
-            )
-        self.C_ = float(C)
-        is_must = signs > 0
-        self.embedding_ = res.embedding
-        self.eigenvalues_ = res.eigenvalues
+    def _store(self, fit, B):
+        """The fitted attributes from the record of :func:`lorak.learn.fit_simple_npkl`."""
+        res, is_must = fit.result, fit.signs > 0
+        self.C_, self.B_, self.max_rank_ = fit.C, B, fit.max_rank
+        self.degeneracy_, self.laplacian_ = fit.degeneracy, fit.laplacian
+        self.embedding_, self.eigenvalues_ = res.embedding, res.eigenvalues
         self.n_components_ = int(res.embedding.shape[1])
         # pairs are must-links first, then cannot-links (selection keeps the order),
         # so alpha_ lines up with must_link_ followed by cannot_link_
         self.alpha_ = res.alpha
-        self.must_link_ = pairs[is_must]
-        self.cannot_link_ = pairs[~is_must]
-        self.n_constraints_ = len(pairs)
-        self.selected_ = selected
+        self.must_link_, self.cannot_link_ = fit.pairs[is_must], fit.pairs[~is_must]
+        self.n_constraints_, self.selected_ = len(fit.pairs), fit.selected
         self.objective_ = float(res.objective)
         self.objective_history_ = list(res.history.get("objective", []))
         self.history_ = res.history
-        self.duality_gap_ = float(res.gap)
-        self.kkt_residual_ = float(res.kkt)
-        self.n_iter_ = int(res.n_iter)
-        self.converged_ = bool(res.converged)
-        self.laplacian_ = L
-        self.B_ = B
-        self.max_rank_ = max_rank
+        self.duality_gap_, self.kkt_residual_ = float(res.gap), float(res.kkt)
+        self.n_iter_, self.converged_ = int(res.n_iter), bool(res.converged)
         self.eigen_solves_ = int(sum(i.n_solves for i in res.eig_info))
-        self._fit_extension(X, S, L, pairs, weights, res.embedding, k)
-        logger.debug(
-            "SimpleNPKL(%s): rank %d, %d iterations, objective %.6g",
-            self.loss,
-            self.n_components_,
-            self.n_iter_,
-            self.objective_,
-        )
-        return self
 
-    def _fit_extension(self, X, S, L, pairs, weights, V, k):
+    def _fit_extension(self, X, fit, k):
         """What :meth:`transform` needs for new rows (O(n·d + n·k) memory, no n × n)."""
         self.X_fit_ = X
-        A = _npkl.constraint_operator(L, pairs, weights)
-        self.extension_eigenvalues_ = _npkl.extension_eigenvalues(A, V)
-        self._degrees = np.asarray(S.sum(axis=1), dtype=np.float64).ravel()
+        V = fit.result.embedding
+        A = constraint_operator(fit.laplacian, fit.pairs, fit.weights)
+        self.extension_eigenvalues_ = extension_eigenvalues(A, V)
+        self._degrees = np.asarray(fit.graph.sum(axis=1), dtype=np.float64).ravel()
         self._ridge_features = self._ridge_map = None
         if self.extension == "ridge":
             from ._nystrom import Nystroem
@@ -511,7 +417,7 @@ class SimpleNPKL(_Transformer):
                 random_state=0,
             )
             feats.fit(X)
-            self._ridge_map = _npkl.ridge_map(feats.transform(X), V, RIDGE_ALPHA)
+            self._ridge_map = ridge_map(feats.transform(X), V, RIDGE_ALPHA)
             self._ridge_features = feats
         self._n_neighbors = k
 
@@ -566,7 +472,7 @@ class SimpleNPKL(_Transformer):
             # the index is rebuilt per call (O(n log n)): only arrays are persisted
             nn = NearestNeighbors(n_neighbors=self._n_neighbors, n_jobs=self.n_jobs)
             neighbors = nn.fit(self.X_fit_).kneighbors(X, return_distance=False)
-            return _npkl.graph_extension(
+            return graph_extension(
                 neighbors, self.embedding_, self._degrees, self.extension_eigenvalues_
             )
         return self._ridge_features.transform(X) @ self._ridge_map
@@ -579,4 +485,4 @@ class SimpleNPKL(_Transformer):
         if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
             bad = int(pairs.max() if pairs.max() >= n else pairs.min())
             raise ValueError(f"pairs refer to row {bad} but the model was fitted on {n} rows")
-        return _npkl.pair_values(self.embedding_, pairs)
+        return pair_values(self.embedding_, pairs)

@@ -82,19 +82,32 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 
+from ._npkl_auto import (
+    AUTO_C_STEPS,
+    Degeneracy,
+    DegenerateKernelWarning,
+    auto_C,
+    kernel_degeneracy,
+)
+
 __all__ = [
+    "EIGEN_TOL_FACTOR",
     "NPKLResult",
+    "SimpleNPKLFit",
     "constraint_operator",
     "dual_objective",
     "filter_cut",
+    "fit_simple_npkl",
     "kkt_residual",
     "knn_graph",
     "margin_scores",
@@ -832,3 +845,173 @@ def select_active(
     key = np.minimum(rank[pairs[:, 0]], rank[pairs[:, 1]])
     chosen = np.argsort(key, kind="stable")[: int(n_keep)]
     return np.sort(chosen)
+
+
+# --------------------------------------------------------------------------- the fit
+
+#: ``eigen_tol="auto"`` for the square hinge: this fraction of its stopping tolerance tol
+EIGEN_TOL_FACTOR = 1e-2
+
+
+@dataclass
+class SimpleNPKLFit:
+    """The outcome of :func:`fit_simple_npkl`.
+
+    Attributes
+    ----------
+    result : NPKLResult
+        The solver's output at the final C (embedding, eigenvalues, α, objective, …).
+    C : float
+        The C used (``C="auto"`` resolved; after a step-up, the stepped value).
+    pairs, signs : (p, 2) and (p,) the constraints used (after active selection),
+        must-links first.
+    selected : indices of the kept constraints into the given ones, or None.
+    max_rank : int or None, the rank cap used.
+    graph : csr_matrix, the kNN graph S; laplacian : csr_matrix, L of eq. (3).
+    weights : (p,) the constraint weights of A = Σ w T − L (C·signs, or α·signs).
+    degeneracy : Degeneracy of the learned kernel (:func:`kernel_degeneracy`).
+    """
+
+    result: NPKLResult
+    C: float
+    pairs: np.ndarray
+    signs: np.ndarray
+    selected: np.ndarray | None
+    max_rank: int | None
+    graph: sp.csr_matrix
+    laplacian: sp.csr_matrix
+    weights: np.ndarray
+    degeneracy: Degeneracy
+
+
+def _eigen_tol(eigen_tol, loss: str, tol: float) -> float:
+    """ARPACK's tolerance for a solve of ``loss`` (resolves ``eigen_tol="auto"``)."""
+    if isinstance(eigen_tol, str):
+        return 0.0 if loss == "linear" else EIGEN_TOL_FACTOR * float(tol)
+    return float(eigen_tol)
+
+
+def _select_constraints(L, pairs, signs, n_keep, *, selection, rng, **linear):
+    """Stage: the ``n_keep`` active constraints (§3.2.4), by the margins under the
+    linear-loss kernel of every constraint or uniformly at random (in their order)."""
+    if selection == "random":
+        return np.sort(rng.choice(len(pairs), size=n_keep, replace=False))
+    base = simple_npkl_linear(L, pairs, signs, rng=rng, **linear)
+    return select_active(base.embedding, pairs, signs, L.shape[0], n_keep)
+
+
+def fit_simple_npkl(
+    X,
+    pairs,
+    signs,
+    *,
+    loss: str = "linear",
+    C="auto",
+    B: float = 1.0,
+    n_neighbors: int = 5,
+    mutual: bool = False,
+    max_rank=None,
+    n_keep: int | None = None,
+    selection: str = "margin",
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    step: str = "adaptive",
+    step_size: float = 1.0,
+    eigen_solver: str = "auto",
+    eigen_tol="auto",
+    n_jobs=None,
+    rng: np.random.Generator,
+) -> SimpleNPKLFit:
+    """SimpleNPKL on the rows X from validated constraints (``pairs`` (p, 2), ``signs``
+    ±1, must-links first), in named stages:
+
+    1. the kNN graph S of X and its normalized Laplacian L (eq. 3);
+    2. C: a number, or ``"auto"`` (:func:`auto_C`, 0.7/λ_max(T));
+    3. with ``n_keep`` < p, the active constraints (``selection``: ``"margin"``,
+       §3.2.4, or ``"random"``); C="auto" and ``max_rank="pataki"`` are then
+       recomputed on the kept ones;
+    4. the kernel (``loss``: the closed form or Algorithm 1); with C="auto" C steps up
+       by :data:`AUTO_C_STEPS` while the kernel is zero;
+    5. a zero kernel raises, a square hinge stopped at ``max_iter`` warns
+       (ConvergenceWarning), and the degeneracy of the kernel is measured
+       (:func:`kernel_degeneracy`; :class:`DegenerateKernelWarning` when degenerate).
+
+    ``max_rank``: None, an int or ``"pataki"`` (:func:`pataki_rank`); ``eigen_tol``
+    ``"auto"``: 0 for the linear loss, :data:`EIGEN_TOL_FACTOR`·``tol`` for the square
+    hinge.
+    """
+    S = knn_graph(X, n_neighbors, mutual=mutual, n_jobs=n_jobs)  # stage 1
+    L = normalized_laplacian(S)
+    auto = isinstance(C, str)
+    C0 = auto_C(pairs, signs) if auto else float(C)  # stage 2
+    rank = pataki_rank(len(pairs)) if max_rank == "pataki" else max_rank
+    selected = None
+    if n_keep is not None and n_keep < len(pairs):  # stage 3
+        selected = _select_constraints(
+            L, pairs, signs, n_keep, selection=selection, rng=rng, C=C0, B=B, max_rank=rank,
+            eigen_tol=_eigen_tol(eigen_tol, "linear", tol), solver=eigen_solver,
+        )  # fmt: skip
+        pairs, signs = pairs[selected], signs[selected]
+        if max_rank == "pataki":
+            rank = pataki_rank(len(pairs))
+        if auto:
+            C0 = auto_C(pairs, signs)
+    opts = {"B": B, "rng": rng, "max_rank": rank, "solver": eigen_solver}
+    opts["eigen_tol"] = _eigen_tol(eigen_tol, loss, tol)
+    if loss == "linear":
+        solve = simple_npkl_linear
+    else:
+        solve = simple_npkl_sqhinge
+        opts.update(max_iter=int(max_iter), tol=float(tol), step=step, step_size=step_size)
+    for c_step in AUTO_C_STEPS if auto else (1.0,):  # stage 4
+        # C="auto": C = c/λ_max(T), c stepping up only while the kernel is zero
+        res = solve(L, pairs, signs, C=c_step * C0, **opts)
+        if res.embedding.shape[1] > 0:
+            break
+    Cf = c_step * C0
+    _check_kernel(res, loss=loss, C=C, max_iter=max_iter, tol=tol, capped=bool(rank))  # stage 5
+    weights = Cf * signs if res.alpha is None else res.alpha * signs
+    degeneracy = kernel_degeneracy(L, res.embedding, pairs, weights)
+    if degeneracy.degenerate:
+        _warn_degenerate(degeneracy, Cf, stepped=auto and Cf > C0)
+    return SimpleNPKLFit(res, float(Cf), pairs, signs, selected, rank, S, L, weights, degeneracy)
+
+
+def _check_kernel(res, *, loss, C, max_iter, tol, capped) -> None:
+    """Refuse a zero kernel; warn when the square hinge stopped at ``max_iter``."""
+    if res.embedding.shape[1] == 0:
+        where = "A = C·T − L" if loss == "linear" else "A = Σ α_ij T_ij − L"
+        raise ValueError(
+            f"the learned kernel is zero: {where} has no positive eigenvalue (largest "
+            f"{res.largest_eigenvalue:.3g} ≤ 0), so K = A₊·√(B/tr(A₊²)) is undefined; "
+            f"the Laplacian outweighs the constraints at C={C!r}: increase C or "
+            "add constraints"
+        )
+    if loss == "squared_hinge" and not res.converged:
+        warnings.warn(
+            f"SimpleNPKL: max_iter={max_iter} reached (relative duality gap "
+            f"{res.gap:.2g}, KKT residual {res.kkt:.2g} > tol={tol}); increase "
+            "max_iter"
+            + (" or use max_rank=None (the rank cap slows convergence)" if capped else ""),
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+
+
+def _warn_degenerate(degeneracy, C: float, *, stepped: bool) -> None:
+    warnings.warn(
+        f"SimpleNPKL: degenerate kernel at C={C:.3g}: "
+        f"{100 * degeneracy.constraint_share:.0f} % of tr(K) lies in "
+        "directions the constraints alone make positive (localized on the "
+        "constrained points, not propagated along the kNN graph: with sparse or "
+        "moderate constraints, the clustering of the rows they do not touch "
+        "degrades); "
+        + (
+            "C='auto' had to raise C above 1/λ_max(T) because the kNN graph "
+            "supports none of the constraints: check them or add more"
+            if stepped
+            else "use C='auto' or a smaller C"
+        ),
+        DegenerateKernelWarning,
+        stacklevel=4,
+    )
