@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gc
-import json
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +33,7 @@ from threadpoolctl import threadpool_limits
 
 import lorak.learn._csi as csi_module
 from lorak import IncompleteCholesky
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import CSI
 from lorak.kernels import Gaussian
@@ -64,9 +61,9 @@ def data_sets(n):
 def fit_time(make, X, y=None):
     gc.collect()
     est = make()
-    t = time.perf_counter()
-    est.fit(X) if y is None else est.fit(X, y)
-    return time.perf_counter() - t, est
+    with Stopwatch() as sw:
+        est.fit(X) if y is None else est.fit(X, y)
+    return sw.wall, est
 
 
 def breakdown(kernel, X, y, rank):
@@ -80,11 +77,12 @@ def breakdown(kernel, X, y, rank):
         originals[name] = f
 
         def g(self, *a, **k):
-            t = time.perf_counter()
+            sw = Stopwatch()
             try:
-                return f(self, *a, **k)
+                with sw:
+                    return f(self, *a, **k)
             finally:
-                acc[name] += time.perf_counter() - t
+                acc[name] += sw.wall
 
         setattr(cls, name, g)
 
@@ -93,16 +91,17 @@ def breakdown(kernel, X, y, rank):
     kcol = [0.0]
 
     def column(i):
-        t = time.perf_counter()
-        c = kernel(X, X[i : i + 1]).ravel()
-        kcol[0] += time.perf_counter() - t
+        with Stopwatch() as sw:
+            c = kernel(X, X[i : i + 1]).ravel()
+        kcol[0] += sw.wall
         return c
 
     try:
         Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
-        t = time.perf_counter()
-        csi_module.csi(kernel.diag(X), column, Y, rank, lookahead=40, tol=0.0)
-        total = time.perf_counter() - t
+        _, timing = time_call(
+            csi_module.csi, kernel.diag(X), column, Y, rank, lookahead=40, tol=0.0
+        )
+        total = timing.wall
     finally:
         for name, f in originals.items():
             setattr(cls, name, f)
@@ -177,15 +176,13 @@ def main():
                 f"(δ=20: {r['csi_delta20']:.2f}×, δ=0: {r['csi_delta0']:.2f}×)"
             )
             print("  CSI δ=40 breakdown (s):", row["csi_breakdown_delta40"]["parts"])
-    doc = {
-        "issue": "#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
-        "settings": vars(args) | {"out": str(args.out)},
-        "environment": capture_environment(),
-        "load": guard.stop().record(),
-        "results": results,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=1))
+    doc = Record(
+        issue="#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
+        settings=vars(args) | {"out": str(args.out)},
+        load=guard.stop().record(),
+        results=results,
+    )
+    doc.write(args.out)
     print(f"wrote {args.out}")
 
 

@@ -25,9 +25,7 @@ Writes DIR/results.json and DIR/summary.md (default bench-out/defaults-audit/).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import time
 import warnings
 from pathlib import Path
 
@@ -36,8 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from lorak import CSI, LowRankMKLClassifier
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, Stopwatch
 from lorak.datasets import load
 
 MAX_N = 600
@@ -104,7 +101,7 @@ def main(argv=None):
     reps = 1 if a.quick else a.reps
     names = a.datasets.split(",")[: 3 if a.quick else None]
     sets = data_sets(names)
-    t_all = time.perf_counter()
+    result = Record()  # the environment and the load average now, at the start
     table, records = {}, []
     for key in a.params.split(","):
         kind, param, grid, default = AUDIT[key]
@@ -112,8 +109,8 @@ def main(argv=None):
         for name, (X, y) in sets.items():
             means = {}
             for v in grid:
-                t0 = time.perf_counter()
-                accs = [score(kind, param, v, X, y, s) for s in range(reps)]
+                with Stopwatch() as sw:
+                    accs = [score(kind, param, v, X, y, s) for s in range(reps)]
                 means[v] = float(np.mean(accs))
                 records.append(
                     {
@@ -121,7 +118,7 @@ def main(argv=None):
                         "dataset": name,
                         "value": v,
                         "accuracy": accs,
-                        "seconds": time.perf_counter() - t0,
+                        "seconds": sw.wall,
                     }
                 )
             best = max(means, key=means.get)
@@ -146,19 +143,18 @@ def main(argv=None):
         }
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "config": {
+    result.update(
+        config={
             "reps": reps,
             "datasets": list(sets),
             "max_n": MAX_N,
-            "seconds_total": time.perf_counter() - t_all,
+            "seconds_total": result.elapsed,
         },
-        "environment": capture_environment(),
-        "load": guard.stop().record(),
-        "audit": table,
-        "records": records,
-    }
-    (out / "results.json").write_text(json.dumps(result, indent=1, default=float))
+        load=guard.stop().record(),
+        audit=table,
+        records=records,
+    )
+    result.write(out / "results.json")
     lines = [
         "| parameter (default) | set | default | best value | best | gap |",
         "|---|---|---|---|---|---|",

@@ -27,7 +27,7 @@ points of it (first set at 20× with m fixed at 0.1 n; revised with the rank cho
 factor's approximation of the problem).
 
 Each LS-SVM time is also given as a multiple of its BLAS floor measured in this run
-(:mod:`lorak.bench._floor`): the factor of the training rows (GEMM n × d by d × m and a
+(:func:`lorak.bench.blas_floor`): the factor of the training rows (GEMM n × d by d × m and a
 triangular multiply of the n × m block), its Gram matrix GᵀG (GEMM m × n by n × m) and
 the factor of the test rows (GEMM and triangular multiply at n_test). The load
 average before and after is recorded (``load``); ``--strict-load`` refuses a run on a
@@ -44,9 +44,7 @@ import argparse
 import gc
 import json
 import os
-import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 from sklearn.decomposition import KernelPCA
@@ -54,8 +52,15 @@ from sklearn.kernel_ridge import KernelRidge
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from lorak import Nystroem
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard, blas_floor, floor_seconds
+from lorak.bench import (
+    LoadGuard,
+    Stopwatch,
+    blas_floor,
+    capture_environment,
+    floor_seconds,
+    time_call,
+    write_json,
+)
 from lorak.kernels import Gaussian, kernel_block
 from lorak.models import LSSVC, LowRankKernelPCA, lssvm_fit_dense
 
@@ -71,14 +76,8 @@ GIB = 2**30
 
 def timed(fn, repeats: int):
     """Median wall time of ``repeats`` calls, all times, and the last output."""
-    times, out = [], None
-    for _ in range(repeats):
-        out = None
-        gc.collect()
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), times, out
+    out, t = time_call(fn, repeats=repeats, setup=gc.collect)
+    return t.wall, list(t.walls), out
 
 
 def peak_memory(fn) -> int:
@@ -107,9 +106,9 @@ def measure(fn, repeats: int) -> tuple[dict, object]:
     gc.collect()
     tracemalloc.start()
     try:
-        t = time.perf_counter()
-        out = fn()
-        seconds = time.perf_counter() - t
+        with Stopwatch() as sw:
+            out = fn()
+        seconds = sw.wall
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -275,19 +274,19 @@ def choose_rank(X, b, landmarks: str, *, start: float = 0.025, cap: float = 0.4)
     n = X.shape[0]
     m = max(8, round(start * n))
     path = []
-    t0 = time.perf_counter()
-    while True:
-        f = Nystroem(
-            kernel="gaussian", bandwidth=b, n_components=m, landmarks=landmarks, random_state=0
-        )
-        path.append({"m": m, "d_eff": effective_dimension(f.fit_transform(X), C)})
-        if len(path) > 1 and path[-1]["d_eff"] < 1.1 * path[-2]["d_eff"]:
-            m = path[-2]["m"]
-            break
-        if 2 * m > cap * n:
-            break
-        m *= 2
-    return {"m": m, "path": path, "seconds": time.perf_counter() - t0}
+    with Stopwatch() as sw:
+        while True:
+            f = Nystroem(
+                kernel="gaussian", bandwidth=b, n_components=m, landmarks=landmarks, random_state=0
+            )
+            path.append({"m": m, "d_eff": effective_dimension(f.fit_transform(X), C)})
+            if len(path) > 1 and path[-1]["d_eff"] < 1.1 * path[-2]["d_eff"]:
+                m = path[-2]["m"]
+                break
+            if 2 * m > cap * n:
+                break
+            m *= 2
+    return {"m": m, "path": path, "seconds": sw.wall}
 
 
 def bench_subsampled_kernel_ridge(X, y, Xt, yt, b, n_sub) -> dict:
@@ -457,9 +456,7 @@ def main(argv=None):
     ).start()
     result = run(args)
     result["load"] = guard.stop().record()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+    out = write_json(args.out, result, indent=2)
     print(json.dumps(result["checks"], indent=1))
     print(f"wrote {out}")
     return result

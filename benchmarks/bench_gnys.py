@@ -30,15 +30,13 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, Nystroem
 from lorak.kernels import Gaussian, kernel_block
@@ -76,10 +74,8 @@ def _semi(y, l, seed):
 
 
 def timed(fn):
-    gc.collect()
-    t, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - t, time.process_time() - c, out
+    out, t = time_call(fn, setup=gc.collect)
+    return t.wall, t.cpu, out
 
 
 def bench_rep(X, y, reps):
@@ -214,12 +210,12 @@ def scaling(sizes, m=200, seed=0):
         gc.collect()
         tracemalloc.start()
         tracemalloc.reset_peak()
-        t, c = time.perf_counter(), time.process_time()
-        est.fit(X, yu)
-        t_fit, c_fit = time.perf_counter() - t, time.process_time() - c
-        t, c = time.perf_counter(), time.process_time()
-        Q = est.transform(X)
-        t_tr, c_tr = time.perf_counter() - t, time.process_time() - c
+        with Stopwatch() as sw:
+            est.fit(X, yu)
+        t_fit, c_fit = sw.wall, sw.cpu
+        with Stopwatch() as sw:
+            Q = est.transform(X)
+        t_tr, c_tr = sw.wall, sw.cpu
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         rows.append(
@@ -250,7 +246,7 @@ def scaling(sizes, m=200, seed=0):
 
 def large_rep(name="usps", seed=0):
     """(d): CPU of one repetition per column on a large set, landmarks shared."""
-    from lorak.bench._ssl import M_CAP, M_RATIO, draw_labeled
+    from lorak.bench import M_CAP, M_RATIO, draw_labeled
 
     d = load(name)
     X = np.asarray(d.X, dtype=np.float64)
@@ -334,17 +330,16 @@ def main():
         if not args.skip_large:
             print("(d) one repetition on a large set", flush=True)
             large = large_rep()
-    out = {
-        "environment": capture_environment() | {"blas_threads": 1},
-        "load": guard.stop().record(),
-        "per_repetition": rep,
-        "breakdown": bd,
-        "convergence": conv,
-        "scaling": scal,
-        "large_repetition": large,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1, default=float) + "\n")
+    out = Record(
+        load=guard.stop().record(),
+        per_repetition=rep,
+        breakdown=bd,
+        convergence=conv,
+        scaling=scal,
+        large_repetition=large,
+    )
+    out["environment"]["blas_threads"] = 1
+    out.write(args.out)
     print(f"wrote {args.out}")
 
 

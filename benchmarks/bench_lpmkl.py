@@ -41,18 +41,18 @@ import json
 import os
 import resource
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Stopwatch, capture_environment, time_call, write_json
 from lorak.datasets import load
 from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import KernelBank
-from lorak.learn._lp_mkl import GaussianGrams, bank_factors, lp_mkl_full_kernel
-from lorak.solvers._gfb import gfb_naive, gfb_split, project_feasible, svm_dual_objective
+from lorak.learn import bank_factors
+from lorak.learn._lp_mkl import GaussianGrams, lp_mkl_full_kernel
+from lorak.solvers import gfb_naive, gfb_split, project_feasible, svm_dual_objective
 
 OUT = Path(__file__).parent / "out" / "bench_lpmkl.json"
 C = 1000.0
@@ -80,21 +80,18 @@ def _sqdist(A, B):
 def _fit_ours(Xtr, ytr, Xte, yte, *, R, p=2.0, seed=0, **kw):
     kw.setdefault("blas_threads", BLAS_THREADS)
     clf = LowRankMKLClassifier(n_kernels=50, rank=R, C=C, p=p, random_state=seed, **kw)
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    with warnings.catch_warnings(record=True) as caught:
+    with Stopwatch() as sw, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         clf.fit(Xtr, ytr)
-    fit_s = time.perf_counter() - t0
-    fit_cpu = time.process_time() - c0
-    t0 = time.perf_counter()
-    acc = float(np.mean(clf.predict(Xte) == yte))
+    fit_s, fit_cpu = sw.wall, sw.cpu
+    with Stopwatch() as sw:
+        acc = float(np.mean(clf.predict(Xte) == yte))
     return {
         "R": R,
         "p": p,
         "fit_seconds": fit_s,
         "fit_cpu_seconds": fit_cpu,
-        "predict_seconds": time.perf_counter() - t0,
+        "predict_seconds": sw.wall,
         "accuracy": acc,
         "outer_iter": int(clf.n_iter_[0]),
         "inner_iter": [int(v) for v in clf.inner_iter_[0]],
@@ -110,14 +107,12 @@ def _fit_full(Xtr, ytr, Xte, yte, *, p=2.0, max_iter=30):
     classes = np.unique(ytr)
     yb = np.where(ytr == classes[1], 1.0, -1.0)
     b = [k.bandwidth for k in default_bank(50)]
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    D = _sqdist(Xtr, Xtr)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res, svc = lp_mkl_full_kernel(GaussianGrams(D, b), yb, C, p, max_iter=max_iter)
-    fit_s = time.perf_counter() - t0
-    fit_cpu = time.process_time() - c0
+    with Stopwatch() as sw:
+        D = _sqdist(Xtr, Xtr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res, svc = lp_mkl_full_kernel(GaussianGrams(D, b), yb, C, p, max_iter=max_iter)
+    fit_s, fit_cpu = sw.wall, sw.cpu
     del D
     Dte = _sqdist(Xte, Xtr[svc.support_])
     dec = GaussianGrams(Dte, b).weighted(res.d) @ svc.dual_coef_[0] + svc.intercept_[0]
@@ -164,7 +159,7 @@ def part_scale(args):
 
 
 def _default_solver():
-    from lorak.learn._lp_mkl import SOLVERS
+    from lorak.learn import SOLVERS
 
     return "newton" if "newton" in SOLVERS else "shared"
 
@@ -214,9 +209,9 @@ def _clarabel(F, y, d, *, accurate):
         [y @ a == 0, a >= 0, a <= C],
     )
     opts = {} if accurate else {"tol_gap_rel": 1e-3, "tol_gap_abs": 1e-3}
-    t0 = time.perf_counter()
-    prob.solve(solver="CLARABEL", **opts)
-    wall = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        prob.solve(solver="CLARABEL", **opts)
+    wall = sw.wall
     alpha = project_feasible(np.clip(np.asarray(a.value).ravel(), 0, C), y, C)
     return {
         "objective": svm_dual_objective(F, y, d, alpha),
@@ -238,9 +233,9 @@ def part_solvers(args):
         idx = rng.choice(X.shape[0], n, replace=False)
         Xs, y = X[idx], y_all[idx]
         Z = Xs[rng.choice(n, min(R, n), replace=False)]
-        t0 = time.perf_counter()
-        F = bank_factors(bank.resolve(Xs), Xs, Z, compress=False).stack
-        fac_s = time.perf_counter() - t0
+        with Stopwatch() as sw:
+            F = bank_factors(bank.resolve(Xs), Xs, Z, compress=False).stack
+        fac_s = sw.wall
         d = np.full(M, 1.0 / M)
         row = {"n": n, "R": R, "M": M, "total_rank": F.total_rank, "factor_seconds": fac_s}
         try:
@@ -260,7 +255,7 @@ def part_solvers(args):
             "naive": (gfb_naive, {"tol": 1e-4, "max_iter": 3000}),
         }
         if _default_solver() == "newton":
-            from lorak.learn._lp_mkl import SOLVERS
+            from lorak.learn import SOLVERS
 
             # primal Newton on the stacked features, stopped at a 0.1 % relative
             # duality gap (the agreement the interior point is timed at)
@@ -268,15 +263,15 @@ def part_solvers(args):
         if args.solver_methods:
             runs = {k: v for k, v in runs.items() if k in args.solver_methods}
         for name, (fn, kw) in runs.items():
-            t0 = time.perf_counter()
-            if name == "newton":
-                # through the shared basis (timed): stacked, its systems are (Σr + 1)²
-                Fc = bank_factors(bank.resolve(Xs), Xs, Z, compress=True).stack
-                res = fn(Fc, y, d, C, **kw)
-                res.objective = svm_dual_objective(F, y, d, res.alpha)
-            else:
-                res = fn(F, y, d, C, **kw)
-            wall = time.perf_counter() - t0
+            with Stopwatch() as sw:
+                if name == "newton":
+                    # through the shared basis (timed): stacked, its systems are (Σr + 1)²
+                    Fc = bank_factors(bank.resolve(Xs), Xs, Z, compress=True).stack
+                    res = fn(Fc, y, d, C, **kw)
+                    res.objective = svm_dual_objective(F, y, d, res.alpha)
+                else:
+                    res = fn(F, y, d, C, **kw)
+            wall = sw.wall
             entry = {
                 "seconds": wall,
                 "setup_seconds": res.info["setup_seconds"],
@@ -314,11 +309,11 @@ def part_mklpy(args):
     tr, te = _split(X.shape[0], args.seed)
     out = {"n_train": int(tr.size), "n_kernels": 50}
     bank = default_bank(50)
-    t0 = time.perf_counter()
-    Dtr, Dte = _sqdist(X[tr], X[tr]), _sqdist(X[te], X[tr])
-    KL = [torch.from_numpy(np.exp(-Dtr.astype(np.float64) / k.bandwidth)) for k in bank]
-    KLte = [torch.from_numpy(np.exp(-Dte.astype(np.float64) / k.bandwidth)) for k in bank]
-    build_s = time.perf_counter() - t0  # the 50 dense kernels MKLpy needs (not in fit)
+    with Stopwatch() as sw:
+        Dtr, Dte = _sqdist(X[tr], X[tr]), _sqdist(X[te], X[tr])
+        KL = [torch.from_numpy(np.exp(-Dtr.astype(np.float64) / k.bandwidth)) for k in bank]
+        KLte = [torch.from_numpy(np.exp(-Dte.astype(np.float64) / k.bandwidth)) for k in bank]
+    build_s = sw.wall  # the 50 dense kernels MKLpy needs (not in fit)
     ytr_t = torch.tensor(y[tr])
     for name, build in (
         ("EasyMKL", lambda: EasyMKL(lam=0.1, learner=SVC(C=C))),
@@ -327,11 +322,9 @@ def part_mklpy(args):
         if args.mklpy_methods and name not in args.mklpy_methods:
             continue
         try:
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            mkl = build().fit(KL, ytr_t)
-            fit_s = time.perf_counter() - t0
-            fit_cpu = time.process_time() - c0
+            with Stopwatch() as sw:
+                mkl = build().fit(KL, ytr_t)
+            fit_s, fit_cpu = sw.wall, sw.cpu
             pred = np.asarray(mkl.predict(KLte))
             out[name] = {
                 "fit_seconds": fit_s,
@@ -506,8 +499,7 @@ def main(argv=None):
         sys.exit("set LORAK_DATA to the benchmark data folder")
     parts = [p for p in PARTS if p != "grid"] if args.part == "all" else args.part.split(",")
     for name in parts:
-        t0 = time.perf_counter()
-        res = PARTS[name](args)
+        res, t = time_call(PARTS[name], args)
         # re-read: another bench_lpmkl process may have written its part meanwhile
         results = json.loads(OUT.read_text()) if OUT.exists() else {}
         key = name
@@ -517,13 +509,10 @@ def main(argv=None):
             key = f"subsample:{args.subsample_data}"
         elif name == "scale" and (args.seed != 0 or args.p != 2.0):
             key = f"scale:seed{args.seed}:p{args.p:g}"
-        results[key] = {"result": res, "wall_seconds": time.perf_counter() - t0}
-        from lorak.bench._env import capture_environment
-
+        results[key] = {"result": res, "wall_seconds": t.wall}
         results["environment"] = capture_environment()
         results["load"] = guard.stop().record()  # key "load": this part's run
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(json.dumps(results, indent=1, default=float) + "\n")
+        write_json(OUT, results)
         print(name, json.dumps(res, indent=1, default=float)[:3000], flush=True)
 
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import time
 import tracemalloc
 import warnings
 from pathlib import Path
@@ -38,12 +36,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from lorak.bench._env import capture_environment
+from lorak.bench import Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
 from lorak.kernels import KernelBank
 from lorak.landmarks import select_landmarks
-from lorak.learn._gen_nystrom import MKGenNystromProblem, fit_mk_gen_nystrom
+from lorak.learn import fit_mk_gen_nystrom
+from lorak.learn._gen_nystrom import MKGenNystromProblem
 from lorak.metrics import ideal_kernel_factor
 from lorak.models import SemiSupervisedFactorClassifier
 
@@ -74,11 +73,10 @@ def _error(Q, y, yu):
 
 def _timed_fit(est, X, yu):
     gc.collect()
-    t, c = time.perf_counter(), time.process_time()
-    with warnings.catch_warnings():
+    with Stopwatch() as sw, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, yu)
-    return time.perf_counter() - t, time.process_time() - c
+    return sw.wall, sw.cpu
 
 
 def part_ratio(sets, reps):
@@ -150,15 +148,10 @@ def part_secstr(ms):
         clf = SemiSupervisedFactorClassifier(
             MultipleKernelGeneralizedNystroem(n_components=m, random_state=0)
         )
-        gc.collect()
-        t, c = time.perf_counter(), time.process_time()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(X, yu)
-        t_fit, c_fit = time.perf_counter() - t, time.process_time() - c
-        t, c = time.perf_counter(), time.process_time()
-        pred = clf.predict(X)
-        t_pred, c_pred = time.perf_counter() - t, time.process_time() - c
+        t_fit, c_fit = _timed_fit(clf, X, yu)
+        with Stopwatch() as sw:
+            pred = clf.predict(X)
+        t_pred, c_pred = sw.wall, sw.cpu
         test = known & (yu == -1)
         err = float(np.mean(pred[test] != codes[test]) * 100)
         f = clf.factor_
@@ -196,16 +189,15 @@ def part_memory(sizes, mt):
         gc.collect()
         tracemalloc.start()
         tracemalloc.reset_peak()
-        t = time.perf_counter()
-        with warnings.catch_warnings():
+        with Stopwatch() as sw, warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             est.fit(X, yu)
-        t_fit = time.perf_counter() - t
+        t_fit = sw.wall
         _, peak_fit = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        t = time.perf_counter()
-        Q = est.transform(X)
-        t_tr = time.perf_counter() - t
+        with Stopwatch() as sw:
+            Q = est.transform(X)
+        t_tr = sw.wall
         _, peak_tr = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         out_bytes = Q.nbytes
@@ -243,15 +235,22 @@ def part_convergence(lams, sweeps):
     out = []
     for lam in lams:
         for rescale in (True, False):
-            t = time.perf_counter()
-            fit = fit_mk_gen_nystrom(
-                None, None, None, problem=P, lam=lam, tol=1e-9, max_iter=sweeps, rescale=rescale
+            fit, t = time_call(
+                fit_mk_gen_nystrom,
+                None,
+                None,
+                None,
+                problem=P,
+                lam=lam,
+                tol=1e-9,
+                max_iter=sweeps,
+                rescale=rescale,
             )
             h = np.asarray(fit.objective_history)
             row = {
                 "lam": lam,
                 "rescale": rescale,
-                "seconds": time.perf_counter() - t,
+                "seconds": t.wall,
                 "alternations": fit.n_iter,
                 "block_iterations": fit.n_solves,
                 "J": {str(k): float(h[min(k, h.size - 1)]) for k in (1, 3, 10, 30, sweeps)},
@@ -272,15 +271,10 @@ def main():
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--skip-convergence", action="store_true")
     args = ap.parse_args()
-    out = {
-        "environment": capture_environment()
-        | {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    out = Record()  # the environment, the load average and the UTC time at the start
 
     def save():  # after every part, so that an interrupted run keeps what it measured
-        out["environment"]["loadavg_end"] = os.getloadavg()
-        args.out.write_text(json.dumps(out, indent=1, default=float) + "\n")
+        out.write(args.out)
 
     sets = [("ssl-digit1", 150)] if args.quick else [("ssl-digit1", 150), ("usps", 600)]
     if not args.skip_ratio:

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +41,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR
 
 import lorak
+from lorak.bench import Record, load_average, time_call
 from lorak.kernels import KernelBank
 
 OUT = Path(__file__).parent / "out" / "bench_mkl_regression.json"
@@ -61,9 +60,8 @@ def datasets(n_friedman=2000):
 
 
 def _timed(fn):
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - t0, time.process_time() - c0
+    out, t = time_call(fn)
+    return out, t.wall, t.cpu
 
 
 def methods(n_features, y_std):
@@ -136,7 +134,7 @@ def speed_part(n=20000, alpha=None, gamma=None):
     X, y = make_friedman1(n_samples=n + 5000, noise=1.0, random_state=1)
     X = StandardScaler().fit_transform(X)
     Xtr, Xte, ytr, yte = X[:n], X[n:], y[:n], y[n:]
-    load = os.getloadavg()
+    load = load_average()
     ours, w_ours, c_ours = _timed(lambda: lorak.LowRankMKLRegressor(random_state=0).fit(Xtr, ytr))
     krr = KernelRidge(
         kernel="rbf", alpha=0.01 if alpha is None else alpha, gamma=0.1 if gamma is None else gamma
@@ -145,7 +143,7 @@ def speed_part(n=20000, alpha=None, gamma=None):
     res = {
         "n": n,
         "load_before": load,
-        "load_after": os.getloadavg(),
+        "load_after": load_average(),
         "lorak": {"wall": w_ours, "cpu": c_ours, "r2": float(r2_score(yte, ours.predict(Xte)))},
         "krr": {"wall": w_krr, "cpu": c_krr, "r2": float(r2_score(yte, krr.predict(Xte)))},
     }
@@ -162,8 +160,7 @@ def main(argv=None):
     ap.add_argument("--n-speed", type=int, default=20000)
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
-    res = json.loads(a.out.read_text()) if a.out.exists() else {}
-    res["load_average_at_start"] = os.getloadavg()
+    res = Record(json.loads(a.out.read_text()) if a.out.exists() else {})
     if a.part in ("accuracy", "all"):
         res["accuracy"] = accuracy_part(a.reps)
     if a.part in ("speed", "all"):
@@ -173,8 +170,7 @@ def main(argv=None):
             alpha = float(np.median([b["alpha"] for b in best]))
             gamma = float(np.median([b["gamma"] for b in best]))
         res["speed"] = speed_part(a.n_speed, alpha, gamma)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(res, indent=1))
+    res.write(a.out)
 
 
 if __name__ == "__main__":

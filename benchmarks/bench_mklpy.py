@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 import warnings
 from pathlib import Path
 
@@ -36,9 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from lorak.bench._runner import derive_seed
-from lorak.bench._ssl import N_LABELED, draw_labeled
-from lorak.bench.experiments._zhang2017 import LARGE_DATASETS, SMALL_DATASETS, prepare_mkl
+from lorak.bench import N_LABELED, Record, Stopwatch, derive_seed, draw_labeled, get_experiment
 from lorak.estimators import CABMKL, GLMKLClassifier
 from lorak.landmarks import select_landmarks
 from lorak.models import SemiSupervisedFactorClassifier
@@ -57,9 +54,9 @@ def _err(pred, y):
     return 100.0 * float(np.mean(np.asarray(pred) != y))
 
 
-def run_dataset(spec, reps, data_home):
+def run_dataset(spec, prepare, reps, data_home):
     data = spec.loader(spec, data_home)
-    ctx = prepare_mkl(data)
+    ctx = prepare(data)
     bank = ctx["bank"]
     X = data.X.tocsr().astype(np.float64) if sp.issparse(data.X) else np.asarray(data.X, float)
     y = np.asarray(data.y)
@@ -79,36 +76,31 @@ def run_dataset(spec, reps, data_home):
                 import torch
 
                 try:
-                    t0 = time.perf_counter()
-                    KL = _kernels(bank, X[lab], X[lab])
-                    mkl = build().fit(KL, torch.tensor(y[lab]))
-                    KLte = _kernels(bank, X[unl], X[lab])
-                    pred = np.asarray(mkl.predict(KLte))
-                    rec[name] = {
-                        "error_pct": _err(pred, y[unl]),
-                        "seconds": time.perf_counter() - t0,
-                    }
+                    with Stopwatch() as sw:
+                        KL = _kernels(bank, X[lab], X[lab])
+                        mkl = build().fit(KL, torch.tensor(y[lab]))
+                        KLte = _kernels(bank, X[unl], X[lab])
+                        pred = np.asarray(mkl.predict(KLte))
+                    rec[name] = {"error_pct": _err(pred, y[unl]), "seconds": sw.wall}
                     del KLte
                 except Exception as exc:  # MKLpy failures are reported, not fatal
                     rec[name] = {"error": f"{type(exc).__name__}: {exc}"}
             yu = np.full(y.size, -1)
             yu[lab] = y[lab]
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
+            with Stopwatch() as sw, warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 g = GLMKLClassifier(bank, C=1.0).fit(X, yu)
             rec["lorak GLMKL"] = {
                 "error_pct": _err(g.transduction_[unl], y[unl]),
-                "seconds": time.perf_counter() - t0,
+                "seconds": sw.wall,
             }
-            t0 = time.perf_counter()
-            Z = select_landmarks(
-                "kmeans", X, ctx["m"], rng=np.random.default_rng([seed, 11]), kernel=ctx["kernel"]
-            ).points
-            c = SemiSupervisedFactorClassifier(CABMKL(bank, landmarks=Z)).fit(X, yu)
+            with Stopwatch() as sw:
+                rng = np.random.default_rng([seed, 11])
+                Z = select_landmarks("kmeans", X, ctx["m"], rng=rng, kernel=ctx["kernel"]).points
+                c = SemiSupervisedFactorClassifier(CABMKL(bank, landmarks=Z)).fit(X, yu)
             rec["lorak CABMKL (factors)"] = {
                 "error_pct": _err(c.transduction_[unl], y[unl]),
-                "seconds": time.perf_counter() - t0,
+                "seconds": sw.wall,
             }
         out["reps"].append(rec)
         print(spec.display, r, {k: v for k, v in rec.items() if k != "seed"}, flush=True)
@@ -143,27 +135,19 @@ def main():
         import MKLpy  # noqa: F401
     except Exception as exc:
         raise SystemExit(f"MKLpy not importable ({type(exc).__name__}: {exc})") from exc
-    specs = SMALL_DATASETS + LARGE_DATASETS
+    # the experiment's own sets, loaders and preparation (its small and large parts)
+    specs = [(s, part.prepare) for part in get_experiment("gnys-mkl").parts for s in part.datasets]
     if args.datasets:
         want = set(args.datasets.split(","))
-        specs = tuple(s for s in specs if s.display in want)
-    import platform
-
+        specs = [(s, prepare) for s, prepare in specs if s.display in want]
     prev = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
-    doc = {
-        "protocol": "gnys-mkl (Table 2): 9 Gaussians, l = 100, C = 1, error on unlabeled rows",
-        "load_average_at_start": os.getloadavg(),
-        "machine": platform.platform(),
-        "datasets": dict(prev.get("datasets", {})),  # merged: earlier runs' sets kept
-    }
-    t_all = time.perf_counter()
-    for spec in specs:
-        doc["datasets"][spec.display] = run_dataset(spec, args.reps, data_home)
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(doc, indent=1))
-    doc["wall_seconds"] = time.perf_counter() - t_all
-    doc["load_average_at_end"] = os.getloadavg()
-    Path(args.out).write_text(json.dumps(doc, indent=1))
+    doc = Record(
+        protocol="gnys-mkl (Table 2): 9 Gaussians, l = 100, C = 1, error on unlabeled rows",
+        datasets=dict(prev.get("datasets", {})),  # merged: earlier runs' sets kept
+    )
+    for spec, prepare in specs:
+        doc["datasets"][spec.display] = run_dataset(spec, prepare, args.reps, data_home)
+        doc.write(args.out)
     cols = ("EasyMKL", "GRAM", "lorak GLMKL", "lorak CABMKL (factors)")
     print(f"{'dataset':12s}" + "".join(f"{k:>28s}" for k in cols))
     for d, v in doc["datasets"].items():

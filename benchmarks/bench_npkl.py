@@ -60,8 +60,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import time
 import tracemalloc
 import warnings
 from contextlib import contextmanager
@@ -71,8 +69,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, Stopwatch, load_average, time_call
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.estimators import SimpleNPKL
@@ -92,21 +89,14 @@ def adult(name):
 def fit_timed(X, c, **kw):
     est = SimpleNPKL(C=1.0, B="n_samples", n_neighbors=K, random_state=0, **kw)
     gc.collect()
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
+    with Stopwatch() as sw, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, **c)
-    total = time.perf_counter() - t0
-    return est, total
+    return est, sw.wall
 
 
 def graph_seconds(X, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        M.normalized_laplacian(M.knn_graph(X, K))
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return time_call(lambda: M.normalized_laplacian(M.knn_graph(X, K)), repeats=repeats)[1].wall
 
 
 def bench_linear(X, y, repeats, n_pairs=None):
@@ -237,14 +227,14 @@ def bench_sqhinge_sets(names, *, max_rank, max_iter, compare, order, baseline="r
         g = graph_seconds(X, 1)
         row = {"n": X.shape[0], "n_features": X.shape[1], "n_classes": len(np.unique(y)),
                "n_constraints": c.n_constraints, "graph_seconds": g,
-               "load_before": os.getloadavg()}  # fmt: skip
+               "load_before": load_average()}  # fmt: skip
         versions = ("new", "old") if compare else ("new",)
         if compare and ((order == "alternate" and j % 2 == 1) or order == "old-first"):
             versions = versions[::-1]
         ests = {}
         for v in versions:
             ests[v], row[v] = sqhinge_fit(X, c, v, baseline, max_rank=max_rank, max_iter=max_iter)
-        row["load_after"] = os.getloadavg()
+        row["load_after"] = load_average()
         if compare:
             row["baseline"] = baseline
             row["old_over_new_seconds"] = row["old"]["seconds"] / row["new"]["seconds"]
@@ -296,12 +286,11 @@ def main(argv=None):
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "bench_npkl.json"))
     args = ap.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
-    res = {
-        "targets": {"linear_a1a_seconds": TARGET_LL, "sqhinge_n6414_seconds": TARGET_SHL},
-        "environment": capture_environment() | {"blas_threads": args.threads},
-        "load": guard.record(),
-    }
-    t_all = time.perf_counter()
+    res = Record(
+        targets={"linear_a1a_seconds": TARGET_LL, "sqhinge_n6414_seconds": TARGET_SHL},
+        load=guard.record(),
+    )
+    res["environment"]["blas_threads"] = args.threads
     with threadpool_limits(args.threads):
         X1, y1 = adult("a1a")
         res["linear_a1a"] = bench_linear(X1, y1, repeats)
@@ -327,12 +316,8 @@ def main(argv=None):
             X5, y5 = n6414_set("adult")
             res["memory_n6414"] = bench_memory(X5, y5)
             print("memory n=6414:", json.dumps(res["memory_n6414"]), flush=True)
-    res["environment"]["loadavg_after"] = os.getloadavg()
     res["load"] = guard.stop().record()
-    res["wall_seconds"] = time.perf_counter() - t_all
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1, default=float) + "\n", encoding="utf-8")
+    out = res.write(args.out)
     print(f"wrote {out}")
 
 

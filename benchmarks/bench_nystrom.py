@@ -13,7 +13,7 @@ Measures, on random data (default n=70000, d=784, m=1000, 2 BLAS threads):
     columns computed ahead in blocks against the column-at-a-time loop, same pivots.
 
 Every time is also reported as a multiple of the BLAS floor measured in this run
-(:mod:`lorak.bench._floor`): Nyström's fit_transform and transform against one GEMM
+(:func:`lorak.bench.blas_floor`): Nyström's fit_transform and transform against one GEMM
 (n × d by d × m) plus one triangular multiply of the n × m block, k-means against one
 GEMM (n × d by d × k) per assignment pass (n_iter + 1). The load average before and
 after is recorded; a 1-minute load above the core count flags the run
@@ -35,9 +35,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -45,22 +43,14 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from threadpoolctl import threadpool_limits
 
 import lorak
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard, blas_floor, floor_seconds
+from lorak.bench import LoadGuard, Record, Stopwatch, blas_floor, floor_seconds, time_call
 from lorak.kernels import Gaussian
 from lorak.landmarks import quantization_error
 
 
 def timed(fn, repeats):
-    times = []
-    out = None
-    for _ in range(repeats):
-        out = None
-        gc.collect()
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), times, out
+    out, t = time_call(fn, repeats=repeats, setup=gc.collect)
+    return t.wall, list(t.walls), out
 
 
 def peak_memory(fn):
@@ -134,9 +124,9 @@ def bench_nystroem(X, m, b, repeats, floor):
 def bench_kmeans(X, m, seed, floor, plusplus=True):
     from lorak.landmarks._kmeans import kmeans_landmarks
 
-    t = time.perf_counter()
-    C, info = kmeans_landmarks(X, m, rng=np.random.default_rng(seed), max_iter=10)
-    t_ours = time.perf_counter() - t
+    with Stopwatch() as sw:
+        C, info = kmeans_landmarks(X, m, rng=np.random.default_rng(seed), max_iter=10)
+    t_ours = sw.wall
     q_ours = quantization_error(X, C)
     n, d = X.shape
     # the floor: one GEMM (n × d by d × k) per assignment pass (the first, then one per
@@ -155,9 +145,9 @@ def bench_kmeans(X, m, seed, floor, plusplus=True):
     out["lorak_floor_ratio"] = t_ours / out["floor_seconds"]
     # scikit-learn's Lloyd from our seeds (same seeding draws: same generator seed)
     seeds, _ = kmeans_landmarks(X, m, rng=np.random.default_rng(seed), max_iter=0)
-    t = time.perf_counter()
-    km = KMeans(n_clusters=m, init=seeds, n_init=1, max_iter=10, algorithm="lloyd").fit(X)
-    t_sk = time.perf_counter() - t + info.get("init_seconds", 0.0)
+    with Stopwatch() as sw:
+        km = KMeans(n_clusters=m, init=seeds, n_init=1, max_iter=10, algorithm="lloyd").fit(X)
+    t_sk = sw.wall + info.get("init_seconds", 0.0)
     q_sk = quantization_error(X, km.cluster_centers_)
     out.update(
         sklearn_lloyd_same_seeds_seconds=t_sk,
@@ -167,9 +157,10 @@ def bench_kmeans(X, m, seed, floor, plusplus=True):
         quantization_ratio_same_seeds=q_ours / q_sk,
     )
     if plusplus:
-        t = time.perf_counter()
-        km = KMeans(n_clusters=m, init="k-means++", n_init=1, max_iter=10, random_state=seed).fit(X)
-        t_sk = time.perf_counter() - t
+        with Stopwatch() as sw:
+            km = KMeans(n_clusters=m, init="k-means++", n_init=1, max_iter=10, random_state=seed)
+            km.fit(X)
+        t_sk = sw.wall
         q_sk = quantization_error(X, km.cluster_centers_)
         out.update(
             sklearn_seconds=t_sk,
@@ -237,11 +228,10 @@ def main(argv=None):
     ).start()
     rng = np.random.default_rng(0)
     X64 = rng.standard_normal((args.n, args.d))
-    result = {
-        "benchmark": "bench_nystrom",
-        "config": vars(args),
-        "environment": capture_environment(),
-        "targets": {
+    result = Record(
+        benchmark="bench_nystrom",
+        config=vars(args),
+        targets={
             "block_ratio_float64": 1.4,
             "block_ratio_float32": 1.7,
             "nystroem_time_ratio_float64": 0.7,
@@ -253,7 +243,7 @@ def main(argv=None):
             "kmeans_seconds": 10.0,
             "kmeans_quantization_ratio": 1.03,
         },
-    }
+    )
     with threadpool_limits(args.threads):
         n, d, m = args.n, args.d, args.m
         ops = [("gemm", (n, d, m)), ("trmm", (n, m)), ("syevd", (m,))]
@@ -312,9 +302,7 @@ def main(argv=None):
         )
     result["load"] = guard.stop().record()
     result["checks"] = checks
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+    out = result.write(args.out)
     print(json.dumps(checks, indent=1))
     print(f"wrote {out}")
 

@@ -30,14 +30,12 @@ import functools
 import json
 import math
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 
 import lorak
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, load_average, time_call
 from lorak.datasets import load
 from lorak.kernels import Gaussian
 from lorak.landmarks._rls import DEFAULT_RANK_FRACTION, rls_landmarks
@@ -102,9 +100,8 @@ def part_error(args) -> dict:
                 for meth, var in methods.items():
                     lm = _landmarks("rls" if meth.startswith("rls") else meth, var)
                     est = lorak.Nystroem(kernel, n_components=m, landmarks=lm, random_state=seed)
-                    t = time.perf_counter()
-                    G = est.fit_transform(X)
-                    secs[meth].append(time.perf_counter() - t)
+                    G, t = time_call(est.fit_transform, X)
+                    secs[meth].append(t.wall)
                     errs[meth].append(frobenius_error(kernel, X, G, relative=True))
             rows.append(
                 {
@@ -150,22 +147,21 @@ def _timing_data(n, d, seed=0):
 
 
 def _clock(fn):
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
+    out, t = time_call(fn)
+    return t.wall, t.cpu, out
 
 
 def part_time(args) -> dict:
     n, d, m = (7000, 784, 300) if args.quick else (args.n, 784, args.m)
     X, source = _timing_data(n, d)
     kernel = Gaussian(bandwidth="mean_to_centroid").resolve(X)
-    res = {"n": n, "d": d, "m": m, "data": source, "load_before": os.getloadavg()}
+    res = {"n": n, "d": d, "m": m, "data": source, "load_before": load_average()}
     for meth in args.time_order:
         est = lorak.Nystroem(kernel, n_components=m, landmarks=meth, random_state=0)
         wall, cpu, _ = _clock(lambda est=est: est.fit(X))
         res[meth] = {"wall_s": wall, "cpu_s": cpu}
         print(meth, res[meth], flush=True)
-    res["load_after"] = os.getloadavg()
+    res["load_after"] = load_average()
     res["rls_over_kmeans_wall"] = res["rls"]["wall_s"] / res["kmeans"]["wall_s"]
     res["rls_over_kmeans_cpu"] = res["rls"]["cpu_s"] / res["kmeans"]["cpu_s"]
     return res
@@ -186,17 +182,12 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.quick:
         args.reps = min(args.reps, 2)
-    out = {
-        "environment": capture_environment(),
-        "load": guard.stop().record(),
-        "default_rank_fraction": DEFAULT_RANK_FRACTION,
-    }
+    out = Record(load=guard.stop().record(), default_rank_fraction=DEFAULT_RANK_FRACTION)
     if args.part in ("error", "all"):
         out["error"] = part_error(args)
     if args.part in ("time", "all"):
         out["time"] = part_time(args)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    out.write(args.out)
     print(json.dumps(out.get("error", {}).get("summary", {}), indent=1))
     if "time" in out:
         print("rls/kmeans wall", round(out["time"]["rls_over_kmeans_wall"], 3))

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -43,6 +42,8 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+
+from lorak.bench import Stopwatch, capture_environment, time_call, write_json
 
 N_CLUSTERS = 30
 SEED = 20261121
@@ -110,7 +111,7 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
     from distributed import Client, LocalCluster
 
     import lorak
-    from lorak._chunked import row_moments
+    from lorak.parallel import row_moments
 
     out = {"n": n, "d": d, "m": m, "chunk_rows": chunk, "workers": workers, "landmarks": landmarks}
     with (
@@ -130,25 +131,25 @@ def run_dask(n, d, m, chunk, workers, lssvm, dask_ml, landmarks="kmeans"):
         out["worker_rss_start_bytes"] = worker_peak_rss(client)
         X = dask_data(n, d, chunk)
         est = lorak.Nystroem(n_components=m, landmarks=landmarks, random_state=0)
-        t = time.perf_counter()
-        est.fit(X)
-        out["fit_seconds"] = time.perf_counter() - t
+        with Stopwatch() as sw:
+            est.fit(X)
+        out["fit_seconds"] = sw.wall
         out["kmeans"] = {
             k: v for k, v in est.landmark_info_.items() if isinstance(v, (int, float, str))
         }
         out["worker_peak_rss_after_fit_bytes"] = worker_peak_rss(client)
         print(f"n={n} dask fit {out['fit_seconds']:.1f} s", flush=True)
-        t = time.perf_counter()
-        colsum = est.transform(X).sum(axis=0, dtype=np.float64).compute()
-        out["transform_seconds"] = time.perf_counter() - t
+        with Stopwatch() as sw:
+            colsum = est.transform(X).sum(axis=0, dtype=np.float64).compute()
+        out["transform_seconds"] = sw.wall
         out["transform_checksum"] = float(colsum.sum())
         out["fit_transform_seconds"] = out["fit_seconds"] + out["transform_seconds"]
         out["fit_transform_us_per_row"] = 1e6 * out["fit_transform_seconds"] / n
         if lssvm and n <= lssvm:
             y = X.map_blocks(target_of, drop_axis=1, dtype=np.float64)
-            t = time.perf_counter()
-            row_moments(est.transform(X), y[:, None])
-            out["lssvm_stats_seconds"] = time.perf_counter() - t
+            with Stopwatch() as sw:
+                row_moments(est.transform(X), y[:, None])
+            out["lssvm_stats_seconds"] = sw.wall
             out["lssvm_stats_us_per_row"] = 1e6 * out["lssvm_stats_seconds"] / n
         out["worker_peak_rss_bytes"] = worker_peak_rss(client)
         if dask_ml and n in dask_ml:
@@ -178,9 +179,9 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
         from dask_ml.cluster import KMeans
     except Exception as exc:  # pragma: no cover
         return {"error": f"dask-ml does not import: {exc!r}"}
-    t = time.perf_counter()
-    km = KMeans(n_clusters=k, init="k-means||", max_iter=10, random_state=0).fit(X)
-    sec = time.perf_counter() - t
+    with Stopwatch() as sw:
+        km = KMeans(n_clusters=k, init="k-means||", max_iter=10, random_state=0).fit(X)
+    sec = sw.wall
     inertia = quantization_error(X, km.cluster_centers_)  # the same measure as ours
     return {
         "seconds": sec,
@@ -195,44 +196,45 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
 
 def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     import lorak
-    from lorak._chunked import _merge_moments, _moments_block, reduce_rows
+    from lorak._chunked import _merge_moments, _moments_block
+    from lorak.parallel import reduce_rows
 
     out = {"n": n, "d": d, "m": m, "landmarks": landmarks}
     path = Path(tmpdir) / f"bench_scale_{n}.f32"
-    t = time.perf_counter()
-    mm = np.memmap(path, dtype=np.float32, mode="w+", shape=(n, d))
-    for i, s in enumerate(range(0, n, chunk)):
-        mm[s : s + chunk] = gen_block(i, min(chunk, n - s), d)
-    mm.flush()
-    del mm
-    out["write_seconds"] = time.perf_counter() - t
+    with Stopwatch() as sw:
+        mm = np.memmap(path, dtype=np.float32, mode="w+", shape=(n, d))
+        for i, s in enumerate(range(0, n, chunk)):
+            mm[s : s + chunk] = gen_block(i, min(chunk, n - s), d)
+        mm.flush()
+        del mm
+    out["write_seconds"] = sw.wall
     X = np.memmap(path, dtype=np.float32, mode="r", shape=(n, d))
     try:
         gc.collect()
         tracemalloc.start()
         est = lorak.Nystroem(n_components=m, landmarks=landmarks, random_state=0)
-        t = time.perf_counter()
-        est.fit(X)
-        out["fit_seconds"] = time.perf_counter() - t
+        with Stopwatch() as sw:
+            est.fit(X)
+        out["fit_seconds"] = sw.wall
         _, out["fit_peak_traced_bytes"] = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        t = time.perf_counter()
-        colsum = reduce_rows(
-            lambda B: est.transform(B).sum(axis=0, dtype=np.float64), X, rows=chunk
-        )
-        out["transform_seconds"] = time.perf_counter() - t
+        with Stopwatch() as sw:
+            colsum = reduce_rows(
+                lambda B: est.transform(B).sum(axis=0, dtype=np.float64), X, rows=chunk
+            )
+        out["transform_seconds"] = sw.wall
         _, out["transform_peak_traced_bytes"] = tracemalloc.get_traced_memory()
         out["transform_checksum"] = float(colsum.sum())
         if lssvm and n <= lssvm:
             tracemalloc.reset_peak()
-            t = time.perf_counter()
-            reduce_rows(
-                lambda B: _moments_block(est.transform(B), target_of(B)),
-                X,
-                combine=_merge_moments,
-                rows=chunk,
-            )
-            out["lssvm_stats_seconds"] = time.perf_counter() - t
+            with Stopwatch() as sw:
+                reduce_rows(
+                    lambda B: _moments_block(est.transform(B), target_of(B)),
+                    X,
+                    combine=_merge_moments,
+                    rows=chunk,
+                )
+            out["lssvm_stats_seconds"] = sw.wall
             out["lssvm_stats_us_per_row"] = 1e6 * out["lssvm_stats_seconds"] / n
         tracemalloc.stop()
         out["kmeans"] = {
@@ -276,8 +278,6 @@ def main(argv=None):
     import dask
     import distributed
 
-    from lorak.bench._env import capture_environment
-
     result["environment"] = capture_environment() | {
         "dask": dask.__version__,
         "distributed": distributed.__version__,
@@ -292,19 +292,14 @@ def main(argv=None):
                 if need > free // 2:
                     print(f"skip memmap n={n}: needs {need / 1e9:.1f} GB of {free / 1e9:.1f}")
                     continue
-            load = os.getloadavg()
-            t = time.perf_counter()
             if mode == "dask":
-                r = run_dask(
-                    n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml, args.landmarks
-                )
+                args_ = (n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml)
+                r, t = time_call(run_dask, *args_, args.landmarks)
             else:
-                r = run_memmap(n, args.d, args.m, args.chunk, args.tmpdir, lssvm, args.landmarks)
+                args_ = (n, args.d, args.m, args.chunk, args.tmpdir, lssvm)
+                r, t = time_call(run_memmap, *args_, args.landmarks)
             r.update(
-                mode=mode,
-                wall_seconds=time.perf_counter() - t,
-                load_before=load,
-                load_after=os.getloadavg(),
+                mode=mode, wall_seconds=t.wall, load_before=t.load_before, load_after=t.load_after
             )
             result["runs"] = [
                 x
@@ -317,7 +312,7 @@ def main(argv=None):
             ] + [r]
             print(json.dumps(r, indent=None, default=float), flush=True)
             _summarize(result)
-            out_path.write_text(json.dumps(result, indent=2, default=float))
+            write_json(out_path, result, indent=2)
     print(f"wrote {out_path}")
 
 

@@ -39,8 +39,6 @@ bench-out/side-info-pairs/).
 from __future__ import annotations
 
 import argparse
-import json
-import time
 import warnings
 from pathlib import Path
 
@@ -48,12 +46,11 @@ import numpy as np
 from sklearn.cluster import KMeans, SpectralClustering
 
 from lorak import SimpleNPKL
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, Stopwatch
 from lorak.constraints import from_labels
 from lorak.datasets import load
-from lorak.learn._npkl_auto import DegenerateKernelWarning, auto_C
-from lorak.metrics._cluster import pairwise_cluster_accuracy
+from lorak.learn import DegenerateKernelWarning, auto_C
+from lorak.metrics import pairwise_cluster_accuracy
 from lorak.models import kernel_kmeans_factor
 
 RATIO = 0.7
@@ -156,14 +153,14 @@ def npkl_run(X, y, k, cons, seed, **kw):
     est = SimpleNPKL(random_state=seed, **kw)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
         try:
-            est.fit(X, **cons)
+            with Stopwatch() as sw:
+                est.fit(X, **cons)
         except ValueError as exc:  # a fixed small C can leave A without a positive eigenvalue
             if "kernel is zero" not in str(exc):
                 raise
             return {"accuracy": None, "zero_kernel": True, "C": float(kw.get("C", np.nan))}
-        dt = time.perf_counter() - t0
+        dt = sw.wall
     flagged = any(issubclass(w.category, DegenerateKernelWarning) for w in caught)
     deg = est.degeneracy_
     return {
@@ -185,33 +182,23 @@ def run_set(name, reps, ml, use_mmc=False, ratio=RATIO):
         cons = from_labels(y, ratio=ratio, random_state=rep)
         pairs, signs = cons.pairs()
         row = {"dataset": name, "rep": rep, "n_constraints": len(pairs)}
-        t0 = time.perf_counter()
-        km = KMeans(k, n_init=N_INIT, random_state=rep).fit(X)
-        row["kmeans"] = {
-            "accuracy": cluster_acc(y, km.labels_),
-            "seconds": time.perf_counter() - t0,
-        }
-        t0 = time.perf_counter()
-        sc = SpectralClustering(
-            k, affinity="nearest_neighbors", n_neighbors=10, random_state=rep
-        ).fit(X)
-        row["spectral"] = {
-            "accuracy": cluster_acc(y, sc.labels_),
-            "seconds": time.perf_counter() - t0,
-        }
+        with Stopwatch() as sw:
+            km = KMeans(k, n_init=N_INIT, random_state=rep).fit(X)
+        row["kmeans"] = {"accuracy": cluster_acc(y, km.labels_), "seconds": sw.wall}
+        with Stopwatch() as sw:
+            sc = SpectralClustering(
+                k, affinity="nearest_neighbors", n_neighbors=10, random_state=rep
+            ).fit(X)
+        row["spectral"] = {"accuracy": cluster_acc(y, sc.labels_), "seconds": sw.wall}
         if ml is not None:
             ITML, MMC = ml[0], ml[1]
             for key, cls in (("itml", ITML), ("mmc", MMC))[: 2 if use_mmc else 1]:
-                t0 = time.perf_counter()
                 try:
-                    with warnings.catch_warnings():
+                    with Stopwatch() as sw, warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         Z = cls(random_state=rep).fit(X[pairs], signs).transform(X)
-                    lab = KMeans(k, n_init=N_INIT, random_state=rep).fit(Z).labels_
-                    row[key] = {
-                        "accuracy": cluster_acc(y, lab),
-                        "seconds": time.perf_counter() - t0,
-                    }
+                        lab = KMeans(k, n_init=N_INIT, random_state=rep).fit(Z).labels_
+                    row[key] = {"accuracy": cluster_acc(y, lab), "seconds": sw.wall}
                 except Exception as exc:  # record a failing peer, go on
                     row[key] = {"accuracy": None, "error": f"{type(exc).__name__}: {exc}"}
         row["npkl_default"] = npkl_run(X, y, k, cons, rep)
@@ -370,28 +357,27 @@ def main(argv=None):
     ml = _metric_learn()
     if ml is None:
         print("metric-learn is not installed: ITML/MMC skipped (pip install metric-learn)")
-    t0 = time.perf_counter()
+    result = Record()  # the environment and the load average now, at the start
     records = []
     for n in names:
         records += run_set(n, reps, ml, use_mmc=a.mmc, ratio=a.ratio)
     summary = summarize(records, names)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "config": {
+    result.update(
+        config={
             "reps": reps,
             "ratio": a.ratio,
             "c_grid": list(C_GRID),
             "datasets": names,
             "metric_learn": None if ml is None else ml[2],
-            "seconds_total": time.perf_counter() - t0,
+            "seconds_total": result.elapsed,
         },
-        "environment": capture_environment(),
-        "load": guard.stop().record(),
-        "summary": summary,
-        "records": records,
-    }
-    (out / "results.json").write_text(json.dumps(result, indent=1, default=float))
+        load=guard.stop().record(),
+        summary=summary,
+        records=records,
+    )
+    result.write(out / "results.json")
     md = markdown(summary, names)
     (out / "summary.md").write_text(md + "\n")
     plot(summary, names, out / "accuracy.png", ratio=a.ratio)

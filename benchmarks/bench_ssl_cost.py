@@ -10,26 +10,20 @@
 Usage: python benchmarks/bench_ssl_cost.py OUT.json
 """
 
-import json
 import os
 import sys
-import time
 
 import numpy as np
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from lorak import GeneralizedNystroem, SemiSupervisedFactorClassifier
+from lorak.bench import Record, time_call
 from lorak.datasets import load
 
 
 def median_seconds(make, X, y, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        make().fit(X, y)
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+    return time_call(lambda: make().fit(X, y), repeats=reps)[1].wall
 
 
 def before():
@@ -38,7 +32,7 @@ def before():
 
 
 def main(out_path):
-    out = {"load_before": os.getloadavg()}
+    out = Record()  # the environment, with the load average at the start
     with threadpool_limits(1):
         for name in ("ssl-digit1", "ssl-usps", "ssl-coil2", "ssl-text"):
             d = load(name)
@@ -64,9 +58,7 @@ def main(out_path):
                 t = median_seconds(SemiSupervisedFactorClassifier, X, yu, 1)
                 out[f"usps_n{n}"] = t
                 print(f"usps n={n:5d} new default {t:6.2f}s  {1e3 * t / n:6.3f} ms/row")
-    out["load_after"] = os.getloadavg()
-    with open(out_path, "w") as f:
-        json.dump(out, f, indent=1)
+    out.write(out_path)
 
 
 if __name__ == "__main__":

@@ -31,9 +31,6 @@ Usage: python benchmarks/bench_ssl_regression.py [--reps N] [--fractions 0.05,0.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
 import warnings
 
 import numpy as np
@@ -42,6 +39,7 @@ from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
 from lorak import GeneralizedNystroem, SemiSupervisedFactorRegressor
+from lorak.bench import Record, Stopwatch
 
 N_GENERATED = 600
 
@@ -114,13 +112,13 @@ def run_cell(name, frac, seed):
     yu[lab] = y[lab]
     out = {}
     for method, lam in (("gn", "auto"), ("nystrom", np.inf)):
-        t0 = time.perf_counter()
-        reg = SemiSupervisedFactorRegressor(GeneralizedNystroem(lam=lam, random_state=seed))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reg.fit(X, yu)
-        out[method] = float(r2_score(y[un], reg.transduction_[un]))
-        out[f"{method}_seconds"] = time.perf_counter() - t0
+        with Stopwatch() as sw:
+            reg = SemiSupervisedFactorRegressor(GeneralizedNystroem(lam=lam, random_state=seed))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reg.fit(X, yu)
+            out[method] = float(r2_score(y[un], reg.transduction_[un]))
+        out[f"{method}_seconds"] = sw.wall
         if method == "gn":
             out["lam"] = float(reg.factor_.lam_)
     return out
@@ -139,7 +137,8 @@ def main(argv=None):
     names = [s for s in names if s not in skipped]
     if skipped:
         print(f"skipped (not available offline): {', '.join(skipped)}")
-    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    record = Record(skipped=skipped)
+    print(f"load average at start: {record['environment']['load_average'][0]:.2f}")
     rows, all_d = [], []
     header = (
         f"{'set':<11}{'labels':>7}{'gn R²':>8}{'nys R²':>8}  w/t/l  {'mean Δ':>8}{'worst Δ':>8}  λ"
@@ -190,8 +189,8 @@ def main(argv=None):
         f"won {total['cell_means_won']}, lost {total['cell_means_lost']} of {len(rows)}"
     )
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"rows": rows, "total": total, "skipped": skipped}, fh, indent=1)
+        record.update(rows=rows, total=total)
+        record.write(args.out)
 
 
 if __name__ == "__main__":

@@ -23,18 +23,17 @@ Usage: python benchmarks/crosscheck_kernlab.py [--rank 60] [--delta 30] [--kappa
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from lorak.bench import Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.kernels import Gaussian
-from lorak.learn._csi import csi
+from lorak.learn import csi
 
 HERE = Path(__file__).resolve().parent
 R_SCRIPT = HERE / "crosscheck_kernlab.R"
@@ -57,9 +56,9 @@ def run_kernlab(X, Y, gamma, rank, kappa, delta, tol, workdir):
     np.savetxt(yp, Y, delimiter=",", fmt="%.17g")
     cmd = ["Rscript", str(R_SCRIPT), str(xp), str(yp), repr(gamma), str(rank)]
     cmd += [repr(kappa), str(delta), repr(tol)]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - t0
+    with Stopwatch() as sw:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    seconds = sw.wall
     if proc.returncode:
         raise RuntimeError(f"Rscript failed:\n{proc.stderr}")
     out = {}
@@ -73,8 +72,8 @@ def run_kernlab(X, Y, gamma, rank, kappa, delta, tol, workdir):
 
 def run_lorak(X, Y, gamma, rank, kappa, delta, tol, selection):
     ker = Gaussian(gamma=gamma)
-    t0 = time.perf_counter()
-    res = csi(
+    res, timing = time_call(
+        csi,
         ker.diag(X),
         lambda i: ker(X, X[i : i + 1]).ravel(),
         Y,
@@ -84,7 +83,7 @@ def run_lorak(X, Y, gamma, rank, kappa, delta, tol, selection):
         tol=tol,
         selection=selection,
     )
-    return res, time.perf_counter() - t0
+    return res, timing.wall
 
 
 def _max_rel(a, b):
@@ -174,18 +173,17 @@ def main():
                 f"J ours/kernlab (mean over ranks) "
                 f"{am['objective_mean_ratio_ours_over_kernlab']:.3f}"
             )
-    doc = {
-        "settings": {
+    doc = Record(
+        settings={
             "rank": args.rank,
             "delta": args.delta,
             "kappa": args.kappa,
             "tol": args.tol,
             "kernel": "exp(-gamma ||x-y||^2), gamma = 1/(2 n_features), unit-variance features",
         },
-        "results": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=1))
+        results=rows,
+    )
+    doc.write(args.out)
     print(f"wrote {args.out}")
 
 

@@ -36,8 +36,8 @@ Small case (n=5000, d=50, k=100, both data sets, ``--small-seeds`` seeds, float6
 ``--small-threads`` BLAS threads): every method against ``ref`` run with the same
 seed; mean and worst ratio over the seeds.
 
-Times are wall seconds (``time.perf_counter``) with BLAS limited to ``--threads``
-threads; ``cpu_seconds`` (``time.process_time``, all threads) is given too, since the
+Times are wall seconds (:func:`lorak.bench.time_call`) with BLAS limited to ``--threads``
+threads; ``cpu_seconds`` (process CPU time, all threads) is given too, since the
 machine may be shared: on a busy machine wall time grows and jumps, CPU time much
 less. Compare methods by the ratios taken in one run. The JSON keeps every row
 (inertia, iterations, seeding and Lloyd seconds, fraction of rows the bounds skipped)
@@ -55,18 +55,14 @@ about 1000 CPU seconds (two threads); it took 38 minutes on a machine with load 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from sklearn.cluster import KMeans, kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
-from lorak.bench._env import capture_environment
-from lorak.bench._floor import LoadGuard
+from lorak.bench import LoadGuard, Record, time_call
 from lorak.landmarks._kmeans import _kmeans, _Lloyd, default_init_sample
 
 
@@ -95,9 +91,8 @@ def normal(n, d, rng):
 
 
 def clock(fn):
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w, time.process_time() - c
+    out, t = time_call(fn)
+    return out, t.wall, t.cpu
 
 
 def inertia(X, C, labels):
@@ -371,7 +366,7 @@ def main(argv=None):
     if args.ref_blas_threads is None:
         args.ref_blas_threads = args.threads
 
-    t_start = time.perf_counter()
+    result = Record(study="kmeans_init", config=vars(args))  # environment, load now
     print(HEADER, flush=True)
 
     def log(r, case, summary=None):
@@ -385,21 +380,13 @@ def main(argv=None):
         else:
             print(fmt_row(case, r) + f"   [{r['inertia']:.6g}]", flush=True)
 
-    result = {
-        "study": "kmeans_init",
-        "config": vars(args),
-        "environment": capture_environment(),
-        "load": guard.record(),
-        "large": {},
-    }
+    result.update(load=guard.record(), large={})
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
 
     def save():
-        result["environment"]["loadavg_end"] = os.getloadavg()
         result["load"] = guard.stop().record()
-        result["total_seconds"] = time.perf_counter() - t_start
-        out.write_text(json.dumps(result, indent=2))
+        result["total_seconds"] = result.elapsed
+        result.write(out)
 
     ref = {}
     with threadpool_limits(args.threads):

@@ -1,4 +1,5 @@
-"""Every lorak name the benchmark scripts and examples import exists.
+"""Every lorak name the benchmark scripts and examples import exists; the benchmark
+scripts read no clock of their own and import no private name of lorak.bench.
 
 The scripts import some names inside functions (heavy optional parts), where loading
 the module does not reach them; a layout move that renames a module or a helper would
@@ -50,6 +51,85 @@ def test_every_lorak_import_of_a_script_resolves(path):
         if not _resolves(module, name)
     ]
     assert missing == []
+
+
+# ---------------------------------------------------------------- timing and privacy
+
+BENCHMARKS = sorted(ROOT.glob("benchmarks/*.py"))
+#: Scripts another change is writing; they adopt lorak.bench's timing helpers after.
+NOT_YET = {"bench_gpu.py"}
+#: What a script must not call to time itself: lorak.bench.Stopwatch, time_call,
+#: Record and load_average do it, and record the load average beside the numbers.
+_TIME = ("perf_counter", "process_time", "time", "monotonic", "thread_time")
+CLOCKS = {("time", n) for name in _TIME for n in (name, f"{name}_ns")} | {("os", "getloadavg")}
+
+#: Private library modules scripts still reach into, for internals no package exports
+#: (the packages that own them decide whether to promote them); the list only shrinks.
+PRIVATE_LIBRARY_IMPORTS = {
+    "bench_csi.py": {"lorak.learn._csi"},  # instruments CSI's private steps
+    "bench_lpmkl.py": {"lorak.learn._lp_mkl"},
+    "bench_mk_gnys.py": {"lorak.learn._gen_nystrom"},
+    "bench_npkl.py": {"lorak.learn._simple_npkl"},
+    "bench_npkl_extend.py": {"lorak.estimators._simple_npkl"},
+    "bench_nystrom.py": {"lorak.landmarks._kmeans"},
+    "bench_rls.py": {"lorak.landmarks._rls"},
+    "bench_scale.py": {"lorak._chunked"},
+    "study_kmeans_init.py": {"lorak.landmarks._kmeans"},
+}
+
+
+def _clock_reads(tree):
+    aliases = {}  # local name -> (module, function) for "from time import perf_counter"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("time", "os"):
+            for a in node.names:
+                aliases[a.asname or a.name] = (node.module, a.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in CLOCKS:
+                yield node.lineno, f"{node.value.id}.{node.attr}"
+        elif isinstance(node, ast.Name) and aliases.get(node.id) in CLOCKS:
+            yield node.lineno, ".".join(aliases[node.id])
+
+
+def _private_modules(tree):
+    """The private lorak modules a script imports (``lorak.x._y``, or ``_y`` from
+    ``lorak.x``)."""
+    for line, module, name in _lorak_imports_of(tree):
+        full = module if name is None else f"{module}.{name}"
+        parts = full.split(".")
+        cut = next((i for i, p in enumerate(parts) if p.startswith("_")), None)
+        if cut is not None:
+            yield line, ".".join(parts[: cut + 1])
+
+
+def _lorak_imports_of(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "lorak" or node.module.startswith("lorak."):
+                for alias in node.names:
+                    yield node.lineno, node.module, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "lorak" or alias.name.startswith("lorak."):
+                    yield node.lineno, alias.name, None
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in BENCHMARKS if p.name not in NOT_YET], ids=lambda p: p.name
+)
+def test_a_benchmark_script_reads_no_clock_and_no_private_bench_name(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert [f"{path.name}:{line}: {what}" for line, what in _clock_reads(tree)] == []
+    private = {module for _, module in _private_modules(tree)}
+    assert not {m for m in private if m.startswith("lorak.bench")}, private
+    assert private <= PRIVATE_LIBRARY_IMPORTS.get(path.name, set()), private
+
+
+def test_the_private_import_list_names_scripts_that_still_need_it():
+    for name, allowed in PRIVATE_LIBRARY_IMPORTS.items():
+        tree = ast.parse((ROOT / "benchmarks" / name).read_text(encoding="utf-8"))
+        assert {m for _, m in _private_modules(tree)} == allowed, name
 
 
 def test_the_scripts_are_found():

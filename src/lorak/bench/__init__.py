@@ -55,8 +55,24 @@ from :func:`load_reference` (the JSON files in ``bench/reference``); the semi-su
 protocol (:mod:`lorak.bench._ssl`), paired comparisons and win counts
 (:mod:`lorak.bench._compare`) and the shared figures (:mod:`lorak.bench._figures`) are
 there for every experiment.
+
+Scripts that time something outside the runner (``benchmarks/*.py``) use
+:class:`Stopwatch`, :func:`time_call` (medians over repeats, with the load average
+around them) and :class:`Record` / :func:`write_json` (the run's JSON with its
+environment) rather than a clock of their own; :class:`LoadGuard` and
+:func:`blas_floor` (the dense BLAS time a measurement is compared with) and the
+semi-supervised protocol's :func:`draw_labeled` are public for them too.
 """
 
+from ._floor import (
+    LoadGuard,
+    MachineLoadedError,
+    MachineLoadedWarning,
+    blas_floor,
+    floor_flops,
+    floor_seconds,
+    machine_load,
+)
 from ._preprocess import minmax_scale, standardize
 from ._progress import NullProgress, ProgressBar
 from ._record import RunResult
@@ -66,18 +82,44 @@ from ._report import plot_metric_lines, render_report, summary_text, write_outpu
 from ._runner import derive_seed, load_dataset, run_experiment
 from ._spec import *  # noqa: F403 — the declarative pieces, every one public
 from ._spec import __all__ as _DECLARATIVE
+from ._ssl import M_CAP, M_RATIO, N_LABELED, draw_labeled
+from ._timing import (
+    Record,
+    Stopwatch,
+    Timing,
+    capture_environment,
+    load_average,
+    time_call,
+    write_json,
+)
 
 __all__ = [
     *_DECLARATIVE,
     "EXPERIMENTS",
+    "LoadGuard",
+    "M_CAP",
+    "M_RATIO",
+    "MachineLoadedError",
+    "MachineLoadedWarning",
+    "N_LABELED",
     "NullProgress",
     "ProgressBar",
+    "Record",
     "RunResult",
+    "Stopwatch",
+    "Timing",
+    "capture_environment",
+    "blas_floor",
     "derive_seed",
+    "draw_labeled",
+    "floor_flops",
+    "floor_seconds",
     "get_experiment",
     "list_experiments",
+    "load_average",
     "load_dataset",
     "load_reference",
+    "machine_load",
     "minmax_scale",
     "plot_metric_lines",
     "reference_names",
@@ -86,5 +128,7 @@ __all__ = [
     "run_experiment",
     "standardize",
     "summary_text",
+    "time_call",
+    "write_json",
     "write_outputs",
 ]

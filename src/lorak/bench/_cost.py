@@ -38,8 +38,9 @@ class Cost:
 
 
 class Stopwatch:
-    """``with Stopwatch() as sw: ...`` then ``sw.cost`` (wall: ``time.perf_counter``,
-    CPU: ``time.process_time``, every thread of the process)."""
+    """``with Stopwatch() as sw: ...`` then ``sw.cost`` — or ``sw.wall`` and ``sw.cpu``,
+    in seconds (wall: ``time.perf_counter``, CPU: ``time.process_time``, every thread
+    of the process). Inside the block, ``sw.elapsed`` is the wall time so far."""
 
     cost: Cost = Cost()
 
@@ -50,6 +51,21 @@ class Stopwatch:
 
     def __exit__(self, *exc) -> None:
         self.cost = Cost(time.perf_counter() - self._wall, time.process_time() - self._cpu)
+
+    @property
+    def wall(self) -> float:
+        """Wall seconds of the block (0 until it ends)."""
+        return self.cost.wall
+
+    @property
+    def cpu(self) -> float:
+        """Process CPU seconds of the block (0 until it ends)."""
+        return self.cost.cpu
+
+    @property
+    def elapsed(self) -> float:
+        """Wall seconds since the block began (inside it: so far)."""
+        return time.perf_counter() - self._wall
 
 
 @dataclass
