@@ -38,6 +38,7 @@ __all__ = [
     "check_positive",
     "check_rtol",
     "float_dtype",
+    "is_unlabeled",
     "one_class_error",
     "parse_class_labels",
     "parse_semi_supervised_response",
@@ -351,7 +352,7 @@ def check_lambda(lam, lam_grid, default_grid) -> np.ndarray:
 UNLABELED = -1
 
 
-def _is_unlabeled(y) -> np.ndarray:
+def is_unlabeled(y) -> np.ndarray:
     """Boolean mask of entries equal to −1 (numbers, objects, or the string "-1")."""
     if y.dtype.kind in "iuf":
         return y == UNLABELED
@@ -381,7 +382,7 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
         )
     if y.dtype.kind == "O" and any(v is None for v in y):
         raise ValueError("y contains None; mark unlabeled rows with -1")
-    unlabeled = _is_unlabeled(y)
+    unlabeled = is_unlabeled(y)
     labeled = np.flatnonzero(~unlabeled)
     if labeled.size == 0:
         raise ValueError(

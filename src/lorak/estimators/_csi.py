@@ -13,9 +13,9 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import UNLABELED, _is_unlabeled, check_generator, validate_data
-from ..learn import csi, csi_q
-from ._base import _KernelFactor, store_params
+from .._validation import UNLABELED, check_generator, is_unlabeled, validate_data
+from ..learn import csi_q, fit_csi
+from ._base import _KernelFactor, store_params, store_record
 
 __all__ = ["CSI"]
 
@@ -196,7 +196,7 @@ class CSI(_KernelFactor):
             yf = np.asarray(y, dtype=np.float64)
             miss = np.isnan(yf)
         elif isinstance(u, numbers.Integral) and not isinstance(u, bool) and u == UNLABELED:
-            miss = _is_unlabeled(np.asarray(y))
+            miss = is_unlabeled(np.asarray(y))
         else:
             miss = y == u
         miss = np.asarray(miss, dtype=bool)
@@ -281,49 +281,21 @@ class CSI(_KernelFactor):
         m = self._check_n_components(n)
         self._check_params()
         Y, labeled, classes, kind = self._targets(y, n)
-        kappa = float(self.kappa)
-        if kappa > 0:
-            lab = slice(None) if labeled is None else labeled
-            Yl = Y[lab]
-            if self.centering:
-                Yl = Yl - Yl.mean(axis=0)
-            if not np.any(Yl):
-                what = "constant" if self.centering else "zero"
-                raise ValueError(
-                    f"y is {what} on the labeled rows, so the prediction term of CSI is "
-                    "undefined (‖Y‖ = 0); pass varying targets, or kappa=0 for the "
-                    "approximation term alone"
-                )
         rng = check_generator(self.random_state)
         if precomputed:
             self.kernel_ = "precomputed"
         else:
             kernel = self.kernel_ = self._build_kernel(X, rng)
             diag, column = kernel.diag(X), lambda i: kernel(X, X[i : i + 1]).ravel()
-        res = csi(
-            diag,
-            column,
-            Y,
-            m,
-            kappa=kappa,
-            lookahead=int(self.lookahead),
-            tol=float(self.tol),
-            centering=bool(self.centering),
-            labeled=labeled,
-        )
+        res = fit_csi(
+            diag, column, Y, m, kappa=float(self.kappa), lookahead=int(self.lookahead),
+            tol=float(self.tol), centering=bool(self.centering), labeled=labeled,
+        )  # fmt: skip
         self._store_pivots(res.G, res.pivots, X, dtype)
         self._Q = res.Q  # None when the run kept Q implicit (see the Q_ property)
         self._labeled = labeled
-        self.R_ = res.R
-        self.approx_error_ = res.approx_error
-        self.prediction_error_ = res.prediction_error
-        self.objective_ = res.objective
-        self.predicted_gain_ = res.predicted_gain
-        self.true_gain_ = res.true_gain
-        self.lookahead_hit_ = res.lookahead_hit
-        self.kernel_columns_ = res.kernel_columns
+        store_record(self, res, skip=("G", "pivots", "Q"))  # G_, pivots_: _store_pivots
         self.n_kernel_columns_ = int(res.kernel_columns.size)
-        self.stop_reason_ = res.stop_reason
         self.converged_ = res.stop_reason != "max_rank"
         self.classes_ = classes
         self.target_type_ = kind

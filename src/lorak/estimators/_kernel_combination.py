@@ -32,7 +32,6 @@ decompose/<stem>. The weights are pure functions in
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,7 +39,6 @@ from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
 )
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from .._chunked import ChunkedRowsMixin
@@ -57,9 +55,10 @@ from ..decompose import FactorBank, default_rtol, resolve_kernel_bank
 from ..kernels import KernelBank, chunk_rows
 from ..learn import (
     WEIGHTINGS,
-    alignment_statistics_from_factors,
     alignment_statistics_from_kernels,
     combination_weights,
+    fit_glmkl,
+    fit_kernel_combination,
 )
 from ._base import _Transformer, shared_landmarks, store_params, validate_new_rows
 
@@ -116,20 +115,16 @@ class _KernelCombination(_Transformer):
         lm = shared_landmarks(self.landmarks, X, m, bank, rng)
         Z = lm.points
         Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
-        factors = FactorBank.nystrom(bank, Z, rtol=self.rtol)
+        fit = fit_kernel_combination(
+            bank, X, Z, self._weighting, rows=rows if needs_y else None,
+            y=y_l if needs_y else None, rtol=self.rtol,
+        )  # fmt: skip
+        factors, weights = fit.factors, fit.weights
         if needs_y:
-            Els = bank.blocks(as_float64(X[rows]), factors.points)
-            Gl = [E @ N for E, N in zip(Els, factors.normalizations, strict=True)]
-            stats = alignment_statistics_from_factors(
-                Gl, y_l, centered=self._weighting == "centered_alignment"
-            )
-            weights = combination_weights(self._weighting, stats, len(bank))
-            self.alignments_ = stats.alignments
-            self.alignment_ = stats.combined_alignment(weights)
+            self.alignments_ = fit.statistics.alignments
+            self.alignment_ = fit.statistics.combined_alignment(weights)
             self.labeled_indices_ = rows
             self.classes_ = classes
-        else:
-            weights = combination_weights("uniform", None, len(bank))
         self.weights_ = weights
         self.kernels_ = bank
         self.components_ = Z
@@ -368,52 +363,12 @@ class GLMKLClassifier(_LabeledRowsMKL):
             raise ValueError(f"tol must be a positive number; got {self.tol!r}")
 
     def _learn_weights(self, Ks, codes, targets):
-        name = type(self).__name__
-        M = len(Ks)
-        d = np.full(M, 1.0 / M)
-        history = []
-        converged = False
-        K = np.empty_like(Ks[0])
-        it = 0
-        while it < self.max_iter:
-            it += 1
-            K.fill(0.0)
-            for dj, Kj in zip(d, Ks, strict=True):
-                if dj > 0:
-                    K += dj * Kj
-            norms2, obj = np.zeros(M), 0.0
-            for t in targets:
-                svm = SVC(kernel="precomputed", C=float(self.C)).fit(K, t)
-                beta = svm.dual_coef_[0]
-                sv = svm.support_
-                for j in range(M):
-                    if d[j] > 0:
-                        norms2[j] += d[j] ** 2 * float(beta @ Ks[j][np.ix_(sv, sv)] @ beta)
-                obj += float(np.abs(beta).sum() - 0.5 * beta @ K[np.ix_(sv, sv)] @ beta)
-            history.append(obj)
-            norms = np.sqrt(np.clip(norms2, 0.0, None))
-            if not norms.sum() > 0:  # every SVM is trivial (all bounded dual at 0)
-                converged = True
-                break
-            d_new = norms / norms.sum()
-            step = float(np.max(np.abs(d_new - d)))
-            d = d_new
-            flat = len(history) > 1 and abs(history[-2] - obj) <= self.tol * abs(history[-2])
-            if step < self.tol or flat:
-                converged = True
-                break
-        if not converged:
-            warnings.warn(
-                f"{name}: objective and weights still changing after max_iter="
-                f"{self.max_iter} updates (last weight change {step:.1e}, tol={self.tol:g}); "
-                "increase max_iter",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        self.objective_history_ = history
-        self.n_iter_ = it
-        self.converged_ = converged
-        return d
+        fit = fit_glmkl(
+            Ks, targets, C=self.C, max_iter=self.max_iter, tol=self.tol, owner=type(self).__name__
+        )
+        self.objective_history_, self.n_iter_ = fit.objective_history, fit.n_iter
+        self.converged_ = fit.converged
+        return fit.weights
 
 
 class AlignmentMKLClassifier(_LabeledRowsMKL):

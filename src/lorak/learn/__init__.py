@@ -31,7 +31,7 @@ decompose/<stem>. Each module here is the math of the estimator of the same stem
 """
 
 from .._validation import parse_semi_supervised_response
-from ._csi import CSIResult, csi, csi_q
+from ._csi import CSIResult, csi, csi_q, fit_csi
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
@@ -87,9 +87,13 @@ from ._graph_factor import PENALTY_GRID as GRAPH_PENALTY_GRID
 from ._kernel_combination import (
     WEIGHTINGS,
     AlignmentStatistics,
+    GLMKLFit,
+    KernelCombinationFit,
     alignment_statistics_from_factors,
     alignment_statistics_from_kernels,
     combination_weights,
+    fit_glmkl,
+    fit_kernel_combination,
 )
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import (
@@ -164,10 +168,12 @@ __all__ = [
     "BankFactors",
     "CSIResult",
     "DegenerateKernelWarning",
+    "GLMKLFit",
     "GammaSelection",
     "GenNystromFit",
     "GenNystromProblem",
     "GraphDeformation",
+    "KernelCombinationFit",
     "LambdaCV",
     "LpMKLFit",
     "LpMKLRegressionFit",
@@ -202,9 +208,12 @@ __all__ = [
     "device_anchor_bandwidth",
     "device_anchor_laplacian_gram",
     "extension_eigenvalues",
+    "fit_csi",
     "fit_gen_nystrom",
     "fit_gen_nystrom_cv",
     "fit_generalized_nystroem",
+    "fit_glmkl",
+    "fit_kernel_combination",
     "fit_lp_mkl",
     "fit_lp_mkl_regression",
     "fit_mk_gen_nystrom",

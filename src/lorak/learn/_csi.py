@@ -104,7 +104,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.blas import drot, dscal
 
-__all__ = ["CSIResult", "csi", "csi_q"]
+__all__ = ["CSIResult", "csi", "csi_q", "fit_csi"]
 
 _QR_RTOL = 1e-10  # a centred column with a residual below this × its norm adds no direction
 _B_RTOL = 1e-11  # B(i) below this × max A: no new direction for the prediction term
@@ -219,6 +219,38 @@ def csi_q(
         Rn = np.asarray(R, dtype=np.float64)[np.ix_(nz, nz)]
         Q[:, nz] = solve_triangular(Rn, Gc[:, nz].T, trans="T", check_finite=False).T
     return Q
+
+
+def fit_csi(
+    diag: np.ndarray,
+    column: Callable[[int], np.ndarray],
+    Y: np.ndarray,
+    n_components: int,
+    *,
+    kappa: float = 0.99,
+    lookahead: int = 40,
+    tol: float = 1e-4,
+    centering: bool = True,
+    labeled: np.ndarray | None = None,
+) -> CSIResult:
+    """CSI's one entry (:class:`lorak.CSI`): refuses a prediction term that is undefined
+    (κ > 0 with Y zero, or constant when centred, on the ``labeled`` rows: ‖Y‖ = 0),
+    then :func:`csi` to rank at most ``n_components``."""
+    if kappa > 0:
+        Yl = Y if labeled is None else Y[labeled]
+        if centering:
+            Yl = Yl - Yl.mean(axis=0)
+        if not np.any(Yl):
+            what = "constant" if centering else "zero"
+            raise ValueError(
+                f"y is {what} on the labeled rows, so the prediction term of CSI is "
+                "undefined (‖Y‖ = 0); pass varying targets, or kappa=0 for the "
+                "approximation term alone"
+            )
+    return csi(
+        diag, column, Y, n_components, kappa=kappa, lookahead=lookahead, tol=tol,
+        centering=centering, labeled=labeled,
+    )  # fmt: skip
 
 
 class _CSI:

@@ -22,31 +22,43 @@ Everything is computed from *factors* of the base kernels on the labeled rows, G
 :func:`alignment_statistics_from_kernels` does the same from explicit kernel matrices
 (small problems, tests).
 
+:func:`fit_kernel_combination` is the transformers' one entry (the factors on shared
+landmarks, then the weights); :func:`fit_glmkl` the group-lasso MKL's alternation.
+
 Weights are returned normalized to sum 1 (uniform = 1/M), so that the combined kernel
 has the scale of one base kernel and a fixed SVM C means the same for every weighting.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import eigh
 from scipy.optimize import nnls
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
 
+from .._validation import as_float64
+from ..decompose import FactorBank
 from ..metrics import ideal_kernel_factor
 from ._lp_mkl import uniform_weights  # μ_j = 1/M: the ℓ1 case of the ℓp start
 
 __all__ = [
     "WEIGHTINGS",
     "AlignmentStatistics",
+    "GLMKLFit",
+    "KernelCombinationFit",
     "alignment_qp",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
     "alignment_weights",
     "centered_alignment_weights",
     "combination_weights",
+    "fit_glmkl",
+    "fit_kernel_combination",
     "uniform_weights",
 ]
 
@@ -228,3 +240,101 @@ def combination_weights(weighting: str, stats: AlignmentStatistics | None, n_ker
         f"unknown weighting {weighting!r}; valid values are "
         + ", ".join(repr(w) for w in WEIGHTINGS)
     )
+
+
+# --------------------------------------------------------------------------- the fits
+
+
+@dataclass
+class KernelCombinationFit:
+    """The outcome of :func:`fit_kernel_combination`.
+
+    Attributes
+    ----------
+    weights : (M,) μ, nonnegative, summing to 1.
+    factors : FactorBank, the Nyström factor of every kernel on the shared landmarks.
+    statistics : AlignmentStatistics of the labeled rows, or None (uniform weights).
+    """
+
+    weights: np.ndarray
+    factors: FactorBank
+    statistics: AlignmentStatistics | None = None
+
+
+def fit_kernel_combination(
+    bank, X, landmarks, weighting: str = "uniform", *, rows=None, y=None, rtol=None
+) -> KernelCombinationFit:
+    """A low-rank kernel combination Σ_j μ_j K_j on shared landmarks, in two stages:
+    the Nyström factor of every kernel of the resolved ``bank`` on the points
+    ``landmarks`` (a :class:`lorak.decompose.FactorBank`, eigenvalue cut-off ``rtol``),
+    then the weights ``weighting`` ∈ :data:`WEIGHTINGS` — for the alignment ones from
+    the factors of the labeled rows ``X[rows]`` with labels ``y`` (never l × l)."""
+    factors = FactorBank.nystrom(bank, landmarks, rtol=rtol)
+    if weighting == "uniform":
+        return KernelCombinationFit(combination_weights("uniform", None, len(bank)), factors)
+    Els = bank.blocks(as_float64(X[rows]), factors.points)
+    Gl = [E @ N for E, N in zip(Els, factors.normalizations, strict=True)]
+    stats = alignment_statistics_from_factors(Gl, y, centered=weighting == "centered_alignment")
+    return KernelCombinationFit(combination_weights(weighting, stats, len(bank)), factors, stats)
+
+
+@dataclass
+class GLMKLFit:
+    """The outcome of :func:`fit_glmkl`: the weights d, the summed SVM dual objective
+    per iteration, the updates done and whether ``tol`` was met."""
+
+    weights: np.ndarray
+    objective_history: list
+    n_iter: int
+    converged: bool
+
+
+def fit_glmkl(Ks, targets, *, C: float, max_iter: int, tol: float, owner="GLMKLClassifier"):
+    """Group-lasso MKL (Xu et al. 2010, ℓ1 case) on the kernels ``Ks`` (l × l each) of
+    the labeled rows: alternate scikit-learn's ``SVC(kernel="precomputed")`` on
+    K = Σ_j d_j K_j (one binary problem per entry of ``targets``, ±1) with the closed
+    form d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c β_cᵀ K_j β_c, from d = 1/M; stop
+    when the weights or the summed dual objective change by less than ``tol``
+    (relative), with a ConvergenceWarning naming ``owner`` after ``max_iter`` updates."""
+    M = len(Ks)
+    d = np.full(M, 1.0 / M)
+    history = []
+    converged = False
+    K = np.empty_like(Ks[0])
+    it = 0
+    while it < max_iter:
+        it += 1
+        K.fill(0.0)
+        for dj, Kj in zip(d, Ks, strict=True):
+            if dj > 0:
+                K += dj * Kj
+        norms2, obj = np.zeros(M), 0.0
+        for t in targets:
+            svm = SVC(kernel="precomputed", C=float(C)).fit(K, t)
+            beta = svm.dual_coef_[0]
+            sv = svm.support_
+            for j in range(M):
+                if d[j] > 0:
+                    norms2[j] += d[j] ** 2 * float(beta @ Ks[j][np.ix_(sv, sv)] @ beta)
+            obj += float(np.abs(beta).sum() - 0.5 * beta @ K[np.ix_(sv, sv)] @ beta)
+        history.append(obj)
+        norms = np.sqrt(np.clip(norms2, 0.0, None))
+        if not norms.sum() > 0:  # every SVM is trivial (all bounded dual at 0)
+            converged = True
+            break
+        d_new = norms / norms.sum()
+        step = float(np.max(np.abs(d_new - d)))
+        d = d_new
+        flat = len(history) > 1 and abs(history[-2] - obj) <= tol * abs(history[-2])
+        if step < tol or flat:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(
+            f"{owner}: objective and weights still changing after max_iter="
+            f"{max_iter} updates (last weight change {step:.1e}, tol={tol:g}); "
+            "increase max_iter",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return GLMKLFit(d, history, it, converged)
