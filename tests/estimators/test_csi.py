@@ -11,7 +11,6 @@ from lorak.bench.experiments import csi_rank
 from lorak.decompose import incomplete_cholesky
 from lorak.estimators import CSI
 from lorak.learn._csi import _hysteresis_argmax, csi, csi_q
-from lorak.models import lssvm_fit_factor
 
 # ---------------------------------------------------------------- brute-force reference
 
@@ -364,18 +363,6 @@ def test_constant_y_is_fine_without_the_prediction_term(blobs):
 
 
 # ---------------------------------------------------------------- csi-rank helpers
-
-
-def test_prefix_lssvm_matches_separate_fits(blobs):
-    X, y = blobs
-    rng = np.random.default_rng(0)
-    G = rng.standard_normal((300, 12))
-    Gt = rng.standard_normal((40, 12))
-    T = csi_rank._targets(y, np.unique(y))
-    D = csi_rank.lssvm_prefix_decisions(G, T, Gt, C=3.0)
-    for r in (1, 5, 12):
-        sol = lssvm_fit_factor(G[:, :r], T, 3.0)
-        np.testing.assert_allclose(D[:, r - 1], Gt[:, :r] @ sol.coef + sol.intercept, atol=1e-9)
 
 
 def test_experiment_helpers():

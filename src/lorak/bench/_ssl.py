@@ -12,7 +12,7 @@ Shared by the generalized Nyström experiments (``gnys``, ``gnys-alignment``,
 - :func:`unlabeled_error` — the error (%) on the rows that were not labeled;
 - :func:`prepare` — the context: the Gaussian width b₀ (mean pairwise squared distance
   over all rows) and the landmark count m;
-- :func:`kmeans_landmarks` — the repetition's k-means landmarks, computed once and
+- :func:`repetition_landmarks` — the repetition's k-means landmarks, computed once and
   shared by every column that uses them (the runner charges their cost to each);
 - :func:`factor_column` — a column: a factor fitted on all rows and a linear SVM on the
   labeled rows' features (:class:`lorak.SemiSupervisedFactorClassifier`).
@@ -36,9 +36,9 @@ __all__ = [
     "SSLOutput",
     "draw_labeled",
     "factor_column",
-    "kmeans_landmarks",
     "labeled_rows",
     "prepare",
+    "repetition_landmarks",
     "scale_features",
     "semi_labels",
     "ssl_metric",
@@ -159,7 +159,7 @@ def prepare(data) -> dict:
     }
 
 
-def kmeans_landmarks(task) -> np.ndarray:
+def repetition_landmarks(task) -> np.ndarray:
     """The repetition's ``context["m"]`` k-means landmarks (≤ 10 Lloyd iterations,
     seeded from the repetition), computed once and shared by every column."""
 
@@ -198,7 +198,7 @@ def factor_column(name, label, make_factor, *, kmeans, extra=None, applies=None,
     def run(task):
         from ..models import SemiSupervisedFactorClassifier
 
-        Z = kmeans_landmarks(task) if kmeans else None
+        Z = repetition_landmarks(task) if kmeans else None
         kw = dict(clf_kw)
         if "classifier" not in kw:  # the paper's classifier: a linear SVM, C = 1
             from sklearn.svm import LinearSVC

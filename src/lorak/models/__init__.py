@@ -24,7 +24,6 @@ inner products are the (approximate) kernel, so a linear SVM on them is the kern
 on K ≈ G Gᵀ (without the bias term's special treatment of a dual SVM).
 """
 
-from ._exact import exact_kernel_pca, exact_lp_mkl, lssvm_prefix_decisions
 from ._kkmeans import KernelKMeans, KernelKMeansResult, kernel_kmeans_factor
 from ._kpca import FactorKPCA, LowRankKernelPCA, factor_kpca, kpca_eigenvectors, kpca_scores
 from ._lssvm import (
@@ -50,8 +49,6 @@ __all__ = [
     "LowRankKernelPCA",
     "SemiSupervisedFactorClassifier",
     "SemiSupervisedFactorRegressor",
-    "exact_kernel_pca",
-    "exact_lp_mkl",
     "factor_kpca",
     "kernel_kmeans_factor",
     "kpca_eigenvectors",
@@ -59,7 +56,6 @@ __all__ = [
     "lssvm_fit_dense",
     "lssvm_fit_factor",
     "lssvm_moments",
-    "lssvm_prefix_decisions",
     "lssvm_solve_moments",
     "merge_lssvm_moments",
     "woodbury_solve",

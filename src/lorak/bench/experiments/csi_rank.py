@@ -23,7 +23,7 @@ Decisions
   (:func:`lorak.models.lssvm_fit_factor`, eq. 3: ridge with a free intercept) of every
   rank comes from one Cholesky: w_r = L_r⁻ᵀ (L⁻¹Ḡᵀȳ)_{:r}, and the decisions of all
   ranks are cumulative sums of (G_test − ḡ) L⁻ᵀ times that vector — O((n + n_test) R²)
-  (:func:`lorak.models.lssvm_prefix_decisions`). A test checks a prefix against a
+  (:func:`lorak.bench._exact.lssvm_prefix_decisions`). A test checks a prefix against a
   separate fit.
 - *Stopping.* The paper stops both decompositions after the first step whose gain is
   below 1e-4 (CSI: its true gain; ICD: ‖g_k‖²/tr K, CSI's gain at κ = 0), with no
@@ -75,7 +75,8 @@ import numpy as np
 
 from ...decompose import incomplete_cholesky, pivot_transform_matrix
 from ...kernels import Gaussian, kernel_block, kernel_product
-from ...models import lssvm_fit_dense, lssvm_prefix_decisions
+from ...models import lssvm_fit_dense
+from .._exact import lssvm_prefix_decisions
 from .._preprocess import dense, split_indices
 from .._reference import cite
 from .._spec import DatasetSpec, Experiment, FactorOutput, Method, Metric, Part

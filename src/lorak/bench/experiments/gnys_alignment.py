@@ -21,7 +21,7 @@ from .._figures import curve_panels
 from .._reference import cite
 from .._report import fmt_num, markdown_table
 from .._spec import Experiment, Method, Metric
-from .._ssl import SSLOutput, kmeans_landmarks, semi_labels, unlabeled_error
+from .._ssl import SSLOutput, repetition_landmarks, semi_labels, unlabeled_error
 from ._zhang2017 import LAMBDA_GRID, PAPER_CRITERION, SMALL_DATASETS, protocol_part
 
 __all__ = ["EXPERIMENTS", "GNYS_ALIGNMENT", "alignment_summary"]
@@ -39,7 +39,7 @@ def _fig1_method(name, label, beta, center, feature_scale):
         from ...estimators import GeneralizedNystroem
         from ...models import SemiSupervisedFactorClassifier
 
-        Z = kmeans_landmarks(task)
+        Z = repetition_landmarks(task)
         g = GeneralizedNystroem(
             kernel="gaussian",
             bandwidth=task.context["b0"],

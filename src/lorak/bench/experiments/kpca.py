@@ -20,7 +20,7 @@ Decisions
   (reference/improved_nystrom.json: "svd = exact"); it is compared with our ``exact``.
   Our ``svd`` (rank-m eigen factor, then Prop. 4) has no paper number: centering does
   not commute with truncation, so its misalignment is small but not 0.
-- U is computed once per dataset (:func:`lorak.models.exact_kernel_pca`, shared
+- U is computed once per dataset (:func:`lorak.bench._exact.exact_kernel_pca`, shared
   by the ``exact`` column, which is charged its cost, and every metric); its
   eigengap λ₃/λ₄ is recorded: when it is close to 1 the top-3 subspace itself is
   ill-determined and every method's misalignment grows.
@@ -38,7 +38,8 @@ import math
 import numpy as np
 
 from ...kernels import kernel_block
-from ...models import LowRankKernelPCA, exact_kernel_pca
+from ...models import LowRankKernelPCA
+from .._exact import exact_kernel_pca
 from .._factors import factor_columns, gaussian_bandwidth, gaussian_context
 from .._figures import bars_beside_paper
 from .._reference import cite
@@ -86,7 +87,7 @@ def misalignment(U, U_approx) -> float:
 
 
 def exact_kpca(K, n_components: int = N_DIRECTIONS):
-    """Exact kernel PCA of K (:func:`lorak.models.exact_kernel_pca`; K is overwritten)."""
+    """Exact kernel PCA of K (:func:`lorak.bench._exact.exact_kernel_pca`; K is overwritten)."""
     return exact_kernel_pca(K, n_components)
 
 

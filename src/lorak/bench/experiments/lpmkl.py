@@ -67,7 +67,7 @@ Decisions
 - The full-kernel reference keeps the 50 kernels implicit: one float32 n × n squared-
   distance matrix, Σ d_k K_k formed per outer iteration; ``SVC(tol=1e-3)``.
 - Seconds (the runner's) are the fit time (factors + outer loop), prediction excluded;
-  the full-kernel reference (:func:`lorak.models.exact_lp_mkl`) is fitted once per
+  the full-kernel reference (:func:`lorak.bench._exact.exact_lp_mkl`) is fitted once per
   split and p, shared by every R, its test decisions included. Our fits run
   with one BLAS thread (``blas_threads=1``): on the shared 2-core machine two threads
   made the GFB's matrix–vector products 4–20× slower; libsvm is single-threaded.
@@ -85,7 +85,7 @@ from ...decompose import resolve_kernel_bank
 from ...estimators import default_bank
 from ...kernels import KernelBank
 from ...learn import bank_decision, fit_lp_mkl, lp_mkl_factors
-from ...models import exact_lp_mkl
+from .._exact import exact_lp_mkl
 from .._preprocess import dense, minmax_scale, split_indices
 from .._reference import cite
 from .._report import fmt_num, markdown_table
@@ -225,7 +225,7 @@ def _bank_bandwidths():
 
 
 def _run_full(task) -> FactorOutput:
-    """Full-kernel ℓp-MKL (:func:`lorak.models.exact_lp_mkl`), computed once per
+    """Full-kernel ℓp-MKL (:func:`lorak.bench._exact.exact_lp_mkl`), computed once per
     (split, p) and shared across ranks (each rank's cell is charged its cost)."""
 
     def fit():

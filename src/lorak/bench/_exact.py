@@ -1,4 +1,5 @@
-"""Exact references the low-rank models are measured against.
+"""Exact references the low-rank models are measured against (the benchmark's own:
+the ``kpca``, ``csi-rank`` and ``lpmkl`` experiments use them, nothing in the library).
 
 - :func:`exact_kernel_pca` — the top eigenvectors of the centred kernel matrix H K H
   (kernel PCA without any approximation; what a factor's kernel PCA is compared to);
@@ -14,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
+
+from ..learn._lp_mkl import GaussianGrams, lp_mkl_full_kernel
 
 __all__ = ["exact_kernel_pca", "exact_lp_mkl", "lssvm_prefix_decisions"]
 
@@ -84,8 +87,6 @@ def exact_lp_mkl(X, y, X_test, bandwidths, C: float, p: float, *, max_iter: int 
     rest). Returns ``(decision_values, result)`` (result: weights ``d``, ``n_iter``,
     ``inner_iter``, ``converged``).
     """
-    from ..learn._lp_mkl import GaussianGrams, lp_mkl_full_kernel
-
     X = np.asarray(X, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
     res, svc = lp_mkl_full_kernel(
