@@ -271,3 +271,84 @@ def test_test_file_names_are_unique():
     names = collections.Counter(p.name for p in files)
     assert [n for n, c in names.items() if c > 1] == []
     assert not list(TESTS.rglob("__init__.py"))
+
+
+# ---------------------------------------------------------------- private names
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to for the privacy rule: ``lorak.<pkg>`` for a module
+    of a subpackage, the module itself for a top-level one (``lorak.cli``,
+    ``lorak._validation``), ``lorak`` for the root."""
+    return ".".join(module.split(".")[:2])
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports_across_packages() -> set[tuple[str, str, str]]:
+    """(importer, module imported from, name) for every ``from … import _name`` whose
+    module lies in another package, and every lorak module of another package bound to
+    a private alias (``from .. import learn as _npkl``)."""
+    found = set()
+    for name, tree in TREES.items():
+        is_pkg = MODULES[name][1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target != "lorak" and not target.startswith("lorak."):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                owner = _package(sub if sub in MODULES else target)
+                if owner == _package(name):
+                    continue
+                module_alias = sub in MODULES and _is_private(alias.asname or "")
+                if _is_private(alias.name) or module_alias:
+                    found.add((name, target, alias.name))
+    return found
+
+
+#: Private names still imported across packages, each owned by a change in progress
+#: elsewhere; the test fails as soon as one of them is gone, so the list only shrinks.
+PRIVATE_ACROSS_PENDING = {
+    # models/_lssvm.py is being reworked elsewhere: _chunked.merge_moments to come
+    ("lorak.models._lssvm", "lorak._chunked", "_merge_moments"),
+}
+
+
+def test_no_private_name_is_imported_across_packages():
+    """A name starting with ``_`` is private to its package (``lorak.<pkg>``; a
+    top-level module is a package of its own): another package imports only what it
+    exports. The top-level private modules (``lorak._validation``, ``_chunked``,
+    ``_config``, ``_linalg``, …) are the shared internals of the library: every
+    package may import their public names, as the layout of one helper per job wants,
+    but not their private ones."""
+    found = private_imports_across_packages()
+    assert found - PRIVATE_ACROSS_PENDING == set()
+    assert PRIVATE_ACROSS_PENDING - found == set(), "fixed: drop it from the pending list"
+
+
+def test_bench_functions_do_not_shadow_library_functions():
+    """A public function of ``lorak.bench`` does not reuse the name of a public
+    function of the library (``bench._ssl.kmeans_landmarks`` did)."""
+    library = [m for m in MODULES if not m.startswith(BENCH)]
+    bench = [m for m in MODULES if m.startswith(BENCH)]
+
+    def public_functions(modules):
+        return {
+            node.name
+            for m in modules
+            for node in TREES[m].body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not node.name.startswith("_")
+        }
+
+    assert public_functions(bench) & public_functions(library) == set()

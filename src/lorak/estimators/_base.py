@@ -9,7 +9,7 @@ n × r output is ever n-sized.
 
 What every estimator and model of lorak uses from here: :func:`store_params` (the body
 of each ``__init__``), :func:`validate_new_rows` (the fitted check and validation of
-new rows) and ``_Transformer`` (the base of every transformer).
+new rows) and :class:`TransformerBase` (the base of every transformer).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..kernels import KernelColumns, kernel_product, make_kernel
 from ..learn import shared_landmarks
 
 __all__ = [
+    "TransformerBase",
     "check_symmetric_block",
     "shared_landmarks",
     "store_params",
@@ -92,7 +93,7 @@ def validate_new_rows(estimator, X, fitted: str):
     )
 
 
-class _Transformer(
+class TransformerBase(
     ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
     """The base of lorak's transformers: row methods applied chunk-wise (dask and memmap
@@ -108,7 +109,7 @@ class _Transformer(
         return tags
 
 
-class _KernelFactor(_Transformer):
+class _KernelFactor(TransformerBase):
     """Shared parts: kernel construction, input validation, chunked ``transform``."""
 
     _kernel_args = ("gamma", "bandwidth", "degree", "coef0", "kernel_params")
@@ -278,6 +279,10 @@ class _KernelFactor(_Transformer):
             tags.input_tags.sparse = False
             tags.input_tags.positive_only = kernel != "precomputed"
         return tags
+
+
+#: The former name, still used inside this package by ``_graph_factor``.
+_Transformer = TransformerBase
 
 
 class _LandmarkFactor(_KernelFactor):

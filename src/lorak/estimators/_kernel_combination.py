@@ -60,7 +60,7 @@ from ..learn import (
     fit_glmkl,
     fit_kernel_combination,
 )
-from ._base import _Transformer, shared_landmarks, store_params, validate_new_rows
+from ._base import TransformerBase, shared_landmarks, store_params, validate_new_rows
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
@@ -70,7 +70,7 @@ def _default_bank() -> KernelBank:
     return KernelBank.gaussian()
 
 
-class _KernelCombination(_Transformer):
+class _KernelCombination(TransformerBase):
     """Shared landmarks, one Nyström factor per kernel, weights, concatenated transform."""
 
     _weighting = "uniform"

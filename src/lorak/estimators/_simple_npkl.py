@@ -27,7 +27,7 @@ from ..learn import (
     pair_values,
     ridge_map,
 )
-from ._base import _Transformer, store_params
+from ._base import TransformerBase, store_params
 
 __all__ = ["SimpleNPKL"]
 
@@ -43,7 +43,7 @@ RIDGE_LANDMARKS = 200
 RIDGE_ALPHA = 1e-2
 
 
-class SimpleNPKL(_Transformer):
+class SimpleNPKL(TransformerBase):
     """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
 
     Learns a PSD kernel matrix K = V Vᵀ on the n training rows that is smooth on the

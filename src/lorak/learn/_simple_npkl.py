@@ -969,7 +969,9 @@ def fit_simple_npkl(
         if res.embedding.shape[1] > 0:
             break
     Cf = c_step * C0
-    _check_kernel(res, loss=loss, C=C, max_iter=max_iter, tol=tol, capped=bool(rank))  # stage 5
+    _check_learned_kernel(
+        res, loss=loss, C=C, max_iter=max_iter, tol=tol, capped=bool(rank)
+    )  # stage 5
     weights = Cf * signs if res.alpha is None else res.alpha * signs
     degeneracy = kernel_degeneracy(L, res.embedding, pairs, weights)
     if degeneracy.degenerate:
@@ -977,7 +979,7 @@ def fit_simple_npkl(
     return SimpleNPKLFit(res, float(Cf), pairs, signs, selected, rank, S, L, weights, degeneracy)
 
 
-def _check_kernel(res, *, loss, C, max_iter, tol, capped) -> None:
+def _check_learned_kernel(res, *, loss, C, max_iter, tol, capped) -> None:
     """Refuse a zero kernel; warn when the square hinge stopped at ``max_iter``."""
     if res.embedding.shape[1] == 0:
         where = "A = C·T − L" if loss == "linear" else "A = Σ α_ij T_ij − L"

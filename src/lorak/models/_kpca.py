@@ -32,7 +32,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_generator, validate_data
-from ..estimators._base import _Transformer, store_params, validate_new_rows
+from ..estimators._base import TransformerBase, store_params, validate_new_rows
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
@@ -116,7 +116,7 @@ def kpca_eigenvectors(G, result: FactorKPCA) -> np.ndarray:
     return Z * scale
 
 
-class LowRankKernelPCA(_Transformer):
+class LowRankKernelPCA(TransformerBase):
     """Kernel PCA through a low-rank factor: an m × m eigenproblem (Prop. 4).
 
     Fits ``factor`` on X, centers its rows in factor form and eigendecomposes ḠᵀḠ
