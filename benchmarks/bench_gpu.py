@@ -386,6 +386,12 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda", help="cuda, cuda:1, cpu")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a CPU smoke test)")
     ap.add_argument("--skip", nargs="*", default=[], help="sections to skip: a b c d e f")
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=330.0,
+        help="skip the sections that would start after this many seconds (recorded)",
+    )
     ap.add_argument("--out", default="benchmarks/out/bench_gpu.json")
     args = ap.parse_args(argv)
     if args.quick:
@@ -413,6 +419,10 @@ def main(argv=None):
 
     def section(key, fn):
         t = time.perf_counter()
+        if t - started > args.budget_s:
+            result[key] = {"skipped": f"time budget of {args.budget_s:.0f} s spent"}
+            print(f"{key}: skipped (time budget)", flush=True)
+            return
         try:
             result[key] = fn()
         except Exception as exc:
