@@ -29,6 +29,10 @@ the ℓ rows again. In the solver the same system is written for β = Aᵀα dir
 (I + C Gc H) β = C g with H = S D Sᵀ (Gc, g the centred moments), which needs no root
 of H: one LU solve, and H = Σ_k d_k S_k S_kᵀ from cached per-kernel products. Each outer
 iteration is O(M r² + r³); the whole fit is one O(ℓ r²) pass plus the factors themselves.
+
+:func:`fit_lp_mkl_regression` is the estimator's one entry: C by GCV, the weights
+(ℓp-MKL, then the GCV choice among candidates), the rank doubling, as named stages on
+standardized targets, returning a :class:`LpMKLRegressionFit`.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ decompose/<stem>: this is the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-Functions here take validated arrays and return arrays or a :class:`NPKLResult`; the
-estimator :class:`lorak.SimpleNPKL` validates input and stores the results.
+Functions here take validated arrays and return arrays or a :class:`NPKLResult`;
+:func:`fit_simple_npkl` is the estimator's one entry (graph, C, active selection, the
+solve with C="auto" stepping, the checks), returning a :class:`SimpleNPKLFit` that
+:class:`lorak.SimpleNPKL` stores.
 
 The problem
 -----------
