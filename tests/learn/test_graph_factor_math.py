@@ -235,3 +235,44 @@ def test_one_se_rule_keeps_a_graph_that_clearly_helps():
     )
     f = GraphRegularizedFactor(nys, random_state=0).fit(X, ys)
     assert f.gamma_ > 0
+
+
+@pytest.mark.parametrize("signal", [0.0, 3.0])
+def test_gated_rule_equals_its_definition(rng, signal):
+    """rule="gated", recomputed from its definition: each t's penalty and t itself by
+    the LOO squared error, then t > 0 kept only when its per-row squared losses beat
+    t = 0's by more than one standard error (paired)."""
+    X, P, G = _data(rng, n=120)
+    graph = _anchor_graph(rng, X, a=20)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2])
+    rows = np.arange(0, 120, 3)
+    noise = rng.standard_normal(rows.size)
+    T = ridge_targets((signal * X[rows, 1] + noise > 0).astype(int), 2)
+    sel = select_gamma_penalty(G[rows], defo, T, 120, rule="gated")
+
+    def sq_losses(t, alpha):
+        R = deformation_matrix(defo, t)
+        ms = float(np.sum(R * (defo.gram @ R))) / 120
+        F = G[rows] @ R / np.sqrt(ms)
+        return loo_ridge_scores(F, T, (alpha,), classification=False, per_row=True)[1][0]
+
+    alphas = sorted(sel.alphas, reverse=True)
+    table = {t: [sq_losses(t, a).mean() for a in alphas] for t in sel.ts}
+    pick = {t: alphas[int(np.argmin(v))] for t, v in table.items()}
+    t_best = min(sel.ts, key=lambda t: (min(table[t]), t))
+    want = (0.0, pick[0.0])
+    if t_best > 0:
+        d = sq_losses(t_best, pick[t_best]) - sq_losses(0.0, pick[0.0])
+        if -d.mean() > d.std(ddof=1) / np.sqrt(d.size):
+            want = (t_best, pick[t_best])
+    assert (sel.t, sel.penalty) == pytest.approx(want, rel=1e-12)
+
+
+def test_gated_rule_keeps_the_plain_factor_for_labels_the_rows_do_not_shape(rng):
+    """Labels drawn at random carry no geometry: the gate keeps t = 0."""
+    X, P, G = _data(rng, n=150)
+    graph = _anchor_graph(rng, X, a=20)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2])
+    rows = np.arange(0, 150, 3)
+    T = ridge_targets(rng.integers(0, 2, rows.size), 2)
+    assert select_gamma_penalty(G[rows], defo, T, 150, rule="gated").t == 0.0

@@ -232,3 +232,61 @@ def test_classifier_labels_scaling_and_other_models(data):
         SemiSupervisedFactorClassifier(
             GeneralizedNystroem(n_components=20, random_state=0), feature_scale=3.0
         ).fit(X, yu)
+
+
+def test_default_head_is_the_cross_validated_pick():
+    """classifier=None: a ridge at the factor's penalty or LinearSVC(C=1), whichever
+    errs less in a stratified cross-validation over the labeled rows; recorded."""
+    from sklearn.base import clone
+    from sklearn.datasets import make_moons
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    from lorak.models._semi_supervised import HEAD_CV_FOLDS
+
+    X, y = make_moons(300, noise=0.3, random_state=3)
+    ys = np.full(300, -1)
+    lab = np.r_[np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 1)[:20]]
+    ys[lab] = y[lab]
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    errs = clf.head_cv_errors_
+    assert set(errs) == {"RidgeClassifier", "LinearSVC"}
+    chosen = type(clf.classifier_).__name__
+    assert errs[chosen] == min(errs.values())
+    if errs["RidgeClassifier"] == errs["LinearSVC"]:
+        assert chosen == "RidgeClassifier"
+    # the counts are those of an explicit cross-validation of the two heads; the
+    # ridge's penalty is the factor's, carried to the head's scale (α·s²·ms)
+    Q_all = clf.factor_.transform(X)
+    ms = float(np.mean(np.sum(Q_all * Q_all, axis=1)))
+    alpha = clf.factor_.penalty_ * clf.scale_**2 * ms
+    Q = Q_all[clf.labeled_indices_] * clf.scale_
+    codes = y[clf.labeled_indices_]
+    heads = {
+        "RidgeClassifier": RidgeClassifier(alpha=alpha),
+        "LinearSVC": LinearSVC(C=1.0, max_iter=10000, random_state=0),
+    }
+    for name, head in heads.items():
+        count = 0
+        folds = StratifiedKFold(HEAD_CV_FOLDS, shuffle=True, random_state=0)
+        for tr, te in folds.split(Q, codes):
+            pred = clone(head).fit(Q[tr], codes[tr]).predict(Q[te])
+            count += int(np.sum(pred != codes[te]))
+        assert count == errs[name]
+
+
+def test_given_classifier_or_single_labeled_class_skips_the_head_pick():
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    ys = np.full(200, -1)
+    ys[:30] = y[:30]
+    clf = SemiSupervisedFactorClassifier(classifier=LogisticRegression()).fit(X, ys)
+    assert clf.head_cv_errors_ is None
+    ys = np.full(200, -1)
+    first1 = int(np.flatnonzero(y == 1)[0])
+    ys[np.flatnonzero(y == 0)[:10]] = 0
+    ys[first1] = 1  # one labeled row of class 1: no stratified folds
+    clf = SemiSupervisedFactorClassifier(Nystroem(n_components=20, random_state=0)).fit(X, ys)
+    assert clf.head_cv_errors_ is None

@@ -498,6 +498,13 @@ def select_gamma_penalty(
     the best key. ``rule="squared_error"``: the lowest LOO squared error of the ±1
     targets, for classes too (smoother than the error count; scikit-learn's
     ``RidgeClassifierCV`` reads its leave-one-out this way).
+
+    ``rule="gated"``: each t's penalty by its LOO squared error, t by the same; then a
+    graph (t > 0) is kept only when its per-row LOO squared losses beat those of t = 0
+    (the plain factor, at its own best penalty), paired row by row, by more than one
+    standard error of the mean difference. The squared error of the ±1 targets is
+    smooth where the error count of 100 labeled rows is coarse, and the gate keeps the
+    plain factor where the rows show no geometry the labels follow.
     """
     ts = tuple(float(t) for t in ts)
     alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))
@@ -509,11 +516,12 @@ def select_gamma_penalty(
     V = defo.eigenvectors
     A = np.asarray(G_labeled, dtype=np.float64) @ V
     gram_diag = np.einsum("ij,ij->j", V, defo.gram @ V)  # diag(Vᵀ GᵀG V)
+    feats = [None] * len(ts)
     for i, t in enumerate(ts):
         f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues)
         ms = float(np.sum(f * f * gram_diag)) / max(n_rows, 1)
         scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
-        F = A * (f * scale)
+        F = feats[i] = A * (f * scale)
         scores[i], losses[i] = loo_ridge_scores(
             F, targets, alphas_desc, classification=classification, per_row=True
         )
@@ -531,9 +539,33 @@ def select_gamma_penalty(
             if float(np.mean(d)) <= se:
                 t, a = ts[i], alphas_desc[k]
                 break
+    elif rule == "gated":
+        t, a = _gated_choice(feats, targets, scores, ts, alphas_desc)
     elif rule not in ("best", "squared_error"):
-        raise ValueError(f"rule must be 'best', 'squared_error' or 'one_se'; got {rule!r}")
+        raise ValueError(f"rule must be 'best', 'gated', 'squared_error' or 'one_se'; got {rule!r}")
     return GammaSelection(t, a, scores, ts, alphas_desc)
+
+
+def _gated_choice(feats, targets, scores, ts, alphas):
+    """(t, α) of ``rule="gated"`` (see :func:`select_gamma_penalty`)."""
+    best_a = [int(np.argmin(scores[i, :, 1])) for i in range(len(ts))]  # ties: larger α
+    i = int(np.argmin([scores[j, best_a[j], 1] for j in range(len(ts))]))  # ties: smaller t
+    zero = [j for j, t in enumerate(ts) if t == 0]
+    if ts[i] == 0 or not zero:
+        return ts[i], alphas[best_a[i]]
+    j = zero[0]
+
+    def row_losses(k):
+        _, rows = loo_ridge_scores(
+            feats[k], targets, [alphas[best_a[k]]], classification=False, per_row=True
+        )
+        return rows[0]
+
+    d = row_losses(i) - row_losses(j)
+    se = float(np.std(d, ddof=1)) / np.sqrt(d.size) if d.size > 1 else 0.0
+    if -float(np.mean(d)) > se:
+        return ts[i], alphas[best_a[i]]
+    return ts[j], alphas[best_a[j]]
 
 
 def _key(score_row, classification):
