@@ -217,6 +217,19 @@ def _gen_nystrom(task, rep, **kw):
     )
 
 
+def _prior_factor(W) -> np.ndarray:
+    """F with F Fᵀ = W⁺, the λ = ∞ candidate (plain Nyström): W's eigenpairs that
+    :func:`lorak.learn.pinv_psd` keeps (its top ``rank``), largest 1/λ first."""
+    from scipy.linalg import eigh
+
+    from ...learn import pinv_psd
+
+    _, rank = pinv_psd(W, 1e-10)
+    lam, U = eigh(0.5 * (W + W.T), driver="evd", check_finite=False)
+    cut = lam.size - rank
+    return (U[:, cut:] / np.sqrt(lam[cut:]))[:, ::-1]
+
+
 def _oracle(task, rep):
     """The best candidate λ of the default (the CV grid and ∞) by the unlabeled error.
 
@@ -234,14 +247,13 @@ def _oracle(task, rep):
         psd_factor,
         solve_gen_nystrom,
     )
-    from ...learn._gen_nystrom import kept_eigenpairs, prior_factor
 
     X, y, Z = task.data.X, task.data.y, _landmarks(task, rep)
     E = kernel_block(rep.kernel, X, Z)
     W = kernel_block(rep.kernel, Z, Z)
     yl = y[rep.lab]
     P = GenNystromProblem.from_blocks(E[rep.lab], W, ideal_kernel(yl, centered=True))
-    factors = {math.inf: prior_factor(kept_eigenpairs(W, 1e-10))}
+    factors = {math.inf: _prior_factor(W)}
     x = None
     for lam in reversed(sorted(CV_LAMBDA_GRID)):
         res = solve_gen_nystrom(P, lam, 1.0, x0=x, tol=1e-3, history=False)
