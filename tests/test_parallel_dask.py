@@ -196,7 +196,6 @@ def test_predict_proba_through_available_if(client, data):
         KernelKMeans(n_clusters=2),
         LowRankKernelPCA(),
         LowRankMKLClassifier(),
-        SemiSupervisedFactorClassifier(),
     ],
     ids=lambda e: type(e).__name__,
 )

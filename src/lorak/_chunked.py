@@ -23,6 +23,7 @@ from ._config import get_config
 __all__ = [
     "ChunkedRowsMixin",
     "LazyRows",
+    "gather_rows",
     "is_dask_array",
     "is_memmap",
     "lazy_targets",
@@ -332,6 +333,37 @@ def norm_stats(B):
     """(Σ‖xᵢ‖², Σxᵢ, n) of a block of rows, float64: a :func:`reduce_rows` summand."""
     B = np.asarray(B, dtype=np.float64)
     return np.einsum("ij,ij->", B, B), B.sum(axis=0), B.shape[0]
+
+
+def gather_rows(X, rows, *, name: str = "X") -> np.ndarray:
+    """The rows ``rows`` (host integer indices) of a dask array, memmap or ndarray as an
+    in-memory float array (float32 kept), each checked finite.
+
+    For the few rows a fit needs in memory (the labeled rows of a semi-supervised fit):
+    a dask array computes only the chunks that hold them (fewer when its chunks are
+    slices of an array, as ``da.from_array`` makes), a memmap reads only those rows. A
+    row with NaN or infinity gets a ``ValueError`` naming it.
+    """
+    rows = np.asarray(rows, dtype=np.intp)
+    order = np.argsort(rows, kind="stable")
+    if is_dask_array(X):
+        if any(np.isnan(c) for c in X.shape):
+            raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes()")
+        got = np.asarray(X[rows[order]].compute())
+    else:
+        got = np.asarray(X[rows[order]])
+    block = np.empty_like(got)
+    block[order] = got
+    if block.dtype not in (np.float32, np.float64):
+        block = block.astype(np.float64)
+    bad = ~np.isfinite(block).all(axis=tuple(range(1, block.ndim)))
+    if bad.any():
+        raise ValueError(
+            f"{name}: row {int(rows[np.flatnonzero(bad)[0]])} contains NaN or infinity "
+            f"({int(bad.sum())} of the {rows.size} rows gathered to memory, the labeled "
+            "rows, are not finite)"
+        )
+    return block
 
 
 class LazyRows:

@@ -26,13 +26,19 @@ Fitting, where a method touches all rows
       the pairwise update of Chan, Golub & LeVeque 1979, so no cancellation);
     * factor alignment by the same reductions;
     * :class:`lorak.GeneralizedNystroem`, whose fit needs only the labeled rows and the
-      landmarks.
+      landmarks;
+    * :class:`lorak.GraphRegularizedFactor` with its anchor graph (k-means anchors,
+      then GᵀLᵖG by reductions over the chunks) and the semi-supervised
+      :class:`lorak.SemiSupervisedFactorClassifier` and
+      :class:`lorak.SemiSupervisedFactorRegressor` on it: the labeled rows are gathered
+      to memory, every other row is read by passes over the chunks, and the training
+      rows' predictions are ``predict(X)``, lazily (no ``transduction_`` is stored).
 
     Methods that need all rows in memory at once refuse a dask array with a clear
     error instead of computing it silently: incomplete Cholesky and CSI (pivoted
     greedy factorizations that revisit every row at every step), SimpleNPKL
     (transductive), the exact eigendecomposition, and the models that keep an n-sized
-    state (kernel k-means, kernel PCA, ℓp-MKL, the semi-supervised classifier).
+    state (kernel k-means, kernel PCA, ℓp-MKL).
     Compute the array first (``X.compute()``) when it fits in memory.
 
 With a ``dask.distributed.Client`` active, every computation here runs on its cluster

@@ -23,6 +23,7 @@ from .._array_api import (
     on_device,
     to_numpy,
 )
+from .._chunked import gather_rows, is_dask_array, validate_lazy
 from .._validation import (
     UNLABELED,
     check_generator,
@@ -161,6 +162,8 @@ class GraphRegularizedFactor(_Transformer):
         leave-one-out error rate and mean squared error behind the choice.
     anchors_ : (a, d) array or None, the anchor graph's anchors (on X's device for an
         array API X).
+    mean_sq_norm_ : float, the mean squared row norm of ``transform`` over the training
+        rows, tr(Rᵀ GᵀG R)/n (what a feature scale needs, without another pass).
     n_components_ : int, the output width (the factor's).
 
     Notes
@@ -175,6 +178,13 @@ class GraphRegularizedFactor(_Transformer):
     k-NN graph, a given adjacency matrix and ``weights="lle"`` are host-only (a clear
     error says so). y is read on the host.
 
+    A dask array X (the anchor graph only: the k-NN graph and a given matrix need all
+    rows in memory and are refused) is fitted by passes over its row chunks: the
+    factor's fit, the anchors' k-means, the bandwidth and GᵀLᵖG (each chunk cut into
+    blocks of the memory budget on its worker); the labeled rows are gathered to
+    memory for the choice of γ. ``transform`` of a dask array is lazy, with its row
+    chunks.
+
     Examples
     --------
     >>> import numpy as np
@@ -188,7 +198,9 @@ class GraphRegularizedFactor(_Transformer):
     (300, True)
     """
 
-    _lazy_fit_reason = "its graph and leave-one-out selection read the rows in memory"
+    # dask X: the factor's fit, the anchors' k-means and the anchor graph's GᵀLᵖG are
+    # passes over the chunks; the labeled rows are gathered to memory
+    _lazy_fit = True
     _array_api_support = True
 
     def __init__(
@@ -307,14 +319,26 @@ class GraphRegularizedFactor(_Transformer):
         """Fit the factor, build the graph on the rows of X, choose γ (from the labeled
         rows of y when ``gamma="auto"``) and store R."""
         name = type(self).__name__
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        lazy = is_dask_array(X)
+        if lazy:  # passes over its chunks; the labeled rows gathered to memory
+            raw = X
+            X = validate_lazy(self, X, reset=True)
+            y = y.compute() if is_dask_array(y) else y
+        else:
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         self._check_params(n)
         device = is_foreign(X)
         if device:
             self._check_device_params(X)
             y = to_numpy(y) if is_foreign(y) else y
+        if lazy:
+            self._check_lazy_params()
         labels = self._targets(y, n)
+        X_l = None
+        if labels is not None and isinstance(self.gamma, str):
+            # the few labeled rows, read first: a bad one fails before the passes
+            X_l = gather_rows(raw, labels[1]) if lazy else self._take_rows(X, labels[1])
         auto = isinstance(self.gamma, str)
         if auto:
             if labels is None:
@@ -368,8 +392,8 @@ class GraphRegularizedFactor(_Transformer):
         defo = deformation(GtG, H)
         self.penalty_, self.loo_scores_ = None, None
         if auto:
-            kind, rows, _, T = labels
-            G_l = transform(self._take_rows(X, rows))
+            kind, _, _, T = labels
+            G_l = transform(X_l)
             G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
             sel = select_gamma_penalty(
                 G_l,
@@ -390,9 +414,22 @@ class GraphRegularizedFactor(_Transformer):
         dtype = np.float32 if dtype == np.float32 else np.float64
         self.gamma_ = float(t)
         self.laplacian_weight_ = defo.gamma(t)
-        self.components_ = deformation_matrix(defo, t).astype(dtype)
+        R = deformation_matrix(defo, t)
+        # ‖G R‖_F² = tr(Rᵀ GᵀG R): the training rows' feature scale without a pass
+        self.mean_sq_norm_ = float(np.sum(R * (defo.gram @ R))) / n
+        self.components_ = R.astype(dtype)
         self.n_components_ = int(self.components_.shape[0])
         return self
+
+    def _check_lazy_params(self):
+        """What a dask X cannot have: a graph that needs all rows in memory."""
+        if not self._graph_is("anchor"):
+            g = repr(self.graph) if isinstance(self.graph, str) else "a matrix"
+            raise TypeError(
+                f"{type(self).__name__}: graph={g} needs all rows in memory, and X is a "
+                "dask array; use graph='anchor' (the default: passes over the chunks), or "
+                "compute X first"
+            )
 
     @staticmethod
     def _take_rows(X, rows):

@@ -47,13 +47,15 @@ labeled rows (:func:`loo_ridge_scores`), t = 0 (the plain factor) always a candi
 
 from __future__ import annotations
 
+import functools
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
 
-from .._chunked import reduce_rows
+from .._chunked import is_dask_array, reduce_rows
 
 __all__ = [
     "GAMMA_GRID",
@@ -158,6 +160,38 @@ def _block_rows(width: int) -> int:
     return max(64, int(get_config()["memory_budget"]) // (8 * 4 * max(width, 1)))
 
 
+def _sum_parts(a, b):
+    if isinstance(a, tuple):
+        return tuple(_sum_parts(x, y) for x, y in zip(a, b, strict=True))
+    return a + b
+
+
+def _by_sub_blocks(Xb, *args, func, rows):
+    """``func`` summed over sub-blocks of ``rows`` rows of a block: a dask chunk may hold
+    more rows than the memory budget allows for its rows × anchors (or × m) blocks."""
+    out = None
+    for s in range(0, Xb.shape[0], rows):
+        part = func(Xb[s : s + rows], *args)
+        out = part if out is None else _sum_parts(out, part)
+    return out
+
+
+def _reduce_chunks(func, X, args, rows):
+    """:func:`reduce_rows` of ``func(block, *args)`` over X in blocks of at most ``rows``
+    rows. On a dask X each chunk is cut into such blocks on its worker, and ``args``
+    (the factor's transform, the anchor graph) travel once as graph keys, not inside
+    every task."""
+    if not is_dask_array(X):
+        return reduce_rows(func, X, args=args, rows=rows)
+    import dask
+
+    f = functools.partial(_by_sub_blocks, func=func, rows=rows)
+    dargs = [
+        dask.delayed(a, traverse=False, name=f"lorak-graph-arg-{uuid.uuid4().hex}") for a in args
+    ]
+    return reduce_rows(f, X, args=dargs)
+
+
 def _kth_dist_block(Xb, anchors, anchor_sq, s):
     D = _anchor_sq_dist(Xb, anchors, anchor_sq)
     _, d = _nearest_anchors(D, s)
@@ -170,7 +204,7 @@ def anchor_bandwidth(X, anchors, n_neighbors) -> float:
     anchors = np.asarray(anchors, dtype=np.float64)
     a_sq = np.einsum("ij,ij->i", anchors, anchors)
     rows = _block_rows(anchors.shape[0])
-    tot, n = reduce_rows(_kth_dist_block, X, args=(anchors, a_sq, n_neighbors), rows=rows)
+    tot, n = _reduce_chunks(_kth_dist_block, X, (anchors, a_sq, n_neighbors), rows)
     sigma2 = tot / max(n, 1.0)
     if not np.isfinite(sigma2):
         raise ValueError(
@@ -249,19 +283,20 @@ def anchor_laplacian_gram(X, transform, graph: AnchorGraph, power: int = 1, *, r
     """(GᵀG, GᵀLᵖG, Λ) for G = transform(X) and the anchor graph's L = I − ZΛ⁻¹Zᵀ.
 
     One pass over row chunks of X (two for p = 2); X may be an ndarray, a memmap or a
-    dask array (``rows``: rows per chunk, else the memory budget decides). Anchors that
-    no row chose (Λ_jj = 0) carry no edge and are dropped.
+    dask array (``rows``: rows per block, else the memory budget decides; a dask chunk
+    larger than that is cut into such blocks on its worker). Anchors that no row chose
+    (Λ_jj = 0) carry no edge and are dropped.
     """
     if rows is None:
         rows = _block_rows(graph.n_anchors + X.shape[1] if not sp.issparse(X) else graph.n_anchors)
-    GtG, ZtG, lam = reduce_rows(_anchor_pass1, X, args=(transform, graph), rows=rows)
+    GtG, ZtG, lam = _reduce_chunks(_anchor_pass1, X, (transform, graph), rows)
     used = lam > 0
     B = np.zeros_like(ZtG)
     B[used] = ZtG[used] / lam[used, None]
     if power == 1:
         H = GtG - ZtG[used].T @ B[used]
     else:
-        H = reduce_rows(_anchor_pass2, X, args=(transform, graph, B), rows=rows)
+        H = _reduce_chunks(_anchor_pass2, X, (transform, graph, B), rows)
     return GtG, _sym_part(H), lam
 
 

@@ -18,7 +18,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
 from .._array_api import array_namespace, device_of, is_foreign, like_input, on_device, to_numpy
-from .._chunked import ChunkedRowsMixin
+from .._chunked import (
+    ChunkedRowsMixin,
+    gather_rows,
+    is_dask_array,
+    is_memmap,
+    map_rows,
+    validate_lazy,
+)
 from .._validation import UNLABELED, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
 from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_response
@@ -34,8 +41,7 @@ def _mean_sq_norm(Q) -> float:
     return float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
 
 
-def _scale_of(Q) -> float:
-    ms = _mean_sq_norm(Q)
+def _scale_from(ms) -> float:
     return float(1.0 / np.sqrt(ms)) if ms > 0 else 1.0
 
 
@@ -89,17 +95,34 @@ def _check_feature_scale(fs):
         )
 
 
-def _fitted_features(factor, X, target, fs):
-    """Fit the (already cloned) factor on X with the coded target; its rows as a dense
-    array and the feature scale ("mean_norm", None or a number)."""
-    Q = factor.fit_transform(X, target)
-    if sp.issparse(Q):  # pragma: no cover
-        Q = Q.toarray()
+def _feature_scale(fs, ms) -> float:
+    """The feature scale of ``feature_scale`` fs ("mean_norm", None or a number) for
+    rows of mean squared norm ms."""
     if fs == "mean_norm":
-        scale = _scale_of(Q)
-    else:
-        scale = 1.0 if fs is None else float(fs)
-    return Q, scale
+        return _scale_from(ms)
+    return 1.0 if fs is None else float(fs)
+
+
+def _dense_rows(Q):
+    return Q.toarray() if sp.issparse(Q) else Q
+
+
+def _factor_sq_norms(block, transform):
+    Q = _dense_rows(transform(block))
+    return np.einsum("ij,ij->i", Q, Q, dtype=np.float64)
+
+
+def _train_mean_sq_norm(factor, X):
+    """The mean squared row norm of the fitted factor's rows of the training X (dask or
+    in memory): the factor's own ``mean_sq_norm_`` when it has one (no pass), else one
+    pass over row chunks of X."""
+    ms = getattr(factor, "mean_sq_norm_", None)
+    if ms is not None:
+        return float(ms)
+    if is_dask_array(X):
+        Q = factor.transform(X)  # lazy, chunk by chunk
+        return float((Q * Q).sum(axis=1).mean().compute())
+    return float(np.mean(map_rows(lambda b: _factor_sq_norms(b, factor.transform), X)))
 
 
 def _has(attr):
@@ -161,7 +184,7 @@ def _cv_head(candidates, Q_l, codes_l):
     }
 
 
-def _chosen_penalty(factor, Q, rows, scale):
+def _chosen_penalty(factor, ms_all, Q_l, scale):
     """The ridge penalty the factor chose itself, carried over to the head's feature
     scale; None when it chose none.
 
@@ -171,9 +194,10 @@ def _chosen_penalty(factor, Q, rows, scale):
     with a learned kernel λ < ∞, on rows scaled over the labeled rows). Either way the
     penalty α was scored on Q/√ms, with ms the mean squared row norm over those rows;
     the head sees s·Q, and a ridge on c·A with penalty α·c² predicts as a ridge on A with
-    α, so α_head = α · s² · ms.
+    α, so α_head = α · s² · ms. ``ms_all``: ms over all training rows; ``Q_l``: the
+    labeled rows of Q (unscaled).
     """
-    alpha, over = getattr(factor, "penalty_", None), Q
+    alpha, ms = getattr(factor, "penalty_", None), ms_all
     if alpha is None:
         lam = getattr(factor, "lam_", None)
         if (
@@ -182,10 +206,9 @@ def _chosen_penalty(factor, Q, rows, scale):
             or getattr(factor, "target_type_", None) != "regression"
         ):
             return None
-        alpha, over = getattr(factor, "cv_penalty_", None), _take_rows(Q, rows)
+        alpha, ms = getattr(factor, "cv_penalty_", None), _mean_sq_norm(Q_l)
     if alpha is None:
         return None
-    ms = _mean_sq_norm(over)
     return float(alpha) * scale * scale * ms if ms > 0 else None
 
 
@@ -194,22 +217,47 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
     scaled rows as the features of a head fitted on the labeled rows."""
 
     _head = "classifier_"  # the fitted head's attribute
-    _lazy_fit_reason = "its fit predicts every row (transduction_) in memory"
+    # dask X: the factor fits by passes over the chunks, the labeled rows are gathered
+    # to memory, and the training rows' predictions are predict(X), lazily
+    _lazy_fit = True
     # array API inputs: the factor's rows stay on the device, the labeled rows go to the
     # host for the head's fit, and a linear head predicts on the device
     _array_api_support = True
 
-    def _validate_fit_X(self, X):
-        """The training X, validated, once ``feature_scale`` is checked."""
+    def _fit_input(self, X, y):
+        """(X as given, X validated, y on the host, whether X is read in chunks), once
+        ``feature_scale`` is checked. A dask X is validated lazily (each chunk when it
+        is computed), a memmap stays on disk."""
         _check_feature_scale(self.feature_scale)
-        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        y = to_numpy(y) if is_foreign(y) else y
+        if is_dask_array(X):
+            y = y.compute() if is_dask_array(y) else y
+            return X, validate_lazy(self, X, reset=True), y, True
+        chunked = is_memmap(X)
+        Xv = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        return X, Xv, y, chunked
 
-    def _fit_features(self, X, factor, target):
-        """Fit ``factor`` (a clone, stored as ``factor_``) on X with the coded target;
-        return its rows Q, not yet scaled, and store the feature scale as ``scale_``."""
+    def _fit_features(self, raw, X, factor, target, rows, chunked):
+        """Fit ``factor`` (a clone, stored as ``factor_``) on X with the coded target and
+        store the feature scale as ``scale_``; return (Q, the labeled rows of Q, the
+        mean squared row norm over all rows), Q not yet scaled.
+
+        In memory Q is the factor's n rows. Read in chunks (a dask array, a memmap) Q is
+        None: the labeled rows are gathered to memory (first, so that a bad one fails
+        before the passes) and go through the fitted factor; the mean squared norm
+        comes from the factor (``mean_sq_norm_``) or one more pass.
+        """
         self.factor_ = factor
-        Q, self.scale_ = _fitted_features(factor, X, target, self.feature_scale)
-        return Q
+        if chunked:
+            X_l = gather_rows(raw, rows)
+            factor.fit(X, target)
+            ms = _train_mean_sq_norm(factor, X)
+            Q, Q_l = None, _dense_rows(factor.transform(X_l))
+        else:
+            Q = _dense_rows(factor.fit_transform(X, target))
+            ms, Q_l = _mean_sq_norm(Q), _take_rows(Q, rows)
+        self.scale_ = _feature_scale(self.feature_scale, ms)
+        return Q, Q_l, ms
 
     def _features(self, X):
         """The scaled factor rows of new X (validated here)."""
@@ -286,11 +334,28 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     factor_, classifier_ : the fitted estimators.
     scale_ : float, the feature scale used.
     classes_ : labels of the labeled rows.
-    transduction_ : (n,) predictions for the rows given to ``fit``.
+    transduction_ : (n,) predictions for the rows given to ``fit``; not set when X
+        was a dask array (then ``predict(X)`` is the same, lazily).
     labeled_indices_ : rows of the training X that carried a label.
     head_cv_errors_ : dict or None, the cross-validation errors of the default head's
         two candidates (by class name); None when ``classifier`` was given or a class
         has a single labeled row.
+
+    Notes
+    -----
+    More data than memory: X may be a dask array or a ``numpy.memmap`` (with the
+    default factor, or any factor whose fit takes one). The labeled rows are gathered
+    to memory (l × d values, l the labeled rows: a few thousand are cheap; every fit
+    step that sees labels works on them alone), every other row is read only by passes
+    over row chunks (the landmarks' and anchors' k-means, the bandwidth, the anchor
+    graph's GᵀLᵖG), and nothing n × m is formed: the feature scale comes from the
+    factor's ``mean_sq_norm_`` (or one more pass). The same seed and the same rows give
+    the same landmarks, γ and predictions as in memory, to round-off. On a dask X,
+    ``transform``, ``predict``, ``decision_function`` and ``predict_proba`` return lazy
+    dask arrays with X's row chunks, and ``transduction_`` is not built: it is
+    ``predict(X)``, computed when asked for (``.compute()``, or ``da.store`` into a
+    memmap). On a memmap, ``transduction_`` is an in-memory array, computed chunk by
+    chunk (one value per row).
     """
 
     def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
@@ -298,9 +363,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
-        X = self._validate_fit_X(X)
+        raw, X, y, chunked = self._fit_input(X, y)
         name = type(self).__name__
-        y = to_numpy(y) if is_foreign(y) else y
         rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
         codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
@@ -308,13 +372,12 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
-        Q = self._fit_features(X, clone(factor), codes)
+        Q, Q_l, ms = self._fit_features(raw, X, clone(factor), codes, rows, chunked)
         alpha = None
         if self.classifier is None:
-            alpha = _chosen_penalty(self.factor_, Q, rows, self.scale_)
+            alpha = _chosen_penalty(self.factor_, ms, Q_l, self.scale_)
         if self.scale_ != 1.0:
-            Q = Q * self.scale_
-        Q_l = _take_rows(Q, rows)
+            Q_l = Q_l * self.scale_
         self.head_cv_errors_ = None
         if self.classifier is None:
             from sklearn.linear_model import RidgeClassifier
@@ -324,7 +387,10 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         self.classifier_ = clone(clf).fit(Q_l, codes_l)
         self.classes_ = classes
         self.labeled_indices_ = rows
-        self.transduction_ = self._labels(Q)
+        if not chunked:
+            self.transduction_ = self._labels(Q * self.scale_ if self.scale_ != 1.0 else Q)
+        elif not is_dask_array(raw):  # a memmap: chunk by chunk, one value per row
+            self.transduction_ = self.predict(raw)
         return self
 
     def _labels(self, Q):
@@ -431,8 +497,15 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
     ----------
     factor_, regressor_ : the fitted estimators.
     scale_ : float, the feature scale used.
-    transduction_ : (n,) predictions for the rows given to ``fit``.
+    transduction_ : (n,) predictions for the rows given to ``fit``; not set when X
+        was a dask array (then ``predict(X)`` is the same, lazily).
     labeled_indices_ : rows of the training X that carried a response.
+
+    Notes
+    -----
+    A dask array or a ``numpy.memmap`` X is fitted as by the classifier (see its
+    Notes): the labeled rows gathered to memory, passes over the chunks for the rest,
+    lazy row methods on dask and no ``transduction_`` there.
 
     Examples
     --------
@@ -455,9 +528,8 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
-        X = self._validate_fit_X(X)
+        raw, X, y, chunked = self._fit_input(X, y)
         name = type(self).__name__
-        y = to_numpy(y) if is_foreign(y) else y
         rows, y_l = parse_semi_supervised_response(y, X.shape[0], owner=name)
         n_minus = int(np.count_nonzero(y_l == -1))
         if rows.size == X.shape[0] and n_minus >= 2 and np.any(y_l != np.round(y_l)):
@@ -473,18 +545,21 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         _check_parts(factor=(factor, "transform"), regressor=(reg, "predict"))
         y_all = np.full(X.shape[0], np.nan)
         y_all[rows] = y_l
-        Q = self._fit_features(X, _as_regression_factor(factor), y_all)
+        Q, Q_l, ms = self._fit_features(raw, X, _as_regression_factor(factor), y_all, rows, chunked)
         if self.regressor is None:
-            alpha = _chosen_penalty(self.factor_, Q, rows, self.scale_)
+            alpha = _chosen_penalty(self.factor_, ms, Q_l, self.scale_)
             if alpha is not None:
                 from sklearn.linear_model import Ridge
 
                 reg = Ridge(alpha=alpha)
         if self.scale_ != 1.0:
-            Q = Q * self.scale_
-        self.regressor_ = clone(reg).fit(_take_rows(Q, rows), y_l)
+            Q_l = Q_l * self.scale_
+        self.regressor_ = clone(reg).fit(Q_l, y_l)
         self.labeled_indices_ = rows
-        self.transduction_ = self._responses(Q)
+        if not chunked:
+            self.transduction_ = self._responses(Q * self.scale_ if self.scale_ != 1.0 else Q)
+        elif not is_dask_array(raw):  # a memmap: chunk by chunk, one value per row
+            self.transduction_ = self.predict(raw)
         return self
 
     def _responses(self, Q):

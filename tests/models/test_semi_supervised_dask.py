@@ -1,0 +1,266 @@
+"""The semi-supervised pipeline on a dask array and a memmap: the same landmarks, the
+same graph weight and the same predictions as in memory; lazy outputs with the input's
+row chunks; clear errors for what a lazy fit cannot take."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+from lorak import (  # noqa: E402
+    GraphRegularizedFactor,
+    Nystroem,
+    SemiSupervisedFactorClassifier,
+    SemiSupervisedFactorRegressor,
+)
+from lorak.parallel import is_dask_array  # noqa: E402
+
+N = 307  # a prime: no chunk size below divides it
+
+
+def _lift(X2, d, rng):
+    """2-D points put in d dimensions by a random rotation, plus a little noise."""
+    Q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+    return X2 @ Q.T + 0.02 * rng.standard_normal((X2.shape[0], d))
+
+
+@pytest.fixture(scope="module")
+def moons():
+    rng = np.random.default_rng(0)
+    X2, y = make_moons(N, noise=0.06, random_state=0)
+    X = _lift(X2, 5, rng)
+    labeled = rng.choice(N, 24, replace=False)  # spread over the chunks, any order
+    ys = np.full(N, -1)
+    ys[labeled] = y[labeled]
+    # a response that follows the arcs: NaN = unlabeled
+    t = np.where(y == 1, 1.0, -1.0) + 0.3 * X2[:, 0]
+    yr = np.full(N, np.nan)
+    yr[labeled] = t[labeled]
+    return X, y, ys, t, yr
+
+
+@pytest.fixture
+def threads():
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+def _dask(X, chunk):
+    return da.from_array(X, chunks=(chunk, X.shape[1]))
+
+
+def _same_factor(est, ref):
+    """Same landmarks, anchors, bandwidths, graph weight and penalty."""
+    f, r = est.factor_, ref.factor_
+    np.testing.assert_allclose(f.factor_.components_, r.factor_.components_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(f.anchors_, r.anchors_, rtol=0, atol=1e-10)
+    assert f.factor_.kernel_.bandwidth == pytest.approx(r.factor_.kernel_.bandwidth, rel=1e-10)
+    assert f.gamma_ == r.gamma_ and f.penalty_ == r.penalty_
+    assert f.laplacian_weight_ == pytest.approx(r.laplacian_weight_, rel=1e-8)
+    np.testing.assert_allclose(f.components_, r.components_, rtol=0, atol=1e-6)
+    assert est.scale_ == pytest.approx(ref.scale_, rel=1e-6)
+
+
+@pytest.mark.parametrize("chunk", [97, N])  # chunks that do not divide n; one chunk
+def test_classifier_on_dask_predicts_as_in_memory(moons, threads, chunk):
+    X, y, ys, _, _ = moons
+    ref = SemiSupervisedFactorClassifier().fit(X, ys)
+    Xd = _dask(X, chunk)
+    est = SemiSupervisedFactorClassifier().fit(Xd, ys)
+    _same_factor(est, ref)
+    assert ref.factor_.gamma_ > 0  # the graph is in use: the comparison covers it
+    assert est.head_cv_errors_ == ref.head_cv_errors_
+    assert type(est.classifier_) is type(ref.classifier_)
+    c = ref.classifier_.coef_  # a ridge at a small penalty: relative to its size
+    np.testing.assert_allclose(est.classifier_.coef_, c, rtol=0, atol=1e-5 * np.abs(c).max())
+    # the training rows' predictions are predict(X), lazily: nothing n-long is stored
+    assert not hasattr(est, "transduction_")
+    np.testing.assert_array_equal(est.labeled_indices_, ref.labeled_indices_)
+    pred = est.predict(Xd)
+    assert is_dask_array(pred) and pred.chunks[0] == Xd.chunks[0]
+    np.testing.assert_array_equal(pred.compute(), ref.transduction_)
+    dec = est.decision_function(Xd)
+    assert is_dask_array(dec) and dec.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(dec.compute(), ref.decision_function(X), rtol=0, atol=1e-6)
+    Q = est.factor_.transform(Xd)
+    assert is_dask_array(Q) and Q.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(Q.compute(), ref.factor_.transform(X), rtol=0, atol=1e-6)
+    assert np.mean(ref.transduction_ != y) < 0.1  # the arcs are found
+
+
+def test_predict_proba_is_lazy_with_the_input_chunks(moons, threads):
+    X, _, ys, _, _ = moons
+    kw = {"classifier": LogisticRegression(C=10.0)}
+    ref = SemiSupervisedFactorClassifier(**kw).fit(X, ys)
+    Xd = _dask(X, 128)
+    est = SemiSupervisedFactorClassifier(**kw).fit(Xd, ys)
+    proba = est.predict_proba(Xd)
+    assert is_dask_array(proba) and proba.chunks == (Xd.chunks[0], (2,))
+    np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=0, atol=1e-6)
+
+
+def test_regressor_on_dask_predicts_as_in_memory(moons, threads):
+    X, _, _, t, yr = moons
+    ref = SemiSupervisedFactorRegressor().fit(X, yr)
+    Xd = _dask(X, 61)
+    # y may be a dask array too, in chunks of its own
+    est = SemiSupervisedFactorRegressor().fit(Xd, da.from_array(yr, chunks=200))
+    _same_factor(est, ref)
+    assert not hasattr(est, "transduction_")
+    pred = est.predict(Xd)
+    assert is_dask_array(pred) and pred.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(pred.compute(), ref.transduction_, rtol=0, atol=1e-6)
+    unl = np.isnan(yr)
+    assert np.mean((ref.transduction_[unl] - t[unl]) ** 2) < 0.5 * np.var(t)
+
+
+def test_chunks_of_one_row(threads):
+    rng = np.random.default_rng(1)
+    X2, y = make_moons(40, noise=0.05, random_state=1)
+    X = _lift(X2, 3, rng)
+    ys = np.full(40, -1)
+    ys[[39, 0, 17, 5, 22, 31]] = y[[39, 0, 17, 5, 22, 31]]
+    ref = SemiSupervisedFactorClassifier().fit(X, ys)
+    Xd = _dask(X, 1)
+    est = SemiSupervisedFactorClassifier().fit(Xd, ys)
+    _same_factor(est, ref)
+    pred = est.predict(Xd)
+    assert pred.numblocks == (40,)
+    np.testing.assert_array_equal(pred.compute(), ref.transduction_)
+
+
+def test_labels_in_one_chunk_and_unsorted_chunks(moons, threads):
+    """All labeled rows in the last chunk, and chunks of unequal sizes."""
+    X, y, _, _, _ = moons
+    ys = np.full(N, -1)
+    ys[-30:] = y[-30:]
+    ref = SemiSupervisedFactorClassifier().fit(X, ys)
+    Xd = da.from_array(X, chunks=((150, 3, 100, 54), (X.shape[1],)))
+    est = SemiSupervisedFactorClassifier().fit(Xd, ys)
+    _same_factor(est, ref)
+    np.testing.assert_array_equal(est.predict(Xd).compute(), ref.transduction_)
+
+
+def test_float32_on_dask(moons, threads):
+    X, _, ys, _, _ = moons
+    X32 = X.astype(np.float32)
+    ref = SemiSupervisedFactorClassifier().fit(X32, ys)
+    est = SemiSupervisedFactorClassifier().fit(_dask(X32, 100), ys)
+    assert est.factor_.components_.dtype == np.float32
+    dec = est.decision_function(_dask(X32, 100)).compute()
+    np.testing.assert_allclose(dec, ref.decision_function(X32), rtol=0, atol=1e-3)
+
+
+def test_memmap_equals_in_memory(moons, tmp_path):
+    X, _, ys, _, yr = moons
+    mm = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=X.dtype, shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    ref = SemiSupervisedFactorClassifier().fit(X, ys)
+    est = SemiSupervisedFactorClassifier().fit(mm, ys)
+    _same_factor(est, ref)
+    assert isinstance(est.transduction_, np.ndarray) and est.transduction_.shape == (N,)
+    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
+    np.testing.assert_array_equal(est.predict(mm), ref.predict(X))
+    r_ref = SemiSupervisedFactorRegressor().fit(X, yr)
+    r_est = SemiSupervisedFactorRegressor().fit(mm, yr)
+    np.testing.assert_allclose(r_est.transduction_, r_ref.transduction_, rtol=0, atol=1e-6)
+
+
+def test_a_factor_without_its_own_norm_takes_one_more_pass(moons, threads):
+    """A factor other than the graph one: the feature scale by a pass over the chunks."""
+    X, _, ys, _, _ = moons
+    f = Nystroem(n_components=30, landmarks="kmeans", random_state=0)
+    ref = SemiSupervisedFactorClassifier(f).fit(X, ys)
+    est = SemiSupervisedFactorClassifier(f).fit(_dask(X, 90), ys)
+    assert est.scale_ == pytest.approx(ref.scale_, rel=1e-10)
+    np.testing.assert_allclose(
+        est.decision_function(_dask(X, 90)).compute(), ref.decision_function(X), atol=1e-8
+    )
+
+
+def test_on_a_local_cluster_with_two_workers(moons):
+    distributed = pytest.importorskip("distributed")
+    X, _, ys, _, yr = moons
+    ref = SemiSupervisedFactorClassifier().fit(X, ys)
+    r_ref = SemiSupervisedFactorRegressor().fit(X, yr)
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        Xd = _dask(X, 120)
+        est = SemiSupervisedFactorClassifier().fit(Xd, ys)
+        pred = est.predict(Xd).compute()
+        reg = SemiSupervisedFactorRegressor().fit(Xd, yr)
+        r_pred = reg.predict(Xd).compute()
+    _same_factor(est, ref)
+    np.testing.assert_array_equal(pred, ref.transduction_)
+    np.testing.assert_allclose(r_pred, r_ref.transduction_, rtol=0, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_a_label_array_of_another_length_is_refused(moons):
+    X, _, ys, _, yr = moons
+    with pytest.raises(ValueError, match=rf"y has {N - 1} entries, but X has {N} rows"):
+        SemiSupervisedFactorClassifier().fit(_dask(X, 100), ys[:-1])
+    with pytest.raises(ValueError, match=rf"y has {N + 1} entries, but X has {N} rows"):
+        SemiSupervisedFactorRegressor().fit(_dask(X, 100), np.append(yr, 1.0))
+    with pytest.raises(ValueError, match=rf"y has {N - 1} entries, but X has {N} rows"):
+        GraphRegularizedFactor().fit(_dask(X, 100), ys[:-1])
+
+
+def test_unknown_chunk_sizes_are_refused_in_fit(moons):
+    X, _, ys, _, _ = moons
+    Xd = _dask(X, 100)
+    Xu = Xd[Xd[:, 0] > -np.inf]  # a boolean mask: the chunk sizes become NaN
+    assert np.isnan(Xu.shape[0])
+    for est in (SemiSupervisedFactorClassifier(), GraphRegularizedFactor()):
+        with pytest.raises(ValueError, match=r"unknown chunk sizes.*compute_chunk_sizes"):
+            est.fit(Xu, ys)
+
+
+def test_a_labeled_row_with_nan_is_named(moons):
+    X, _, ys, _, yr = moons
+    Xn = X.copy()
+    row = int(np.flatnonzero(ys >= 0)[3])
+    Xn[row, 2] = np.nan
+    for est, yy in (
+        (SemiSupervisedFactorClassifier(), ys),
+        (SemiSupervisedFactorRegressor(), yr),
+        (GraphRegularizedFactor(), ys),
+    ):
+        with pytest.raises(ValueError, match=rf"X: row {row} contains NaN or infinity"):
+            est.fit(_dask(Xn, 100), yy)
+
+
+def test_an_unlabeled_row_with_nan_fails_in_the_passes(moons, threads):
+    X, _, ys, _, _ = moons
+    Xn = X.copy()
+    row = int(np.flatnonzero(ys < 0)[5])
+    Xn[row, 0] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        SemiSupervisedFactorClassifier().fit(_dask(Xn, 100), ys)
+
+
+@pytest.mark.parametrize("graph", ["knn", "matrix"])
+def test_graphs_over_all_rows_are_refused_on_dask(moons, graph):
+    import scipy.sparse as sp
+
+    X, _, ys, _, _ = moons
+    g = sp.identity(N, format="csr") if graph == "matrix" else graph
+    with pytest.raises(TypeError, match=r"needs all rows in memory.*graph='anchor'"):
+        GraphRegularizedFactor(graph=g).fit(_dask(X, 100), ys)
