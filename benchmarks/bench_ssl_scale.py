@@ -20,7 +20,8 @@ Reported per run: seconds of ``fit`` and of ``predict`` over all rows (computed,
 dask), seconds per stage inside the fit (the Nyström factor's fit, the anchors'
 k-means, the bandwidth pass, the GᵀLG pass, the eigendecomposition of GᵀLG, the
 leave-one-out choice of γ, the head's cross-validation; timed by wrapping those
-functions with :class:`lorak.bench.Stopwatch`; ``other_fit_seconds`` is the rest),
+functions with :class:`lorak.bench.Stopwatch`, patched by module and attribute name,
+private modules among them, for this timing only; ``other_fit_seconds`` is the rest),
 microseconds per row, the process's peak resident
 memory (``ru_maxrss``: for dask on the threaded scheduler, the one worker process) and
 the error on the unlabeled rows. The load average is recorded around every run.
