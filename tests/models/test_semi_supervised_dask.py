@@ -264,3 +264,14 @@ def test_graphs_over_all_rows_are_refused_on_dask(moons, graph):
     g = sp.identity(N, format="csr") if graph == "matrix" else graph
     with pytest.raises(TypeError, match=r"needs all rows in memory.*graph='anchor'"):
         GraphRegularizedFactor(graph=g).fit(_dask(X, 100), ys)
+
+
+def test_row_methods_take_unknown_chunk_sizes(moons, threads):
+    """Fit needs n (refused above); the row methods do not: they map chunk by chunk."""
+    X, _, ys, _, _ = moons
+    est = SemiSupervisedFactorClassifier().fit(X, ys)
+    Xd = _dask(X, 100)
+    Xu = Xd[Xd[:, 0] > -np.inf]
+    pred = est.predict(Xu)
+    assert np.isnan(pred.shape[0])
+    np.testing.assert_array_equal(pred.compute(), est.transduction_)
