@@ -8,10 +8,11 @@ it), three ways to use a few labels and many unlabeled rows, each fitted on all 
 
 - ``SemiSupervisedFactorClassifier()`` with its defaults: a Nyström factor deformed by
   an anchor graph built on all the rows (:class:`lorak.GraphRegularizedFactor` — the
-  unlabeled rows shape the kernel; the graph's weight and the ridge head's penalty chosen
-  together by leave-one-out over the labeled rows, the plain factor always a candidate);
+  unlabeled rows shape the kernel; the graph's weight chosen by leave-one-out over the
+  labeled rows, kept only where it beats the plain factor there; the head, a ridge or
+  ``LinearSVC``, by cross-validation over the labeled rows);
 - plain ``Nystroem`` (the same kernel, k-means landmarks and rank) with the same kind of
-  head: a ridge classifier whose penalty is chosen by leave-one-out;
+  head: a ridge (penalty by leave-one-out) or ``LinearSVC``, by cross-validation;
 - scikit-learn's ``LabelSpreading`` (k-NN graph, its defaults).
 
     python examples/side_info_main.py [--quick] [--reps N] [--plot FILE]
