@@ -7,10 +7,12 @@ Measures, float32 on torch tensors on ``--device`` (default cuda), n = ``--n`` r
 (a) the floor, in this run: GEMM (n × d by d × m) and the triangular multiply of the
     n × m block by an m × m triangle — the fastest of cuBLAS ``strmm`` (through CuPy,
     when CuPy is there), the triangular solve ``torch.linalg.solve_triangular`` (same
-    flops) and half the general n × m × m product; lorak's column-blocked triangular
-    product is recorded beside them — for m = 1000 and 4000;
+    flops) and half the general n × m × m product; lorak's in-place triangular
+    products (halving the columns, the library's choice, and column blocks, both within
+    the memory budget) are recorded beside them — for m = 1000 and 4000;
 (b) ``lorak.Nystroem(n_components=m).fit_transform`` at m = 1000 and 4000: time (the
-    median of ``--repeats`` runs after one warm-up), its ratio to GEMM + TRMM, peak
+    median of ``--repeats`` runs after one warm-up; the fit and the transform alone
+    beside it), its ratio to GEMM + TRMM, peak
     device memory (``torch.cuda.max_memory_allocated`` above what was allocated before)
     against the n × m output, and the float32 factor's error against float64 rows;
 (c) k-means landmarks, k = 1000, on the n × d tensor (seeding on the host, Lloyd on the
@@ -180,7 +182,12 @@ def floor(torch, clock, X, m, repeats):
         tri["trsm_torch_error"] = f"{type(exc).__name__}: {exc}"
     xp = compat.array_namespace(C)
     t, _, _ = clock.time(lambda: upper_triangular_product(xp, C, N, inplace=True), repeats)
-    tri["lorak_blocked_triangular"] = t
+    tri["lorak_blocked_triangular"] = t  # the library's choice (halving the columns)
+    # the alternative in-place scheme, within the same memory budget (row chunks)
+    t, _, _ = clock.time(
+        lambda: upper_triangular_product(xp, C, N, inplace=True, method="columns"), repeats
+    )
+    tri["lorak_column_blocks_triangular"] = t
     t, _, _ = clock.time(lambda: torch.matmul(C, N), repeats)
     tri["general_nmm_product"] = t
     out["triangular"] = tri
@@ -208,6 +215,10 @@ def bench_lorak_nystroem(torch, clock, X, m, repeats, fl):
         return est.fit_transform(X)
 
     t, ts, _ = clock.time(run, repeats)
+    # where the time goes: the fit (bandwidth, landmarks, W and its Cholesky) and the
+    # transform (the kernel block and the triangular product)
+    t_fit, _, _ = clock.time(lambda: est.fit(X), repeats)
+    t_tr, _, _ = clock.time(lambda: est.transform(X), repeats)
     G, peak = clock.peak(run)
     out_bytes = n * m * 4
     chunk_bytes = lorak.get_config()["memory_budget"]
@@ -215,6 +226,8 @@ def bench_lorak_nystroem(torch, clock, X, m, repeats, fl):
         "seconds": t,
         "all_seconds": ts,
         "floor_ratio": t / fl["floor_seconds"],
+        "fit_seconds": t_fit,
+        "transform_seconds": t_tr,
         "rows_per_second": n / t,
         "rank": int(est.n_components_),
         "cholesky_path": bool(est.normalization_is_upper_),

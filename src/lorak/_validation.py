@@ -115,6 +115,27 @@ def _foreign_input(estimator, X):
         ) from exc
 
 
+def _foreign_all_finite(xp, X) -> bool:
+    """Whether every entry of the 2-D array API array X is finite, with O(rows) extra
+    memory: ``isfinite`` of the whole array would hold n × d booleans (and PyTorch's
+    |X|, n × d floats, besides).
+
+    The row sums first (one fused reduction): a NaN or an infinity makes its row's sum
+    NaN or infinite, so finite sums prove finite data. A sum that is not finite may
+    instead be an overflow of finite entries, so then the exact test decides, in row
+    chunks of the memory budget.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # NumPy-backed namespaces
+        if bool(xp.all(xp.isfinite(xp.sum(X, axis=1)))):
+            return True
+    from ._config import get_config
+
+    n, d = X.shape
+    itemsize = 4 if X.dtype == xp.float32 else 8
+    step = max(1, get_config()["memory_budget"] // (d * (itemsize + 3)))
+    return all(bool(xp.all(xp.isfinite(X[s : min(s + step, n), ...]))) for s in range(0, n, step))
+
+
 def _validate_foreign(estimator, X, y="no_validation", *, reset=True, **kwargs):
     """The checks of :func:`validate_data` for an array API X, in its own namespace.
 
@@ -140,7 +161,7 @@ def _validate_foreign(estimator, X, y="no_validation", *, reset=True, **kwargs):
             X = xp.astype(X, xp.float64 if has_float64(xp, dev) else xp.float32)
         else:
             raise ValueError(f"X must hold real numbers; got dtype {X.dtype}")
-    if not bool(xp.all(xp.isfinite(X))):
+    if not _foreign_all_finite(xp, X):
         raise ValueError("Input X contains NaN or infinity.")
     if reset:
         estimator.n_features_in_ = int(d)

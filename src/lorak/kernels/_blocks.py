@@ -228,7 +228,7 @@ def _itemsize(xp, dtype) -> int:
 
 
 def _device_kernel_block(kernel, X, Z, xp, out, budget):
-    from ._device import device_block, raise_if_flagged
+    from ._device import device_block, gaussian_in_place, raise_if_flagged
 
     dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
     shape = (X.shape[0], Z.shape[0])
@@ -239,6 +239,8 @@ def _device_kernel_block(kernel, X, Z, xp, out, budget):
             f"out must have shape {shape} and dtype {dtype}; got {out.shape}, {out.dtype}"
         )
     step = chunk_rows(shape[1], _itemsize(xp, dtype), budget, shape[0])
+    if gaussian_in_place(kernel, X, aux, dtype, xp) and out.is_contiguous():
+        step = max(1, shape[0])  # the block is the output: nothing to bound
     flags = []
     for s in range(0, shape[0], step):
         e = min(s + step, shape[0])
@@ -249,7 +251,12 @@ def _device_kernel_block(kernel, X, Z, xp, out, budget):
 
 def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
     from .._array_api import compat
-    from ._device import device_block, raise_if_flagged, upper_triangular_product
+    from ._device import (
+        device_block,
+        gaussian_in_place,
+        raise_if_flagged,
+        upper_triangular_product,
+    )
 
     dtype, Zd, aux = _prepare_device(kernel, X, Z, xp)
     n, m = X.shape[0], Z.shape[0]
@@ -263,15 +270,24 @@ def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
     torch = compat.is_torch_namespace(xp)
     triangular = upper_triangular and tuple(R.shape) == (m, m)
     flags = []  # finiteness of X's rows, tested once after the last chunk
+    if triangular and torch and gaussian_in_place(kernel, X, aux, dtype, xp):
+        if out.is_contiguous():
+            # the block of all rows is evaluated into the output (no temporary beyond
+            # O(n)), then multiplied there, its temporaries bounded by the budget: no
+            # per-chunk passes, and the GEMMs as large as the data
+            device_block(kernel, X, Zd, aux, dtype, xp, out=out, flags=flags)
+            upper_triangular_product(xp, out, R, inplace=True, budget=budget)
+            raise_if_flagged(xp, flags)
+            return out
     for s in range(0, n, step):
         e = min(s + step, n)
         if triangular and torch:
             # the block is evaluated into the output and multiplied there: the only
-            # temporary is one column block of the chunk
+            # temporaries are the triangular product's leaves
             C = device_block(
                 kernel, X[s:e, ...], Zd, aux, dtype, xp, out=out[s:e, ...], flags=flags
             )
-            upper_triangular_product(xp, C, R, inplace=True)
+            upper_triangular_product(xp, C, R, inplace=True, budget=budget)
             continue
         B = device_block(kernel, X[s:e, ...], Zd, aux, dtype, xp, flags=flags)
         if triangular:

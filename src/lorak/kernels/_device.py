@@ -12,9 +12,12 @@ kernels whose blocks are a GEMM plus elementwise work: Gaussian, Laplacian (ℓ�
   errors, with the NumPy path's messages.
 
 On PyTorch the elementwise passes run in place and the Gaussian block is written
-straight into the caller's output (``out``): one ``addmm`` (the −‖z‖²/b term rides in
-the GEMM), then ``x − ‖x‖²/b``, the clip at 0 and the exponential, in place. Other
-namespaces use the standard's out-of-place functions on chunk-sized blocks.
+straight into the caller's output (``out``): the block starts as −‖x‖²/b − ‖z‖²/b, one
+``addmm_`` accumulates 2xᵀz/b onto it, then the clip at 0 and the exponential, in
+place; row norms are a fused reduction (no rows × d temporary). Where that leaves no
+temporary beyond O(rows) (:func:`gaussian_in_place`) the caller evaluates the block of
+all rows in one pass. Other namespaces use the standard's out-of-place functions on
+chunk-sized blocks.
 
 Callable and scikit-learn pairwise kernels (sigmoid, χ², cosine) have no array API path:
 :func:`check_device_kernel` raises a ``TypeError`` naming the kernels that do.
@@ -31,8 +34,10 @@ __all__ = [
     "check_device_kernel",
     "device_block",
     "device_prepare",
+    "gaussian_in_place",
     "raise_if_flagged",
     "result_dtype",
+    "row_sq_norms",
     "upper_triangular_product",
 ]
 
@@ -136,6 +141,31 @@ def _differences_sqdist(xp, Xc, Zd, inv_len):
 _NONFINITE_X = "X contains NaN or infinity; a kernel needs finite data"
 
 
+def row_sq_norms(xp, X):
+    """‖x‖² of every row of X, with no rows × d temporary on PyTorch (a fused
+    reduction, ``torch.linalg.vector_norm``); elsewhere the standard's sum of squares
+    (row chunks keep its temporary small)."""
+    if _torch(xp):
+        import torch
+
+        return torch.linalg.vector_norm(X, dim=1).square_()
+    return xp.sum(X * X, axis=1)
+
+
+def gaussian_in_place(kernel, X, aux, dtype, xp) -> bool:
+    """Whether :func:`device_block` writes the Gaussian block of X into ``out`` with no
+    temporary beyond O(rows): PyTorch, X already in ``dtype``, Z not centred (else
+    X − centre is a rows × d copy) and the expansion usable (not ``direct``). Then the
+    block is the output, and row chunks bound nothing: one pass over all rows."""
+    return (
+        _torch(xp)
+        and _kind(kernel) == "Gaussian"
+        and not aux.direct
+        and aux.center is None
+        and X.dtype == dtype
+    )
+
+
 def _check_finite_xn(xp, xn, flags=None):
     """Raise if a row norm is not finite; with ``flags`` (a list) record the check as a
     device scalar instead, for the caller to test once after its last chunk (a test
@@ -157,7 +187,7 @@ def _sqdist_scaled(kernel, xp, Xc, Zd, aux, flags=None):
     inv = 1.0 / kernel._sq_scale()
     if aux.direct:
         return _differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))
-    xn = xp.sum(Xc * Xc, axis=1)
+    xn = row_sq_norms(xp, Xc)
     _check_finite_xn(xp, xn, flags)
     D = Xc @ aux.zt
     D = D + xn[:, None]
@@ -176,7 +206,7 @@ def device_block(kernel, X, Zd, aux, dtype, xp, out=None, flags=None):
     """
     Xc = X if X.dtype == dtype else xp.astype(X, dtype)
     if _kind(kernel) in ("Polynomial", "Linear"):
-        _check_finite_xn(xp, xp.sum(Xc * Xc, axis=1), flags)
+        _check_finite_xn(xp, row_sq_norms(xp, Xc), flags)
         G = Xc @ aux.zt
         if _kind(kernel) == "Polynomial":
             G = G + kernel.coef0
@@ -218,15 +248,18 @@ def device_block(kernel, X, Zd, aux, dtype, xp, out=None, flags=None):
 def _gaussian(kernel, xp, Xc, Zd, aux, out, flags=None):
     if aux.direct:
         return _fill(out, xp.exp(-_differences_sqdist(xp, Xc, Zd, float(kernel._inv_len()))))
-    xn = xp.sum(Xc * Xc, axis=1) * (1.0 / kernel.scale)
+    xn = row_sq_norms(xp, Xc) * (1.0 / kernel.scale)
     _check_finite_xn(xp, xn, flags)
     if _torch(xp):
         import torch
 
-        # exp(min(2xᵀz/b − ‖z‖²/b − ‖x‖²/b, 0)): −‖z‖²/b enters the GEMM as its bias
-        G = torch.addmm(-aux.zn[None, :], Xc, aux.zt, out=out)
-        G.sub_(xn[:, None]).clamp_(max=0).exp_()
-        return G
+        # exp(min(2xᵀz/b − ‖x‖²/b − ‖z‖²/b, 0)): the block starts as −‖x‖²/b − ‖z‖²/b
+        # (one write) and the GEMM accumulates onto it (β = 1); then the clip and the
+        # exponential, in place: three passes over the block besides the GEMM's own
+        if out is None:
+            out = torch.empty((Xc.shape[0], aux.zt.shape[1]), dtype=Xc.dtype, device=Xc.device)
+        torch.sub(xn.neg_()[:, None], aux.zn[None, :], out=out)
+        return out.addmm_(Xc, aux.zt).clamp_(max=0).exp_()
     G = Xc @ aux.zt
     G = G - xn[:, None]
     G = G - aux.zn[None, :]
@@ -241,18 +274,46 @@ def _fill(out, B):
     return out
 
 
-def upper_triangular_product(xp, B, N, out=None, *, inplace=False):
-    """B @ N for an upper triangular N (m × m), in column blocks: about half the flops
-    of a general product (none of N's zeros below the diagonal are multiplied).
+def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, method=None):
+    """B @ N for an upper triangular N (m × m): about half the flops of a general
+    product (none of N's zeros below the diagonal are multiplied).
 
-    Column block [a, b) of the result is B[:, :b] @ N[:b, a:b]. With ``inplace``
-    (PyTorch, B a block the caller owns) the blocks are written into B from the right,
-    each through one temporary of rows × block width; else into ``out`` (or a new
-    array).
+    With ``inplace`` on PyTorch (B a rows × m block the caller owns, rows of stride m)
+    the product is written into B by halving the columns: with N = [[N₁₁, N₁₂],
+    [0, N₂₂]] and B = [B₁, B₂], B₂ ← B₂ N₂₂ (the same, recursively), then
+    B₂ += B₁ N₁₂ (one GEMM accumulated in place, no temporary), then B₁ ← B₁ N₁₁. The
+    leaves (≤ 128 columns) are general products through a temporary of at most half
+    of ``budget`` bytes (``lorak.get_config()["memory_budget"]`` by default), in row
+    chunks. The GEMMs stay large (n × m/2 × m/2 at the top) and the only copies are
+    the leaves'.
+
+    Otherwise (or with ``method="columns"``) column block [a, b) of the result is
+    B[:, :b] @ N[:b, a:b], written into ``out`` (or a new array), or into B from the
+    right with ``inplace`` (then through one temporary of rows × block width; on
+    PyTorch in row chunks within half the budget).
     """
+    if method not in (None, "halves", "columns"):
+        raise ValueError(f"method must be 'halves' or 'columns'; got {method!r}")
     m = N.shape[0]
     width = max(128, -(-m // 8))
     starts = list(range(0, m, width))
+    if inplace and _torch(xp):
+        from .._config import get_config
+
+        budget = get_config()["memory_budget"] if budget is None else budget
+        # the temporaries take half the budget: with O(n) vectors besides, the whole
+        # product stays within the output plus one budget
+        items = budget // (2 * B.element_size())
+        if method != "columns":
+            _triangular_halves(B, N, 0, m, items)
+            return B
+        rows = max(1, items // width)
+        for s in range(0, B.shape[0], rows):
+            C = B[s : s + rows]
+            for a in reversed(starts):
+                b = min(a + width, m)
+                C[:, a:b] = C[:, :b] @ N[:b, a:b]
+        return B
     if inplace:
         for a in reversed(starts):
             b = min(a + width, m)
@@ -264,3 +325,26 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False):
         b = min(a + width, m)
         out[:, a:b] = B[:, :b] @ N[:b, a:b]
     return out
+
+
+#: Widest column block of :func:`upper_triangular_product` done as a general product.
+_LEAF = 128
+
+
+def _triangular_halves(B, N, lo, hi, budget_items):
+    """B[:, lo:hi] ← B[:, lo:hi] N[lo:hi, lo:hi] in place (PyTorch), N upper triangular."""
+    w = hi - lo
+    if w <= _LEAF:
+        rows = max(1, budget_items // max(1, w))
+        T = N[lo:hi, lo:hi]
+        for s in range(0, B.shape[0], rows):
+            C = B[s : s + rows, lo:hi]
+            C.copy_(C @ T)
+        return
+    half = w // 2
+    if half >= 64:  # split on 32 columns: aligned column offsets for the GEMMs
+        half -= half % 32
+    mid = lo + half
+    _triangular_halves(B, N, mid, hi, budget_items)
+    B[:, mid:hi].addmm_(B[:, lo:mid], N[lo:mid, mid:hi])
+    _triangular_halves(B, N, lo, mid, budget_items)
