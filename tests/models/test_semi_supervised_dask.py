@@ -66,6 +66,17 @@ def _same_factor(est, ref):
     assert est.scale_ == pytest.approx(ref.scale_, rel=1e-6)
 
 
+def _same_labels(got, ref, X):
+    """The labels of ``ref`` (a fitted classifier) on X, but for rows whose decision
+    value is within round-off of the boundary (a change in the last bits may flip
+    those)."""
+    want = ref.predict(X)
+    differ = np.flatnonzero(np.asarray(got) != want)
+    if differ.size:
+        dec = np.abs(np.asarray(ref.decision_function(X[differ]))).reshape(differ.size, -1)
+        assert np.all(dec.min(axis=1) < 1e-6), differ
+
+
 @pytest.mark.parametrize("chunk", [97, N])  # chunks that do not divide n; one chunk
 def test_classifier_on_dask_predicts_as_in_memory(moons, threads, chunk):
     X, y, ys, _, _ = moons
@@ -74,7 +85,11 @@ def test_classifier_on_dask_predicts_as_in_memory(moons, threads, chunk):
     est = SemiSupervisedFactorClassifier().fit(Xd, ys)
     _same_factor(est, ref)
     assert ref.factor_.gamma_ > 0  # the graph is in use: the comparison covers it
-    assert est.head_cv_errors_ == ref.head_cv_errors_
+    # the heads' cross-validated error counts: LinearSVC's iterative solver may move a
+    # row across its boundary on features equal to round-off
+    assert est.head_cv_errors_.keys() == ref.head_cv_errors_.keys()
+    for k, v in ref.head_cv_errors_.items():
+        assert abs(est.head_cv_errors_[k] - v) <= 1, (k, est.head_cv_errors_, v)
     assert type(est.classifier_) is type(ref.classifier_)
     c = ref.classifier_.coef_  # a ridge at a small penalty: relative to its size
     np.testing.assert_allclose(est.classifier_.coef_, c, rtol=0, atol=1e-5 * np.abs(c).max())
@@ -83,7 +98,7 @@ def test_classifier_on_dask_predicts_as_in_memory(moons, threads, chunk):
     np.testing.assert_array_equal(est.labeled_indices_, ref.labeled_indices_)
     pred = est.predict(Xd)
     assert is_dask_array(pred) and pred.chunks[0] == Xd.chunks[0]
-    np.testing.assert_array_equal(pred.compute(), ref.transduction_)
+    _same_labels(pred.compute(), ref, X)
     dec = est.decision_function(Xd)
     assert is_dask_array(dec) and dec.chunks[0] == Xd.chunks[0]
     np.testing.assert_allclose(dec.compute(), ref.decision_function(X), rtol=0, atol=1e-6)
@@ -131,7 +146,7 @@ def test_chunks_of_one_row(threads):
     _same_factor(est, ref)
     pred = est.predict(Xd)
     assert pred.numblocks == (40,)
-    np.testing.assert_array_equal(pred.compute(), ref.transduction_)
+    _same_labels(pred.compute(), ref, X)
 
 
 def test_labels_in_one_chunk_and_unsorted_chunks(moons, threads):
@@ -143,7 +158,7 @@ def test_labels_in_one_chunk_and_unsorted_chunks(moons, threads):
     Xd = da.from_array(X, chunks=((150, 3, 100, 54), (X.shape[1],)))
     est = SemiSupervisedFactorClassifier().fit(Xd, ys)
     _same_factor(est, ref)
-    np.testing.assert_array_equal(est.predict(Xd).compute(), ref.transduction_)
+    _same_labels(est.predict(Xd).compute(), ref, X)
 
 
 def test_float32_on_dask(moons, threads):
@@ -166,8 +181,8 @@ def test_memmap_equals_in_memory(moons, tmp_path):
     est = SemiSupervisedFactorClassifier().fit(mm, ys)
     _same_factor(est, ref)
     assert isinstance(est.transduction_, np.ndarray) and est.transduction_.shape == (N,)
-    np.testing.assert_array_equal(est.transduction_, ref.transduction_)
-    np.testing.assert_array_equal(est.predict(mm), ref.predict(X))
+    _same_labels(est.transduction_, ref, X)
+    _same_labels(est.predict(mm), ref, X)
     r_ref = SemiSupervisedFactorRegressor().fit(X, yr)
     r_est = SemiSupervisedFactorRegressor().fit(mm, yr)
     np.testing.assert_allclose(r_est.transduction_, r_ref.transduction_, rtol=0, atol=1e-6)
@@ -206,7 +221,7 @@ def test_on_a_local_cluster_with_two_workers(moons):
         reg = SemiSupervisedFactorRegressor().fit(Xd, yr)
         r_pred = reg.predict(Xd).compute()
     _same_factor(est, ref)
-    np.testing.assert_array_equal(pred, ref.transduction_)
+    _same_labels(pred, ref, X)
     np.testing.assert_allclose(r_pred, r_ref.transduction_, rtol=0, atol=1e-6)
 
 
@@ -275,3 +290,18 @@ def test_row_methods_take_unknown_chunk_sizes(moons, threads):
     pred = est.predict(Xu)
     assert np.isnan(pred.shape[0])
     np.testing.assert_array_equal(pred.compute(), est.transduction_)
+
+
+def test_graph_factor_second_pass_and_lle_weights_on_dask(moons, threads):
+    """power=2 (a second pass, LG row by row) and local anchor embedding on dask."""
+    X, _, _, _, _ = moons
+    kw = {"gamma": 1.0, "power": 2, "weights": "lle", "n_anchors": 40, "random_state": 0}
+    ref = GraphRegularizedFactor(**kw).fit(X)
+    Xd = _dask(X, 83)
+    est = GraphRegularizedFactor(**kw).fit(Xd)
+    assert est.laplacian_weight_ == pytest.approx(ref.laplacian_weight_, rel=1e-8)
+    np.testing.assert_allclose(est.components_, ref.components_, rtol=0, atol=1e-8)
+    assert est.mean_sq_norm_ == pytest.approx(ref.mean_sq_norm_, rel=1e-8)
+    Q = ref.transform(X)
+    assert ref.mean_sq_norm_ == pytest.approx(np.mean(np.sum(Q * Q, axis=1)), rel=1e-8)
+    np.testing.assert_allclose(est.transform(Xd).compute(), Q, rtol=0, atol=1e-8)
