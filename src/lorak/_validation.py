@@ -85,7 +85,9 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
 #: What the array API path covers (for the messages of the estimators it does not).
 ARRAY_API_SUPPORTED = (
     "Nystroem (fit, transform, inverse_transform), GeneralizedNystroem (transform; its fit "
-    "runs on the host), LSSVC, LSSVR and the kernels of lorak.kernels"
+    "runs on the host), GraphRegularizedFactor (anchor graph, kernel weights), "
+    "SemiSupervisedFactorClassifier, SemiSupervisedFactorRegressor, LSSVC, LSSVR and the "
+    "kernels of lorak.kernels"
 )
 
 
