@@ -6,8 +6,8 @@ Cholesky, exact eigen) and learned from side information (generalized Nyström f
 labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — and the
 downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. Below them: kernels/, landmarks/, solvers/, metrics/ and the leaf
+Below the estimators and their math (the layering is stated in :mod:`lorak.estimators`):
+kernels/, landmarks/, solvers/, metrics/ and the leaf
 modules (_validation, _chunked, _linalg, _config); nothing below imports what is above.
 """
 

@@ -1,8 +1,7 @@
 """Low-rank factors as pure functions on arrays: Nyström, incomplete Cholesky, eigen,
 and the multiple-kernel :class:`FactorBank`.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. Each function assumes validated input and returns plain arrays or a
+Each function assumes validated input and returns plain arrays or a
 small record; the scikit-learn estimators in :mod:`lorak.estimators` validate, call
 these, and store the results as fitted attributes.
 """

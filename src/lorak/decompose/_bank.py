@@ -1,7 +1,6 @@
 """One factor per kernel of a bank, on one shared landmark set: the multiple-kernel factor.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. Every multiple-kernel method and baseline (the uniform / alignment
+Every multiple-kernel method and baseline (the uniform / alignment
 kernel sums, multiple-kernel generalized Nyström, low-rank ℓp-MKL) works on the same
 object: M kernels k_j, landmarks Z shared by all of them (chosen once; see
 ``shared_landmarks`` in ``estimators/_base``), one m × r_j matrix N_j per kernel, and

@@ -1,7 +1,6 @@
 """The shared base of the kernel-factor estimators: kernel, validation, transform.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. Every factor stores ``components_`` (the points the factor is
+Every factor stores ``components_`` (the points the factor is
 expressed on: landmarks, pivots or training rows), ``normalization_`` (m × r) and
 ``kernel_`` (the resolved kernel), and ``transform(X) = k(X, components_) @
 normalization_`` — rows G with G Gᵀ ≈ K — computed chunk by chunk so that only the

@@ -1,7 +1,6 @@
 """``CSI``: Cholesky with side information as an inductive scikit-learn transformer.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. The math here is :mod:`lorak.learn._csi`; this module validates the
+The math here is :mod:`lorak.learn._csi`; this module validates the
 input, builds the kernel and the target matrix Y, and stores the fitted factor.
 """
 

@@ -1,7 +1,6 @@
 """The generalized Nyström factor (Zhang et al. 2017, §3) as a scikit-learn transformer.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: here :func:`lorak.learn.fit_generalized_nystroem` (package
+Its math: :func:`lorak.learn.fit_generalized_nystroem` (package
 :mod:`lorak.learn._gen_nystrom`). Fitted on labeled and
 unlabeled rows (``y = -1`` marks unlabeled rows, the :mod:`sklearn.semi_supervised`
 convention) or on must-link groups — or, with real-valued responses (NaN marks the

@@ -1,7 +1,6 @@
 """Pivoted incomplete Cholesky as a scikit-learn transformer, inductive through its pivots.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: here :func:`lorak.decompose.incomplete_cholesky`.
+Its math: :func:`lorak.decompose.incomplete_cholesky`.
 """
 
 from __future__ import annotations

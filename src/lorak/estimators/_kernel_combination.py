@@ -1,7 +1,6 @@
 """Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: here :mod:`lorak.learn._kernel_combination`.
+Its math: :mod:`lorak.learn._kernel_combination`.
 
 The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
 Table 2), on a :class:`lorak.kernels.KernelBank` (default: 9 Gaussians exp(−‖x−y‖²/b),
@@ -23,8 +22,7 @@ b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
   the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
   meant for l up to a few thousand; prediction is chunked over the rows of X.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. The weights are pure functions in
+The weights are pure functions in
 :mod:`lorak.learn._kernel_combination`; the factors are a
 :class:`lorak.decompose.FactorBank`.
 """

@@ -6,8 +6,7 @@ of m̃ landmarks; ``transform`` returns the block-diagonal factor
 Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the training rows
 and any new X.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. The math here is :mod:`lorak.learn._gen_nystrom._multiple`; the factor
+The math here is :mod:`lorak.learn._gen_nystrom._multiple`; the factor
 bank (shared landmarks, chunked transform) is :class:`lorak.decompose.FactorBank`.
 
 >>> import numpy as np

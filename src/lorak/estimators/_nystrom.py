@@ -1,7 +1,6 @@
 """Nyström factors (landmarks, then the m × m landmark kernel) and the exact baseline.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: here :func:`lorak.decompose.nystrom_normalization` (Nyström with
+Its math: :func:`lorak.decompose.nystrom_normalization` (Nyström with
 chosen landmarks) and :func:`lorak.decompose.top_eigenpairs` (the exact eigen factor).
 """
 

@@ -1,8 +1,7 @@
 """SimpleNPKL: a kernel learned from pairwise constraints, as a transductive transformer.
 
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. The math here is :mod:`lorak.learn._simple_npkl`; this module
+The math here is :mod:`lorak.learn._simple_npkl`; this module
 validates input, calls it and stores the fitted attributes.
 """
 

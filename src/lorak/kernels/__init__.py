@@ -1,7 +1,7 @@
 """Kernel functions, bandwidth rules and chunked block evaluation.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. This package is a building block of both (no estimator here).
+This package is a building block of the estimators and of their math (no
+estimator here).
 
 >>> import numpy as np
 >>> from lorak.kernels import Gaussian

@@ -1,7 +1,6 @@
 """Supervised and semi-supervised kernel learning as pure functions on arrays.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. Each module here is the math of the estimator of the same stem in
+Each module here is the math of the estimator of the same stem in
 :mod:`lorak.estimators`, which imports it through this package:
 
 - :mod:`._gen_nystrom` — generalized Nyström (Zhang et al. 2017), a package with one

@@ -1,7 +1,6 @@
 """Cholesky with Side Information (CSI): predictive low-rank decomposition.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the math of :class:`lorak.CSI` (estimators/_csi).
+This is the math of :class:`lorak.CSI` (estimators/_csi).
 
 F. R. Bach and M. I. Jordan, *Predictive low-rank decomposition for kernel methods*,
 ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ (G n × m, lower triangular

@@ -1,7 +1,6 @@
 """Weights of a kernel combination Σ_j μ_j K_j learned from labels — pure functions.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the math of the kernel-combination baselines
+This is the math of the kernel-combination baselines
 (estimators/_kernel_combination).
 
 Two-stage MKL baselines of the generalized Nyström paper (Zhang et al. 2017, Table 2):

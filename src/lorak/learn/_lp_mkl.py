@@ -1,7 +1,6 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as pure functions.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the math of :class:`lorak.LowRankMKLClassifier`
+This is the math of :class:`lorak.LowRankMKLClassifier`
 (estimators/_lp_mkl).
 
 Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*. The

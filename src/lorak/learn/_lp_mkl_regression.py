@@ -1,7 +1,6 @@
 """ℓp-norm multiple kernel learning for regression, on low-rank factors.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the math of :class:`lorak.LowRankMKLRegressor`
+This is the math of :class:`lorak.LowRankMKLRegressor`
 (estimators/_lp_mkl).
 
 The primal is the ℓp-MKL problem of :mod:`lorak.learn._lp_mkl` with the hinge replaced by

@@ -1,7 +1,6 @@
 """SimpleNPKL's automatic C and its degenerate-kernel check (pure math).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is part of the math of :class:`lorak.SimpleNPKL`
+This is part of the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
 The rule

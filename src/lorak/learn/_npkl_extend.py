@@ -1,7 +1,6 @@
 """Out-of-sample extension of a SimpleNPKL embedding to new rows (pure math).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is part of the math of :class:`lorak.SimpleNPKL`
+This is part of the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
 SimpleNPKL learns K = V Vᵀ on the training rows only: V = U diag(√λ) with U the positive

@@ -1,7 +1,6 @@
 """Pre-images by kernel ridge regression (Bakır, Weston & Schölkopf 2004).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the pre-image math shared by :class:`lorak.Nystroem`
+This is the pre-image math shared by :class:`lorak.Nystroem`
 (estimators/_nystrom) and :class:`lorak.LowRankKernelPCA` (models/_kpca).
 
 A transformer maps rows x to feature rows g(x) (a factor's rows, kernel PCA scores). A

@@ -1,7 +1,6 @@
 """SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>: this is the math of :class:`lorak.SimpleNPKL`
+This is the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
 Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.

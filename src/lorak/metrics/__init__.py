@@ -1,7 +1,6 @@
 """Approximation errors, quantization error, kernel alignment, pairwise cluster accuracy.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. These measures are building blocks of both and of the benchmarks (no
+These measures are building blocks of the estimators, their math and the benchmarks (no
 estimator here).
 
 Functions taking a kernel and data never form the n × n matrix: they stream row

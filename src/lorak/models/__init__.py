@@ -1,7 +1,6 @@
 """Downstream learners on any low-rank factor: LS-SVM, kernel PCA, kernel k-means.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem> (for these models, the pure functions beside the class).
+For these models, the pure functions sit beside their classes.
 
 Each takes ``factor=`` — any unfitted transformer whose ``transform`` returns rows G
 with G Gᵀ ≈ K (``lorak.Nystroem`` with any landmarks, ``lorak.IncompleteCholesky``,

@@ -1,7 +1,6 @@
 """Kernel k-means on a low-rank factor.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>; a downstream model's pure functions sit beside its class, as here.
+A downstream model's pure functions sit beside its class, as here.
 
 Kernel k-means minimizes Σᵢ ‖φ(xᵢ) − μ_c(i)‖² over assignments c, with the centres
 μ_c the means of their clusters in the feature space of k. Every quantity it uses is

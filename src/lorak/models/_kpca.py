@@ -1,7 +1,6 @@
 """Kernel PCA on a low-rank factor (Zhang, Tsang & Kwok 2008, §4.2 and Prop. 4).
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>; a downstream model's pure functions sit beside its class, as here.
+A downstream model's pure functions sit beside its class, as here.
 
 Kernel PCA needs the top eigenvectors of the centered kernel H K H, H = I − 11ᵀ/n.
 With K ≈ G Gᵀ, H K H ≈ Ḡ Ḡᵀ where Ḡ = H G = G − 1·mean(G) (Ouimet & Bengio 2005,

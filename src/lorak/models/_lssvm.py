@@ -1,7 +1,6 @@
 """Least-squares SVM (Suykens & Vandewalle 1999) on a low-rank factor K ≈ G Gᵀ.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>; a downstream model's pure functions sit beside its class, as here.
+A downstream model's pure functions sit beside its class, as here.
 
 The paper's classifier (Zhang, Tsang & Kwok 2008, §4.3): with labels y ∈ {±1}ⁿ,
 Y = diag(y), ν = 1/C and M = Y(K + νI)Y,

@@ -1,7 +1,6 @@
 """Generic numerics that take operators and return a :class:`SolverResult`.
 
-A class lives in estimators/<stem> or models/<stem>; its math in learn/<stem> or
-decompose/<stem>. These solvers are building blocks of that math: they know operators
+These solvers are building blocks of that math: they know operators
 and vectors, not kernels or estimators.
 
 - :func:`psd_projection`, :func:`scaled_psd_projection` — nearest PSD matrix in the
