@@ -20,8 +20,9 @@ Reported per run: seconds of ``fit`` and of ``predict`` over all rows (computed,
 dask), seconds per stage inside the fit (the Nyström factor's fit, the anchors'
 k-means, the bandwidth pass, the GᵀLG pass, the eigendecomposition of GᵀLG, the
 leave-one-out choice of γ, the head's cross-validation; timed by wrapping those
-functions with :class:`lorak.bench.Stopwatch`, patched by module and attribute name,
-private modules among them, for this timing only; ``other_fit_seconds`` is the rest),
+functions' cumulative wall time in a cProfile of the fit, found by file and function
+name; the profile adds its own small overhead to ``fit``; ``other_fit_seconds`` is the
+rest),
 microseconds per row, the process's peak resident
 memory (``ru_maxrss``: for dask on the threaded scheduler, the one worker process) and
 the error on the unlabeled rows. The load average is recorded around every run.
@@ -107,38 +108,41 @@ def labeled_targets(y, n_labels, seed):
 
 # --------------------------------------------------------------------------- stages
 
+#: (stage, the file its function lives in, the function's name): each stage's seconds
+#: are the cumulative wall time of that function in a profile of the fit (the calls
+#: made from the main thread, which waits for the dask passes it starts). The
+#: anchors' k-means counts the factor's landmark k-means too (both call
+#: ``select_landmarks``), which ``nystroem_fit`` also includes.
 STAGES = (
-    ("nystroem_fit", "lorak.estimators._nystrom", "Nystroem.fit"),
-    ("anchors_kmeans", "lorak.landmarks", "select_landmarks"),
-    ("bandwidth_pass", "lorak.estimators._graph_factor", "anchor_bandwidth"),
-    ("graph_pass", "lorak.estimators._graph_factor", "anchor_laplacian_gram"),
-    ("eigh_H", "lorak.estimators._graph_factor", "deformation"),
-    ("gamma_loo", "lorak.estimators._graph_factor", "select_gamma_penalty"),
-    ("head_cv", "lorak.models._semi_supervised", "_cv_head"),
+    ("nystroem_fit", "estimators/_nystrom.py", "fit"),
+    ("kmeans", "landmarks/__init__.py", "select_landmarks"),
+    ("bandwidth_pass", "learn/_graph_factor.py", "anchor_bandwidth"),
+    ("graph_pass", "learn/_graph_factor.py", "anchor_laplacian_gram"),
+    ("eigh_H", "learn/_graph_factor.py", "deformation"),
+    ("gamma_loo", "learn/_graph_factor.py", "select_gamma_penalty"),
+    ("head_cv", "models/_semi_supervised.py", "_cv_head"),
 )
 
 
-def _instrument(seconds):
-    """Wrap the stage functions so that each call adds its wall seconds to ``seconds``."""
-    import functools
-    import importlib
+def _profiled(fn):
+    """``fn()`` under cProfile; (its result, {stage: seconds}) read from the profile by
+    file and function name — no library internals are imported or patched."""
+    import cProfile
+    import pstats
 
-    from lorak.bench import Stopwatch
-
-    for stage, module, attr in STAGES:
-        owner = importlib.import_module(module)
-        *path, name = attr.split(".")
-        for p in path:
-            owner = getattr(owner, p)
-        f = getattr(owner, name)
-
-        def timed(*a, _f=f, _stage=stage, **k):
-            with Stopwatch() as sw:
-                out = _f(*a, **k)
-            seconds[_stage] = seconds.get(_stage, 0.0) + sw.wall
-            return out
-
-        setattr(owner, name, functools.wraps(f)(timed))
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        out = fn()
+    finally:
+        prof.disable()
+    seconds = {}
+    for (path, _line, name), (_cc, _nc, _tt, cum, _callers) in pstats.Stats(prof).stats.items():
+        where = path.replace(os.sep, "/")
+        for stage, file, func in STAGES:
+            if name == func and where.endswith("lorak/" + file):
+                seconds[stage] = seconds.get(stage, 0.0) + cum
+    return out, seconds
 
 
 # --------------------------------------------------------------------------- one run
@@ -175,7 +179,6 @@ def run_one(cfg):
     n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
     gen = (cfg["d"], cfg["seed"], cfg["moon_noise"], cfg["noise"])
     stages = {}
-    _instrument(stages)
     out = {"n": n, "backend": backend, "method": method, "load_before": load_average()}
     tmp = None
     with threadpool_limits(cfg["threads"]):
@@ -202,7 +205,7 @@ def run_one(cfg):
         model = _model(method, n)
         with ctx:
             with Stopwatch() as sw_fit:
-                model.fit(X, ys)
+                _, stages = _profiled(lambda: model.fit(X, ys))
             with Stopwatch() as sw_pred:
                 pred = model.predict(X)
                 pred = np.asarray(pred.compute() if hasattr(pred, "compute") else pred)
