@@ -318,10 +318,7 @@ def private_imports_across_packages() -> set[tuple[str, str, str]]:
 
 #: Private names still imported across packages, each owned by a change in progress
 #: elsewhere; the test fails as soon as one of them is gone, so the list only shrinks.
-PRIVATE_ACROSS_PENDING = {
-    # models/_lssvm.py is being reworked elsewhere: _chunked.merge_moments to come
-    ("lorak.models._lssvm", "lorak._chunked", "_merge_moments"),
-}
+PRIVATE_ACROSS_PENDING: set = set()
 
 
 def test_no_private_name_is_imported_across_packages():

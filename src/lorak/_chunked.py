@@ -28,6 +28,7 @@ __all__ = [
     "is_memmap",
     "lazy_targets",
     "map_rows",
+    "merge_moments",
     "norm_stats",
     "reduce_rows",
     "row_moments",
@@ -301,7 +302,7 @@ def _moments_block(*blocks):
     return n, mean, B.T @ B
 
 
-def _merge_moments(a, b):
+def merge_moments(a, b):
     """Pairwise update of Chan, Golub & LeVeque: exact, no cancellation."""
     na, ma, Sa = a
     nb, mb, Sb = b
@@ -323,7 +324,7 @@ def row_moments(*arrays):
     exactly, so the centring costs no precision even when the columns share a large
     mean (a Gaussian factor's do).
     """
-    return reduce_rows(_moments_block, *arrays, combine=_merge_moments)
+    return reduce_rows(_moments_block, *arrays, combine=merge_moments)
 
 
 # --------------------------------------------------------------------------- row access

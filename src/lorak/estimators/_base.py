@@ -280,10 +280,6 @@ class _KernelFactor(TransformerBase):
         return tags
 
 
-#: The former name, still used inside this package by ``_graph_factor``.
-_Transformer = TransformerBase
-
-
 class _LandmarkFactor(_KernelFactor):
     """A factor on landmarks Z: ``landmarks_`` is ``components_`` under the papers' name."""
 

@@ -48,7 +48,7 @@ from ..learn import (
     ridge_targets,
     select_gamma_penalty,
 )
-from ._base import _Transformer, store_params, validate_new_rows
+from ._base import TransformerBase, store_params, validate_new_rows
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components"]
 
@@ -73,7 +73,7 @@ def _default_nystroem(n_samples, random_state):
     )
 
 
-class GraphRegularizedFactor(_Transformer):
+class GraphRegularizedFactor(TransformerBase):
     """A low-rank factor deformed by a graph on all the rows (manifold regularization).
 
     ``fit(X, y=None)`` fits ``factor`` on X (G = factor.transform(X), n × m), builds a

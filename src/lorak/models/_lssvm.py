@@ -56,9 +56,9 @@ from .._array_api import (
 )
 from .._chunked import (
     ChunkedRowsMixin,
-    _merge_moments,
     is_dask_array,
     lazy_targets,
+    merge_moments,
     row_moments,
     validate_lazy,
 )
@@ -231,7 +231,7 @@ def _device_rows(G, X):
 
 def merge_lssvm_moments(a, b):
     """The statistics of :func:`lssvm_moments` for the union of two disjoint row sets."""
-    return _merge_moments(a, b)
+    return merge_moments(a, b)
 
 
 def lssvm_solve_moments(moments, m: int, C: float) -> LSSVMSolution:
