@@ -304,7 +304,7 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
         # the temporaries take half the budget: with O(n) vectors besides, the whole
         # product stays within the output plus one budget
         items = budget // (2 * B.element_size())
-        if method != "columns":
+        if (method or _INPLACE_METHOD) == "halves":
             _triangular_halves(B, N, 0, m, items)
             return B
         rows = max(1, items // width)
@@ -326,6 +326,10 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
         out[:, a:b] = B[:, :b] @ N[:b, a:b]
     return out
 
+
+#: The in-place scheme of :func:`upper_triangular_product` on PyTorch when ``method``
+#: is not given ("halves" or "columns"; ``benchmarks/bench_gpu.py`` times both).
+_INPLACE_METHOD = "halves"
 
 #: Widest column block of :func:`upper_triangular_product` done as a general product.
 _LEAF = 128
