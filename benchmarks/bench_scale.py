@@ -196,7 +196,7 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
 
 def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     import lorak
-    from lorak._chunked import _merge_moments, _moments_block
+    from lorak._chunked import _moments_block, merge_moments
     from lorak.parallel import reduce_rows
 
     out = {"n": n, "d": d, "m": m, "landmarks": landmarks}
@@ -231,7 +231,7 @@ def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
                 reduce_rows(
                     lambda B: _moments_block(est.transform(B), target_of(B)),
                     X,
-                    combine=_merge_moments,
+                    combine=merge_moments,
                     rows=chunk,
                 )
             out["lssvm_stats_seconds"] = sw.wall
