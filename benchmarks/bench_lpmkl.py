@@ -31,7 +31,7 @@ Parts (``--part``, default all), each one process, results in
     (Newton), ``--full-reps`` (full kernel) and ``--gfb-ranks``/``--gfb-reps`` (the two
     GFB methods), with report.md/results.json/plots in ``--out`` (not part of ``all``).
 
-Run: ``LORAK_DATA=/work/shared/data python benchmarks/bench_lpmkl.py --part scale``.
+Run: ``LORAK_DATA=../shared/data python benchmarks/bench_lpmkl.py --part scale``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@
 
 Usage: python benchmarks/bench_mk_gnys.py [--out FILE] [--skip-secstr] [--skip-memory]
        [--skip-convergence] [--quick]
-Run the timed parts under the shared lock: ``flock /work/heavy.lock python ...``.
+Run the timed parts alone on the machine (``flock <a lock file> python ...``).
 """
 
 from __future__ import annotations

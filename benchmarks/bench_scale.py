@@ -26,7 +26,7 @@ Optional ``--dask-ml N …``: dask-ml's ``KMeans(init="k-means||")`` with the sa
 10 iterations on the same dask array, against our k-means landmarks (time, inertia).
 
 Usage: python benchmarks/bench_scale.py [--sizes 1e5 1e6 1e7] [--out FILE] [--quick]
-Run under ``flock /work/heavy.lock`` for timings that are quoted.
+Run timings that are quoted alone on the machine (e.g. under ``flock`` with a lock file).
 """
 
 from __future__ import annotations
