@@ -32,6 +32,7 @@ from .._validation import (
     parse_semi_supervised_response,
     validate_data,
 )
+from ..landmarks import select_landmarks, take_rows
 from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
 from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
 from ..learn import (
@@ -338,7 +339,7 @@ class GraphRegularizedFactor(TransformerBase):
         X_l = None
         if labels is not None and isinstance(self.gamma, str):
             # the few labeled rows, read first: a bad one fails before the passes
-            X_l = gather_rows(raw, labels[1]) if lazy else self._take_rows(X, labels[1])
+            X_l = gather_rows(raw, labels[1]) if lazy else take_rows(X, labels[1])
         auto = isinstance(self.gamma, str)
         if auto:
             if labels is None:
@@ -361,8 +362,6 @@ class GraphRegularizedFactor(TransformerBase):
         transform = self.factor_.transform
         self.anchors_ = None
         if self._graph_is("anchor"):
-            from ..landmarks import select_landmarks
-
             a = self._resolve_n_anchors(n)
             anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
             s = min(self._n_neighbors(), a)
@@ -430,14 +429,6 @@ class GraphRegularizedFactor(TransformerBase):
                 "dask array; use graph='anchor' (the default: passes over the chunks), or "
                 "compute X first"
             )
-
-    @staticmethod
-    def _take_rows(X, rows):
-        """The rows ``rows`` (host integer indices) of X, in X's namespace."""
-        if not is_foreign(X):
-            return X[rows]
-        xp = array_namespace(X)
-        return xp.take(X, on_device(np.asarray(rows, dtype=np.int64), xp, device_of(X)), axis=0)
 
     def _check_device_params(self, X):
         """What the array API path does not cover gets a clear error."""

@@ -28,6 +28,7 @@ from .._chunked import (
 )
 from .._validation import UNLABELED, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
+from ..landmarks import take_rows
 from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_response
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -43,15 +44,6 @@ def _mean_sq_norm(Q) -> float:
 
 def _scale_from(ms) -> float:
     return float(1.0 / np.sqrt(ms)) if ms > 0 else 1.0
-
-
-def _take_rows(Q, rows):
-    """Rows ``rows`` of Q as a NumPy array (the labeled rows go to the host)."""
-    if not is_foreign(Q):
-        return Q[rows]
-    xp = array_namespace(Q)
-    idx = on_device(np.asarray(rows, dtype=np.int64), xp, device_of(Q))
-    return to_numpy(xp.take(Q, idx, axis=0))
 
 
 def _linear_decision(head, Q):
@@ -255,7 +247,7 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
             Q, Q_l = None, _dense_rows(factor.transform(X_l))
         else:
             Q = _dense_rows(factor.fit_transform(X, target))
-            ms, Q_l = _mean_sq_norm(Q), _take_rows(Q, rows)
+            ms, Q_l = _mean_sq_norm(Q), to_numpy(take_rows(Q, rows))
         self.scale_ = _feature_scale(self.feature_scale, ms)
         return Q, Q_l, ms
 
