@@ -9,7 +9,7 @@ inductive normalization), the median of ``--repeats`` runs taken alternately in 
 process, with one BLAS thread (the machine is shared; ``--threads`` to change).
 Also measured: CSI with δ = 20 and δ = 0, and the share of CSI's time in its parts
 (kernel columns, Cholesky + QR steps, transpositions, gain updates), from one
-instrumented run.
+profiled run of :func:`lorak.learn.csi`.
 
 The paper's cost is O((m + δ)²n) for CSI against O(m²n) for ICD: at m = 100, δ = 40
 CSI computes 140 kernel columns (ICD 100) and does its Cholesky steps on up to 140
@@ -24,19 +24,21 @@ from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
 import gc
 import os
+import pstats
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import lorak.learn._csi as csi_module
 from lorak import IncompleteCholesky
 from lorak.bench import LoadGuard, Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import CSI
 from lorak.kernels import Gaussian
+from lorak.learn import csi
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,28 +68,21 @@ def fit_time(make, X, y=None):
     return sw.wall, est
 
 
+#: CSI's parts, each the cumulative time of one function of its implementation
+#: (``lorak/learn/_csi.py``) in a profile of one run; none of them calls another.
+PARTS = {
+    "_add_column": "cholesky_and_qr_steps",  # less the kernel columns it computes
+    "_transpositions": "transpositions_small_blocks",
+    "_apply_rotations": "transpositions_n_sized_rotations",
+    "_select": "gain_selection",
+    "_refresh": "exact_gain_refresh",
+}
+
+
 def breakdown(kernel, X, y, rank):
-    """Seconds spent in CSI's parts during one run (instrumented wrappers)."""
-    acc = collections.defaultdict(float)
-    cls = csi_module._CSI
-    originals = {}
-
-    def wrap(name):
-        f = getattr(cls, name)
-        originals[name] = f
-
-        def g(self, *a, **k):
-            sw = Stopwatch()
-            try:
-                with sw:
-                    return f(self, *a, **k)
-            finally:
-                acc[name] += sw.wall
-
-        setattr(cls, name, g)
-
-    for name in ("_add_column", "_transpositions", "_apply_rotations", "_select", "_refresh"):
-        wrap(name)
+    """Seconds spent in CSI's parts during one run, from a profile of it (cProfile,
+    read by file and function name: no library internal is imported or patched; the
+    profile adds its own small overhead to every call)."""
     kcol = [0.0]
 
     def column(i):
@@ -96,23 +91,20 @@ def breakdown(kernel, X, y, rank):
         kcol[0] += sw.wall
         return c
 
-    try:
-        Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
-        _, timing = time_call(
-            csi_module.csi, kernel.diag(X), column, Y, rank, lookahead=40, tol=0.0
-        )
-        total = timing.wall
-    finally:
-        for name, f in originals.items():
-            setattr(cls, name, f)
-    parts = {
-        "kernel_columns": kcol[0],
-        "cholesky_and_qr_steps": acc["_add_column"] - kcol[0],
-        "transpositions_small_blocks": acc["_transpositions"],
-        "transpositions_n_sized_rotations": acc["_apply_rotations"],
-        "gain_selection": acc["_select"],
-        "exact_gain_refresh": acc["_refresh"],
-    }
+    Y = (y[:, None] == np.unique(y)[None, :]).astype(float)
+    prof = cProfile.Profile()
+    _, timing = time_call(prof.runcall, csi, kernel.diag(X), column, Y, rank, lookahead=40, tol=0.0)
+    acc = collections.defaultdict(float)
+    for (path, _line, name), (_cc, _nc, _tt, cum, _callers) in pstats.Stats(prof).stats.items():
+        if name in PARTS and path.replace(os.sep, "/").endswith("lorak/learn/_csi.py"):
+            acc[name] += cum
+    missing = set(PARTS) - set(acc)
+    if missing:
+        raise RuntimeError(f"CSI's profile has no {sorted(missing)}: update PARTS")
+    total = timing.wall
+    parts = {"kernel_columns": kcol[0]}
+    parts |= {label: acc[name] for name, label in PARTS.items()}
+    parts["cholesky_and_qr_steps"] -= kcol[0]
     parts["gain_updates_and_rest"] = total - sum(parts.values())
     return {"total": total, "parts": {k: round(v, 4) for k, v in parts.items()}}
 

@@ -47,14 +47,14 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import sys
-import time
 import traceback
 from pathlib import Path
 
 import numpy as np
+
+from lorak.bench import Stopwatch, load_average, time_call
 
 TARGETS = {
     "nystroem_floor_ratio": 1.3,
@@ -65,6 +65,16 @@ TARGETS = {
 }
 
 
+def _compat():
+    """array_api_compat, or scikit-learn's vendored copy where it is not installed (the
+    one lorak's dispatch uses)."""
+    try:
+        import array_api_compat as compat
+    except ImportError:
+        from sklearn.externals import array_api_compat as compat
+    return compat
+
+
 def _error(exc) -> dict:
     return {
         "error": f"{type(exc).__name__}: {exc}",
@@ -73,7 +83,9 @@ def _error(exc) -> dict:
 
 
 class Clock:
-    """Wall time around device work (synchronized before and after on CUDA)."""
+    """Wall time around device work: :func:`lorak.bench.time_call` and
+    :class:`lorak.bench.Stopwatch` with the device synchronized as the timing starts
+    and as it stops on CUDA (their ``sync`` hook)."""
 
     def __init__(self, torch, device):
         self.torch = torch
@@ -83,21 +95,18 @@ class Clock:
         if self.cuda:
             self.torch.cuda.synchronize()
 
+    def stopwatch(self):
+        """A :class:`lorak.bench.Stopwatch` that waits for the device."""
+        return Stopwatch(sync=self.sync)
+
     def time(self, fn, repeats=1, warmup=True, keep=False):
         """(median seconds, all seconds, the last result when ``keep`` else None)."""
         if warmup:
             fn()
             self.sync()
-        times = []
-        out = None
-        for _ in range(repeats):
-            out = None  # the previous result is freed before the next run
-            self.sync()
-            t = time.perf_counter()
-            out = fn()
-            self.sync()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times), times, out if keep else None
+        # time_call frees the previous result before the next run
+        out, timing = time_call(fn, repeats=repeats, sync=self.sync)
+        return timing.wall, list(timing.walls), out if keep else None
 
     def peak(self, fn):
         """(result, peak bytes allocated above the bytes allocated before) on CUDA."""
@@ -146,7 +155,6 @@ def _trmm_cupy(torch, C, N):
 
 def floor(torch, clock, X, m, repeats):
     """GEMM X Zᵀ and the triangular multiply of the n × m block, float32."""
-    from lorak._array_api import compat
     from lorak.kernels._device import upper_triangular_product
 
     n, d = X.shape
@@ -180,7 +188,7 @@ def floor(torch, clock, X, m, repeats):
         tri["trsm_torch"] = t
     except Exception as exc:
         tri["trsm_torch_error"] = f"{type(exc).__name__}: {exc}"
-    xp = compat.array_namespace(C)
+    xp = _compat().array_namespace(C)
     t, _, _ = clock.time(lambda: upper_triangular_product(xp, C, N, inplace=True), repeats)
     tri["lorak_blocked_triangular"] = t  # the library's choice (halving the columns)
     # the alternative in-place scheme, within the same memory budget (row chunks)
@@ -274,15 +282,12 @@ def bench_kmeans(torch, clock, X, k):
 
     warm = X[: min(X.shape[0], 50 * k)]
     with lorak.config_context(array_api_dispatch=True):
-        clock.sync()
-        select_landmarks("kmeans", warm, k, rng=np.random.default_rng(0))
-        clock.sync()
-        t0 = time.perf_counter()
-        lm = select_landmarks("kmeans", X, k, rng=np.random.default_rng(0))
-        clock.sync()
-        t = time.perf_counter() - t0
+        with clock.stopwatch():  # the warm-up, waited for
+            select_landmarks("kmeans", warm, k, rng=np.random.default_rng(0))
+        with clock.stopwatch() as sw:
+            lm = select_landmarks("kmeans", X, k, rng=np.random.default_rng(0))
     info = {key: v for key, v in lm.info.items() if key != "labels"}
-    return {"seconds": t, "k": k, **info}
+    return {"seconds": sw.wall, "k": k, **info}
 
 
 # ------------------------------------------------------------------------- (e)
@@ -295,15 +300,15 @@ def bench_host(n, d, m, repeats, threads):
 
     X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
     res = {"n": n, "d": d, "m": m}
+
+    def run():
+        return lorak.Nystroem(n_components=m, random_state=0).fit_transform(X)
+
     for label, t_count in (("2_threads", 2), ("all_threads", threads)):
         with threadpool_limits(t_count):
-            times = []
-            lorak.Nystroem(n_components=m, random_state=0).fit_transform(X)  # warm-up
-            for _ in range(repeats):
-                t = time.perf_counter()
-                lorak.Nystroem(n_components=m, random_state=0).fit_transform(X)
-                times.append(time.perf_counter() - t)
-        t = statistics.median(times)
+            run()  # warm-up
+            _, timing = time_call(run, repeats=repeats)
+        t = timing.wall
         res[label] = {"threads": t_count, "seconds": t, "rows_per_second": n / t}
     return res
 
@@ -367,9 +372,7 @@ def environment(torch, device):
             env[mod] = __import__(mod).__version__
         except Exception:
             env[mod] = None
-    from lorak._array_api import compat
-
-    env["array_api_compat_used"] = compat.__name__
+    env["array_api_compat_used"] = _compat().__name__
     if str(device).startswith("cuda"):
         env["gpu"] = torch.cuda.get_device_name(device)
         env["cuda"] = torch.version.cuda
@@ -380,10 +383,7 @@ def environment(torch, device):
         ).stdout.strip()
     except Exception:
         env["commit"] = None
-    try:
-        env["load_average"] = os.getloadavg()
-    except OSError:
-        env["load_average"] = None
+    env["load_average"] = load_average()
     return env
 
 
@@ -423,7 +423,7 @@ def main(argv=None):
         "targets": TARGETS,
         "environment": environment(torch, device),
     }
-    started = time.perf_counter()
+    run = Stopwatch().__enter__()  # the whole run's clock: run.elapsed
     out = Path(args.out)
     lorak.set_config(array_api_dispatch=True)
     g = torch.Generator(device=device).manual_seed(0)
@@ -431,18 +431,18 @@ def main(argv=None):
     clock.sync()
 
     def section(key, fn):
-        t = time.perf_counter()
-        if t - started > args.budget_s:
+        if run.elapsed > args.budget_s:
             result[key] = {"skipped": f"time budget of {args.budget_s:.0f} s spent"}
             print(f"{key}: skipped (time budget)", flush=True)
             return
-        try:
-            result[key] = fn()
-        except Exception as exc:
-            result[key] = _error(exc)
-        if clock.cuda:
-            torch.cuda.empty_cache()
-        print(f"[{time.perf_counter() - started:7.1f} s] {key} ({time.perf_counter() - t:.1f} s):")
+        with Stopwatch() as sw:
+            try:
+                result[key] = fn()
+            except Exception as exc:
+                result[key] = _error(exc)
+            if clock.cuda:
+                torch.cuda.empty_cache()
+        print(f"[{run.elapsed:7.1f} s] {key} ({sw.wall:.1f} s):")
         print(json.dumps(result[key], indent=1, default=str)[:2000], flush=True)
         # what has run so far is on disk: a run cut short still leaves its sections
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -480,7 +480,7 @@ def main(argv=None):
             ours["over_2core_host_rate"] = ours["rows_per_second"] / host["rows_per_second"]
     if "f" not in args.skip:
         section("semi_supervised", lambda: bench_semi_supervised(torch, clock, X, args.labels))
-    result["total_seconds"] = time.perf_counter() - started
+    result["total_seconds"] = run.elapsed
     checks = {}
     for m in args.ms:
         r = result.get(f"lorak_nystroem_m{m}", {})

@@ -50,8 +50,7 @@ from lorak.bench import LoadGuard, Stopwatch, capture_environment, time_call, wr
 from lorak.datasets import load
 from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import KernelBank
-from lorak.learn import bank_factors
-from lorak.learn._lp_mkl import GaussianGrams, lp_mkl_full_kernel
+from lorak.learn import GaussianGrams, bank_factors, lp_mkl_full_kernel
 from lorak.solvers import gfb_naive, gfb_split, project_feasible, svm_dual_objective
 
 OUT = Path(__file__).parent / "out" / "bench_lpmkl.json"
@@ -159,9 +158,9 @@ def part_scale(args):
 
 
 def _default_solver():
-    from lorak.learn import SOLVERS
+    from lorak.learn import LP_MKL_SOLVERS
 
-    return "newton" if "newton" in SOLVERS else "shared"
+    return "newton" if "newton" in LP_MKL_SOLVERS else "shared"
 
 
 def part_subsample(args):
@@ -255,11 +254,11 @@ def part_solvers(args):
             "naive": (gfb_naive, {"tol": 1e-4, "max_iter": 3000}),
         }
         if _default_solver() == "newton":
-            from lorak.learn import SOLVERS
+            from lorak.learn import LP_MKL_SOLVERS
 
             # primal Newton on the stacked features, stopped at a 0.1 % relative
             # duality gap (the agreement the interior point is timed at)
-            runs["newton"] = (SOLVERS["newton"], {"tol": 1e-3})
+            runs["newton"] = (LP_MKL_SOLVERS["newton"], {"tol": 1e-3})
         if args.solver_methods:
             runs = {k: v for k, v in runs.items() if k in args.solver_methods}
         for name, (fn, kw) in runs.items():

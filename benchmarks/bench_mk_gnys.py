@@ -41,8 +41,7 @@ from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
 from lorak.kernels import KernelBank
 from lorak.landmarks import select_landmarks
-from lorak.learn import fit_mk_gen_nystrom
-from lorak.learn._gen_nystrom import MKGenNystromProblem
+from lorak.learn import MKGenNystromProblem, fit_mk_gen_nystrom
 from lorak.metrics import ideal_kernel_factor
 from lorak.models import SemiSupervisedFactorClassifier
 

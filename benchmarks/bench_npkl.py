@@ -16,13 +16,17 @@ Measured (constraints from ``from_labels(y, ratio=0.7)``):
     its 10 leading principal components; a 15-class Gaussian mixture). Per set: total
     seconds, iterations, eigen-solves, the eigen-solver's own seconds per solve, gap —
     for the library as it is ("new") and, in the same process, the eigen-solver rules
-    before issue 20 ("old": no filter cut from the previous eigenvectors, no dense
-    solve above n = 5000), their order alternating from one set to the next; the
+    before issue 20 ("old": no filter cut from the previous eigenvectors,
+    ``cut_from_previous=False``, and no dense solve above n = 5000,
+    ``eigen_solver="arpack"``), their order alternating from one set to the next; the
     ratio old/new, and the agreement: the largest relative difference of the dual
     objective per iteration and ‖K_new − K_old‖_F/‖K_old‖_F (the two must agree to
     round-off: the rules change the solver, not the problem). ``--exact SETS`` does
     the same without the rank cap (every positive eigenpair; ``--exact-iter``
-    iterations, default 1: the old rules spend minutes per solve there);
+    iterations, default 1: the old rules spend minutes per solve there). These fits
+    are timed through the estimator's one call, :func:`lorak.learn.fit_simple_npkl`
+    (after the constraint check; without the estimator's out-of-sample extension),
+    whose record keeps each eigen-solve's seconds and solver;
 (c) peak traced memory (tracemalloc) of the linear Pataki fit at n = 6414 against
     n·(k + rank)·8 bytes, and against one dense n × n float64 matrix.
 
@@ -62,7 +66,6 @@ import gc
 import json
 import tracemalloc
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -70,10 +73,10 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from lorak.bench import LoadGuard, Record, Stopwatch, load_average, time_call
-from lorak.constraints import from_labels
+from lorak.constraints import check_constraints, from_labels
 from lorak.datasets import load
 from lorak.estimators import SimpleNPKL
-from lorak.learn import _simple_npkl as M
+from lorak.learn import fit_simple_npkl, knn_graph, normalized_laplacian
 
 K = 50
 TARGET_LL = 1.0
@@ -96,7 +99,7 @@ def fit_timed(X, c, **kw):
 
 
 def graph_seconds(X, repeats):
-    return time_call(lambda: M.normalized_laplacian(M.knn_graph(X, K)), repeats=repeats)[1].wall
+    return time_call(lambda: normalized_laplacian(knn_graph(X, K)), repeats=repeats)[1].wall
 
 
 def bench_linear(X, y, repeats, n_pairs=None):
@@ -147,73 +150,79 @@ def n6414_set(name):
     return X, np.asarray(d.y)[idx]
 
 
-@contextmanager
-def solver_version(version):
-    """``"new"``: the library as it is; ``"old"``: the eigen-solver rules before the
-    mid-size dense switch (Lanczos for any k when n > 5000) and the filter cut from
-    the previous eigenvectors (θ = 0 in every solve)."""
-    saved = M.DENSE_LARGE_MAX_N, M.CUT_FROM_PREVIOUS
-    if version == "old":
-        M.DENSE_LARGE_MAX_N, M.CUT_FROM_PREVIOUS = 0, False
-    try:
-        yield
-    finally:
-        M.DENSE_LARGE_MAX_N, M.CUT_FROM_PREVIOUS = saved
+#: Up to this n, ``eigen_solver="auto"`` also switches to the dense solve for many
+#: eigenpairs (the estimator's ``eigen_solver`` documentation); above it, the mid-size
+#: switch of issue 20 is the only dense rule, so ``"arpack"`` is the rules before it.
+DENSE_MAX_N = 5000
+
+
+def entry_fit_timed(X, c, **kw):
+    """One timed call of :func:`lorak.learn.fit_simple_npkl` as
+    ``SimpleNPKL(C=1.0, B="n_samples", n_neighbors=K, random_state=0)`` makes it (the
+    constraints checked by :func:`lorak.constraints.check_constraints` inside the
+    timing, as ``fit`` does; not the estimator's out-of-sample extension)."""
+    gc.collect()
+    with Stopwatch() as sw, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pairs, signs = check_constraints(c.must_link, c.cannot_link, X.shape[0]).pairs()
+        fit = fit_simple_npkl(
+            X, pairs, signs, C=1.0, B=float(X.shape[0]), n_neighbors=K,
+            rng=np.random.default_rng(0), **kw,
+        )  # fmt: skip
+    return fit.result, sw.wall
 
 
 def sqhinge_fit(X, c, version, baseline="rules", **kw):
-    """One timed square-hinge fit. ``version="old"`` is the baseline: the eigen-solver
-    rules before issue 20 (``baseline="rules"``) or the library as it is with ARPACK at
+    """One timed square-hinge fit (:func:`entry_fit_timed`; its result record keeps
+    every eigen-solve's diagnostics). ``version="old"`` is the baseline: the
+    eigen-solver rules before issue 20 (``baseline="rules"``: Lanczos for any k above
+    n = 5000, ``eigen_solver="arpack"``, and no filter cut from the previous
+    eigenvectors, ``cut_from_previous=False``) or the library as it is with ARPACK at
     machine precision (``baseline="eigen-tol"``: ``eigen_tol=0`` against the default
     ``"auto"``)."""
     if version == "old" and baseline == "eigen-tol":
-        version, kw = "new", {**kw, "eigen_tol": 0.0}
-    infos = []
-    solve = M.positive_eigenpairs
-
-    def recorded(*a, **k):
-        out = solve(*a, **k)
-        infos.append(out[2])
-        return out
-
-    M.positive_eigenpairs = recorded  # to add up the eigen-solver's own seconds
-    try:
-        with solver_version(version):
-            est, total = fit_timed(X, c, loss="squared_hinge", **kw)
-    finally:
-        M.positive_eigenpairs = solve
+        kw = {**kw, "eigen_tol": 0.0}
+    elif version == "old":
+        if X.shape[0] <= DENSE_MAX_N:
+            raise ValueError(
+                f"the old solver rules are eigen_solver='arpack' only above n = {DENSE_MAX_N}"
+            )
+        kw = {**kw, "eigen_solver": "arpack", "cut_from_previous": False}
+    res, total = entry_fit_timed(X, c, loss="squared_hinge", **kw)
+    infos = res.eig_info
+    solves = int(sum(i.n_solves for i in infos))
     eig = float(sum(i.seconds for i in infos))
-    h = est.history_
-    return est, {
+    return res, {
         "seconds": total,
-        "n_iter": est.n_iter_,
-        "eigen_solves": est.eigen_solves_,
-        "rank": est.n_components_,
+        "n_iter": int(res.n_iter),
+        "eigen_solves": solves,
+        "rank": int(res.embedding.shape[1]),
         "eigen_seconds": eig,
-        "eigen_seconds_per_solve": eig / max(est.eigen_solves_, 1),
+        "eigen_seconds_per_solve": eig / max(solves, 1),
         "solvers": sorted({i.solver for i in infos}),
         "max_requested_k": max((max(i.requested) for i in infos if i.requested), default=0),
-        "relative_gap": est.duality_gap_,
-        "kkt_residual": est.kkt_residual_,
-        "converged": bool(est.converged_),
-        "objective_history": list(h["objective"]),
+        "relative_gap": float(res.gap),
+        "kkt_residual": float(res.kkt),
+        "converged": bool(res.converged),
+        "objective_history": list(res.history["objective"]),
     }
 
 
 def agreement(a, b):
     """Largest relative difference of the per-iteration dual objective and of the
-    learned kernel K = V Vᵀ (‖K_a − K_b‖_F / ‖K_b‖_F from n×r factors, no n×n)."""
-    ha, hb = a.history_["objective"], b.history_["objective"]
+    learned kernel K = V Vᵀ (‖K_a − K_b‖_F / ‖K_b‖_F from n×r factors, no n×n), from
+    two result records (:class:`lorak.learn.NPKLResult`)."""
+    ha, hb = a.history["objective"], b.history["objective"]
     m = min(len(ha), len(hb))
     d_obj = float(np.max(np.abs(np.subtract(ha[:m], hb[:m])) / np.abs(hb[:m])))
-    Va, Vb = a.embedding_, b.embedding_
+    Va, Vb = a.embedding, b.embedding
     # Ka − Kb = Q R diag(I, −I) Rᵀ Qᵀ with [Va, Vb] = QR: its norm without cancellation
     R = np.linalg.qr(np.hstack([Va, Vb]), mode="r")
     sign = np.r_[np.ones(Va.shape[1]), -np.ones(Vb.shape[1])]
     Rb = R[:, Va.shape[1] :]
     d_k = float(np.linalg.norm((R * sign) @ R.T) / np.linalg.norm(Rb @ Rb.T))
     return {"max_rel_diff_objective_history": d_obj, "rel_diff_kernel_fro": d_k,
-            "same_n_iter": a.n_iter_ == b.n_iter_}  # fmt: skip
+            "same_n_iter": a.n_iter == b.n_iter}  # fmt: skip
 
 
 def bench_sqhinge_sets(names, *, max_rank, max_iter, compare, order, baseline="rules"):

@@ -27,9 +27,8 @@ from lorak import Nystroem, SimpleNPKL
 from lorak.bench import Stopwatch
 from lorak.constraints import from_labels
 from lorak.datasets import load
-from lorak.estimators import _simple_npkl as npkl_module
 from lorak.kernels import scale_gamma
-from lorak.learn import ridge_map
+from lorak.learn import RIDGE_EXTENSION_ALPHA, RIDGE_EXTENSION_LANDMARKS, ridge_map
 from lorak.metrics import pairwise_cluster_accuracy as acc
 
 LORAK_SETS = {
@@ -59,8 +58,8 @@ def get(name):
 def ridge(X, V, test, **rbf):
     """extension="ridge" by hand, with the RBF parameters given."""
     n = X.shape[0]
-    f = Nystroem(n_components=min(npkl_module.RIDGE_LANDMARKS, n), random_state=0, **rbf)
-    W = ridge_map(f.fit_transform(X), V, npkl_module.RIDGE_ALPHA)
+    f = Nystroem(n_components=min(RIDGE_EXTENSION_LANDMARKS, n), random_state=0, **rbf)
+    W = ridge_map(f.fit_transform(X), V, RIDGE_EXTENSION_ALPHA)
     return f.transform(test) @ W
 
 

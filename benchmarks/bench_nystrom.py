@@ -122,7 +122,7 @@ def bench_nystroem(X, m, b, repeats, floor):
 
 
 def bench_kmeans(X, m, seed, floor, plusplus=True):
-    from lorak.landmarks._kmeans import kmeans_landmarks
+    from lorak.landmarks import kmeans_landmarks
 
     with Stopwatch() as sw:
         C, info = kmeans_landmarks(X, m, rng=np.random.default_rng(seed), max_iter=10)

@@ -38,7 +38,7 @@ import lorak
 from lorak.bench import LoadGuard, Record, load_average, time_call
 from lorak.datasets import load
 from lorak.kernels import Gaussian
-from lorak.landmarks._rls import DEFAULT_RANK_FRACTION, rls_landmarks
+from lorak.landmarks import DEFAULT_RANK_FRACTION, rls_landmarks
 from lorak.metrics import frobenius_error
 
 # (load name, label, split, min-max scale) as in the nystrom-error experiment

@@ -4,8 +4,8 @@ Pipeline (issue #9): ``Nystroem(n_components=m, landmarks="kmeans")`` fitted on 
 k-means seeding on a random sample, then 10 Lloyd iterations as passes over the row
 chunks), then ``transform(X)`` reduced chunk by chunk (column sums of G, so that the n×m
 factor is never held). Optionally (``--lssvm-max-n``) the LS-SVM statistics ḠᵀḠ, Ḡᵀȳ
-of one more pass (``lorak._chunked.row_moments``: count, means and centred scatter of
-[G y], merged exactly across chunks).
+of one more pass (:func:`lorak.parallel.row_moments`: count, means and centred scatter
+of [G y], merged exactly across chunks by :func:`lorak.parallel.merge_moments`).
 
 Data: a mixture of 30 Gaussian clusters in d dimensions (float32), generated block by
 block from (seed, block index) inside the tasks, so X is never materialized: every pass
@@ -196,8 +196,7 @@ def run_dask_ml(X, k, ours, our_fit_seconds):
 
 def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     import lorak
-    from lorak._chunked import _moments_block, merge_moments
-    from lorak.parallel import reduce_rows
+    from lorak.parallel import merge_moments, reduce_rows, row_moments
 
     out = {"n": n, "d": d, "m": m, "landmarks": landmarks}
     path = Path(tmpdir) / f"bench_scale_{n}.f32"
@@ -229,7 +228,7 @@ def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
             tracemalloc.reset_peak()
             with Stopwatch() as sw:
                 reduce_rows(
-                    lambda B: _moments_block(est.transform(B), target_of(B)),
+                    lambda B: row_moments(est.transform(B), target_of(B)),
                     X,
                     combine=merge_moments,
                     rows=chunk,

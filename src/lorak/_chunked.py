@@ -303,7 +303,14 @@ def _moments_block(*blocks):
 
 
 def merge_moments(a, b):
-    """Pairwise update of Chan, Golub & LeVeque: exact, no cancellation."""
+    """The moments of two disjoint row sets merged: those of their union.
+
+    ``a`` and ``b`` are ``(count, mean, scatter)`` triples as :func:`row_moments`
+    returns them (the scatter centred on its own set's mean); the result is the same
+    triple for the rows of both, by the pairwise update of Chan, Golub & LeVeque
+    (1979): exact, without the cancellation of merging raw sums. Associative, so it can
+    be the ``combine`` of :func:`reduce_rows`; a triple with count 0 is the identity.
+    """
     na, ma, Sa = a
     nb, mb, Sb = b
     if na == 0:

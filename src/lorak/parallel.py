@@ -45,6 +45,16 @@ With a ``dask.distributed.Client`` active, every computation here runs on its cl
 (Dask's default scheduler); otherwise on the local threaded scheduler. Dask is imported
 only when a dask array is passed in (it is an optional dependency: ``lorak[dask]``).
 
+For passes of your own: :func:`map_rows` maps row blocks to row blocks,
+:func:`reduce_rows` combines a function of each row block (a tree of partial results on
+a dask cluster), :func:`row_moments` gives the count, column means and centred scatter
+of the rows of [A₁ A₂ …] in one pass, and :func:`merge_moments` merges two such triples
+exactly — the ``combine`` of a :func:`reduce_rows` whose blocks return
+:func:`row_moments` of something computed per block (a transform's rows, say)::
+
+    moments = reduce_rows(lambda B: row_moments(est.transform(B)), X,
+                          combine=merge_moments, rows=25_000)
+
 The machinery is in ``lorak._chunked`` (a leaf module); each lazy variant of a method
 sits beside its in-memory original. This module is the public face of both.
 """
@@ -54,6 +64,7 @@ from ._chunked import (
     is_dask_array,
     is_memmap,
     map_rows,
+    merge_moments,
     reduce_rows,
     row_moments,
 )
@@ -63,6 +74,7 @@ __all__ = [
     "is_dask_array",
     "is_memmap",
     "map_rows",
+    "merge_moments",
     "reduce_rows",
     "row_moments",
 ]

@@ -57,23 +57,23 @@ def test_every_lorak_import_of_a_script_resolves(path):
 
 BENCHMARKS = sorted(ROOT.glob("benchmarks/*.py"))
 #: Scripts another change is writing; they adopt lorak.bench's timing helpers after.
-NOT_YET = {"bench_gpu.py"}
+NOT_YET: set[str] = set()
 #: What a script must not call to time itself: lorak.bench.Stopwatch, time_call,
-#: Record and load_average do it, and record the load average beside the numbers.
+#: Record and load_average do it (with a ``sync`` hook for asynchronous device work),
+#: and record the load average beside the numbers.
 _TIME = ("perf_counter", "process_time", "time", "monotonic", "thread_time")
 CLOCKS = {("time", n) for name in _TIME for n in (name, f"{name}_ns")} | {("os", "getloadavg")}
 
-#: Private library modules scripts still reach into, for internals no package exports
-#: (the packages that own them decide whether to promote them); the list only shrinks.
+#: Private library modules scripts still reach into, each with the reason; a script
+#: imports what the packages export (every other script: nothing private). The list
+#: only shrinks.
 PRIVATE_LIBRARY_IMPORTS = {
-    "bench_csi.py": {"lorak.learn._csi"},  # instruments CSI's private steps
-    "bench_lpmkl.py": {"lorak.learn._lp_mkl"},
-    "bench_mk_gnys.py": {"lorak.learn._gen_nystrom"},
-    "bench_npkl.py": {"lorak.learn._simple_npkl"},
-    "bench_npkl_extend.py": {"lorak.estimators._simple_npkl"},
-    "bench_nystrom.py": {"lorak.landmarks._kmeans"},
-    "bench_rls.py": {"lorak.landmarks._rls"},
-    "bench_scale.py": {"lorak._chunked"},
+    # the device triangular products timed beside the GPU floor; lorak.kernels does not
+    # export them (yet: the kernels package is being edited by another change)
+    "bench_gpu.py": {"lorak.kernels._device"},
+    # the k-means knobs measured against the defaults (no pruning, float64 products, no
+    # sketch) and Lloyd from given seeds: no public hook in landmarks/_kmeans (yet: that
+    # module is being edited by another change)
     "study_kmeans_init.py": {"lorak.landmarks._kmeans"},
 }
 

@@ -50,6 +50,42 @@ def test_time_call_runs_setup_before_each_repeat_outside_the_timing():
     assert max(t.walls) < 0.015
 
 
+def test_sync_waits_for_earlier_work_untimed_and_for_the_blocks_own_work_timed():
+    """The hook for asynchronous work (a GPU's synchronize): called before the clocks
+    start and before they stop, so that only the block's own pending work counts."""
+    order = []
+    with Stopwatch(sync=lambda: order.append("sync")):
+        order.append("work")
+    assert order == ["sync", "work", "sync"]
+    waits = iter([0.2, 0.0])  # work queued before the block: waited for, not timed
+    with Stopwatch(sync=lambda: time.sleep(next(waits))) as sw:
+        pass
+    assert sw.wall < 0.1
+    waits = iter([0.0, 0.02])  # the block's own pending work: timed
+    with Stopwatch(sync=lambda: time.sleep(next(waits))) as sw:
+        pass
+    assert sw.wall >= 0.019
+
+
+def test_time_call_syncs_around_each_repeat_after_the_setup():
+    order = []
+    out, t = time_call(
+        lambda: order.append("call") or 7,
+        repeats=2,
+        setup=lambda: order.append("set"),
+        sync=lambda: order.append("sync"),
+    )
+    assert out == 7 and t.repeats == 2
+    assert order == ["set", "sync", "call", "sync"] * 2
+
+
+def test_a_sync_that_is_not_callable_is_refused():
+    with pytest.raises(TypeError, match="sync"):
+        Stopwatch(sync=1)
+    with pytest.raises(TypeError, match="sync"):
+        time_call(lambda: None, sync="cuda")
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "3", True, None])
 def test_time_call_refuses_a_bad_repeats(bad):
     with pytest.raises(ValueError, match="repeats"):

@@ -12,8 +12,13 @@ from sklearn.pipeline import make_pipeline
 import lorak
 from _naive import ridge_leverage_scores_dense
 from lorak.kernels import Gaussian, Polynomial
-from lorak.landmarks import LANDMARK_STRATEGIES, select_landmarks
-from lorak.landmarks._rls import ridge_leverage_scores, rls_landmarks
+from lorak.landmarks import (
+    DEFAULT_RANK_FRACTION,
+    LANDMARK_STRATEGIES,
+    ridge_leverage_scores,
+    rls_landmarks,
+    select_landmarks,
+)
 
 
 @pytest.fixture
@@ -120,6 +125,18 @@ def test_sparse_and_other_kernels():
     k = Polynomial(degree=2, gamma=0.1, coef0=1.0)
     lm = rls_landmarks(X, 15, rng=np.random.default_rng(0), kernel=k)
     assert lm.indices.shape == (15,)
+
+
+def test_the_rls_strategy_is_rls_landmarks_at_the_default_rank_fraction(blobs):
+    X, k = blobs
+    by_name = select_landmarks("rls", X, 30, rng=np.random.default_rng(3), kernel=k)
+    direct = rls_landmarks(
+        X, 30, rng=np.random.default_rng(3), kernel=k, rank_fraction=DEFAULT_RANK_FRACTION
+    )
+    np.testing.assert_array_equal(by_name.indices, direct.indices)
+    assert by_name.info["lam"] == direct.info["lam"]
+    other = rls_landmarks(X, 30, rng=np.random.default_rng(3), kernel=k, rank_fraction=0.5)
+    assert other.info["lam"] != direct.info["lam"]
 
 
 def test_partial_for_options(blobs):

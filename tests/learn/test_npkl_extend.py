@@ -179,3 +179,27 @@ def test_extension_does_not_depend_on_units(iris_split, extension):
     np.testing.assert_allclose(
         b._extend(1000.0 * Xte), a._extend(Xte), rtol=1e-6, atol=1e-9 * np.abs(a.embedding_).max()
     )
+
+
+def test_the_ridge_extension_is_ridge_map_on_the_published_settings():
+    """SimpleNPKL(extension="ridge") maps a row by ridge_map on RBF Nyström features
+    with RIDGE_EXTENSION_LANDMARKS landmarks and the ridge RIDGE_EXTENSION_ALPHA."""
+    from lorak import Nystroem
+    from lorak.kernels import scale_gamma
+    from lorak.learn import RIDGE_EXTENSION_ALPHA, RIDGE_EXTENSION_LANDMARKS, ridge_map
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 260)  # more rows than landmarks: the constant is in play
+    X = rng.normal(size=(260, 4)) + 2.0 * y[:, None]
+    new = rng.normal(size=(15, 4)) + 2.0
+    model = SimpleNPKL(extension="ridge", random_state=0).fit(
+        X, **from_labels(y, ratio=0.3, random_state=0)
+    )
+    assert RIDGE_EXTENSION_LANDMARKS < X.shape[0]
+    feats = Nystroem(
+        n_components=RIDGE_EXTENSION_LANDMARKS, gamma=scale_gamma(X), random_state=0
+    ).fit(X)
+    W = ridge_map(feats.transform(X), model.embedding_, RIDGE_EXTENSION_ALPHA)
+    np.testing.assert_allclose(
+        model.transform(new), feats.transform(new) @ W, rtol=1e-9, atol=1e-12
+    )

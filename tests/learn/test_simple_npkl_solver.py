@@ -6,6 +6,7 @@ small problem by lowering the thresholds.
 """
 
 import numpy as np
+import pytest
 import scipy.linalg
 
 from lorak.constraints import from_labels
@@ -110,12 +111,49 @@ def test_capped_square_hinge_iterates_unchanged_by_the_filter_cut(monkeypatch):
     L, pairs, signs = problem(n=400, seed=4)
     kw = dict(C=1.0, B=400.0, max_iter=8, max_rank=8, solver="arpack")
     monkeypatch.setattr(M, "FILTER_MIN_N", 100)  # the filtered solver on a small problem
-    monkeypatch.setattr(M, "CUT_FROM_PREVIOUS", False)
-    old = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
-    monkeypatch.setattr(M, "CUT_FROM_PREVIOUS", True)
-    new = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    rng = np.random.default_rng
+    old = M.simple_npkl_sqhinge(L, pairs, signs, rng=rng(0), cut_from_previous=False, **kw)
+    new = M.simple_npkl_sqhinge(L, pairs, signs, rng=rng(0), **kw)  # cut_from_previous=True
     cuts = [i.filter_interval[1] for i in new.eig_info]
     assert all(c == 0.0 for c in (i.filter_interval[1] for i in old.eig_info))
     assert cuts[0] == 0.0 and max(cuts) > 0.0
     assert all(i.n_solves == 1 for i in new.eig_info)  # the cut never had to be undone
     assert_same_iterates(new, old, rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::lorak.learn.DegenerateKernelWarning")
+def test_fit_simple_npkl_passes_cut_from_previous_to_the_square_hinge(monkeypatch):
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 400)
+    X = rng.normal(0.0, 1.0, (400, 3)) + 2.0 * rng.normal(0.0, 1.0, (3, 3))[y]
+    pairs, signs = from_labels(y, ratio=0.7, random_state=5).pairs()
+    monkeypatch.setattr(M, "FILTER_MIN_N", 100)  # the filtered solver on a small problem
+    kw = dict(loss="squared_hinge", C=1.0, B=400.0, max_rank=8, max_iter=6, n_neighbors=5)
+    cut = M.fit_simple_npkl(X, pairs, signs, rng=np.random.default_rng(0), **kw)
+    flat = M.fit_simple_npkl(
+        X, pairs, signs, rng=np.random.default_rng(0), cut_from_previous=False, **kw
+    )
+    assert max(i.filter_interval[1] for i in cut.result.eig_info) > 0.0
+    assert all(i.filter_interval[1] == 0.0 for i in flat.result.eig_info)
+    assert_same_iterates(cut.result, flat.result, rtol=1e-9)
+
+
+def test_arpack_is_the_auto_rule_without_the_dense_switch_above_dense_max_n(monkeypatch):
+    """What benchmarks/bench_npkl.py's "old rules" rely on: for n above DENSE_MAX_N,
+    ``solver="arpack"`` takes exactly the path of ``"auto"`` with the mid-size dense
+    switch off (DENSE_LARGE_MAX_N = 0): the same solvers, requests and iterates."""
+    L, pairs, signs = problem(seed=2)
+    kw = dict(C=1.0, B=float(L.shape[0]), max_iter=4)
+    monkeypatch.setattr(M, "DENSE_MAX_N", 0)  # n is "above" it
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 0)
+    auto = M.simple_npkl_sqhinge(L, pairs, signs, rng=np.random.default_rng(0), **kw)
+    monkeypatch.setattr(M, "DENSE_LARGE_MAX_N", 1000)  # "arpack" ignores the switch
+    arpack = M.simple_npkl_sqhinge(
+        L, pairs, signs, rng=np.random.default_rng(0), solver="arpack", **kw
+    )
+    assert [(i.solver, i.requested) for i in auto.eig_info] == [
+        (i.solver, i.requested) for i in arpack.eig_info
+    ]
+    assert "dense" not in {i.solver for i in arpack.eig_info}
+    assert_same_iterates(arpack, auto, rtol=1e-12)

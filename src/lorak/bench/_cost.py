@@ -40,16 +40,32 @@ class Cost:
 class Stopwatch:
     """``with Stopwatch() as sw: ...`` then ``sw.cost`` — or ``sw.wall`` and ``sw.cpu``,
     in seconds (wall: ``time.perf_counter``, CPU: ``time.process_time``, every thread
-    of the process). Inside the block, ``sw.elapsed`` is the wall time so far."""
+    of the process). Inside the block, ``sw.elapsed`` is the wall time so far.
+
+    ``sync``, when given, is called with no argument as the block begins, before the
+    clocks are read, and as it ends, before they are read again: for work that runs
+    asynchronously, on a GPU say, ``Stopwatch(sync=torch.cuda.synchronize)`` waits for
+    the work queued before the block outside the measurement and for the block's own
+    work inside it.
+    """
 
     cost: Cost = Cost()
 
+    def __init__(self, sync=None):
+        if sync is not None and not callable(sync):
+            raise TypeError(f"sync must be a callable or None; got {sync!r}")
+        self.sync = sync
+
     def __enter__(self) -> Stopwatch:
+        if self.sync is not None:
+            self.sync()
         self._wall = time.perf_counter()
         self._cpu = time.process_time()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self.sync is not None:
+            self.sync()
         self.cost = Cost(time.perf_counter() - self._wall, time.process_time() - self._cpu)
 
     @property

@@ -8,6 +8,8 @@ runner uses these instead of reading a clock:
 - :func:`time_call` — call a function ``repeats`` times and get its result and a
   :class:`Timing`: the median wall and CPU seconds, every repeat, and the load average
   before and after (the machine may be shared: a number without it cannot be judged);
+- both take ``sync``, a callable run as the timing starts and as it stops, for work a
+  call leaves running asynchronously (``sync=torch.cuda.synchronize`` on a GPU);
 - :class:`Record` — a run's JSON document: what the script adds, plus the environment
   (:func:`capture_environment`: versions, CPU, BLAS threads, load average) captured at
   the start and the total wall seconds and end load average when written;
@@ -91,13 +93,23 @@ class Timing:
 
 
 def time_call(
-    fn: Callable, *args, repeats: int = 1, setup: Callable | None = None, **kwargs
+    fn: Callable,
+    *args,
+    repeats: int = 1,
+    setup: Callable | None = None,
+    sync: Callable | None = None,
+    **kwargs,
 ) -> tuple[Any, Timing]:
     """Call ``fn(*args, **kwargs)`` ``repeats`` times; return the last result and the
     :class:`Timing` (median wall and CPU seconds over the repeats). ``setup()``, when
-    given, runs before each call, outside the timing (``gc.collect``, say)."""
+    given, runs before each call, outside the timing (``gc.collect``, say). ``sync()``,
+    when given, runs right before and right after each call (the :class:`Stopwatch`
+    hook): asynchronous work, a GPU's say, is then waited for, the earlier work's
+    outside the timing and the call's own inside it."""
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1; got {repeats!r}")
+    if sync is not None and not callable(sync):
+        raise TypeError(f"sync must be a callable or None; got {sync!r}")
     before = load_average()
     walls, cpus = [], []
     out = None
@@ -105,7 +117,7 @@ def time_call(
         out = None  # the previous result may be freed before the next call
         if setup is not None:
             setup()
-        with Stopwatch() as sw:
+        with Stopwatch(sync=sync) as sw:
             out = fn(*args, **kwargs)
         walls.append(sw.wall)
         cpus.append(sw.cpu)

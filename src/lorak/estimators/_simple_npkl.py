@@ -19,6 +19,8 @@ from .._validation import check_generator, check_in_choices, check_positive, val
 from ..constraints import check_constraints, restrict_constraints
 from ..kernels import scale_gamma
 from ..learn import (
+    RIDGE_EXTENSION_ALPHA,
+    RIDGE_EXTENSION_LANDMARKS,
     constraint_operator,
     extension_eigenvalues,
     fit_simple_npkl,
@@ -37,9 +39,6 @@ STEPS = ("adaptive", "harmonic", "constant")
 SELECTIONS = ("margin", "random")
 EIGEN_SOLVERS = ("auto", "arpack", "dense")
 EXTENSIONS = ("graph", "ridge")
-# extension="ridge": landmarks of the RBF Nyström features and the relative ridge
-RIDGE_LANDMARKS = 200
-RIDGE_ALPHA = 1e-2
 
 
 class SimpleNPKL(TransformerBase):
@@ -411,12 +410,12 @@ class SimpleNPKL(TransformerBase):
             from ._nystrom import Nystroem
 
             feats = Nystroem(
-                n_components=min(RIDGE_LANDMARKS, X.shape[0]),
+                n_components=min(RIDGE_EXTENSION_LANDMARKS, X.shape[0]),
                 gamma=scale_gamma(X),
                 random_state=0,
             )
             feats.fit(X)
-            self._ridge_map = ridge_map(feats.transform(X), V, RIDGE_ALPHA)
+            self._ridge_map = ridge_map(feats.transform(X), V, RIDGE_EXTENSION_ALPHA)
             self._ridge_features = feats
         self._n_neighbors = k
 

@@ -23,6 +23,14 @@ A strategy is ``f(X, n_landmarks, *, rng, kernel) -> Landmarks``. Built in:
 User-given landmarks: a 2-D array of points (m × d), a 1-D integer array of row
 indices, or a callable with the strategy signature that returns a :class:`Landmarks`,
 a 1-D integer array (row indices) or a 2-D array (points).
+
+The functions behind ``"kmeans"`` and ``"rls"`` take settings the strategy names fix:
+:func:`kmeans_landmarks` (``init``, ``init_sample``, ``max_iter``, ``tol``; it returns
+the centres and a dict of what the run did: iterations, inertia, seeding and Lloyd
+seconds) and :func:`rls_landmarks` (``lam``, ``rank_fraction`` — default
+:data:`DEFAULT_RANK_FRACTION` —, ``sample_size``), whose scores
+:func:`ridge_leverage_scores` gives on their own. Another setting of ``"rls"`` is a
+callable: ``landmarks=functools.partial(rls_landmarks, rank_fraction=0.25)``.
 """
 
 from __future__ import annotations
@@ -34,13 +42,19 @@ import scipy.sparse as sp
 
 from .._array_api import is_foreign
 from ._base import Landmarks, take_rows
+from ._kmeans import kmeans_landmarks
+from ._rls import DEFAULT_RANK_FRACTION, ridge_leverage_scores, rls_landmarks
 
 __all__ = [
+    "DEFAULT_RANK_FRACTION",
     "LANDMARK_STRATEGIES",
     "Landmarks",
     "column_norm_landmarks",
+    "kmeans_landmarks",
     "quantization_error",
     "register_landmarks",
+    "ridge_leverage_scores",
+    "rls_landmarks",
     "select_landmarks",
     "take_rows",
     "uniform_landmarks",

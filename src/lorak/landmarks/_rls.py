@@ -94,6 +94,8 @@ from ._base import Landmarks, take_rows
 
 __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 
+#: ``rank_fraction`` of :func:`rls_landmarks`: the tail rule's λ is set from the top
+#: k = ⌈0.1 · m⌉ eigenvalues of the sample (the best of 0.5, 0.25, 0.1 measured).
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
 

@@ -1,32 +1,58 @@
 """Supervised and semi-supervised kernel learning as pure functions on arrays.
 
 Each module here is the math of the estimator of the same stem in
-:mod:`lorak.estimators`, which imports it through this package:
+:mod:`lorak.estimators`, which imports it through this package. A method's entry is
+``fit_<method>``: it owns the method's loops, stepping and dispatch and returns a
+result record (a dataclass); the estimator validates its input, calls the entry and
+copies the record to its fitted attributes. The entries and what lies under them, by
+module (the graph-regularized factor has no single entry yet: its estimator calls the
+stages of :mod:`._graph_factor` in turn):
 
+- :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005):
+  :func:`fit_csi` (→ :class:`CSIResult`), over the decomposition itself, :func:`csi`,
+  and :func:`csi_q`, the explicit Q of its QR;
+- :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
+  constraints: :func:`fit_simple_npkl` (→ :class:`SimpleNPKLFit`; the kNN graph, C,
+  the active constraints, the kernel), over the two losses' solvers
+  :func:`simple_npkl_linear` and :func:`simple_npkl_sqhinge` (→ :class:`NPKLResult`);
+  its ``C="auto"`` rule in :mod:`._npkl_auto` (:func:`auto_C`,
+  :func:`kernel_degeneracy`), its out-of-sample extensions in :mod:`._npkl_extend`
+  (:func:`graph_extension`, :func:`ridge_map` with :data:`RIDGE_EXTENSION_LANDMARKS`
+  and :data:`RIDGE_EXTENSION_ALPHA`);
+- :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`fit_lp_mkl`
+  (→ :class:`LpMKLFit`; the bank's factors on shared landmarks, one-vs-rest, the
+  decision function's landmark coefficients), over the outer loop :func:`lp_mkl`
+  (→ :class:`LpMKLResult`) and the factor stage :func:`lp_mkl_factors` /
+  :func:`bank_factors`; the full-kernel reference (small n) :func:`lp_mkl_full_kernel`
+  with :class:`GaussianGrams`;
+- :mod:`._lp_mkl_regression` — the same for regression (squared loss in closed form,
+  ε-insensitive loss by primal Newton): :func:`fit_lp_mkl_regression`
+  (→ :class:`LpMKLRegressionFit`), over :func:`lp_mkl_ridge` and :func:`lp_mkl_svr`;
+- :mod:`._kernel_combination` — the multiple-kernel baselines (uniform, alignment,
+  centred alignment): :func:`fit_kernel_combination` (→ :class:`KernelCombinationFit`;
+  the factors on shared landmarks, then :func:`combination_weights`), and the
+  group-lasso MKL's alternation :func:`fit_glmkl` (→ :class:`GLMKLFit`);
 - :mod:`._gen_nystrom` — generalized Nyström (Zhang et al. 2017), a package with one
-  module per concern: the targets (:func:`ideal_kernel`, :func:`regression_target`,
-  :func:`must_link_target`, :func:`resolve_target_type`), objective (7) and its solvers
-  (:class:`GenNystromProblem`, :func:`solve_gen_nystrom`, :func:`closed_form`, β of
-  eq. 8 / Appendix A), the λ path of the alignment criterion (:func:`fit_gen_nystrom`,
-  and :func:`prior_fit`, its λ = ∞ end), λ by cross-validation over the labeled rows
-  (:func:`fit_gen_nystrom_cv`, :func:`cv_select_lambda`, their multiple-kernel twins),
-  the multiple-kernel method of §4 (:func:`fit_mk_gen_nystrom`), and the estimators'
-  one call each, which decides how λ is chosen (:func:`fit_generalized_nystroem`,
-  :func:`fit_mk_generalized_nystroem`);
+  module per concern; the estimators' one call each, which decides how λ is chosen:
+  :func:`fit_generalized_nystroem` (→ :class:`GenNystromFit`) and
+  :func:`fit_mk_generalized_nystroem` (→ :class:`MKGenNystromFit`), over the λ path of
+  the alignment criterion :func:`fit_gen_nystrom` (:func:`prior_fit` is its λ = ∞
+  end), λ by cross-validation over the labeled rows :func:`fit_gen_nystrom_cv` /
+  :func:`fit_mk_gen_nystrom_cv` (the fit and its :class:`LambdaCV`), and the
+  multiple-kernel method of §4 :func:`fit_mk_gen_nystrom`; below them the targets
+  (:func:`ideal_kernel`, :func:`regression_target`, :func:`must_link_target`,
+  :func:`resolve_target_type`) and objective (7) with its solvers
+  (:class:`GenNystromProblem`, :class:`MKGenNystromProblem`, :func:`solve_gen_nystrom`,
+  :func:`closed_form`);
 - :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
-  form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks, the deformation
-  R(γ) and γ with a ridge penalty by closed-form leave-one-out
+  form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks
+  (:func:`anchor_laplacian_gram`, :func:`graph_laplacian_gram`), the deformation R(γ)
+  (:func:`deformation`) and γ with a ridge penalty by closed-form leave-one-out
   (:func:`select_gamma_penalty`); :mod:`._graph_device`, the anchor graph's passes on
   an array API device (:func:`device_anchor_laplacian_gram`);
-- :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005): :func:`csi`;
-- :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
-  constraints: :func:`simple_npkl_linear`, :func:`simple_npkl_sqhinge`; its ``C="auto"``
-  rule in :mod:`._npkl_auto` (:func:`auto_C`, :func:`kernel_degeneracy`);
-- :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`lp_mkl`;
-- :mod:`._lp_mkl_regression` — the same for regression (squared loss in closed form,
-  ε-insensitive loss by primal Newton): :func:`lp_mkl_ridge`, :func:`lp_mkl_svr`;
-- :mod:`._kernel_combination` — the multiple-kernel baselines' weights (uniform,
-  alignment, centred alignment): :func:`combination_weights`.
+- :mod:`._preimage` — pre-images by kernel ridge regression, shared by
+  :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA`: :func:`fit_preimage`
+  (→ :class:`PreImageMap`), applied by :func:`preimage`.
 """
 
 from .._validation import parse_semi_supervised_response
@@ -42,6 +68,7 @@ from ._gen_nystrom import (
     GenNystromProblem,
     LambdaCV,
     MKGenNystromFit,
+    MKGenNystromProblem,
     closed_form,
     cv_criterion,
     cv_feasible,
@@ -97,6 +124,7 @@ from ._kernel_combination import (
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import (
     BankFactors,
+    GaussianGrams,
     LpMKLFit,
     LpMKLResult,
     bank_decision,
@@ -106,6 +134,7 @@ from ._lp_mkl import (
     fit_lp_mkl,
     lp_mkl,
     lp_mkl_factors,
+    lp_mkl_full_kernel,
     shared_landmarks,
     uniform_weights,
 )
@@ -125,7 +154,13 @@ from ._lp_mkl_regression import (
     weighted_ridge,
 )
 from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
-from ._npkl_extend import extension_eigenvalues, graph_extension, ridge_map
+from ._npkl_extend import (
+    RIDGE_EXTENSION_ALPHA,
+    RIDGE_EXTENSION_LANDMARKS,
+    extension_eigenvalues,
+    graph_extension,
+    ridge_map,
+)
 from ._preimage import (
     PREIMAGE_ROWS,
     PreImageMap,
@@ -159,6 +194,8 @@ __all__ = [
     "LP_MKL_SOLVERS",
     "PREIMAGE_ROWS",
     "RIDGE_ALPHAS",
+    "RIDGE_EXTENSION_ALPHA",
+    "RIDGE_EXTENSION_LANDMARKS",
     "SOLVERS",
     "TARGET_TYPES",
     "WEIGHTINGS",
@@ -169,6 +206,7 @@ __all__ = [
     "DegenerateKernelWarning",
     "GLMKLFit",
     "GammaSelection",
+    "GaussianGrams",
     "GenNystromFit",
     "GenNystromProblem",
     "GraphDeformation",
@@ -179,6 +217,7 @@ __all__ = [
     "LpMKLResult",
     "LpMKLRidgeResult",
     "MKGenNystromFit",
+    "MKGenNystromProblem",
     "NPKLResult",
     "PreImageMap",
     "SVRNewtonResult",
@@ -230,6 +269,7 @@ __all__ = [
     "loo_ridge_scores",
     "lp_mkl",
     "lp_mkl_factors",
+    "lp_mkl_full_kernel",
     "lp_mkl_ridge",
     "lp_mkl_svr",
     "mk_cv_select_lambda",

@@ -17,7 +17,10 @@ Laplacian of the kNN graph S). Two extensions to a new row x, both O(n) memory:
   itself, i.e. it reproduces V exactly (:func:`graph_extension` with the graph's own
   rows); only the kNN search of the new rows against the training rows is needed.
 - ``"ridge"``: a linear map from base-kernel features Φ(x) (a Nyström factor of an RBF
-  kernel on landmarks) to V, W = (ΦᵀΦ + α·I)⁻¹ ΦᵀV, and v_x = Φ(x) W.
+  kernel on landmarks) to V, W = (ΦᵀΦ + α·I)⁻¹ ΦᵀV, and v_x = Φ(x) W
+  (:func:`ridge_map`); :class:`lorak.SimpleNPKL` takes Φ on
+  :data:`RIDGE_EXTENSION_LANDMARKS` uniform landmarks and the relative ridge
+  :data:`RIDGE_EXTENSION_ALPHA`.
 
 Which one :class:`lorak.SimpleNPKL` uses is chosen by measurement (see its
 ``extension`` parameter). ``SimpleNPKL.transform`` applies it to every row it is
@@ -31,7 +34,20 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["extension_eigenvalues", "graph_extension", "ridge_map"]
+__all__ = [
+    "RIDGE_EXTENSION_ALPHA",
+    "RIDGE_EXTENSION_LANDMARKS",
+    "extension_eigenvalues",
+    "graph_extension",
+    "ridge_map",
+]
+
+#: ``extension="ridge"`` of :class:`lorak.SimpleNPKL`: uniform landmarks of the RBF
+#: Nyström features Φ (all training rows when there are fewer).
+RIDGE_EXTENSION_LANDMARKS = 200
+#: ``extension="ridge"`` of :class:`lorak.SimpleNPKL`: the relative ridge α of
+#: :func:`ridge_map`.
+RIDGE_EXTENSION_ALPHA = 1e-2
 
 
 def extension_eigenvalues(A, V: np.ndarray) -> np.ndarray:

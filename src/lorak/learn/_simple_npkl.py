@@ -76,6 +76,8 @@ Conventions and decisions
   (:func:`filter_cut`), so the polynomial stretches only the top of the spectrum
   (420 → 325 Lanczos steps per solve late in Algorithm 1 at n = 6414, 76 pairs). The
   bound is rigorous, so the cut never has to be undone; the eigenpairs are the same.
+  ``cut_from_previous=False`` (:func:`simple_npkl_sqhinge`, :func:`fit_simple_npkl`)
+  keeps θ = 0 in every solve: the same iterates, more Lanczos steps.
 """
 
 from __future__ import annotations
@@ -143,9 +145,8 @@ FILTER_DEGREE = 5
 # the largest relative Ritz residual (with A itself) accepted from the filtered solve
 # when ARPACK was asked for machine precision; a tol > 0 raises it to tol
 FILTER_RESIDUAL_MAX = 1e-8
-# Algorithm 1 with a rank cap: the filter's cut θ from a Ritz lower bound of the r-th
-# eigenvalue on the previous eigenvectors (filter_cut); False keeps θ = 0
-CUT_FROM_PREVIOUS = True
+# Algorithm 1 with a rank cap: the filter's cut θ is this fraction of a Ritz lower
+# bound of the r-th eigenvalue on the previous eigenvectors (filter_cut)
 CUT_FRACTION = 0.9
 
 
@@ -680,6 +681,7 @@ def simple_npkl_sqhinge(
     k0: int | None = None,
     eigen_tol: float = 0.0,
     solver: str = "auto",
+    cut_from_previous: bool = True,
 ) -> NPKLResult:
     """SimpleNPKL with square hinge loss (eq. 9–10), Algorithm 1.
 
@@ -691,7 +693,10 @@ def simple_npkl_sqhinge(
     (P(K_t) − D(α_{t−1})) / max(1, |P(K_t)|) is ≤ ``tol``. With ``max_rank`` set, K_t
     is the best K of that rank and the gap need not close (the rank-constrained
     problem is not convex); the KKT residual still measures stationarity. See the
-    module docstring for the step rules.
+    module docstring for the step rules. ``cut_from_previous`` (with ``max_rank``): the
+    Chebyshev filter of each eigen-solve after the first cuts at a lower bound of the
+    r-th eigenvalue from the previous eigenvectors (:func:`filter_cut`); False keeps
+    the cut at 0 — the same eigenpairs, found with more Lanczos steps.
     """
     t_start = time.perf_counter()
     p = pairs.shape[0]
@@ -721,7 +726,7 @@ def simple_npkl_sqhinge(
             # warm start: a random combination of the previous positive eigenvectors
             v0 = prev["V"] @ rng.standard_normal(prev["V"].shape[1])
         theta = 0.0
-        if CUT_FROM_PREVIOUS and max_rank is not None and prev is not None:
+        if cut_from_previous and max_rank is not None and prev is not None:
             theta = filter_cut(A, prev["U"], prev["w"], max_rank)
         w, U, info = _eig(
             A, rng, k=k_req, max_rank=max_rank, v0=v0, tol=eigen_tol, solver=solver,
@@ -920,6 +925,7 @@ def fit_simple_npkl(
     step_size: float = 1.0,
     eigen_solver: str = "auto",
     eigen_tol="auto",
+    cut_from_previous: bool = True,
     n_jobs=None,
     rng: np.random.Generator,
 ) -> SimpleNPKLFit:
@@ -939,7 +945,7 @@ def fit_simple_npkl(
 
     ``max_rank``: None, an int or ``"pataki"`` (:func:`pataki_rank`); ``eigen_tol``
     ``"auto"``: 0 for the linear loss, :data:`EIGEN_TOL_FACTOR`·``tol`` for the square
-    hinge.
+    hinge; ``cut_from_previous``: see :func:`simple_npkl_sqhinge` (square hinge only).
     """
     S = knn_graph(X, n_neighbors, mutual=mutual, n_jobs=n_jobs)  # stage 1
     L = normalized_laplacian(S)
@@ -964,6 +970,7 @@ def fit_simple_npkl(
     else:
         solve = simple_npkl_sqhinge
         opts.update(max_iter=int(max_iter), tol=float(tol), step=step, step_size=step_size)
+        opts["cut_from_previous"] = bool(cut_from_previous)
     for c_step in AUTO_C_STEPS if auto else (1.0,):  # stage 4
         # C="auto": C = c/λ_max(T), c stepping up only while the kernel is zero
         res = solve(L, pairs, signs, C=c_step * C0, **opts)
