@@ -19,7 +19,8 @@ Methods (each run alone in a fresh process, so that its peak memory is its own):
 Reported per run: seconds of ``fit`` and of ``predict`` over all rows (computed, for
 dask), seconds per stage inside the fit (the Nyström factor's fit, the anchors'
 k-means, the bandwidth pass, the GᵀLG pass, the eigendecomposition of GᵀLG, the
-leave-one-out choice of γ, the head's cross-validation; timed by wrapping those
+leave-one-out choice of γ, the head's cross-validation, the predictions on the
+training rows stored as ``transduction_``; timed by wrapping those
 functions' cumulative wall time in a cProfile of the fit, found by file and function
 name; the profile adds its own small overhead to ``fit``; ``other_fit_seconds`` is the
 rest),
@@ -121,6 +122,7 @@ STAGES = (
     ("eigh_H", "learn/_graph_factor.py", "deformation"),
     ("gamma_loo", "learn/_graph_factor.py", "select_gamma_penalty"),
     ("head_cv", "models/_semi_supervised.py", "_cv_head"),
+    ("transduction", "models/_semi_supervised.py", "predict"),
 )
 
 

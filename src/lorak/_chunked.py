@@ -43,6 +43,7 @@ ROW_METHODS = (
     "predict_proba",
     "predict_log_proba",
     "score_samples",
+    "transform_product",
 )
 #: Fitting methods that refuse a dask array unless the class sets ``_lazy_fit = True``.
 FIT_METHODS = ("fit", "fit_transform", "fit_predict")

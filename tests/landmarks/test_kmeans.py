@@ -253,3 +253,47 @@ def test_tol_stops_early():
     X, _ = make_blobs(n_samples=2000, n_features=5, centers=20, random_state=1)
     _, info = kmeans_landmarks(X, 20, rng=np.random.default_rng(0), tol=1e-2, max_iter=50)
     assert info["n_iter"] < 50
+
+
+# ---------------------------------------------------------------- Lloyd on a sample
+
+
+def test_lloyd_sample_is_kmeans_on_the_drawn_rows():
+    X = mixture(3000, 5, 8, seed=3)
+    C, info = kmeans_landmarks(X, 20, rng=np.random.default_rng(7), lloyd_sample=500)
+    rng = np.random.default_rng(7)
+    rows = np.sort(rng.choice(3000, 500, replace=False))
+    ref, _ = kmeans_landmarks(X[rows], 20, rng=rng, lloyd_sample=None)
+    np.testing.assert_array_equal(C, ref)
+    np.testing.assert_array_equal(info["lloyd_rows"], rows)
+    # the sampled centres still quantize all rows about as well
+    full, _ = kmeans_landmarks(X, 20, rng=np.random.default_rng(7), lloyd_sample=None)
+    assert sq_error(X, C) < 1.1 * sq_error(X, full)
+
+
+def test_lloyd_sample_auto_keeps_every_row_up_to_its_threshold():
+    assert km.default_lloyd_sample(km.LLOYD_MIN_ROWS, 10) == km.LLOYD_MIN_ROWS
+    assert km.default_lloyd_sample(10**7, 10) == km.LLOYD_MIN_ROWS
+    assert km.default_lloyd_sample(10**7, 2000) == 2000 * km.LLOYD_ROWS_PER_CENTER
+    X = mixture(800, 4, 5, seed=1)
+    a, ia = kmeans_landmarks(X, 10, rng=np.random.default_rng(0))
+    b, _ = kmeans_landmarks(X, 10, rng=np.random.default_rng(0), lloyd_sample=None)
+    np.testing.assert_array_equal(a, b)
+    assert ia["lloyd_rows"] is None
+
+
+def test_lloyd_sample_same_centres_on_dask():
+    da = pytest.importorskip("dask.array")
+    X = mixture(2600, 4, 6, seed=2)
+    ref, _ = kmeans_landmarks(X, 12, rng=np.random.default_rng(3), lloyd_sample=700)
+    got, info = km.lazy_kmeans_landmarks(
+        da.from_array(X, chunks=(333, 4)), 12, rng=np.random.default_rng(3), lloyd_sample=700
+    )
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    assert info["lloyd_rows"].size == 700
+
+
+@pytest.mark.parametrize("bad", ["all", 3, 2.5, True])
+def test_lloyd_sample_bad_values(bad):
+    with pytest.raises(ValueError, match="lloyd_sample"):
+        kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), lloyd_sample=bad)

@@ -276,3 +276,54 @@ def test_gated_rule_keeps_the_plain_factor_for_labels_the_rows_do_not_shape(rng)
     rows = np.arange(0, 150, 3)
     T = ridge_targets(rng.integers(0, 2, rows.size), 2)
     assert select_gamma_penalty(G[rows], defo, T, 150, rule="gated").t == 0.0
+
+
+# ---------------------------------------------------------------- the large-n passes
+
+
+@pytest.mark.parametrize("s", [1, 3, 8, 9, 12])
+def test_nearest_anchors_are_the_s_smallest_in_order(rng, s):
+    from lorak.learn._graph_factor import _nearest_anchors
+
+    D = rng.standard_normal((40, 12))
+    D[5, 3] = D[5, 7]  # a tie: either anchor, the same distance
+    D0 = D.copy()
+    idx, d = _nearest_anchors(D, s)
+    np.testing.assert_array_equal(D, D0)  # read, restored
+    np.testing.assert_array_equal(d, np.sort(D0, axis=1)[:, :s])
+    np.testing.assert_array_equal(np.take_along_axis(D0, idx, axis=1), d)
+    assert all(len(set(r)) == s for r in idx)
+
+
+def test_anchor_weights_equal_the_kernel_weights_of_the_true_distances(rng):
+    X, _, _ = _data(rng, n=50, d=3)
+    X = X + 40.0  # far from the origin: the scores drop ‖x‖², the weights must not care
+    graph = _anchor_graph(rng, X, a=10, s=4)
+    D = ((X[:, None, :] - graph.anchors[None, :, :]) ** 2).sum(-1)
+    order = np.argsort(D, axis=1)[:, :4]
+    d = np.take_along_axis(D, order, axis=1)
+    w = np.exp(-(d - d[:, :1]) / graph.sigma2)
+    w /= w.sum(axis=1, keepdims=True)
+    Z = np.zeros_like(D)
+    np.put_along_axis(Z, order, w, axis=1)
+    np.testing.assert_allclose(graph.dense(X), Z, rtol=1e-8, atol=1e-12)
+    kth = np.sort(D, axis=1)[:, 3].mean()
+    assert anchor_bandwidth(X, graph.anchors, 4) == pytest.approx(kth, rel=1e-9)
+
+
+@pytest.mark.parametrize("power", [1, 2])
+def test_kernel_row_grams_equal_the_factor_row_grams(rng, power):
+    """linear_map: the Grams accumulated on K and mapped by N once equal those of the
+    rows G = K N (a well-conditioned N, so round-off stays at eps·‖N‖²)."""
+    X, P, _ = _data(rng, n=70, d=4, m=10)
+    graph = _anchor_graph(rng, X)
+    N = np.triu(rng.standard_normal((10, 10))) + 3 * np.eye(10)
+
+    def k(B):
+        return np.tanh(np.asarray(B) @ P)
+
+    ref = anchor_laplacian_gram(X, lambda B: k(B) @ N, graph, power)
+    for Xc in (X, da.from_array(X, chunks=(13, 4))):
+        got = anchor_laplacian_gram(Xc, k, graph, power, linear_map=N)
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)

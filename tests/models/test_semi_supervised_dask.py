@@ -305,3 +305,105 @@ def test_graph_factor_second_pass_and_lle_weights_on_dask(moons, threads):
     Q = ref.transform(X)
     assert ref.mean_sq_norm_ == pytest.approx(np.mean(np.sum(Q * Q, axis=1)), rel=1e-8)
     np.testing.assert_allclose(est.transform(Xd).compute(), Q, rtol=0, atol=1e-8)
+
+
+# ---------------------------------------------------------------- the large-n paths
+
+
+def _graph_factor():
+    """A graph factor whose landmark kernel is well enough conditioned for the
+    kernel-row Grams (‖N‖₂² ≈ 10⁴)."""
+    from lorak.kernels import Gaussian
+
+    nys = Nystroem(
+        kernel=Gaussian(bandwidth=0.3), landmarks="kmeans", n_components=50, random_state=0
+    )
+    return GraphRegularizedFactor(nys, random_state=0)
+
+
+def test_large_n_paths_agree_on_dask_and_in_memory(moons, threads, monkeypatch):
+    """Above the thresholds the kernel-row Grams, the bandwidth sample and Lloyd's
+    sample are used (lowered here to this n): the same draws on dask as in memory."""
+    import lorak.estimators._graph_factor as gf
+    import lorak.landmarks._kmeans as km
+
+    monkeypatch.setattr(gf, "KERNEL_ROWS_MIN_SAMPLES", 10)
+    monkeypatch.setattr(gf, "BANDWIDTH_SAMPLE", 150)
+    monkeypatch.setattr(km, "LLOYD_MIN_ROWS", 200)
+    monkeypatch.setattr(km, "LLOYD_ROWS_PER_CENTER", 1)
+    X, y, ys, _, _ = moons
+    ref = SemiSupervisedFactorClassifier(_graph_factor()).fit(X, ys)
+    assert ref.factor_.factor_.landmark_info_["lloyd_rows"].size == 200
+    assert gf._kernel_rows_map(ref.factor_.factor_, X.shape[0]) is not None
+    est = SemiSupervisedFactorClassifier(_graph_factor()).fit(_dask(X, 53), ys)
+    _same_factor(est, ref)
+    _same_labels(est.predict(_dask(X, 53)).compute(), ref, X)
+    un = ys == -1
+    assert np.mean(ref.transduction_[un] != y[un]) < 0.1
+
+
+def test_kernel_row_grams_give_the_factor_row_deformation(moons, monkeypatch):
+    """The kernel-row path (N applied after the sum) and the factor-row path give the
+    same γ and, to the round-off N amplifies, the same R."""
+    import lorak.estimators._graph_factor as gf
+
+    X, _, ys, _, _ = moons
+    ref = _graph_factor().fit(X, ys)
+    monkeypatch.setattr(gf, "KERNEL_ROWS_MIN_SAMPLES", 0)
+    assert gf._kernel_rows_map(ref.factor_, X.shape[0]) is not None
+    got = _graph_factor().fit(X, ys)
+    assert (got.gamma_, got.penalty_) == (ref.gamma_, ref.penalty_)
+    np.testing.assert_allclose(got.components_, ref.components_, rtol=0, atol=1e-7)
+    monkeypatch.setattr(gf, "KERNEL_ROWS_MAX_AMPLIFICATION", 1.0)
+    assert gf._kernel_rows_map(ref.factor_, X.shape[0]) is None  # too ill-conditioned
+
+
+def test_in_memory_fit_forms_no_n_by_m_rows(moons, monkeypatch):
+    """The default factor reports its rows' mean squared norm: the fit transforms only
+    the labeled rows, and the predictions go through the kernel rows times one m × c
+    matrix (``transform_product``), equal to the head on the scaled factor rows."""
+    X, _, ys, _, yr = moons
+    seen = []
+    orig = GraphRegularizedFactor.transform
+
+    def spy(self, Xb):
+        seen.append(Xb.shape[0])
+        return orig(self, Xb)
+
+    monkeypatch.setattr(GraphRegularizedFactor, "transform", spy)
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    assert max(seen) == np.count_nonzero(ys != -1)
+    monkeypatch.setattr(GraphRegularizedFactor, "transform", orig)
+    Q = clf.factor_.transform(X) * clf.scale_
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[clf.classifier_.predict(Q)])
+    np.testing.assert_allclose(
+        clf.decision_function(X), clf.classifier_.decision_function(Q), rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_array_equal(clf.transduction_, clf.predict(X))
+    reg = SemiSupervisedFactorRegressor().fit(X, yr)
+    Qr = reg.factor_.transform(X) * reg.scale_
+    np.testing.assert_allclose(reg.predict(X), reg.regressor_.predict(Qr), rtol=1e-9, atol=1e-9)
+
+
+def test_transform_product_is_transform_times_M(moons, threads):
+    X, _, ys, _, _ = moons
+    rng = np.random.default_rng(5)
+    for gamma in (0.0, 3.0):
+        f = GraphRegularizedFactor(gamma=gamma, random_state=0).fit(X)
+        M = rng.standard_normal((f.n_components_, 3))
+        want = f.transform(X) @ M
+        np.testing.assert_allclose(f.transform_product(X, M), want, rtol=1e-9, atol=1e-11)
+        lazy = f.transform_product(_dask(X, 50), M)
+        assert is_dask_array(lazy)
+        np.testing.assert_allclose(lazy.compute(), want, rtol=1e-9, atol=1e-11)
+        nys = f.factor_
+        Mn = rng.standard_normal((nys.n_components_, 2))
+        # float32 rows: the dtype transform gives; N M is formed in float64, so the
+        # result is at least as close to the float64 product as float32 rows are
+        want = nys.transform(X) @ Mn
+        got32 = nys.transform_product(X.astype(np.float32), Mn)
+        ref32 = nys.transform(X.astype(np.float32)) @ Mn.astype(np.float32)
+        assert got32.dtype == nys.transform(X[:2].astype(np.float32)).dtype
+        assert np.abs(got32 - want).max() <= max(np.abs(ref32 - want).max(), 1e-5)
+    with pytest.raises(ValueError, match="rows"):
+        f.factor_.transform_product(X, np.ones((f.factor_.n_components_ + 1, 2)))

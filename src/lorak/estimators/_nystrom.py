@@ -220,6 +220,28 @@ class Nystroem(_LandmarkFactor):
         Z, N = self._factor_arrays(X)
         return kernel_product(self.kernel_, X, Z, N, upper_triangular=self.normalization_is_upper_)
 
+    def transform_product(self, X, M):
+        """``transform(X) @ M`` for a small M (r × c): k(X, components_) (N M), in row
+        chunks, without the n × r factor rows — a linear model's predictions on the
+        factor at the cost of the kernel rows. Host arrays; other inputs go through
+        ``transform``."""
+        check_is_fitted(self, "normalization_")
+        M = np.asarray(M, dtype=np.float64)
+        if M.ndim != 2 or M.shape[0] != self.n_components_:
+            raise ValueError(
+                f"M must have {self.n_components_} rows (one per factor column); got shape "
+                f"{M.shape}"
+            )
+        if isinstance(getattr(self, "kernel_", None), str) or foreign_array(X):
+            G = self.transform(X)
+            if is_foreign(G):
+                (Md,) = like_input(G, M)
+                return G @ Md
+            return G @ M.astype(G.dtype, copy=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        NM = np.asarray(self.normalization_, dtype=np.float64) @ M
+        return kernel_product(self.kernel_, X, self.components_, NM.astype(X.dtype, copy=False))
+
     def _fit_validated(self, X):
         rng = check_generator(self.random_state)
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)

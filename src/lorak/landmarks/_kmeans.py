@@ -125,7 +125,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-__all__ = ["INIT_METHODS", "kmeans_landmarks"]
+__all__ = ["INIT_METHODS", "default_lloyd_sample", "kmeans_landmarks", "lloyd_sample_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +138,10 @@ _SAMPLE_MIN = 2000
 _SAMPLE_PER_CENTER = 10
 # "subsample++" seeds on the sample's projection onto this many principal directions.
 _SKETCH_DIM = 64
+#: Lloyd's iterations run on all rows up to max(LLOYD_MIN_ROWS, LLOYD_ROWS_PER_CENTER·k)
+#: rows; above, on that many rows drawn at random (see ``lloyd_sample``).
+LLOYD_MIN_ROWS = 100_000
+LLOYD_ROWS_PER_CENTER = 100
 
 # Rows of X @ Cᵀ computed at once: about 2**21 entries (8 MB in float32) per block.
 _BLOCK_ENTRIES = 2**21
@@ -159,6 +163,38 @@ def default_init_sample(n_samples: int, n_landmarks: int) -> int:
     return int(min(n_samples, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * n_landmarks)))
 
 
+def default_lloyd_sample(n_samples: int, n_landmarks: int) -> int:
+    """Rows Lloyd's iterations run on when ``lloyd_sample="auto"``: all n up to
+    max(:data:`LLOYD_MIN_ROWS`, :data:`LLOYD_ROWS_PER_CENTER` · k), else that many."""
+    return int(min(n_samples, max(LLOYD_MIN_ROWS, LLOYD_ROWS_PER_CENTER * n_landmarks)))
+
+
+def _lloyd_rows(n, k, lloyd_sample):
+    if lloyd_sample is None:
+        return n
+    if isinstance(lloyd_sample, str):
+        if lloyd_sample != "auto":
+            raise ValueError(f"lloyd_sample must be 'auto', None or an int; got {lloyd_sample!r}")
+        return default_lloyd_sample(n, k)
+    if isinstance(lloyd_sample, bool) or not isinstance(lloyd_sample, (int, np.integer)):
+        raise ValueError(f"lloyd_sample must be 'auto', None or an int; got {lloyd_sample!r}")
+    if lloyd_sample < k:
+        raise ValueError(f"lloyd_sample={lloyd_sample} must be at least n_landmarks={k}")
+    return int(min(n, lloyd_sample))
+
+
+def lloyd_sample_rows(n, k, rng, lloyd_sample="auto"):
+    """The sorted rows Lloyd's iterations run on, drawn from ``rng`` (None: all rows).
+
+    The one draw every backend makes (in memory, a memmap, a dask array), so that the
+    same seed gives the same sample and the same centres.
+    """
+    L = _lloyd_rows(n, k, lloyd_sample)
+    if L >= n:
+        return None
+    return np.sort(rng.choice(n, size=L, replace=False))
+
+
 def kmeans_landmarks(
     X,
     n_landmarks,
@@ -169,6 +205,7 @@ def kmeans_landmarks(
     init_sample=None,
     tol=0.0,
     return_labels=False,
+    lloyd_sample="auto",
 ):
     """k-means cluster centres, for use as Nyström landmarks.
 
@@ -201,7 +238,17 @@ def kmeans_landmarks(
         times the mean feature variance of X (scikit-learn's convention). Lloyd also
         stops when no assignment changes.
     return_labels : bool, default=False
-        Also return the final assignment of every row in ``info["labels"]``.
+        Also return the final assignment of every row in ``info["labels"]`` (of the
+        sampled rows, with their indices in ``info["lloyd_rows"]``, when Lloyd ran on
+        a sample).
+    lloyd_sample : "auto", int or None, default="auto"
+        Rows the seeding and Lloyd's iterations run on. None: all rows (the paper).
+        An int L: L rows drawn at random (all when n ≤ L). "auto": all rows up to
+        max(100 000, 100 k), else that many — the centres are means of their
+        clusters, and 100 rows per centre estimate a cluster's mean to a tenth of its
+        spread, while every Lloyd pass over 10⁶ rows and 2000 centres costs as much
+        as the rest of a semi-supervised fit. The paper's tables (n ≤ 10⁵) are on all
+        rows.
 
     Returns
     -------
@@ -212,9 +259,28 @@ def kmeans_landmarks(
         nearest centre c, after the final centres), ``init`` (the method used),
         ``init_sample`` (rows seeded on), ``init_seconds``, ``lloyd_seconds``,
         ``skipped`` (mean fraction of rows whose assignment the bounds settled without
-        distances, per iteration), and ``labels`` when ``return_labels``.
+        distances, per iteration), ``lloyd_rows`` (the sampled rows, None for all rows;
+        ``inertia`` is then over the sample), and ``labels`` when ``return_labels``.
     """
-    return _kmeans(
+    n = X.shape[0]
+    rows = (
+        lloyd_sample_rows(n, int(n_landmarks), rng, lloyd_sample) if 1 <= n_landmarks <= n else None
+    )
+    if rows is not None:
+        Xs = X[rows] if sp.issparse(X) else np.take(np.asarray(X), rows, axis=0)
+        centers, info = _kmeans(
+            Xs,
+            n_landmarks,
+            rng=rng,
+            max_iter=max_iter,
+            init=init,
+            init_sample=init_sample,
+            tol=tol,
+            return_labels=return_labels,
+        )
+        info["lloyd_rows"] = rows
+        return centers, info
+    centers, info = _kmeans(
         X,
         n_landmarks,
         rng=rng,
@@ -224,6 +290,8 @@ def kmeans_landmarks(
         tol=tol,
         return_labels=return_labels,
     )
+    info["lloyd_rows"] = None
+    return centers, info
 
 
 def _kmeans(
@@ -654,7 +722,9 @@ def _merge_lloyd(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], far
 
 
-def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init_sample=None):
+def lazy_kmeans_landmarks(
+    X, n_landmarks, *, rng, max_iter=10, init="auto", init_sample=None, lloyd_sample="auto"
+):
     """k-means centres of a dask array: seeding on a sample, Lloyd by passes over chunks.
 
     The chunked twin of :func:`kmeans_landmarks`. The seeding is the same
@@ -668,14 +738,29 @@ def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init
     (found in one extra pass, only when a cluster empties). No per-row state is kept
     between passes, so the data are read ``max_iter + 2`` times (means, iterations,
     final inertia); the distance bounds of the in-memory version, which need per-row
-    state, are not used — the centres are the same up to round-off.
+    state, are not used — the centres are the same up to round-off. Above
+    :func:`default_lloyd_sample` rows (``lloyd_sample``), the sample is gathered to
+    memory and clustered there, as :func:`kmeans_landmarks` does with the same draw.
     """
-    from .._chunked import LazyRows, norm_stats, reduce_rows
+    from .._chunked import LazyRows, gather_rows, norm_stats, reduce_rows
 
     n = X.shape[0]
     k = int(n_landmarks)
     if not 1 <= k <= n:
         raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    rows = lloyd_sample_rows(n, k, rng, lloyd_sample)
+    if rows is not None:  # the same draw as in memory: the sample gathered, then as there
+        centers, info = kmeans_landmarks(
+            np.asarray(gather_rows(X, rows)),
+            k,
+            rng=rng,
+            max_iter=max_iter,
+            init=init,
+            init_sample=init_sample,
+            lloyd_sample=None,
+        )
+        info["lloyd_rows"] = rows
+        return centers, info
     method = _AUTO_INIT if init == "auto" else init
     if method == "k-means++" or default_init_sample(n, k) >= n:
         # seeding on all rows: only for data small enough to hold (or asked for)
@@ -686,6 +771,7 @@ def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init
             max_iter=max_iter,
             init=init,
             init_sample=init_sample,
+            lloyd_sample=None,
         )
     cdt = np.dtype(np.float32)
     mu = reduce_rows(norm_stats, X)[1] / n
@@ -728,6 +814,7 @@ def lazy_kmeans_landmarks(X, n_landmarks, *, rng, max_iter=10, init="auto", init
         "init": method,
         "init_sample": m,
         "passes": n_iter + 2,
+        "lloyd_rows": None,
     }
     return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info
 

@@ -17,7 +17,15 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
-from .._array_api import array_namespace, device_of, is_foreign, like_input, on_device, to_numpy
+from .._array_api import (
+    array_namespace,
+    device_of,
+    foreign_array,
+    is_foreign,
+    like_input,
+    on_device,
+    to_numpy,
+)
 from .._chunked import (
     ChunkedRowsMixin,
     gather_rows,
@@ -115,6 +123,39 @@ def _train_mean_sq_norm(factor, X):
         Q = factor.transform(X)  # lazy, chunk by chunk
         return float((Q * Q).sum(axis=1).mean().compute())
     return float(np.mean(map_rows(lambda b: _factor_sq_norms(b, factor.transform), X)))
+
+
+def _scales_itself(factor, X) -> bool:
+    """Whether the fit can skip the training rows' features: a factor that reports
+    their mean squared norm (``mean_sq_norm_``), on in-memory host rows."""
+    from ..estimators import GraphRegularizedFactor  # the estimators sit above the models
+
+    return isinstance(factor, GraphRegularizedFactor) and not foreign_array(X)
+
+
+def _linear_heads():
+    """Heads whose predictions are read off Q coefᵀ + intercept exactly as they do it
+    themselves: the sign (one column) or the argmax, for the classifiers; the value,
+    for the regressors."""
+    from sklearn.linear_model import (
+        LinearRegression,
+        LogisticRegression,
+        Ridge,
+        RidgeClassifier,
+        RidgeClassifierCV,
+        RidgeCV,
+    )
+    from sklearn.svm import LinearSVC
+
+    return (
+        LinearRegression,
+        LogisticRegression,
+        Ridge,
+        RidgeClassifier,
+        RidgeClassifierCV,
+        RidgeCV,
+        LinearSVC,
+    )
 
 
 def _has(attr):
@@ -234,14 +275,16 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
         store the feature scale as ``scale_``; return (Q, the labeled rows of Q, the
         mean squared row norm over all rows), Q not yet scaled.
 
-        In memory Q is the factor's n rows. Read in chunks (a dask array, a memmap) Q is
-        None: the labeled rows are gathered to memory (first, so that a bad one fails
-        before the passes) and go through the fitted factor; the mean squared norm
-        comes from the factor (``mean_sq_norm_``) or one more pass.
+        In memory Q is the factor's n rows, except for a factor that reports its
+        training rows' mean squared norm (:class:`lorak.GraphRegularizedFactor`): then,
+        as for X read in chunks (a dask array, a memmap), Q is None — the labeled rows
+        are gathered (first, so that a bad one fails before the passes) and go through
+        the fitted factor, and the mean squared norm comes from the factor
+        (``mean_sq_norm_``) or one more pass. Nothing n × m is formed.
         """
         self.factor_ = factor
-        if chunked:
-            X_l = gather_rows(raw, rows)
+        if chunked or _scales_itself(factor, X):
+            X_l = gather_rows(raw, rows) if chunked else take_rows(X, rows)
             factor.fit(X, target)
             ms = _train_mean_sq_norm(factor, X)
             Q, Q_l = None, _dense_rows(factor.transform(X_l))
@@ -250,6 +293,22 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
             ms, Q_l = _mean_sq_norm(Q), to_numpy(take_rows(Q, rows))
         self.scale_ = _feature_scale(self.feature_scale, ms)
         return Q, Q_l, ms
+
+    def _linear_rows(self, X):
+        """A linear head's raw outputs on new X, Q coefᵀ + intercept (n × c), through the
+        factor's ``transform_product`` — the kernel rows times one m × c matrix, no
+        n × m rows — or None where that does not apply (another head, a factor without
+        it, an array API X)."""
+        head = getattr(self, self._head)
+        if not isinstance(head, _linear_heads()) or sp.issparse(getattr(head, "coef_", None)):
+            return None
+        product = getattr(self.factor_, "transform_product", None)
+        if product is None or foreign_array(X):
+            return None
+        X = validate_new_rows(self, X, self._head)
+        coef = np.atleast_2d(np.asarray(head.coef_, dtype=np.float64))
+        icpt = np.atleast_1d(np.asarray(head.intercept_, dtype=np.float64))
+        return np.asarray(product(X, (coef * self.scale_).T)) + icpt
 
     def _features(self, X):
         """The scaled factor rows of new X (validated here)."""
@@ -382,9 +441,9 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         self.classifier_ = clone(clf).fit(Q_l, codes_l)
         self.classes_ = classes
         self.labeled_indices_ = rows
-        if not chunked:
+        if Q is not None:
             self.transduction_ = self._labels(Q * self.scale_ if self.scale_ != 1.0 else Q)
-        elif not is_dask_array(raw):  # a memmap: chunk by chunk, one value per row
+        elif not is_dask_array(raw):  # in memory or a memmap: chunk by chunk
             self.transduction_ = self.predict(raw)
         return self
 
@@ -408,11 +467,18 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
     def predict(self, X):
         """Class labels for X (any rows, not only the training ones)."""
-        return self._labels(self._features(X))
+        d = self._linear_rows(X)
+        if d is None:
+            return self._labels(self._features(X))
+        codes = (d[:, 0] > 0).astype(np.intp) if d.shape[1] == 1 else np.argmax(d, axis=1)
+        return self.classes_[np.asarray(self.classifier_.classes_, dtype=np.intp)[codes]]
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
         """The classifier's decision function on the features of X."""
+        d = self._linear_rows(X)
+        if d is not None:
+            return d[:, 0] if d.shape[1] == 1 else d
         Q = self._features(X)  # checks the fit first
         if is_foreign(Q):
             d = _linear_decision(self.classifier_, Q)
@@ -551,9 +617,9 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
             Q_l = Q_l * self.scale_
         self.regressor_ = clone(reg).fit(Q_l, y_l)
         self.labeled_indices_ = rows
-        if not chunked:
+        if Q is not None:
             self.transduction_ = self._responses(Q * self.scale_ if self.scale_ != 1.0 else Q)
-        elif not is_dask_array(raw):  # a memmap: chunk by chunk, one value per row
+        elif not is_dask_array(raw):  # in memory or a memmap: chunk by chunk
             self.transduction_ = self.predict(raw)
         return self
 
@@ -567,4 +633,7 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
 
     def predict(self, X):
         """Predicted responses for X (any rows, not only the training ones)."""
+        d = self._linear_rows(X)
+        if d is not None:
+            return d[:, 0] if np.ndim(self.regressor_.coef_) == 1 else d
         return self._responses(self._features(X))
