@@ -1,11 +1,18 @@
 """Scaling of the semi-supervised pipeline with n (issue 33): in memory, on a dask array
-generated lazily chunk by chunk, and on a memmap.
+generated lazily chunk by chunk (threaded scheduler, or a 2-worker ``LocalCluster``), and
+on a memmap.
 
-Data: two moons (noise ``--moon-noise``) turned into ``--d`` dimensions by a fixed
-random rotation, plus isotropic noise ``--noise`` in every dimension: a manifold that
-1,000 labels alone find only in part. Every block of rows is generated from its own
-seed, so the in-memory, dask and memmap inputs hold the same numbers. ``--labels``
-labeled rows, drawn at random.
+Data (``--data``), every block of rows generated from its own seed, so that the
+in-memory, dask and memmap inputs hold the same numbers; ``--labels`` labeled rows drawn
+at random:
+
+- ``moons``: two moons (noise ``--moon-noise``) turned into ``--d`` dimensions by a
+  fixed random rotation, plus isotropic noise ``--noise`` in every dimension — a
+  manifold that 1,000 labels alone find only in part;
+- ``digits``: a digits-like lift — each row one of scikit-learn's 1,797 handwritten
+  8 × 8 digits (64 features, 0–16), shifted by up to one pixel in each direction
+  (zero fill) and blurred by Gaussian noise of ``--pixel-noise``; its class is the
+  digit's.
 
 Methods (each run alone in a fresh process, so that its peak memory is its own):
 
@@ -14,7 +21,12 @@ Methods (each run alone in a fresh process, so that its peak memory is its own):
 - ``nystroem``: the same model and head choice on plain Nyström with the default
   factor's kernel, landmarks and m;
 - ``labelspreading``: scikit-learn's ``LabelSpreading(kernel="knn")``, in memory, up to
-  ``--ls-max`` rows.
+  ``--ls-max`` rows (its run is cut at ``--timeout`` seconds).
+
+Backends: ``memory`` (an ndarray), ``memmap`` (a ``.npy`` on disk), ``dask`` (threaded
+scheduler, ``--threads`` threads), ``cluster`` (a ``distributed.LocalCluster`` of
+``--threads`` single-threaded worker processes, the blocks generated on the workers;
+peak memory is then reported per worker).
 
 Reported per run: seconds of ``fit`` and of ``predict`` over all rows (computed, for
 dask), seconds per stage inside the fit (the Nyström factor's fit, the anchors'
@@ -23,17 +35,19 @@ leave-one-out choice of γ, the head's cross-validation, the predictions on the
 training rows stored as ``transduction_``; timed by wrapping those
 functions' cumulative wall time in a cProfile of the fit, found by file and function
 name; the profile adds its own small overhead to ``fit``; ``other_fit_seconds`` is the
-rest),
-microseconds per row, the process's peak resident
-memory (``ru_maxrss``: for dask on the threaded scheduler, the one worker process) and
-the error on the unlabeled rows. The load average is recorded around every run.
+rest), microseconds per row, peak resident memory (``ru_maxrss`` of the process; on a
+cluster, of each worker) and the error on the unlabeled rows. The load average is
+recorded around every run.
 
 Usage:
-    python benchmarks/bench_ssl_scale.py OUT.json [--sizes 10000 100000]
-        [--backends memory dask memmap] [--methods graph nystroem labelspreading]
-        [--chunk 20000] [--labels 1000] [--threads 2]
+    python benchmarks/bench_ssl_scale.py OUT.json [--data moons digits]
+        [--sizes 10000 100000] [--backends memory dask cluster memmap]
+        [--methods graph nystroem labelspreading] [--chunk 20000] [--labels 1000]
+        [--threads 2]
 
-n = 10⁷ on a 2-worker ``LocalCluster`` is not part of this script yet.
+The committed ``benchmarks/results/bench_ssl_scale.json`` came from
+``--data moons digits --sizes 100000 1000000 --backends memory`` plus
+``--sizes 1000000 10000000 --backends cluster --methods graph`` (see its ``runs``).
 """
 
 from __future__ import annotations
@@ -58,8 +72,7 @@ def _rotation(d, seed):
     return Q
 
 
-def make_block(b, n, d, seed, moon_noise, noise):
-    """Rows [b·BLOCK, min((b+1)·BLOCK, n)): (X block, y block)."""
+def _moons_block(b, n, d, seed, cfg):
     rows = min(BLOCK, n - b * BLOCK)
     rng = np.random.default_rng([seed, 2, b])
     y = rng.integers(0, 2, rows)
@@ -69,33 +82,94 @@ def make_block(b, n, d, seed, moon_noise, noise):
         np.c_[np.cos(t), np.sin(t)],
         np.c_[1.0 - np.cos(t), 0.5 - np.sin(t)],
     )
-    P += moon_noise * rng.standard_normal(P.shape)
-    X = P @ _rotation(d, seed).T + noise * rng.standard_normal((rows, d))
+    P += cfg["moon_noise"] * rng.standard_normal(P.shape)
+    X = P @ _rotation(d, seed).T + cfg["noise"] * rng.standard_normal((rows, d))
     return X, y
 
 
-def make_data(n, d, seed, moon_noise, noise):
-    parts = [make_block(b, n, d, seed, moon_noise, noise) for b in range(-(-n // BLOCK))]
+def _digits():
+    """(images, classes) of scikit-learn's digits, read once per process. Cached on the
+    sklearn.datasets module, which travels by reference: this script's functions are
+    sent to a cluster's workers by value, and a cache among their globals would travel
+    with every task."""
+    import sklearn.datasets as sd
+
+    cached = getattr(sd, "_ssl_scale_digits", None)
+    if cached is None:
+        D = sd.load_digits()
+        cached = (D.images.astype(np.float64), D.target.astype(np.int64))
+        sd._ssl_scale_digits = cached
+    return cached
+
+
+def _digits_block(b, n, d, seed, cfg):
+    images, target = _digits()
+    rows = min(BLOCK, n - b * BLOCK)
+    rng = np.random.default_rng([seed, 4, b])
+    j = rng.integers(0, target.size, rows)
+    img = images[j]
+    out = np.zeros_like(img)
+    dy, dx = rng.integers(-1, 2, rows), rng.integers(-1, 2, rows)
+    for sy in (-1, 0, 1):  # a shift of (sy, sx) pixels, zero fill
+        for sx in (-1, 0, 1):
+            sel = (dy == sy) & (dx == sx)
+            src = img[sel]
+            dst = np.zeros_like(src)
+            ys, yd = (
+                (slice(0, 8 - sy), slice(sy, 8)) if sy >= 0 else (slice(-sy, 8), slice(0, 8 + sy))
+            )
+            xs, xd = (
+                (slice(0, 8 - sx), slice(sx, 8)) if sx >= 0 else (slice(-sx, 8), slice(0, 8 + sx))
+            )
+            dst[:, yd, xd] = src[:, ys, xs]
+            out[sel] = dst
+    X = out.reshape(rows, 64) + cfg["pixel_noise"] * rng.standard_normal((rows, 64))
+    return X, target[j]
+
+
+def make_block(b, n, d, seed, cfg):
+    """Rows [b·BLOCK, min((b+1)·BLOCK, n)): (X block, y block)."""
+    if cfg["data"] == "digits":
+        return _digits_block(b, n, d, seed, cfg)
+    return _moons_block(b, n, d, seed, cfg)
+
+
+def n_features(cfg):
+    return 64 if cfg["data"] == "digits" else cfg["d"]
+
+
+def make_data(n, d, seed, cfg):
+    parts = [make_block(b, n, d, seed, cfg) for b in range(-(-n // BLOCK))]
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def make_dask(n, d, seed, moon_noise, noise, chunk):
+def _x_block(b, n, d, seed, cfg):
+    return make_block(b, n, d, seed, cfg)[0]
+
+
+def _y_block(b, n, d, seed, cfg):
+    return make_block(b, n, d, seed, cfg)[1]
+
+
+def make_dask(n, d, seed, cfg, chunk):
     """X as a dask array whose blocks are generated when computed (never all in
-    memory), rechunked to ``chunk`` rows; y in memory."""
+    memory), rechunked to ``chunk`` rows; y (computed block by block, the blocks
+    dropped after) in memory."""
     import dask
     import dask.array as da
 
     nb = -(-n // BLOCK)
+    f = n_features(cfg)
     blocks = [
         da.from_delayed(
-            dask.delayed(lambda b: make_block(b, n, d, seed, moon_noise, noise)[0])(b),
-            shape=(min(BLOCK, n - b * BLOCK), d),
+            dask.delayed(_x_block, pure=True)(b, n, d, seed, cfg),
+            shape=(min(BLOCK, n - b * BLOCK), f),
             dtype=np.float64,
         )
         for b in range(nb)
     ]
-    X = da.concatenate(blocks).rechunk((chunk, d))
-    y = np.concatenate([make_block(b, n, d, seed, moon_noise, noise)[1] for b in range(nb)])
+    X = da.concatenate(blocks).rechunk((chunk, f))
+    y = np.concatenate([_y_block(b, n, d, seed, cfg) for b in range(nb)])
     return X, y
 
 
@@ -179,12 +253,36 @@ def run_one(cfg):
     from lorak.bench import Stopwatch, load_average
 
     n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
-    gen = (cfg["d"], cfg["seed"], cfg["moon_noise"], cfg["noise"])
+    gen = (cfg["d"], cfg["seed"], cfg)
     stages = {}
-    out = {"n": n, "backend": backend, "method": method, "load_before": load_average()}
-    tmp = None
+    out = {
+        "data": cfg["data"],
+        "n": n,
+        "backend": backend,
+        "method": method,
+        "load_before": load_average(),
+    }
+    tmp = client = None
     with threadpool_limits(cfg["threads"]):
-        if backend == "dask":
+        if backend == "cluster":
+            import cloudpickle
+            from distributed import Client, LocalCluster
+
+            # the generators travel by value: the workers do not import this script
+            cloudpickle.register_pickle_by_value(sys.modules[make_block.__module__])
+            cluster = LocalCluster(
+                n_workers=cfg["threads"],
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+            X, y = make_dask(n, *gen, cfg["chunk"])
+            out.update(chunk_rows=cfg["chunk"], workers=cfg["threads"])
+            import contextlib
+
+            ctx = contextlib.nullcontext()
+        elif backend == "dask":
             import dask
 
             X, y = make_dask(n, *gen, cfg["chunk"])
@@ -211,6 +309,16 @@ def run_one(cfg):
             with Stopwatch() as sw_pred:
                 pred = model.predict(X)
                 pred = np.asarray(pred.compute() if hasattr(pred, "compute") else pred)
+    if client is not None:
+
+        def _peak():
+            import resource as r
+
+            return r.getrusage(r.RUSAGE_SELF).ru_maxrss / 1024.0
+
+        out["peak_rss_mib_per_worker"] = sorted(client.run(_peak).values())
+        client.close()
+        cluster.close()
     unl = ys == -1
     out.update(
         fit_seconds=sw_fit.wall,
@@ -270,6 +378,8 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=20_000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ls-max", type=int, default=100_000)
+    ap.add_argument("--data", nargs="+", default=["moons"], choices=["moons", "digits"])
+    ap.add_argument("--pixel-noise", type=float, default=2.0)
     ap.add_argument("--moon-noise", type=float, default=0.12)
     ap.add_argument("--noise", type=float, default=0.08)
     ap.add_argument("--seed", type=int, default=0)
@@ -277,44 +387,65 @@ def main(argv=None):
     a = ap.parse_args(argv)
     rec = Record(
         issue=33,
-        data=(
-            f"two moons (noise {a.moon_noise}) rotated into {a.d} dimensions plus noise "
-            f"{a.noise} per dimension; {a.labels} labels at random"
-        ),
+        data={
+            "moons": (
+                f"two moons (noise {a.moon_noise}) rotated into {a.d} dimensions plus noise "
+                f"{a.noise} per dimension"
+            ),
+            "digits": (
+                "scikit-learn's 8 x 8 digits, each row one of them shifted by up to a pixel "
+                f"and blurred by noise {a.pixel_noise} (64 features, 10 classes)"
+            ),
+            "labels": f"{a.labels} labeled rows at random",
+        },
         threads=a.threads,
         runs=[],
     )
-    for n in a.sizes:
-        for backend in a.backends:
-            for method in a.methods:
-                if method == "labelspreading" and (backend != "memory" or n > a.ls_max):
-                    continue
-                cfg = {
-                    "n": n,
-                    "backend": backend,
-                    "method": method,
-                    "d": a.d,
-                    "seed": a.seed,
-                    "moon_noise": a.moon_noise,
-                    "noise": a.noise,
-                    "chunk": a.chunk,
-                    "labels": a.labels,
-                    "threads": a.threads,
-                }
-                res = run_in_process(cfg, a.timeout)
-                rec["runs"].append(res)
-                rec.write(a.out)
-                if "error" in res:
-                    print(f"n={n} {backend} {method}: {res['error']}", flush=True)
-                else:
-                    print(
-                        f"n={n:>8d} {backend:7s} {method:14s} fit {res['fit_seconds']:7.1f}s "
-                        f"predict {res['predict_seconds']:6.1f}s "
-                        f"{res['us_per_row']:7.1f} us/row peak {res['peak_rss_mib']:7.0f} MiB "
-                        f"error {res['error_unlabeled_pct']:5.2f}%",
-                        flush=True,
-                    )
+    if os.path.exists(a.out):  # runs of an earlier call are kept: the record grows
+        import json
+
+        with open(a.out) as fh:
+            rec["runs"] = json.load(fh).get("runs", [])
+    for data in a.data:
+        for n in a.sizes:
+            for backend in a.backends:
+                for method in a.methods:
+                    if method == "labelspreading" and (backend != "memory" or n > a.ls_max):
+                        continue
+                    cfg = {
+                        "data": data,
+                        "n": n,
+                        "backend": backend,
+                        "method": method,
+                        "d": a.d,
+                        "seed": a.seed,
+                        "moon_noise": a.moon_noise,
+                        "noise": a.noise,
+                        "pixel_noise": a.pixel_noise,
+                        "chunk": a.chunk,
+                        "labels": a.labels,
+                        "threads": a.threads,
+                    }
+                    _one(rec, cfg, a)
     rec.write(a.out)
+
+
+def _one(rec, cfg, a):
+    n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
+    res = run_in_process(cfg, a.timeout)
+    rec["runs"].append(res)
+    rec.write(a.out)
+    if "error" in res:
+        print(f"{cfg['data']} n={n} {backend} {method}: {res['error']}", flush=True)
+    else:
+        print(
+            f"{cfg['data']:6s} n={n:>8d} {backend:7s} {method:14s} "
+            f"fit {res['fit_seconds']:7.1f}s "
+            f"predict {res['predict_seconds']:6.1f}s "
+            f"{res['us_per_row']:7.1f} us/row peak {res['peak_rss_mib']:7.0f} MiB "
+            f"error {res['error_unlabeled_pct']:5.2f}%",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
