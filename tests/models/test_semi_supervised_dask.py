@@ -407,3 +407,24 @@ def test_transform_product_is_transform_times_M(moons, threads):
         assert np.abs(got32 - want).max() <= max(np.abs(ref32 - want).max(), 1e-5)
     with pytest.raises(ValueError, match="rows"):
         f.factor_.transform_product(X, np.ones((f.factor_.n_components_ + 1, 2)))
+
+
+def test_gamma_grid_keeps_the_graph_weight_per_row_above_its_rows():
+    from lorak.estimators import gamma_grid
+    from lorak.estimators._graph_factor import GAMMA_GRID_ROWS
+    from lorak.learn import GRAPH_GAMMA_GRID
+
+    assert gamma_grid(1000) == tuple(GRAPH_GAMMA_GRID)
+    assert gamma_grid(GAMMA_GRID_ROWS) == tuple(GRAPH_GAMMA_GRID)
+    big = gamma_grid(10 * GAMMA_GRID_ROWS)
+    np.testing.assert_allclose(big, np.asarray(GRAPH_GAMMA_GRID) / 10, rtol=1e-15)
+    assert big[0] == 0.0  # the plain factor stays a candidate
+
+
+def test_gamma_auto_chooses_from_the_grid_of_its_n(moons, monkeypatch):
+    import lorak.estimators._graph_factor as gf
+
+    X, _, ys, _, _ = moons
+    monkeypatch.setattr(gf, "GAMMA_GRID_ROWS", 30)
+    f = GraphRegularizedFactor(random_state=0).fit(X, ys)
+    assert f.gamma_ in gf.gamma_grid(X.shape[0])

@@ -21,7 +21,7 @@ the math and stores the results as fitted attributes.
 
 from ._csi import CSI
 from ._gen_nystrom import MAX_AUTO_COMPONENTS, GeneralizedNystroem
-from ._graph_factor import GraphRegularizedFactor, default_graph_components
+from ._graph_factor import GraphRegularizedFactor, default_graph_components, gamma_grid
 from ._icd import IncompleteCholesky
 from ._kernel_combination import (
     ABMKL,
@@ -60,5 +60,6 @@ __all__ = [
     "default_bank",
     "default_gnys_bank",
     "default_graph_components",
+    "gamma_grid",
     "regression_bank",
 ]
