@@ -155,7 +155,7 @@ def _trmm_cupy(torch, C, N):
 
 def floor(torch, clock, X, m, repeats):
     """GEMM X Zᵀ and the triangular multiply of the n × m block, float32."""
-    from lorak.kernels._device import upper_triangular_product
+    from lorak.kernels import upper_triangular_product
 
     n, d = X.shape
     g = torch.Generator(device=X.device).manual_seed(1)

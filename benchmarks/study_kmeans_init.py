@@ -3,9 +3,10 @@
 Zhang, Tsang & Kwok (2008) take k-means centres after at most 10 Lloyd iterations as
 Nyström landmarks. scikit-learn's default seeding (greedy k-means++ on all rows) is
 the slow part at n=70000, d=784, k=1000; this script measures the alternatives of
-:func:`lorak.landmarks._kmeans.kmeans_landmarks`, each followed by ``max_iter`` (10)
-Lloyd iterations on all rows, against ``sklearn.cluster.KMeans(init="k-means++",
-n_init=1, max_iter=10)`` (the reference, "ref").
+:func:`lorak.landmarks.kmeans_landmarks` (its ``init`` and seeding/Lloyd options, on
+all rows: ``lloyd_sample=None``), each followed by ``max_iter`` (10) Lloyd iterations,
+against ``sklearn.cluster.KMeans(init="k-means++", n_init=1, max_iter=10)`` (the
+reference, "ref").
 
 Data (float32 drawn once; the float64 case holds the very same points):
 
@@ -30,7 +31,8 @@ Large case (``--n --d --k``, default 70000 × 784, k=1000), both dtypes
   ``--skip-full-pp`` to skip). mixture/float64 only: ``auto`` with float64 products.
 * mixture: ``subsample++ + sklearn Lloyd`` (our seeds, scikit-learn's Lloyd) and
   ``sklearn-kmeans_plusplus`` (``sklearn.cluster.kmeans_plusplus`` on the default
-  subsample, then our Lloyd): each back end against ours.
+  subsample, then our Lloyd from those centres, ``kmeans_landmarks(init=centres)``;
+  its Lloyd seconds include Lloyd's setup): each back end against ours.
 
 Small case (n=5000, d=50, k=100, both data sets, ``--small-seeds`` seeds, float64,
 ``--small-threads`` BLAS threads): every method against ``ref`` run with the same
@@ -63,7 +65,7 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
 from lorak.bench import LoadGuard, Record, time_call
-from lorak.landmarks._kmeans import _kmeans, _Lloyd, default_init_sample
+from lorak.landmarks import default_init_sample, kmeans_landmarks
 
 
 def mixture(n, d, rng, *, n_components=200, rank=8):
@@ -122,10 +124,15 @@ def run_ref(X, k, seed, max_iter, blas_threads=None):
     }
 
 
-def run_ours(X, k, seed, max_iter, name=None, **kw):
-    (_, info), wall, cpu = clock(
-        lambda: _kmeans(X, k, rng=np.random.default_rng(seed), max_iter=max_iter, **kw)
+def our_kmeans(X, k, seed, max_iter, **kw):
+    """:func:`lorak.landmarks.kmeans_landmarks` on all rows (no Lloyd sample)."""
+    return kmeans_landmarks(
+        X, k, rng=np.random.default_rng(seed), max_iter=max_iter, lloyd_sample=None, **kw
     )
+
+
+def run_ours(X, k, seed, max_iter, name=None, **kw):
+    (_, info), wall, cpu = clock(lambda: our_kmeans(X, k, seed, max_iter, **kw))
     return {
         "method": name or kw.get("init", "auto"),
         "seconds": wall,
@@ -141,10 +148,7 @@ def run_ours(X, k, seed, max_iter, name=None, **kw):
 
 def seeds_of(X, k, seed, method, init_sample=None):
     """The seeds our ``method`` would start Lloyd from (same Generator use)."""
-    C, info = _kmeans(
-        X, k, rng=np.random.default_rng(seed), max_iter=0, init=method, init_sample=init_sample
-    )
-    return C, info
+    return our_kmeans(X, k, seed, 0, init=method, init_sample=init_sample)
 
 
 def run_sklearn_lloyd(X, k, seed, max_iter, method):
@@ -178,9 +182,9 @@ def run_sklearn_pp(X, k, seed, max_iter, blas_threads=None):
             return kmeans_plusplus(X[idx], k, random_state=int(rng.integers(2**31 - 1)))
 
     (C0, _), wall0, cpu0 = clock(seed_)
-    lloyd = _Lloyd(X, k)
-    (C, labels, n_iter), wall1, cpu1 = clock(
-        lambda: lloyd.run(C0.astype(np.float64), max_iter, 0.0)
+    # our Lloyd from those centres (its setup, the data's mean and norms, included)
+    (C, info), wall1, cpu1 = clock(
+        lambda: our_kmeans(X, k, seed, max_iter, init=C0, tol=0.0, return_labels=True)
     )
     return {
         "method": "sklearn-kmeans_plusplus",
@@ -188,9 +192,9 @@ def run_sklearn_pp(X, k, seed, max_iter, blas_threads=None):
         "cpu_seconds": cpu0 + cpu1,
         "init_seconds": wall0,
         "lloyd_seconds": wall1,
-        "n_iter": n_iter,
+        "n_iter": info["n_iter"],
         "init_sample": m,
-        "inertia": inertia(X, C, labels),
+        "inertia": inertia(X, C, info["labels"]),
     }
 
 

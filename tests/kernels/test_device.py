@@ -100,3 +100,25 @@ def test_non_finite_rows_are_reported_on_the_one_pass_path(dispatch, rng):
     R = torch.eye(5, dtype=torch.float64)
     with pytest.raises(ValueError, match="X contains NaN or infinity"):
         kernel_product(Gaussian(bandwidth=1.0), Xt, Z, R, upper_triangular=True)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_upper_triangular_product_is_public_and_takes_numpy(inplace, rng):
+    """Exported from lorak.kernels; on NumPy arrays the column blocks (m above one
+    block width), into ``out`` or B; the blocks below N's diagonal are not read."""
+    from lorak.kernels import upper_triangular_product as public
+
+    assert public is upper_triangular_product
+    m = 300
+    B = rng.standard_normal((50, m))
+    N = np.triu(rng.standard_normal((m, m))) / np.sqrt(m) + np.eye(m)
+    ref = B @ N
+    junk = N.copy()  # below the diagonal blocks (128 columns wide): ignored
+    junk[128:, :128] = np.nan
+    C = B.copy()
+    out = None if inplace else np.empty_like(B)
+    got = public(_xp(C), C, junk, out, inplace=inplace)
+    assert got is (C if inplace else out)
+    np.testing.assert_allclose(got, ref, atol=1e-12 * np.abs(ref).max())
+    if not inplace:
+        np.testing.assert_array_equal(C, B)

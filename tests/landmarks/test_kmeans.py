@@ -297,3 +297,105 @@ def test_lloyd_sample_same_centres_on_dask():
 def test_lloyd_sample_bad_values(bad):
     with pytest.raises(ValueError, match="lloyd_sample"):
         kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), lloyd_sample=bad)
+
+
+# ------------------------------------------------ public options: given centres, knobs
+
+
+def test_default_init_sample_is_exported_and_is_the_subsample_used():
+    from lorak.landmarks import default_init_sample
+
+    assert default_init_sample(3000, 30) == 2000
+    assert default_init_sample(10**6, 1000) == 10_000
+    assert default_init_sample(500, 30) == 500
+    X = mixture(3000, 6, 5, seed=9)
+    _, info = kmeans_landmarks(X, 300, rng=np.random.default_rng(0), max_iter=0)
+    assert info["init_sample"] == default_init_sample(3000, 300) == 3000
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_given_centres_run_lloyd_from_them_as_sklearn(dtype):
+    X = mixture(2000, 12, 10, seed=14, dtype=dtype)
+    C0 = readonly(X[np.random.default_rng(1).choice(2000, 40, replace=False)])
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    C, info = kmeans_landmarks(X, 40, rng=rng, init=C0, lloyd_sample=None, return_labels=True)
+    assert rng.bit_generator.state == state  # no random draw for the seeding
+    assert info["init"] == "given" and info["init_sample"] is None
+    assert C.dtype == dtype
+    sk = KMeans(40, init=C0.astype(dtype), n_init=1, max_iter=10, algorithm="lloyd", tol=0.0)
+    sk.fit(X)
+    assert info["inertia"] == pytest.approx(sk.inertia_, rel=1e-4)
+    if dtype == np.float64:  # float32 sums may settle a near tie the other way
+        assert info["n_iter"] == sk.n_iter_
+        np.testing.assert_allclose(C, sk.cluster_centers_, rtol=1e-8, atol=1e-8)
+        np.testing.assert_array_equal(info["labels"], sk.labels_)
+    C00, info0 = kmeans_landmarks(X, 40, rng=rng, init=C0, max_iter=0)
+    np.testing.assert_array_equal(C00, C0.astype(dtype))
+    assert info0["n_iter"] == 0
+
+
+def test_given_centres_on_sparse_data_and_as_a_list():
+    rng = np.random.default_rng(4)
+    X = sp.random(300, 40, density=0.1, format="csr", random_state=rng)
+    C0 = X[:12].toarray()
+    Cs, _ = kmeans_landmarks(X, 12, rng=rng, init=sp.csr_matrix(C0))
+    Cl, _ = kmeans_landmarks(X.toarray(), 12, rng=rng, init=C0.tolist())
+    np.testing.assert_allclose(Cs, Cl, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("init", "match"),
+    [
+        (np.zeros((4, 3)), r"init must have shape \(n_landmarks, n_features\) = \(5, 3\)"),
+        (np.zeros((5, 2)), r"init must have shape"),
+        (np.full((5, 3), np.nan), "init contains NaN"),
+        (np.array([["a"] * 3] * 5), "init as an array must hold numbers"),
+        (np.zeros(3), "unknown init"),
+        (None, "unknown init"),
+        ([[0.0, 1.0], [2.0]], "unknown init"),
+    ],
+)
+def test_bad_given_centres(init, match):
+    with pytest.raises(ValueError, match=match):
+        kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), init=init)
+
+
+def test_options_reach_the_seeding_and_lloyd():
+    X = mixture(3000, 300, 12, seed=15, dtype=np.float32)
+    X64 = X.astype(np.float64)
+
+    def run(data=X, **kw):
+        return kmeans_landmarks(data, 40, rng=np.random.default_rng(2), **kw)
+
+    seeds, _ = run(max_iter=0)
+    # the seeding's sketch (d = 300 > 2 · 64) and its number of candidates
+    assert not np.array_equal(run(max_iter=0, sketch=None)[0], seeds)
+    assert not np.array_equal(run(max_iter=0, n_trials=1)[0], seeds)
+    np.testing.assert_array_equal(run(max_iter=0, sketch=64, n_trials=None)[0], seeds)
+    # pruning changes the time only; float64 products the rounding only
+    (C, i), (Cn, i_n) = run(return_labels=True), run(return_labels=True, prune=False)
+    assert i["skipped"] > 0.0 and i_n["skipped"] == 0.0
+    np.testing.assert_array_equal(i["labels"], i_n["labels"])
+    np.testing.assert_allclose(C, Cn, rtol=1e-5, atol=1e-5)
+    _, a = run(X64)
+    _, b = run(X64, compute_dtype=np.float64)
+    assert b["inertia"] == pytest.approx(a["inertia"], rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"),
+    [
+        ("n_trials", 0),
+        ("n_trials", 2.5),
+        ("sketch", 0),
+        ("sketch", True),
+        ("prune", "yes"),
+        ("compute_dtype", np.float16),
+        ("compute_dtype", "int64"),
+        ("compute_dtype", "no such dtype"),
+    ],
+)
+def test_bad_options_name_the_parameter(name, bad):
+    with pytest.raises(ValueError, match=name):
+        kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), **{name: bad})

@@ -18,7 +18,7 @@ from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale, scale_gamma
 from ._bank import KernelBank
 from ._blocks import chunk_rows, iter_kernel_blocks, kernel_block, kernel_product
 from ._columns import KernelColumns
-from ._device import DEVICE_KERNELS, check_device_kernel
+from ._device import DEVICE_KERNELS, check_device_kernel, upper_triangular_product
 from ._kernels import (
     KERNELS,
     CallableKernel,
@@ -62,4 +62,5 @@ __all__ = [
     "make_kernel",
     "scale_gamma",
     "sq_norms",
+    "upper_triangular_product",
 ]

@@ -291,6 +291,40 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
     B[:, :b] @ N[:b, a:b], written into ``out`` (or a new array), or into B from the
     right with ``inplace`` (then through one temporary of rows × block width; on
     PyTorch in row chunks within half the budget).
+
+    This is the triangular multiply of :func:`kernel_product` with
+    ``upper_triangular=True`` on array API inputs (the Nyström transform's k(X, Z) N),
+    public for callers who hold the block already: PyTorch has no triangular
+    matrix–matrix product (BLAS ``trmm``) of its own.
+
+    Parameters
+    ----------
+    xp : array namespace
+        The namespace of B and N (``array_api_compat.array_namespace(B)``).
+    B : array of shape (rows, m)
+    N : array of shape (m, m)
+        Upper triangular (not checked: the blocks below the diagonal are skipped,
+        those on it multiplied whole).
+    out : array of shape (rows, m), optional
+        Where to write the product (not with ``inplace``).
+    inplace : bool, default=False
+        Overwrite B with the product (and return it).
+    budget : int, optional
+        Bytes for the temporaries of the in-place PyTorch product.
+    method : {None, "halves", "columns"}
+        The in-place PyTorch scheme; None: the library's choice (``"halves"``).
+
+    Returns
+    -------
+    B @ N, in B's namespace, dtype and device.
+
+    >>> import numpy as np
+    >>> from array_api_compat import array_namespace
+    >>> from lorak.kernels import upper_triangular_product
+    >>> B, N = np.ones((2, 3)), np.triu(np.ones((3, 3)))
+    >>> upper_triangular_product(array_namespace(B), B, N)
+    array([[1., 2., 3.],
+           [1., 2., 3.]])
     """
     if method not in (None, "halves", "columns"):
         raise ValueError(f"method must be 'halves' or 'columns'; got {method!r}")

@@ -25,9 +25,11 @@ indices, or a callable with the strategy signature that returns a :class:`Landma
 a 1-D integer array (row indices) or a 2-D array (points).
 
 The functions behind ``"kmeans"`` and ``"rls"`` take settings the strategy names fix:
-:func:`kmeans_landmarks` (``init``, ``init_sample``, ``max_iter``, ``tol``; it returns
-the centres and a dict of what the run did: iterations, inertia, seeding and Lloyd
-seconds) and :func:`rls_landmarks` (``lam``, ``rank_fraction`` — default
+:func:`kmeans_landmarks` (``init`` — a method or the initial centres —, ``init_sample``
+— default :func:`default_init_sample` —, ``max_iter``, ``tol``, ``lloyd_sample``, and
+the seeding and Lloyd options ``n_trials``, ``sketch``, ``prune``, ``compute_dtype``;
+it returns the centres and a dict of what the run did: iterations, inertia, seeding
+and Lloyd seconds) and :func:`rls_landmarks` (``lam``, ``rank_fraction`` — default
 :data:`DEFAULT_RANK_FRACTION` —, ``sample_size``), whose scores
 :func:`ridge_leverage_scores` gives on their own. Another setting of ``"rls"`` is a
 callable: ``landmarks=functools.partial(rls_landmarks, rank_fraction=0.25)``.
@@ -42,7 +44,7 @@ import scipy.sparse as sp
 
 from .._array_api import is_foreign
 from ._base import Landmarks, take_rows
-from ._kmeans import kmeans_landmarks
+from ._kmeans import default_init_sample, kmeans_landmarks
 from ._rls import DEFAULT_RANK_FRACTION, ridge_leverage_scores, rls_landmarks
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "LANDMARK_STRATEGIES",
     "Landmarks",
     "column_norm_landmarks",
+    "default_init_sample",
     "kmeans_landmarks",
     "quantization_error",
     "register_landmarks",

@@ -125,7 +125,13 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-__all__ = ["INIT_METHODS", "default_lloyd_sample", "kmeans_landmarks", "lloyd_sample_rows"]
+__all__ = [
+    "INIT_METHODS",
+    "default_init_sample",
+    "default_lloyd_sample",
+    "kmeans_landmarks",
+    "lloyd_sample_rows",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +165,8 @@ _PRUNE_MIN_SKIP = 0.1
 
 
 def default_init_sample(n_samples: int, n_landmarks: int) -> int:
-    """Subsample size of ``init="subsample++"`` when ``init_sample`` is None."""
+    """Subsample size of ``init="subsample++"`` when ``init_sample`` is None:
+    min(n, max(2000, 10 k)) rows (the measured choice, see the module docstring)."""
     return int(min(n_samples, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * n_landmarks)))
 
 
@@ -206,6 +213,10 @@ def kmeans_landmarks(
     tol=0.0,
     return_labels=False,
     lloyd_sample="auto",
+    n_trials=None,
+    prune=True,
+    compute_dtype=np.float32,
+    sketch=_SKETCH_DIM,
 ):
     """k-means cluster centres, for use as Nyström landmarks.
 
@@ -223,16 +234,19 @@ def kmeans_landmarks(
     max_iter : int, default=10
         Maximum number of Lloyd iterations (assignment + update) on all rows; the
         paper caps it at 10. Zero returns the seeds.
-    init : {"auto", "k-means++", "subsample++", "random"}, default="auto"
-        Seeding. ``"k-means++"``: greedy k-means++ (2 + ⌊ln k⌋ candidates per centre,
-        scikit-learn's default) on all rows — slow: one pass over X per centre.
+    init : {"auto", "k-means++", "subsample++", "random"} or array of shape \
+(n_landmarks, d), default="auto"
+        Seeding. ``"k-means++"``: greedy k-means++ (``n_trials`` candidates per
+        centre, scikit-learn's default) on all rows — slow: one pass over X per centre.
         ``"subsample++"``: the same on ``init_sample`` rows drawn at random, projected
-        on their 64 leading principal directions when d > 128. ``"random"``: k
-        distinct rows. ``"auto"``: the measured choice, currently ``"subsample++"``
-        (see the module docstring).
+        on their ``sketch`` leading principal directions when d > 2 ``sketch``.
+        ``"random"``: k distinct rows. ``"auto"``: the measured choice, currently
+        ``"subsample++"`` (see the module docstring). An array: the initial centres
+        themselves (Lloyd from given seeds, as ``KMeans(init=array)``; no random draw
+        is made for the seeding; ``info["init"]`` is ``"given"``). Not modified.
     init_sample : int, optional
         Subsample size of ``"subsample++"`` (at least k is used). Default
-        ``min(n, max(2000, 10 k))``.
+        :func:`default_init_sample`: ``min(n, max(2000, 10 k))``.
     tol : float, default=0.0
         Stop when the squared centre shift, summed over centres, is at most ``tol``
         times the mean feature variance of X (scikit-learn's convention). Lloyd also
@@ -249,6 +263,24 @@ def kmeans_landmarks(
         spread, while every Lloyd pass over 10⁶ rows and 2000 centres costs as much
         as the rest of a semi-supervised fit. The paper's tables (n ≤ 10⁵) are on all
         rows.
+    n_trials : int, optional
+        k-means++ candidates drawn per centre (``"k-means++"``, ``"subsample++"``);
+        each step keeps the one that lowers the potential most. Default 2 + ⌊ln k⌋,
+        scikit-learn's ``n_local_trials``; 1 is plain (non-greedy) k-means++.
+    prune : bool, default=True
+        Let Lloyd skip the rows whose centre the distance bounds prove unchanged
+        (Hamerly-style; used when k ≥ 32). The centres are the same without it, up to
+        rounding-level ties; only the time differs (measured in the module docstring).
+    compute_dtype : {numpy.float32, numpy.float64}, default=numpy.float32
+        dtype of the distance products of seeding and Lloyd. float32: float64 data is
+        multiplied in float32 block by block (where float32 resolves its distances,
+        else in float64); sums, centres and the inertia stay float64. float64: float64
+        products for float64 data (about 1.5× the time, the same inertia in the
+        measurements); float32 data is multiplied in float32 either way.
+    sketch : int or None, default=64
+        ``"subsample++"`` seeds on the sample's projection onto this many leading
+        principal directions when d > 2 ``sketch`` (dense data). None: on the rows
+        themselves (the same quality, several times the seeding time when d is large).
 
     Returns
     -------
@@ -257,11 +289,13 @@ def kmeans_landmarks(
     info : dict
         ``n_iter`` (Lloyd iterations run), ``inertia`` (Σᵢ ‖xᵢ − c(xᵢ)‖² over all rows,
         nearest centre c, after the final centres), ``init`` (the method used),
-        ``init_sample`` (rows seeded on), ``init_seconds``, ``lloyd_seconds``,
+        ``init_sample`` (rows seeded on; None for ``"random"`` and given centres),
+        ``init_seconds``, ``lloyd_seconds``,
         ``skipped`` (mean fraction of rows whose assignment the bounds settled without
         distances, per iteration), ``lloyd_rows`` (the sampled rows, None for all rows;
         ``inertia`` is then over the sample), and ``labels`` when ``return_labels``.
     """
+    knobs = _check_knobs(n_trials, prune, compute_dtype, sketch)
     n = X.shape[0]
     rows = (
         lloyd_sample_rows(n, int(n_landmarks), rng, lloyd_sample) if 1 <= n_landmarks <= n else None
@@ -277,6 +311,7 @@ def kmeans_landmarks(
             init_sample=init_sample,
             tol=tol,
             return_labels=return_labels,
+            **knobs,
         )
         info["lloyd_rows"] = rows
         return centers, info
@@ -289,9 +324,60 @@ def kmeans_landmarks(
         init_sample=init_sample,
         tol=tol,
         return_labels=return_labels,
+        **knobs,
     )
     info["lloyd_rows"] = None
     return centers, info
+
+
+def _check_knobs(n_trials, prune, compute_dtype, sketch):
+    """The options of :func:`kmeans_landmarks` beyond the paper's, checked."""
+    for name, value in (("n_trials", n_trials), ("sketch", sketch)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise ValueError(f"{name} must be None or a positive int; got {value!r}")
+    if not isinstance(prune, (bool, np.bool_)):
+        raise ValueError(f"prune must be True or False; got {prune!r}")
+    try:
+        cdt = np.dtype(compute_dtype)
+    except TypeError:
+        cdt = None
+    if cdt not in (np.float32, np.float64):
+        raise ValueError(
+            f"compute_dtype must be numpy.float32 or numpy.float64; got {compute_dtype!r}"
+        )
+    return {"n_trials": n_trials, "prune": bool(prune), "compute_dtype": cdt, "sketch": sketch}
+
+
+def _are_centers(init) -> bool:
+    """Whether ``init`` is a 2-D array (initial centres) rather than a method name."""
+    if isinstance(init, str):
+        return False
+    if sp.issparse(init):
+        return True
+    try:
+        return np.ndim(init) == 2
+    except ValueError:  # ragged nested sequences
+        return False
+
+
+def _given_centers(init, k, X):
+    """The centres passed as ``init`` (float64, a copy), checked against X and k."""
+    C = init.toarray() if sp.issparse(init) else init
+    try:
+        C = np.array(C, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"init as an array must hold numbers (the initial centres); got {C!r}"
+        ) from None
+    if C.shape != (k, X.shape[1]):
+        raise ValueError(
+            f"init must have shape (n_landmarks, n_features) = ({k}, {X.shape[1]}); got {C.shape}"
+        )
+    if not np.all(np.isfinite(C)):
+        raise ValueError("init contains NaN or inf")
+    return C
 
 
 def _kmeans(
@@ -317,10 +403,17 @@ def _kmeans(
     distance products (float32: float64 input is multiplied in float32, updates stay
     in float64).
     """
-    if init not in INIT_METHODS:
+    given = None
+    if _are_centers(init):
+        method = "given"
+    elif isinstance(init, str) and init in INIT_METHODS:
+        method = _AUTO_INIT if init == "auto" else init
+    else:
         valid = ", ".join(repr(m) for m in INIT_METHODS)
-        raise ValueError(f"unknown init {init!r}; valid names are {valid}")
-    method = _AUTO_INIT if init == "auto" else init
+        raise ValueError(
+            f"unknown init {init!r}; valid names are {valid}, or pass an array of initial "
+            "centres (n_landmarks × n_features)"
+        )
     X = _as_float(X)
     n = X.shape[0]
     k = int(n_landmarks)
@@ -328,11 +421,16 @@ def _kmeans(
         raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
     if max_iter < 0:
         raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    if method == "given":
+        given = _given_centers(init, k, X)
 
     t0 = time.perf_counter()
     lloyd = _Lloyd(X, k, compute_dtype=compute_dtype)
-    with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
-        centers, m = _seed(X, k, rng, method, init_sample, n_trials, lloyd.cdt, sketch)
+    if given is not None:
+        centers, m = given, None
+    else:
+        with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
+            centers, m = _seed(X, k, rng, method, init_sample, n_trials, lloyd.cdt, sketch)
     t1 = time.perf_counter()
     centers, labels, n_iter = lloyd.run(centers, max_iter, tol, prune=prune)
     skipped = float(np.mean(lloyd.skipped)) if lloyd.skipped else 0.0
