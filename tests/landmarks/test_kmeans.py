@@ -296,7 +296,9 @@ def test_lloyd_sample_same_centres_on_dask():
 @pytest.mark.parametrize("bad", ["all", 3, 2.5, True])
 def test_lloyd_sample_bad_values(bad):
     with pytest.raises(ValueError, match="lloyd_sample"):
-        kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), lloyd_sample=bad)
+        kmeans_landmarks(
+            mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), lloyd_sample=bad
+        )
 
 
 # ------------------------------------------------ public options: given centres, knobs

@@ -402,105 +402,23 @@ class GraphRegularizedFactor(TransformerBase):
     # ------------------------------------------------------------ fit
     def fit(self, X, y=None):
         """Fit the factor, build the graph on the rows of X, choose γ (from the labeled
-        rows of y when ``gamma="auto"``) and store R."""
-        name = type(self).__name__
-        lazy = is_dask_array(X)
-        if lazy:  # passes over its chunks; the labeled rows gathered to memory
-            raw = X
-            X = validate_lazy(self, X, reset=True)
-            y = y.compute() if is_dask_array(y) else y
-        else:
-            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        rows of y when ``gamma="auto"``) and store R.
+
+        Stages: the input and the labeled rows (:meth:`_fit_input`), the inner factor,
+        the graph's m × m statistics GᵀG and GᵀLᵖG (:meth:`_graph_grams`), their
+        eigendecomposition, γ (:meth:`_choose_gamma`), R(γ)."""
+        raw, X, labels, X_l = self._fit_input(X, y)
         n = X.shape[0]
-        self._check_params(n)
-        device = is_foreign(X)
-        if device:
-            self._check_device_params(X)
-            y = to_numpy(y) if is_foreign(y) else y
-        if lazy:
-            self._check_lazy_params()
-        labels = self._targets(y, n)
-        X_l = None
-        if labels is not None and isinstance(self.gamma, str):
-            # the few labeled rows, read first: a bad one fails before the passes
-            X_l = gather_rows(raw, labels[1]) if lazy else take_rows(X, labels[1])
-        auto = isinstance(self.gamma, str)
-        if auto:
-            if labels is None:
-                raise ValueError(
-                    f"{name}: gamma='auto' chooses the Laplacian's weight from labeled rows; "
-                    "pass y (class labels with -1 = unlabeled, or responses with NaN = "
-                    "unlabeled), or a number for gamma"
-                )
-            if labels[1].size < 3:
-                raise ValueError(
-                    f"{name}: gamma='auto' needs at least 3 labeled rows for its "
-                    f"leave-one-out choice; y has {labels[1].size}"
-                )
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
         factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
         if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
             raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
-        transform = self.factor_.transform
-        self.anchors_ = None
-        if self._graph_is("anchor"):
-            a = self._resolve_n_anchors(n)
-            anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
-            s = min(self._n_neighbors(), a)
-            if device:  # the passes on X's device; the m × m results on the host
-                xp = array_namespace(X)
-                anchors = on_device(anchors, xp, device_of(X), X.dtype)
-                sigma2 = device_anchor_bandwidth(X, anchors, s)
-                GtG, H, _ = device_anchor_laplacian_gram(
-                    X, transform, anchors, s, sigma2, self.power
-                )
-            else:
-                anchors = np.asarray(
-                    anchors.toarray() if sp.issparse(anchors) else anchors, dtype=np.float64
-                )
-                sigma2 = anchor_bandwidth(
-                    self._bandwidth_rows(raw if lazy else X, seed), anchors, s
-                )
-                graph = AnchorGraph(anchors, s, sigma2, self.weights)
-                kmap = _kernel_rows_map(self.factor_, n)
-                if kmap is None:
-                    GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
-                else:  # the Grams of the kernel rows, N applied once
-                    GtG, H, _ = anchor_laplacian_gram(
-                        X, kmap[0], graph, self.power, linear_map=kmap[1]
-                    )
-            self.anchors_ = anchors
-        else:
-            G = transform(X)
-            G = G.toarray() if sp.issparse(G) else np.asarray(G)
-            if self._graph_is("knn"):
-                A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
-            else:
-                A = self._check_graph(self.graph, n)
-            GtG, H = graph_laplacian_gram(G, A, self.power)
-        defo = deformation(GtG, H)
+        defo = deformation(*self._graph_grams(raw, X, seed))
         self.penalty_, self.loo_scores_ = None, None
-        if auto:
-            kind, _, _, T = labels
-            G_l = transform(X_l)
-            G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
-            sel = select_gamma_penalty(
-                G_l,
-                defo,
-                T,
-                n,
-                ts=gamma_grid(n),
-                alphas=PENALTY_GRID,
-                classification=kind == "classification",
-                rule=self.selection,
-            )
-            t = sel.t
-            self.penalty_, self.loo_scores_ = sel.penalty, sel.scores
-            self.target_type_ = kind
-        else:
-            t = float(self.gamma)
+        t = float(self.gamma) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
+        device = is_foreign(X)
         dtype = numpy_dtype(array_namespace(X), X.dtype) if device else X.dtype
         dtype = np.float32 if dtype == np.float32 else np.float64
         self.gamma_ = float(t)
@@ -511,6 +429,93 @@ class GraphRegularizedFactor(TransformerBase):
         self.components_ = R.astype(dtype)
         self.n_components_ = int(self.components_.shape[0])
         return self
+
+    def _fit_input(self, X, y):
+        """(X as given, X validated, the parsed labels or None, the labeled rows of X in
+        memory when ``gamma="auto"`` — read first, so that a bad one fails before any
+        pass — else None)."""
+        name = type(self).__name__
+        raw = X
+        if is_dask_array(X):  # passes over its chunks; the labeled rows gathered to memory
+            X = validate_lazy(self, X, reset=True)
+            y = y.compute() if is_dask_array(y) else y
+            self._check_lazy_params()
+        else:
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        n = X.shape[0]
+        self._check_params(n)
+        if is_foreign(X):
+            self._check_device_params(X)
+            y = to_numpy(y) if is_foreign(y) else y
+        labels = self._targets(y, n)
+        if not isinstance(self.gamma, str):
+            return raw, X, labels, None
+        if labels is None:
+            raise ValueError(
+                f"{name}: gamma='auto' chooses the Laplacian's weight from labeled rows; "
+                "pass y (class labels with -1 = unlabeled, or responses with NaN = "
+                "unlabeled), or a number for gamma"
+            )
+        if labels[1].size < 3:
+            raise ValueError(
+                f"{name}: gamma='auto' needs at least 3 labeled rows for its "
+                f"leave-one-out choice; y has {labels[1].size}"
+            )
+        X_l = gather_rows(raw, labels[1]) if is_dask_array(raw) else take_rows(X, labels[1])
+        return raw, X, labels, X_l
+
+    def _graph_grams(self, raw, X, seed):
+        """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the
+        anchor graph's by passes over row chunks (on X's device for an array API X),
+        the others in memory. Sets ``anchors_``."""
+        n, transform = X.shape[0], self.factor_.transform
+        self.anchors_ = None
+        if not self._graph_is("anchor"):
+            G = transform(X)
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            if self._graph_is("knn"):
+                A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
+            else:
+                A = self._check_graph(self.graph, n)
+            return graph_laplacian_gram(G, A, self.power)
+        a = self._resolve_n_anchors(n)
+        anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
+        s = min(self._n_neighbors(), a)
+        if is_foreign(X):  # the passes on X's device; the m × m results on the host
+            self.anchors_ = anchors = on_device(anchors, array_namespace(X), device_of(X), X.dtype)
+            sigma2 = device_anchor_bandwidth(X, anchors, s)
+            GtG, H, _ = device_anchor_laplacian_gram(X, transform, anchors, s, sigma2, self.power)
+            return GtG, H
+        anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors, np.float64)
+        self.anchors_ = anchors
+        rows = self._bandwidth_rows(raw if is_dask_array(raw) else X, seed)
+        graph = AnchorGraph(anchors, s, anchor_bandwidth(rows, anchors, s), self.weights)
+        kmap = _kernel_rows_map(self.factor_, n)
+        if kmap is None:
+            GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
+        else:  # the Grams of the kernel rows, N applied once
+            GtG, H, _ = anchor_laplacian_gram(X, kmap[0], graph, self.power, linear_map=kmap[1])
+        return GtG, H
+
+    def _choose_gamma(self, X_l, labels, defo, n):
+        """t (γ's relative weight) with the ridge penalty, by leave-one-out over the
+        labeled rows (sets ``penalty_``, ``loo_scores_``, ``target_type_``)."""
+        kind, _, _, T = labels
+        G_l = self.factor_.transform(X_l)
+        G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
+        sel = select_gamma_penalty(
+            G_l,
+            defo,
+            T,
+            n,
+            ts=gamma_grid(n),
+            alphas=PENALTY_GRID,
+            classification=kind == "classification",
+            rule=self.selection,
+        )
+        self.penalty_, self.loo_scores_ = sel.penalty, sel.scores
+        self.target_type_ = kind
+        return sel.t
 
     @staticmethod
     def _bandwidth_rows(X, seed):

@@ -147,7 +147,7 @@ _SKETCH_DIM = 64
 #: Lloyd's iterations run on all rows up to max(LLOYD_MIN_ROWS, LLOYD_ROWS_PER_CENTER·k)
 #: rows; above, on that many rows drawn at random (see ``lloyd_sample``).
 LLOYD_MIN_ROWS = 100_000
-LLOYD_ROWS_PER_CENTER = 100
+LLOYD_ROWS_PER_CENTER = 50
 
 # Rows of X @ Cᵀ computed at once: about 2**21 entries (8 MB in float32) per block.
 _BLOCK_ENTRIES = 2**21
@@ -258,10 +258,10 @@ def kmeans_landmarks(
     lloyd_sample : "auto", int or None, default="auto"
         Rows the seeding and Lloyd's iterations run on. None: all rows (the paper).
         An int L: L rows drawn at random (all when n ≤ L). "auto": all rows up to
-        max(100 000, 100 k), else that many — the centres are means of their
-        clusters, and 100 rows per centre estimate a cluster's mean to a tenth of its
-        spread, while every Lloyd pass over 10⁶ rows and 2000 centres costs as much
-        as the rest of a semi-supervised fit. The paper's tables (n ≤ 10⁵) are on all
+        max(100 000, 50 k), else that many — the centres are means of their
+        clusters, and 50 rows per centre estimate a cluster's mean to a seventh of its
+        spread (1/√50), while every Lloyd pass over 10⁶ rows and 2000 centres costs as
+        much as the rest of a semi-supervised fit. The paper's tables (n ≤ 10⁵) are on all
         rows.
     n_trials : int, optional
         k-means++ candidates drawn per centre (``"k-means++"``, ``"subsample++"``);
