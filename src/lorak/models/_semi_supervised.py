@@ -299,10 +299,10 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
         factor's ``transform_product`` — the kernel rows times one m × c matrix, no
         n × m rows — or None where that does not apply (another head, a factor without
         it, an array API X)."""
-        head = getattr(self, self._head)
+        head = getattr(self, self._head, None)  # None when unfitted: _features says so
         if not isinstance(head, _linear_heads()) or sp.issparse(getattr(head, "coef_", None)):
             return None
-        product = getattr(self.factor_, "transform_product", None)
+        product = getattr(getattr(self, "factor_", None), "transform_product", None)
         if product is None or foreign_array(X):
             return None
         X = validate_new_rows(self, X, self._head)
