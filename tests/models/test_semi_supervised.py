@@ -99,12 +99,15 @@ def test_large_lambda_gives_plain_nystrom_kernel(data):
 def test_unlabeled_rows_enter_only_through_landmarks(data):
     X, y, yu = data
     Z = X[::10].copy()
-    kw = dict(landmarks=Z, bandwidth=10.0, tol=1e-8)
+    kw = dict(landmarks=Z, bandwidth=10.0, tol=1e-8, random_state=0)  # the same CV folds
     g1 = GeneralizedNystroem(**kw).fit(X, yu)
     X2 = X.copy()
     X2[yu == -1] += 5.0  # move every unlabeled row
     g2 = GeneralizedNystroem(**kw).fit(X2, yu)
-    np.testing.assert_allclose(g1.S_, g2.S_, rtol=1e-8, atol=1e-10 * np.abs(g1.S_).max())
+    # the learned kernel, not S itself: S is determined only up to the landmark kernel's
+    # near-null directions, where last-bit differences (a BLAS path, an alignment) move it
+    K1, K2 = (g.transform(X[:60]) @ g.transform(X[:60]).T for g in (g1, g2))
+    np.testing.assert_allclose(K1, K2, rtol=0, atol=1e-7 * np.abs(K1).max())
     # and the labels of unlabeled rows are never read
     y_all = y.copy()
     y_all[yu == -1] = -1
