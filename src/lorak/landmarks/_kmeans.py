@@ -133,6 +133,8 @@ __all__ = [
     "lloyd_sample_rows",
 ]
 
+from ._base import take_rows
+
 logger = logging.getLogger(__name__)
 
 #: Valid values of ``init``; ``"auto"`` resolves to :data:`_AUTO_INIT`.
@@ -301,20 +303,7 @@ def kmeans_landmarks(
         lloyd_sample_rows(n, int(n_landmarks), rng, lloyd_sample) if 1 <= n_landmarks <= n else None
     )
     if rows is not None:
-        Xs = X[rows] if sp.issparse(X) else np.take(np.asarray(X), rows, axis=0)
-        centers, info = _kmeans(
-            Xs,
-            n_landmarks,
-            rng=rng,
-            max_iter=max_iter,
-            init=init,
-            init_sample=init_sample,
-            tol=tol,
-            return_labels=return_labels,
-            **knobs,
-        )
-        info["lloyd_rows"] = rows
-        return centers, info
+        X = take_rows(X, rows)
     centers, info = _kmeans(
         X,
         n_landmarks,
@@ -326,7 +315,7 @@ def kmeans_landmarks(
         return_labels=return_labels,
         **knobs,
     )
-    info["lloyd_rows"] = None
+    info["lloyd_rows"] = rows
     return centers, info
 
 

@@ -54,14 +54,31 @@ def _scale_from(ms) -> float:
     return float(1.0 / np.sqrt(ms)) if ms > 0 else 1.0
 
 
+def _coef_intercept(head):
+    """(coef (c × r), intercept (c,)) of a fitted head with a dense ``coef_``, as float64;
+    else None."""
+    coef = getattr(head, "coef_", None)
+    if coef is None or sp.issparse(coef):
+        return None
+    icpt = np.atleast_1d(np.asarray(getattr(head, "intercept_", 0.0), dtype=np.float64))
+    return np.atleast_2d(np.asarray(coef, dtype=np.float64)), icpt
+
+
+def _decision_codes(d, xp=np):
+    """Class codes from decision values d (n × c) as a linear classifier reads them: the
+    sign of one column, else the argmax."""
+    if d.shape[1] == 1:
+        return xp.astype(d[:, 0] > 0, xp.int64) if xp is not np else (d[:, 0] > 0).astype(np.intp)
+    return xp.argmax(d, axis=1)
+
+
 def _linear_decision(head, Q):
     """A fitted head's decision values on Q (n × k), in Q's namespace and on its device:
     Q coefᵀ + intercept for a linear head (``coef_``), else the head's own
     ``decision_function`` or ``predict`` on a host copy of Q, moved back."""
-    coef = getattr(head, "coef_", None)
-    if coef is not None and not sp.issparse(coef):
-        icpt = np.atleast_1d(np.asarray(getattr(head, "intercept_", 0.0), dtype=np.float64))
-        C, b = like_input(Q, np.atleast_2d(np.asarray(coef, dtype=np.float64)), icpt)
+    parts = _coef_intercept(head)
+    if parts is not None:
+        C, b = like_input(Q, *parts)
         return Q @ C.T + b
     return None
 
@@ -137,25 +154,11 @@ def _linear_heads():
     """Heads whose predictions are read off Q coefᵀ + intercept exactly as they do it
     themselves: the sign (one column) or the argmax, for the classifiers; the value,
     for the regressors."""
-    from sklearn.linear_model import (
-        LinearRegression,
-        LogisticRegression,
-        Ridge,
-        RidgeClassifier,
-        RidgeClassifierCV,
-        RidgeCV,
-    )
+    from sklearn import linear_model as lm
     from sklearn.svm import LinearSVC
 
-    return (
-        LinearRegression,
-        LogisticRegression,
-        Ridge,
-        RidgeClassifier,
-        RidgeClassifierCV,
-        RidgeCV,
-        LinearSVC,
-    )
+    return (lm.LinearRegression, lm.LogisticRegression, lm.Ridge, lm.RidgeClassifier,
+            lm.RidgeClassifierCV, lm.RidgeCV, LinearSVC)  # fmt: skip
 
 
 def _has(attr):
@@ -300,14 +303,12 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
         n × m rows — or None where that does not apply (another head, a factor without
         it, an array API X)."""
         head = getattr(self, self._head, None)  # None when unfitted: _features says so
-        if not isinstance(head, _linear_heads()) or sp.issparse(getattr(head, "coef_", None)):
-            return None
+        parts = _coef_intercept(head) if isinstance(head, _linear_heads()) else None
         product = getattr(getattr(self, "factor_", None), "transform_product", None)
-        if product is None or foreign_array(X):
+        if parts is None or product is None or foreign_array(X):
             return None
         X = validate_new_rows(self, X, self._head)
-        coef = np.atleast_2d(np.asarray(head.coef_, dtype=np.float64))
-        icpt = np.atleast_1d(np.asarray(head.intercept_, dtype=np.float64))
+        coef, icpt = parts
         return np.asarray(product(X, (coef * self.scale_).T)) + icpt
 
     def _features(self, X):
@@ -454,12 +455,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
         xp = array_namespace(Q)
         d = _linear_decision(self.classifier_, Q)
-        if d is None:
-            codes = _host_call(self.classifier_.predict, Q)
-        elif d.shape[1] == 1:
-            codes = xp.astype(d[:, 0] > 0, xp.int64)
-        else:
-            codes = xp.argmax(d, axis=1)
+        codes = _host_call(self.classifier_.predict, Q) if d is None else _decision_codes(d, xp)
         if self.classes_.dtype.kind not in "biuf":
             return self.classes_[np.asarray(to_numpy(codes), dtype=np.intp)]
         labels = on_device(self.classes_, xp, device_of(Q))
@@ -470,8 +466,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         d = self._linear_rows(X)
         if d is None:
             return self._labels(self._features(X))
-        codes = (d[:, 0] > 0).astype(np.intp) if d.shape[1] == 1 else np.argmax(d, axis=1)
-        return self.classes_[np.asarray(self.classifier_.classes_, dtype=np.intp)[codes]]
+        # the head was fitted on the codes 0 … k−1 of classes_
+        return self.classes_[_decision_codes(d)]
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
