@@ -8,7 +8,6 @@ regularization in factor form; its math (derivation, graphs, the choice of γ) i
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -33,7 +32,6 @@ from .._validation import (
     parse_semi_supervised_response,
     validate_data,
 )
-from ..kernels import kernel_block
 from ..landmarks import select_landmarks, take_rows
 from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
 from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
@@ -111,34 +109,24 @@ def _sq_spectral_norm(N, n_iter=50) -> float:
     return min(fro, 2.0 * est)
 
 
-def _kernel_rows(kernel, landmarks, Xb):
-    return kernel_block(kernel, Xb, landmarks)
-
-
 def _kernel_rows_map(factor, n_samples):
-    """(rows, N) with factor.transform(X) = rows(X) @ N for a fitted lorak ``Nystroem``
-    on host arrays (rows = the kernel rows k(X, landmarks)) and more than
-    :data:`KERNEL_ROWS_MIN_SAMPLES` rows, else None.
+    """(rows, N) with factor.transform(X) = rows(X) @ N — the factor's kernel rows and
+    its map, from the factor's ``_kernel_rows_map`` (a lorak ``Nystroem``) — when there
+    are more than :data:`KERNEL_ROWS_MIN_SAMPLES` rows and ‖N‖₂² stays within
+    :data:`KERNEL_ROWS_MAX_AMPLIFICATION`; else None.
 
     The anchor graph's pass then accumulates m × m Grams of the kernel rows and applies
     N once at the end, instead of multiplying every row by N: a third less work per
-    row at m = 1000. Other factors (and a Nyström whose N would amplify the Grams'
-    round-off past :data:`KERNEL_ROWS_MAX_AMPLIFICATION`) go through ``transform``.
+    row at m = 1000. Other factors go through ``transform``.
     """
-    from ._nystrom import Nystroem
-
-    if n_samples <= KERNEL_ROWS_MIN_SAMPLES:
+    own = getattr(factor, "_kernel_rows_map", None)
+    kmap = own() if n_samples > KERNEL_ROWS_MIN_SAMPLES and own is not None else None
+    if kmap is None:
         return None
-    if type(factor) is not Nystroem or isinstance(factor.kernel_, str):
+    rows, N, max_diag = kmap
+    if _sq_spectral_norm(N) * max(max_diag, 1.0) > KERNEL_ROWS_MAX_AMPLIFICATION:
         return None
-    Z, N = factor.components_, factor.normalization_
-    if is_foreign(Z) or is_foreign(N) or sp.issparse(Z):
-        return None
-    diag = float(np.max(np.asarray(factor.kernel_.diag(Z[:1]), dtype=np.float64), initial=1.0))
-    N = np.asarray(N, dtype=np.float64)
-    if _sq_spectral_norm(N) * max(diag, 1.0) > KERNEL_ROWS_MAX_AMPLIFICATION:
-        return None
-    return functools.partial(_kernel_rows, factor.kernel_, np.asarray(Z)), N
+    return rows, N
 
 
 def _default_nystroem(n_samples, random_state):

@@ -6,6 +6,8 @@ chosen landmarks) and :func:`lorak.decompose.top_eigenpairs` (the exact eigen fa
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
@@ -36,6 +38,11 @@ from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_r
 from ._base import _KernelFactor, _LandmarkFactor, check_symmetric_block, store_params
 
 __all__ = ["ExactEigen", "Nystroem"]
+
+
+def _kernel_rows(kernel, landmarks, Xb):
+    """k(Xb, landmarks): a picklable row map (it travels to dask workers)."""
+    return kernel_block(kernel, Xb, landmarks)
 
 
 class Nystroem(_LandmarkFactor):
@@ -241,6 +248,21 @@ class Nystroem(_LandmarkFactor):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         NM = np.asarray(self.normalization_, dtype=np.float64) @ M
         return kernel_product(self.kernel_, X, self.components_, NM.astype(X.dtype, copy=False))
+
+    def _kernel_rows_map(self):
+        """(rows, N, max k(x, x)) with ``transform(X) = rows(X) @ N`` — rows the kernel
+        rows k(X, components_), N ``normalization_`` as float64 — for a fit on host
+        arrays with a kernel function; None otherwise (a precomputed kernel, sparse or
+        device landmarks, a subclass with a transform of its own). Lets a pass over the
+        rows accumulate Grams of the kernel rows and apply N once after the sum."""
+        if type(self).transform is not Nystroem.transform or isinstance(self.kernel_, str):
+            return None
+        Z, N = self.components_, self.normalization_
+        if is_foreign(Z) or is_foreign(N) or sp.issparse(Z):
+            return None
+        Z = np.asarray(Z)
+        max_diag = float(np.max(np.asarray(self.kernel_.diag(Z[:1]), dtype=np.float64)))
+        return functools.partial(_kernel_rows, self.kernel_, Z), np.asarray(N, np.float64), max_diag
 
     def _fit_validated(self, X):
         rng = check_generator(self.random_state)
