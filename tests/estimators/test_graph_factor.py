@@ -165,3 +165,45 @@ def test_libsvm_labels_are_explained(moons):
     X, y, _ = moons
     with pytest.raises(ValueError, match="unlabeled"):
         GraphRegularizedFactor(_nys()).fit(X, 2 * y - 1)
+
+
+def _kernel(f, X):
+    Q = f.transform(X)
+    return Q @ Q.T
+
+
+def test_lle_weights_do_not_depend_on_the_offset():
+    X = np.random.default_rng(5).standard_normal((60, 8))
+    a = GraphRegularizedFactor(weights="lle", gamma=1.0, random_state=0).fit(X)
+    b = GraphRegularizedFactor(weights="lle", gamma=1.0, random_state=0).fit(X + 8)
+    Ka = _kernel(a, X)
+    np.testing.assert_allclose(_kernel(b, X + 8), Ka, atol=1e-9 * np.abs(Ka).max())
+    assert b.laplacian_weight_ == pytest.approx(a.laplacian_weight_, rel=1e-9)
+
+
+def test_anchor_graph_keeps_its_accuracy_at_a_large_offset():
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    fac = Nystroem(gamma=0.5, n_components=60, landmarks=np.arange(60))
+    a = GraphRegularizedFactor(factor=fac, gamma=1.0, random_state=0).fit(X)
+    b = GraphRegularizedFactor(factor=fac, gamma=1.0, random_state=0).fit(X + 1e8)
+    assert b.laplacian_weight_ == pytest.approx(a.laplacian_weight_, rel=1e-6)
+    Ka = _kernel(a, X)
+    np.testing.assert_allclose(_kernel(b, X + 1e8), Ka, atol=1e-6 * np.abs(Ka).max())
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"graph": sp.identity(60, format="csr")},  # self-loops only
+        {"n_anchors": 60, "n_neighbors": 1},  # each row alone with its anchor
+    ],
+    ids=["self-loops", "own-anchor"],
+)
+def test_a_graph_without_edges_between_rows_gives_the_plain_factor(kw):
+    """GᵀLG is zero up to round-off: no γ of 10¹⁷ from it, a warning and the plain
+    factor."""
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    with pytest.warns(UserWarning, match=r"Laplacian is zero.*(graph|n_neighbors)"):
+        f = GraphRegularizedFactor(_nys(), gamma=1.0, random_state=0, **kw).fit(X)
+    assert f.laplacian_weight_ == 0.0
+    np.testing.assert_array_equal(f.transform(X), f.factor_.transform(X))

@@ -1,6 +1,8 @@
 """The math of graph-regularized factors (lorak.learn._graph_factor) against dense
 references on small n: the push-through identity, GᵀLᵖG by chunks, leave-one-out."""
 
+import itertools
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from lorak.learn import (
     select_gamma_penalty,
     simplex_projection,
 )
+from lorak.learn._graph_factor import LAE_RIDGE, LAE_TOL, simplex_least_squares
 
 
 def _data(rng, n=60, d=4, m=12):
@@ -327,3 +330,98 @@ def test_kernel_row_grams_equal_the_factor_row_grams(rng, power):
         got = anchor_laplacian_gram(Xc, k, graph, power, linear_map=N)
         for a, b in zip(got, ref, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
+
+
+def _simplex_lsq_by_supports(C):
+    """The minimizer of zᵀCz over the simplex (C positive definite) by trying every
+    support: the support's affine minimizer C_SS⁻¹1/(1ᵀC_SS⁻¹1) that is feasible and
+    satisfies the optimality conditions off the support."""
+    s = C.shape[0]
+    for k in range(1, s + 1):
+        for S in itertools.combinations(range(s), k):
+            S = list(S)
+            a = np.linalg.solve(C[np.ix_(S, S)], np.ones(k))
+            z = np.zeros(s)
+            z[S] = a / a.sum()
+            g = C @ z
+            if np.all(z[S] > 0) and np.all(g >= z @ g - 1e-12 * np.trace(C)):
+                return z
+    raise AssertionError("no support satisfies the optimality conditions")
+
+
+@pytest.mark.parametrize(("d", "s"), [(8, 5), (3, 5), (2, 4), (1, 3)])
+def test_lae_weights_are_the_exact_simplex_least_squares(rng, d, s):
+    """The weights are the unique minimizer of the ridged problem (checked against every
+    support) and within the stated bound of the unridged optimum (cvxpy)."""
+    b = 40
+    V = rng.standard_normal((b, s, d)) - 1.5 * rng.standard_normal((b, 1, d))
+    C = np.einsum("bsd,btd->bst", V, V)
+    z = simplex_least_squares(C)
+    assert np.all(z >= 0)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, rtol=1e-14)
+    scale = np.einsum("bii->b", C) / s
+    for i in range(b):
+        ref = _simplex_lsq_by_supports(C[i] + LAE_RIDGE * scale[i] * np.eye(s))
+        np.testing.assert_allclose(z[i], ref, atol=1e-9)
+    cp = pytest.importorskip("cvxpy")
+    for i in range(b):
+        w = cp.Variable(s)
+        L = np.linalg.cholesky(C[i] + 1e-14 * scale[i] * np.eye(s))
+        prob = cp.Problem(cp.Minimize(cp.sum_squares(L.T @ w)), [w >= 0, cp.sum(w) == 1])
+        prob.solve()
+        best = min(prob.value, float(w.value @ C[i] @ w.value))
+        assert z[i] @ C[i] @ z[i] <= best + (LAE_RIDGE + 2 * LAE_TOL) * scale[i] + 1e-8 * scale[i]
+
+
+def test_lae_weights_do_not_depend_on_the_offset(rng):
+    """The same rows and anchors shifted together give the same weights (the Gram of
+    the anchors less the row), and the reconstruction is the best one."""
+    X = rng.standard_normal((60, 8))
+    anchors = X[rng.choice(60, 12, replace=False)] + 0.1 * rng.standard_normal((12, 8))
+    ref = AnchorGraph(anchors, 5, 1.0, "lle").dense(X)
+    for c in (8.0, 1e4, 1e6):
+        got = AnchorGraph(anchors + c, 5, 1.0, "lle").dense(X + c)
+        np.testing.assert_allclose(got, ref, atol=1e-9 * max(1.0, c / 1e4))
+    # the old fixed 60 gradient steps on uncentred anchors were 2.2× the optimum at 8
+    idx = np.argsort(((X[:, None] - anchors[None]) ** 2).sum(-1), axis=1)[:, :5]
+    V = anchors[idx] - X[:, None, :]
+    C = np.einsum("bsd,btd->bst", V, V)
+    z = np.take_along_axis(ref, idx, axis=1)
+    exact = np.array([_simplex_lsq_by_supports(c + 1e-12 * np.trace(c) * np.eye(5)) for c in C])
+    f = np.einsum("bs,bst,bt->b", z, C, z)
+    f_exact = np.einsum("bs,bst,bt->b", exact, C, exact)
+    np.testing.assert_array_less(f, f_exact * (1 + 1e-5) + 1e-12)
+
+
+@pytest.mark.parametrize("weights", ["kernel", "lle"])
+def test_anchor_graph_keeps_its_accuracy_at_a_large_offset(rng, weights):
+    """Distances are taken from the anchors' mean: at an offset of 10⁸ the graph rows
+    and σ² equal those of the data at the origin (‖x‖² − 2⟨x, u⟩ + ‖u‖² uncentred lost
+    every digit there)."""
+    X = rng.standard_normal((60, 3))
+    anchors = X[rng.choice(60, 15, replace=False)] + 0.05
+    ref = AnchorGraph(anchors, 4, anchor_bandwidth(X, anchors, 4), weights)
+    for c in (1e6, 1e8):
+        sig = anchor_bandwidth(X + c, anchors + c, 4)
+        assert sig == pytest.approx(ref.sigma2, rel=1e-6)
+        got = AnchorGraph(anchors + c, 4, sig, weights).dense(X + c)
+        np.testing.assert_allclose(got, ref.dense(X), atol=1e-5 if c > 1e6 else 1e-8)
+    # sparse rows (not shifted) give the same graph at the origin
+    Zs = ref.dense(sp.csr_matrix(X))
+    np.testing.assert_allclose(Zs, ref.dense(X), atol=1e-12)
+
+
+def test_a_zero_laplacian_gives_the_plain_factor_with_a_warning(rng):
+    """GᵀLG zero to round-off (only self-loops) is no graph: scale 0 (every γ is the
+    plain factor) and a warning, not γ = tr(GᵀG) / round-off ≈ 10¹⁷."""
+    X, P, G = _data(rng)
+    GtG, H = graph_laplacian_gram(G, sp.identity(G.shape[0], format="csr"))
+    assert np.abs(H).max() < 1e-12 * np.trace(GtG)  # zero up to round-off
+    with pytest.warns(UserWarning, match=r"Laplacian is zero.*n_neighbors"):
+        defo = deformation(GtG, H, n_rows=G.shape[0])
+    assert defo.scale == 0.0
+    np.testing.assert_array_equal(deformation_matrix(defo, 1.0), np.eye(G.shape[1]))
+    # a graph with edges keeps its scale
+    graph = _anchor_graph(rng, X)
+    defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2], n_rows=60)
+    assert 0 < defo.scale < 1e6

@@ -182,7 +182,9 @@ class GraphRegularizedFactor(TransformerBase):
         The anchor graph's weights: Gaussian weights of the squared distances to the
         row's anchors (width: the mean squared distance to the ``n_neighbors``-th
         anchor), normalized to sum 1; or "lle", local anchor embedding (the simplex
-        weights that best reconstruct the row from its anchors).
+        weights that best reconstruct the row from its anchors, solved exactly by an
+        active-set method: :func:`lorak.learn.simplex_least_squares`; a common shift of
+        the rows does not change them).
     power : {1, 2}, default=1
         The Laplacian's power p in γLᵖ.
     gamma : float ≥ 0 or "auto", default="auto"
@@ -403,7 +405,7 @@ class GraphRegularizedFactor(TransformerBase):
         if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
             raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
-        defo = deformation(*self._graph_grams(raw, X, seed))
+        defo = deformation(*self._graph_grams(raw, X, seed), n_rows=n)
         self.penalty_, self.loo_scores_ = None, None
         t = float(self.gamma) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
         device = is_foreign(X)

@@ -107,6 +107,7 @@ from ._graph_factor import (
     loo_ridge_scores,
     ridge_targets,
     select_gamma_penalty,
+    simplex_least_squares,
     simplex_projection,
 )
 from ._graph_factor import PENALTY_GRID as GRAPH_PENALTY_GRID
@@ -297,6 +298,7 @@ __all__ = [
     "shared_landmarks",
     "simple_npkl_linear",
     "simple_npkl_sqhinge",
+    "simplex_least_squares",
     "simplex_projection",
     "solve_gen_nystrom",
     "svr_newton",

@@ -31,7 +31,11 @@ def device_rows(n_rows: int, width: int, itemsize: int) -> int:
     return int(max(1, min(n_rows, max(256, budget // (4 * itemsize * max(width, 1))))))
 
 
-def _sq_dist(xp, Xb, A, a_sq):
+def _sq_dist(xp, Xb, A, a_sq, center):
+    """Squared distances of the rows to the anchors, both taken relative to ``center``
+    (A and a_sq are already; the rows are shifted here), so that a common offset of the
+    data cancels exactly rather than in ‖x‖² − 2⟨x, u⟩ + ‖u‖²."""
+    Xb = Xb - center
     D = xp.sum(Xb * Xb, axis=1)[:, None] + a_sq[None, :] - 2.0 * (Xb @ A.T)
     return xp.maximum(D, xp.zeros((), dtype=D.dtype, device=device_of(D)))
 
@@ -45,9 +49,9 @@ def _smallest(xp, D, s):
     return xp.sort(D, axis=1)[:, :s]
 
 
-def _z_rows(xp, Xb, A, a_sq, s, sigma2):
+def _z_rows(xp, Xb, A, a_sq, center, s, sigma2):
     """The anchor graph's rows of a chunk, dense (b × a), each row on the simplex."""
-    D = _sq_dist(xp, Xb, A, a_sq)
+    D = _sq_dist(xp, Xb, A, a_sq, center)
     v = _smallest(xp, D, s)
     zero = xp.zeros((), dtype=D.dtype, device=device_of(D))
     # shifted by the nearest distance: the same weights after normalization, no underflow
@@ -56,20 +60,23 @@ def _z_rows(xp, Xb, A, a_sq, s, sigma2):
 
 
 def _anchors_like(X, anchors):
+    """(namespace, the anchors less their mean, their squared norms, the mean)."""
     xp = array_namespace(X)
     A = xp.astype(anchors, X.dtype)
-    return xp, A, xp.sum(A * A, axis=1)
+    center = xp.mean(A, axis=0)
+    A = A - center
+    return xp, A, xp.sum(A * A, axis=1), center
 
 
 def device_anchor_bandwidth(X, anchors, n_neighbors: int) -> float:
     """σ² of the kernel weights, on X's device: the mean over rows of the squared
     distance to the ``n_neighbors``-th nearest anchor."""
-    xp, A, a_sq = _anchors_like(X, anchors)
+    xp, A, a_sq, center = _anchors_like(X, anchors)
     n = X.shape[0]
     step = device_rows(n, A.shape[0], 8)
     total = 0.0
     for i in range(0, n, step):
-        D = _sq_dist(xp, X[i : min(i + step, n), :], A, a_sq)
+        D = _sq_dist(xp, X[i : min(i + step, n), :], A, a_sq, center)
         total += float(xp.sum(_smallest(xp, D, n_neighbors)[:, -1]))
     sigma2 = total / max(n, 1)
     if not np.isfinite(sigma2):
@@ -85,7 +92,7 @@ def device_anchor_laplacian_gram(X, transform, anchors, n_neighbors, sigma2, pow
 
     Anchors that no row chose (Λ_jj = 0) carry no edge and are dropped, as on the host.
     """
-    xp, A, a_sq = _anchors_like(X, anchors)
+    xp, A, a_sq, center = _anchors_like(X, anchors)
     dev = device_of(X)
     wide = xp.float64 if has_float64(xp, dev) else xp.float32
     n, a = X.shape[0], A.shape[0]
@@ -94,7 +101,7 @@ def device_anchor_laplacian_gram(X, transform, anchors, n_neighbors, sigma2, pow
     for i in range(0, n, step):
         Xb = X[i : min(i + step, n), :]
         G = xp.astype(transform(Xb), wide)
-        Z = xp.astype(_z_rows(xp, Xb, A, a_sq, n_neighbors, sigma2), wide)
+        Z = xp.astype(_z_rows(xp, Xb, A, a_sq, center, n_neighbors, sigma2), wide)
         parts = (G.T @ G, Z.T @ G, xp.sum(Z, axis=0))
         if GtG is None:
             GtG, ZtG, lam = parts
@@ -114,7 +121,7 @@ def device_anchor_laplacian_gram(X, transform, anchors, n_neighbors, sigma2, pow
         for i in range(0, n, step):
             Xb = X[i : min(i + step, n), :]
             G = xp.astype(transform(Xb), wide)
-            Z = xp.astype(_z_rows(xp, Xb, A, a_sq, n_neighbors, sigma2), wide)
+            Z = xp.astype(_z_rows(xp, Xb, A, a_sq, center, n_neighbors, sigma2), wide)
             LG = G - Z @ Bd
             part = LG.T @ LG
             H = part if H is None else H + part

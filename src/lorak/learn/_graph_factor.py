@@ -72,6 +72,7 @@ __all__ = [
     "loo_ridge_scores",
     "ridge_targets",
     "select_gamma_penalty",
+    "simplex_least_squares",
     "simplex_projection",
 ]
 
@@ -113,18 +114,32 @@ def _nearest_anchors(D, s):
     return np.take_along_axis(idx, order, axis=1), np.take_along_axis(d, order, axis=1)
 
 
-def _anchor_scores(Xb, anchors, anchor_sq):
+def _anchor_scores(Xb, anchors, anchor_sq, center=None):
     """(‖u_j‖² − 2⟨x_i, u_j⟩ for a block of rows, ‖x_i‖²): the squared distances to the
     anchors less each row's own ‖x_i‖², which orders a row's anchors and cancels from
     the kernel weights' differences. Dense rows: one GEMM on rows augmented by a 1
-    (no pass over the block afterwards)."""
+    (no pass over the block afterwards).
+
+    ``center``: the anchors (and ``anchor_sq``, their squared norms) are given relative
+    to this point, and dense rows are shifted by it before the product, so that a large
+    common offset of the data does not cancel in ‖u‖² − 2⟨x, u⟩ + ‖x‖² (at an offset
+    of 10⁸ the uncentred form loses every digit of a unit distance). Sparse rows are
+    not shifted (that would make them dense): their scores are the same quantities
+    computed from the uncentred products, accurate for the data sparse matrices hold
+    (no large common offset)."""
     if sp.issparse(Xb):
         x_sq = np.asarray(Xb.multiply(Xb).sum(axis=1), dtype=np.float64).ravel()
         S = np.asarray(Xb @ anchors.T, dtype=np.float64)
         S *= -2.0
-        S += anchor_sq
+        if center is None:
+            S += anchor_sq
+        else:  # relative to the centre c: ‖u−c‖² + 2⟨c, u−c⟩ − 2⟨x, u−c⟩, ‖x − c‖²
+            S += anchor_sq + 2.0 * (anchors @ center)
+            x_sq += float(center @ center) - 2.0 * np.asarray(Xb @ center).ravel()
         return S, x_sq
     Xb = np.asarray(Xb, dtype=np.float64)
+    if center is not None:
+        Xb = Xb - center
     x_sq = np.einsum("ij,ij->i", Xb, Xb)
     Xa = np.empty((Xb.shape[0], Xb.shape[1] + 1))
     Xa[:, :-1] = Xb
@@ -148,33 +163,124 @@ def simplex_projection(V):
     return np.maximum(V - theta[:, None], 0.0)
 
 
-def _lae_weights(Xb, anchors, idx, n_steps=60):
-    """Local anchor embedding: min ‖x − Uᵀz‖² over the simplex, by projected gradient
-    (Nesterov-accelerated) for all rows of the block at once."""
-    Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
-    U = anchors[idx]  # (b, s, d)
-    Gm = np.einsum("bsd,btd->bst", U, U)  # Gram of each row's anchors
-    c = np.einsum("bsd,bd->bs", U, Xb)
-    L = np.maximum(np.trace(Gm, axis1=1, axis2=2), 1e-300)  # ≥ the largest eigenvalue
-    s = idx.shape[1]
-    z = np.full((Xb.shape[0], s), 1.0 / s)
-    yk, t = z.copy(), 1.0
-    for _ in range(n_steps):
-        grad = np.einsum("bst,bt->bs", Gm, yk) - c
-        z_new = simplex_projection(yk - grad / L[:, None])
-        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        yk = z_new + ((t - 1.0) / t_new) * (z_new - z)
-        z, t = z_new, t_new
+#: The local anchor embedding's ridge, relative to the mean squared distance from the
+#: row to its anchors: it makes the weights unique where the anchors are affinely
+#: dependent (more anchors than dimensions + 1, where many weights reconstruct the row
+#: equally well) and costs the reconstruction at most this fraction of that distance.
+LAE_RIDGE = 1e-6
+#: The local anchor embedding's tolerance: the weights are accepted when their duality
+#: (Frank–Wolfe) gap is at most this fraction of the mean squared distance to the
+#: anchors, which bounds the excess of the objective over its minimum by twice as much.
+LAE_TOL = 1e-12
+
+
+def simplex_least_squares(C, *, ridge=LAE_RIDGE, tol=LAE_TOL, max_iter=None):
+    """For each Gram C_b (s × s, positive semidefinite) of a stack (b × s × s), the
+    weights z on the probability simplex (z ≥ 0, Σz = 1) that minimize
+    zᵀ(C_b + ρ_b I)z, ρ_b = ``ridge`` · tr(C_b)/s.
+
+    With C_b the Gram of the vectors u_j − x, zᵀC_b z = ‖x − Σ_j z_j u_j‖²: the simplex
+    weights that best reconstruct x from the u_j (local anchor embedding).
+
+    Solved exactly by a primal active-set method, all rows at once: on the current
+    support P the minimizer over the affine hull is C_PP⁻¹1 / (1ᵀC_PP⁻¹1) (one batched
+    s × s solve); a step that would leave the simplex stops at its boundary and drops
+    the index that reached 0; otherwise the index with the most negative multiplier
+    g_j − zᵀg (g = Cz) joins the support. A row is done when its duality gap
+    zᵀg − min_j g_j is at most ``tol`` · tr(C_b)/s, which bounds the objective's excess
+    over its minimum by 2 · ``tol`` · tr(C_b)/s (convexity: f(z) − f* ≤ ∇f(z)ᵀ(z − z*)).
+    The result depends on the Grams only, so on the vectors' differences: the same for
+    x and anchors shifted together. Rows not done after ``max_iter`` rounds (default
+    10·s + 20; the method ends in finitely many, far fewer in practice) keep their
+    current feasible weights, with a warning.
+    """
+    C = np.asarray(C, dtype=np.float64)
+    b, s, _ = C.shape
+    diag = np.einsum("bii->bi", C)
+    scale = diag.sum(axis=1) / s
+    scale = np.where(scale > 0, scale, 1.0)  # every vector zero: uniform weights
+    C = C + (ridge * scale)[:, None, None] * np.eye(s)
+    if max_iter is None:
+        max_iter = 10 * s + 20
+    z = np.zeros((b, s))
+    start = np.argmin(diag, axis=1)
+    z[np.arange(b), start] = 1.0
+    P = z > 0
+    todo = np.arange(b)
+    eye = np.eye(s, dtype=bool)
+    for _ in range(max_iter):
+        if todo.size == 0:
+            break
+        Ct, Pt, zt = C[todo], P[todo], z[todo]
+        both = Pt[:, :, None] & Pt[:, None, :]
+        M = np.where(both, Ct, 0.0) + (eye & ~Pt[:, :, None])
+        a = np.linalg.solve(M, Pt.astype(np.float64)[:, :, None])[:, :, 0]
+        y = a / a.sum(axis=1, keepdims=True)
+        blocked = np.any(Pt & (y <= 0.0), axis=1)
+        # feasible: move to y, then the gap and the most negative multiplier
+        ok = ~blocked
+        zt[ok] = np.where(Pt[ok], y[ok], 0.0)
+        g = np.einsum("bst,bt->bs", Ct[ok], zt[ok])
+        mu = np.einsum("bs,bs->b", g, zt[ok])
+        off = np.where(Pt[ok], np.inf, g)
+        j = np.argmin(off, axis=1)
+        # done: the gap is within the tolerance, or no index off the support has a
+        # negative multiplier (the face's minimizer is the answer, to the solve's
+        # round-off)
+        gap = mu - g.min(axis=1)
+        done_ok = (gap <= tol * scale[todo[ok]]) | (off[np.arange(j.size), j] >= mu)
+        add = ~done_ok
+        rows_ok = np.flatnonzero(ok)
+        Pt[rows_ok[add], j[add]] = True
+        # blocked: step towards y until the first support index reaches 0
+        if np.any(blocked):
+            zb, yb, Pb = zt[blocked], y[blocked], Pt[blocked]
+            shrink = Pb & (yb < zb)
+            ratio = np.where(shrink, zb / np.where(shrink, zb - yb, 1.0), np.inf)
+            k = np.argmin(ratio, axis=1)
+            alpha = np.clip(ratio[np.arange(k.size), k], 0.0, 1.0)
+            zb = zb + alpha[:, None] * (yb - zb)
+            zb[np.arange(k.size), k] = 0.0
+            zb = np.where(Pb & (zb > 0.0), zb, 0.0)
+            zb /= zb.sum(axis=1, keepdims=True)
+            zt[blocked], Pt[blocked] = zb, zb > 0.0
+        z[todo], P[todo] = zt, Pt
+        finished = np.zeros(todo.size, dtype=bool)
+        finished[rows_ok[done_ok]] = True
+        todo = todo[~finished]
+    if todo.size:
+        import warnings
+
+        warnings.warn(
+            f"local anchor embedding: {todo.size} row(s) did not reach the duality gap "
+            f"{tol:g} of the mean squared anchor distance in {max_iter} rounds; their "
+            "weights are feasible but may not be optimal",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return z
 
 
-def anchor_block(Xb, anchors, anchor_sq, n_neighbors, sigma2, weights="kernel"):
+def _lae_weights(Xb, anchors, idx, center=None):
+    """Local anchor embedding: for each row x of the block, the weights z on the simplex
+    that minimize ‖x − Σ_j z_j u_j‖² over its anchors u_j (:func:`simplex_least_squares`
+    on the Gram of the u_j − x, which no common shift of rows and anchors changes).
+    ``anchors`` are relative to ``center`` (None: the origin)."""
+    Xb = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb, dtype=np.float64)
+    if center is not None:
+        Xb = Xb - center
+    V = anchors[idx] - Xb[:, None, :]  # (b, s, d): each anchor less the row
+    return simplex_least_squares(np.einsum("bsd,btd->bst", V, V))
+
+
+def anchor_block(Xb, anchors, anchor_sq, n_neighbors, sigma2, weights="kernel", center=None):
     """The anchor graph's rows for a block of rows: (indices (b, s), weights (b, s)),
-    each row's weights on the simplex."""
-    S, _ = _anchor_scores(Xb, anchors, anchor_sq)
+    each row's weights on the simplex. ``anchors`` and ``anchor_sq`` (their squared
+    norms) are relative to ``center`` (None: the origin); the rows are shifted by it."""
+    S, _ = _anchor_scores(Xb, anchors, anchor_sq, center)
     idx, d = _nearest_anchors(S, n_neighbors)
     if weights == "lle":
-        return idx, _lae_weights(Xb, anchors, idx)
+        return idx, _lae_weights(Xb, anchors, idx, center)
     # exp(−(d − d₁)/σ²), normalized: the row's ‖x‖² and its nearest distance cancel
     # (no underflow); the scores differ from the distances by ‖x‖² only
     w = np.exp(-(d - d[:, :1]) / sigma2)
@@ -222,8 +328,8 @@ def _reduce_chunks(func, X, args, rows):
     return reduce_rows(f, X, args=dargs)
 
 
-def _kth_dist_block(Xb, anchors, anchor_sq, s):
-    S, x_sq = _anchor_scores(Xb, anchors, anchor_sq)
+def _kth_dist_block(Xb, anchors, anchor_sq, s, center=None):
+    S, x_sq = _anchor_scores(Xb, anchors, anchor_sq, center)
     _, d = _nearest_anchors(S, s)
     kth = np.maximum(d[:, -1] + x_sq, 0.0)
     return np.array([float(kth.sum()), float(Xb.shape[0])])
@@ -231,11 +337,15 @@ def _kth_dist_block(Xb, anchors, anchor_sq, s):
 
 def anchor_bandwidth(X, anchors, n_neighbors) -> float:
     """σ² of the kernel weights: the mean over rows of the squared distance to the
-    s-th nearest anchor (one pass over row chunks)."""
+    s-th nearest anchor (one pass over row chunks; distances taken relative to the
+    anchors' mean, so that a common offset of X cancels exactly)."""
     anchors = np.asarray(anchors, dtype=np.float64)
+    center = anchors.mean(axis=0)
+    anchors = anchors - center
     a_sq = np.einsum("ij,ij->i", anchors, anchors)
     rows = _block_rows(anchors.shape[0])
-    tot, n = _reduce_chunks(_kth_dist_block, X, (anchors, a_sq, n_neighbors), rows)
+    args = (anchors, a_sq, n_neighbors, center)
+    tot, n = _reduce_chunks(_kth_dist_block, X, args, rows)
     sigma2 = tot / max(n, 1.0)
     if not np.isfinite(sigma2):
         raise ValueError(
@@ -249,17 +359,24 @@ def anchor_bandwidth(X, anchors, n_neighbors) -> float:
 @dataclass
 class AnchorGraph:
     """The anchor graph, held as what defines it (anchors and the weight rule), so that
-    its rows can be recomputed chunk by chunk in every pass over X."""
+    its rows can be recomputed chunk by chunk in every pass over X. Distances are
+    taken relative to ``center``, the anchors' mean (``centered``: the anchors less it,
+    ``anchor_sq``: their squared norms), so that a common offset of the data cancels
+    exactly instead of in round-off."""
 
     anchors: np.ndarray
     n_neighbors: int
     sigma2: float
     weights: str = "kernel"
+    center: np.ndarray = field(init=False, repr=False)
+    centered: np.ndarray = field(init=False, repr=False)
     anchor_sq: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         self.anchors = np.asarray(self.anchors, dtype=np.float64)
-        self.anchor_sq = np.einsum("ij,ij->i", self.anchors, self.anchors)
+        self.center = self.anchors.mean(axis=0)
+        self.centered = self.anchors - self.center
+        self.anchor_sq = np.einsum("ij,ij->i", self.centered, self.centered)
 
     @property
     def n_anchors(self) -> int:
@@ -268,7 +385,13 @@ class AnchorGraph:
     def rows(self, Xb):
         """(indices, weights) of a block of rows of X."""
         return anchor_block(
-            Xb, self.anchors, self.anchor_sq, self.n_neighbors, self.sigma2, self.weights
+            Xb,
+            self.centered,
+            self.anchor_sq,
+            self.n_neighbors,
+            self.sigma2,
+            self.weights,
+            self.center,
         )
 
     def dense(self, X) -> np.ndarray:
@@ -470,13 +593,36 @@ class GraphDeformation:
         return deformation_matrix(self, t)
 
 
-def deformation(GtG, H) -> GraphDeformation:
-    """The eigendecomposition of H (negative round-off clipped) and γ's scale."""
+def deformation(GtG, H, n_rows=None) -> GraphDeformation:
+    """The eigendecomposition of H (negative round-off clipped) and γ's scale.
+
+    A graph whose GᵀLᵖG is zero to round-off carries no information on the factor's
+    rows (a graph of self-loops only; each row alone with its anchor, as with
+    n_anchors = n and n_neighbors = 1): its trace is then the round-off of a difference
+    of sums over the n rows of terms as large as GᵀG's, up to about n·eps·tr(GᵀG), and
+    tr(GᵀG)/tr(H) would turn it into a γ of 10¹⁵ or more. At or below
+    max(n, m)·eps·tr(GᵀG) (``n_rows``: n; m when not given) the scale is 0 — every γ
+    gives the plain factor — with a warning."""
     D, V = eigh(H)
     D = np.maximum(D, 0.0)
     trH = float(np.sum(D))
-    scale = float(np.trace(GtG)) / trH if trH > 0 else 0.0
-    return GraphDeformation(D, V, scale, np.asarray(GtG))
+    trG = float(np.trace(GtG))
+    floor = max(int(n_rows or 0), D.size, 1) * np.finfo(np.float64).eps * trG
+    if trH <= floor:
+        if trG > 0:
+            import warnings
+
+            warnings.warn(
+                f"graph: the Laplacian is zero on the factor's rows to round-off "
+                f"(tr GᵀLᵖG / tr GᵀG = {trH / trG:.1e}): the graph joins no two rows the "
+                "factor tells apart (only self-loops, or each row alone with its anchor), "
+                "so gamma has no effect and the plain factor is used; pass a graph with "
+                "edges between rows, or a larger n_neighbors",
+                UserWarning,
+                stacklevel=3,
+            )
+        return GraphDeformation(np.zeros_like(D), V, 0.0, np.asarray(GtG))
+    return GraphDeformation(D, V, trG / trH, np.asarray(GtG))
 
 
 def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
