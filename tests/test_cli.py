@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,51 @@ def test_bench_resume_replays_finished_datasets(tmp_path, monkeypatch):
         )
 
     assert means(again) == means(first)
+
+
+def _out_dir_error(out, capsys, monkeypatch):
+    """The command stops before the run (nothing computed) with status 2 and a message
+    that names --out."""
+    import lorak.bench
+
+    def never(*a, **k):  # pragma: no cover - reached only if the check let it through
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(lorak.bench, "run_experiment", never)
+    argv = ["bench", "nystrom-error", "--quick", "--datasets", "wine", "--no-progress"]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--out", str(out)])
+    assert exc.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_out_folder_that_cannot_be_written_fails_before_the_run(capsys, monkeypatch):
+    # an existing folder no one can create files in, root included
+    err = _out_dir_error(Path("/proc/self"), capsys, monkeypatch)
+    assert "--out" in err and "cannot be written" in err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anywhere")
+def test_read_only_out_folder_fails_before_the_run(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "ro"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        err = _out_dir_error(out, capsys, monkeypatch)
+    finally:
+        out.chmod(0o700)
+    assert "--out" in err and "cannot be written" in err
+
+
+def test_out_folder_whose_cells_is_a_file_fails_before_the_run(tmp_path, capsys, monkeypatch):
+    (tmp_path / "cells").write_text("x")
+    err = _out_dir_error(tmp_path, capsys, monkeypatch)
+    assert "--out" in err and "cells" in err
+
+
+def test_existing_file_as_out_fails_before_the_run(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    err = _out_dir_error(f, capsys, monkeypatch)
+    assert "--out" in err and "cannot create" in err

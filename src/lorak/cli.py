@@ -163,12 +163,31 @@ def _quiet_matplotlib(args) -> None:
 
 
 def _check_out_dir(bench_parser, out_dir: Path) -> None:
-    """Create the output folder before the run: a path that cannot hold it (under a
-    file, no permission) fails now, not after the whole benchmark."""
+    """Create the output folder before the run and make sure files can be written into
+    it: a path that cannot hold it (under a file, an existing file, no permission, a
+    read-only file system) fails now, not after part of the benchmark has run."""
+    import os
+    import tempfile
+
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         bench_parser.error(f"--out {str(out_dir)!r}: cannot create the output folder ({exc})")
+    cells = out_dir / "cells"
+    if cells.exists() and not cells.is_dir():
+        bench_parser.error(
+            f"--out {str(out_dir)!r}: {str(cells)!r} is a file; the run saves its finished "
+            "data sets in that folder"
+        )
+    try:  # the honest test (permissions, ACLs, read-only mounts): write a file, remove it
+        fd, probe = tempfile.mkstemp(prefix=".lorak-write-test-", dir=out_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        bench_parser.error(
+            f"--out {str(out_dir)!r}: the output folder cannot be written ({exc}); "
+            "pass a folder you can write to"
+        )
 
 
 def _check_data_home(parser, args) -> None:

@@ -237,3 +237,17 @@ def test_landmark_kernel_that_is_not_finite_is_a_clear_error():
     for psd in (True, False):
         with pytest.raises(ValueError, match=r"W holds NaN or infinity \(first at W\[0, 1\]"):
             nystrom_normalization(W, psd=psd)
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian", "poly", "polynomial", "sigmoid"])
+def test_gamma_none_in_kernel_params_is_sklearns_default(name):
+    """kernel_params={"gamma": None} is no gamma: scikit-learn's 1/n_features, as
+    without the key (it was read as given and left the kernel's own default)."""
+    X = np.random.default_rng(0).random((60, 5))
+    G = lorak.Nystroem(
+        kernel=name, kernel_params={"gamma": None}, n_components=60, random_state=0
+    ).fit_transform(X)
+    K = pairwise_kernels(X, metric=name)
+    psd = getattr(KERNELS[name], "psd", True)
+    ref = K if psd else _abs_psd(K)
+    assert np.linalg.norm(G @ G.T - ref) / np.linalg.norm(ref) < 1e-10

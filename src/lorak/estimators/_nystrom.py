@@ -175,7 +175,9 @@ class Nystroem(_LandmarkFactor):
         )
         if uses_gamma and gamma is None and self.bandwidth is None:
             params = self.kernel_params or {}
-            if "gamma" not in params and "bandwidth" not in params:
+            # a key given as None is not given: kernel_params={"gamma": None} is
+            # scikit-learn's default too
+            if params.get("gamma") is None and params.get("bandwidth") is None:
                 gamma = 1.0 / X.shape[1]  # scikit-learn's default
         return gamma
 
