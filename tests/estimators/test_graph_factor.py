@@ -207,3 +207,46 @@ def test_a_graph_without_edges_between_rows_gives_the_plain_factor(kw):
         f = GraphRegularizedFactor(_nys(), gamma=1.0, random_state=0, **kw).fit(X)
     assert f.laplacian_weight_ == 0.0
     np.testing.assert_array_equal(f.transform(X), f.factor_.transform(X))
+
+
+@pytest.mark.parametrize("scale", [1 + 1j, 1j], ids=["complex", "imaginary"])
+def test_a_complex_graph_is_refused(scale):
+    """Complex weights are not cast to real (NumPy's ComplexWarning only), and a purely
+    imaginary graph is not reported as rows without an edge."""
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    i = np.arange(59)
+    A = sp.coo_matrix((np.ones(59) * scale, (i, i + 1)), shape=(60, 60))
+    A = (A + A.T).tocsr()
+    with pytest.raises(ValueError, match=r"graph.*real"):
+        GraphRegularizedFactor(_nys(), graph=A, gamma=1.0, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("M", "match"),
+    [
+        (np.ones((3, 2)), r"M must have 40 rows"),
+        (np.ones(40), r"M must have 40 rows"),
+        (np.ones((40, 2)) * 1j, r"M must be .*real"),
+        ([[1.0, 2.0], [3.0]], r"M must be"),
+    ],
+    ids=["rows", "1-d", "complex", "ragged"],
+)
+def test_transform_product_names_a_wrong_M(M, match):
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    f = GraphRegularizedFactor(_nys(), gamma=1.0, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=match):
+        f.transform_product(X, M)
+    # the right shape still works, on either path (the factor's own product or not)
+    M = np.ones((f.n_components_, 2))
+    np.testing.assert_allclose(f.transform_product(X, M), f.transform(X) @ M, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("factor", "match"),
+    [("nystroem", r"factor must be a transformer"), (Nystroem, r"factor must be .*instance")],
+    ids=["string", "class"],
+)
+def test_a_factor_that_is_not_a_transformer_is_named(factor, match):
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    with pytest.raises(TypeError, match=match):
+        GraphRegularizedFactor(factor=factor, gamma=1.0).fit(X)

@@ -293,3 +293,30 @@ def test_given_classifier_or_single_labeled_class_skips_the_head_pick():
     ys[first1] = 1  # one labeled row of class 1: no stratified folds
     clf = SemiSupervisedFactorClassifier(Nystroem(n_components=20, random_state=0)).fit(X, ys)
     assert clf.head_cv_errors_ is None
+
+
+@pytest.mark.parametrize("fs", [float("inf"), float("nan"), -1.0, 0.0, np.inf])
+@pytest.mark.parametrize("model", ["classifier", "regressor"])
+def test_feature_scale_must_be_a_finite_positive_number(data, fs, model):
+    """An infinite or NaN scale is refused at fit (infinity passed and failed later
+    inside the ridge head)."""
+    from lorak.models import SemiSupervisedFactorRegressor
+
+    X, y, yu = data
+    if model == "classifier":
+        est, target = SemiSupervisedFactorClassifier(feature_scale=fs), yu
+    else:
+        est = SemiSupervisedFactorRegressor(feature_scale=fs)
+        target = np.where(yu == -1, np.nan, y.astype(float))
+    with pytest.raises(ValueError, match=r"feature_scale must be .*finite positive"):
+        est.fit(X, target)
+
+
+@pytest.mark.parametrize("part", ["factor", "classifier"])
+def test_a_class_instead_of_an_instance_is_named(data, part):
+    from sklearn.linear_model import RidgeClassifier
+
+    X, _, yu = data
+    kw = {"factor": Nystroem} if part == "factor" else {"classifier": RidgeClassifier}
+    with pytest.raises(TypeError, match=rf"{part} must be an estimator instance"):
+        SemiSupervisedFactorClassifier(**kw).fit(X, yu)

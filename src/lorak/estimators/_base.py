@@ -92,6 +92,26 @@ def validate_new_rows(estimator, X, fitted: str):
     )
 
 
+def check_product_matrix(M, n_components: int) -> np.ndarray:
+    """M of ``transform_product(X, M)``: a real matrix with ``n_components`` rows (one
+    per factor column), returned as float64; anything else a ValueError that says so."""
+    if sp.issparse(M):
+        M = M.toarray()
+    try:
+        A = np.asarray(M)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"M must be a numeric matrix with {n_components} rows; {exc}") from exc
+    if A.dtype.kind not in "biuf":
+        raise ValueError(
+            f"M must be a matrix of real numbers with {n_components} rows; got dtype {A.dtype}"
+        )
+    if A.ndim != 2 or A.shape[0] != n_components:
+        raise ValueError(
+            f"M must have {n_components} rows (one per factor column); got shape {A.shape}"
+        )
+    return A.astype(np.float64, copy=False)
+
+
 class TransformerBase(
     ChunkedRowsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):

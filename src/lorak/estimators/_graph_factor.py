@@ -49,7 +49,7 @@ from ..learn import (
     ridge_targets,
     select_gamma_penalty,
 )
-from ._base import TransformerBase, store_params, validate_new_rows
+from ._base import TransformerBase, check_product_matrix, store_params, validate_new_rows
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
 
@@ -127,6 +127,20 @@ def _kernel_rows_map(factor, n_samples):
     if _sq_spectral_norm(N) * max(max_diag, 1.0) > KERNEL_ROWS_MAX_AMPLIFICATION:
         return None
     return rows, N
+
+
+def _check_factor(factor):
+    """``factor``: None or a transformer instance with ``fit`` and ``transform`` (checked
+    before it is cloned, so that the message names the parameter)."""
+    if factor is None:
+        return
+    if isinstance(factor, type):
+        raise TypeError(
+            f"factor must be a transformer instance, e.g. {factor.__name__}(); got the "
+            f"class {factor.__name__}"
+        )
+    if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
+        raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
 
 
 def _default_nystroem(n_samples, random_state):
@@ -402,8 +416,6 @@ class GraphRegularizedFactor(TransformerBase):
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
         factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
-        if not (hasattr(factor, "fit") and hasattr(factor, "transform")):
-            raise TypeError(f"factor must be a transformer with fit and transform; got {factor!r}")
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
         defo = deformation(*self._graph_grams(raw, X, seed), n_rows=n)
         self.penalty_, self.loo_scores_ = None, None
@@ -434,6 +446,7 @@ class GraphRegularizedFactor(TransformerBase):
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         self._check_params(n)
+        _check_factor(self.factor)
         if is_foreign(X):
             self._check_device_params(X)
             y = to_numpy(y) if is_foreign(y) else y
@@ -550,6 +563,10 @@ class GraphRegularizedFactor(TransformerBase):
     def _check_graph(A, n):
         if A.shape != (n, n):
             raise ValueError(f"graph must be an n × n adjacency matrix with n = {n}; got {A.shape}")
+        if A.dtype.kind not in "biuf":  # complex weights would lose their imaginary part
+            raise ValueError(
+                f"graph: the adjacency weights must be real numbers; got dtype {A.dtype}"
+            )
         A = sp.csr_matrix(A, dtype=np.float64)
         if A.nnz and (not np.all(np.isfinite(A.data)) or A.data.min() < 0):
             raise ValueError("graph: the adjacency weights must be finite and ≥ 0")
@@ -577,7 +594,7 @@ class GraphRegularizedFactor(TransformerBase):
         kernel rows times N R M) — what a linear model on the factor needs to predict.
         """
         X = validate_new_rows(self, X, "components_")
-        M = np.asarray(M, dtype=np.float64)
+        M = check_product_matrix(M, self.n_components_)
         RM = M if self.laplacian_weight_ == 0 else self.components_.astype(np.float64) @ M
         inner = getattr(self.factor_, "transform_product", None)
         if inner is not None and not is_foreign(X):

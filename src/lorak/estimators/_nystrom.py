@@ -35,7 +35,13 @@ from ..decompose import (
 from ..kernels import check_device_kernel, kernel_block, kernel_product
 from ..landmarks import select_landmarks, take_rows
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
-from ._base import _KernelFactor, _LandmarkFactor, check_symmetric_block, store_params
+from ._base import (
+    _KernelFactor,
+    _LandmarkFactor,
+    check_product_matrix,
+    check_symmetric_block,
+    store_params,
+)
 
 __all__ = ["ExactEigen", "Nystroem"]
 
@@ -235,12 +241,7 @@ class Nystroem(_LandmarkFactor):
         factor at the cost of the kernel rows. Host arrays; other inputs go through
         ``transform``."""
         check_is_fitted(self, "normalization_")
-        M = np.asarray(M, dtype=np.float64)
-        if M.ndim != 2 or M.shape[0] != self.n_components_:
-            raise ValueError(
-                f"M must have {self.n_components_} rows (one per factor column); got shape "
-                f"{M.shape}"
-            )
+        M = check_product_matrix(M, self.n_components_)
         if isinstance(getattr(self, "kernel_", None), str) or foreign_array(X):
             G = self.transform(X)
             if is_foreign(G):

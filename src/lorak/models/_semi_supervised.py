@@ -95,6 +95,11 @@ def _host_call(method, Q):
 def _check_parts(**parts):
     """Each ``name=(estimator, method)`` must have ``fit`` and that method."""
     for arg, (obj, need) in parts.items():
+        if isinstance(obj, type):
+            raise TypeError(
+                f"{arg} must be an estimator instance, e.g. {obj.__name__}(); got the class "
+                f"{obj.__name__}"
+            )
         if not (hasattr(obj, "fit") and hasattr(obj, need)):
             raise TypeError(
                 f"{arg} must be a scikit-learn estimator with fit and {need}; got {obj!r}"
@@ -105,10 +110,12 @@ def _check_feature_scale(fs):
     if not (
         fs is None
         or (isinstance(fs, str) and fs == "mean_norm")
-        or (isinstance(fs, numbers.Real) and not isinstance(fs, bool) and fs > 0)
+        or (
+            isinstance(fs, numbers.Real) and not isinstance(fs, bool) and np.isfinite(fs) and fs > 0
+        )
     ):
         raise ValueError(
-            f"feature_scale must be 'mean_norm', None or a positive number; got {fs!r}"
+            f"feature_scale must be 'mean_norm', None or a finite positive number; got {fs!r}"
         )
 
 
