@@ -532,6 +532,9 @@ AREAS = {
     "with every kind of kernel",
     "datasets/test_datasets_adversarial.py": "LIBSVM files, data folders and MANIFEST.json",
     "test_cli_adversarial.py": "the lorak command line",
+    "estimators/test_graph_factor_adversarial.py": "graph factors and the semi-supervised "
+    "models: every graph kind under shift and scale, degenerate graphs, wrong arguments "
+    "to every public method",
 }
 
 

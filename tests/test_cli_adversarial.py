@@ -6,6 +6,11 @@ Part of the adversarial sweep: the outcome rules are in ``tests/_adversarial.py`
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from _adversarial import (
     _MF_BAD,
     PYTESTMARK,
@@ -34,6 +39,83 @@ case(
     _out_under_file,
     check=_cli_error(r"(--out|a-file|not a directory|folder)"),
 )
+
+
+# the output folder: an existing file, a folder no one can write into (root included:
+# Linux's /proc), a read-only folder (not for root, who writes anywhere), a `cells`
+# file where the run saves its data sets — each refused before the run, naming --out;
+# missing parents are created
+def _file(tag):
+    f = _tmpdir() / f"file-{tag}"
+    f.write_text("x")
+    return f
+
+
+def _proc():
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc")
+    return Path("/proc/self")
+
+
+def _read_only():
+    if os.name != "posix" or os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    d = _tmpdir() / "read-only"
+    d.mkdir(exist_ok=True)
+    d.chmod(0o500)
+    return d
+
+
+def _cells_file():
+    d = _tmpdir() / "cells-file"
+    d.mkdir(exist_ok=True)
+    (d / "cells").write_text("x")
+    return d
+
+
+_QUICK = ("nystrom-error", "--quick", "--reps", "1", "--datasets", "wine", "--no-progress")
+for _tag, _out, _pat in (
+    ("is-a-file", lambda: _file("out"), r"--out.*cannot create"),
+    ("unwritable", _proc, r"--out.*cannot be written"),
+    ("read-only", _read_only, r"--out.*cannot be written"),
+    ("cells-is-a-file", _cells_file, r"--out.*cells"),
+):
+    case(
+        f"cli-out-{_tag}",
+        lambda out=_out: _cli("bench", *_QUICK, "--out", str(out())),
+        check=_cli_error(_pat),
+    )
+    if _tag == "cells-is-a-file":  # `bench all` saves into out/NAME/cells
+        continue
+    case(
+        f"cli-all-out-{_tag}",
+        lambda out=_out: _cli(
+            "bench",
+            "all",
+            "--quick",
+            "--only",
+            "nystrom-error",
+            "--no-progress",
+            "--out",
+            str(out()),
+        ),
+        check=_cli_error(_pat),
+    )
+
+
+def _nested_out():
+    out = _tmpdir() / "nested" / "missing" / "parents"
+    return out, _cli("bench", *_QUICK, "--out", str(out))
+
+
+def _nested_ok(res):
+    out, (rc, _, err) = res
+    assert rc == 0, f"exit status {rc}: {err[-300:]!r}"
+    assert (out / "results.json").is_file(), "no results.json in the nested folder"
+
+
+case("cli-out-nested-missing-parents", _nested_out, check=_nested_ok)
+
 case(
     "cli-seed--1",
     lambda: _cli("bench", "nystrom-error", "--quick", "--seed", "-1"),

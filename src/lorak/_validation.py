@@ -384,6 +384,17 @@ def is_unlabeled(y) -> np.ndarray:
     return np.array([(v == UNLABELED) is True or v == str(UNLABELED) for v in y], dtype=bool)
 
 
+def _target_column(y, what: str):
+    """y as a 1-d array (a column vector is raveled, with scikit-learn's warning); a
+    complex y or one of another shape is refused with a message that names y."""
+    yv = np.asarray(y)
+    if yv.dtype.kind == "c":
+        raise ValueError(f"y holds complex numbers; give real {what}")
+    if yv.ndim == 0 or yv.ndim > 2:
+        raise ValueError(f"y must be 1-d, one entry per row of X; got shape {yv.shape}")
+    return column_or_1d(y, warn=True)
+
+
 def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
     """Split ``y`` into (labeled row indices, their labels); −1 marks unlabeled rows.
 
@@ -395,7 +406,7 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
             f"{owner} requires y to be passed, but the target y is None; give class labels "
             "with -1 for unlabeled rows (or must_link= groups)"
         )
-    y = column_or_1d(y, warn=True)
+    y = _target_column(y, "class labels")
     if y.shape[0] != n_samples:
         raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
     if y.dtype.kind == "f" and np.isnan(y).any():
@@ -448,7 +459,7 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
             f"{owner} requires y to be passed, but the target y is None; give responses "
             "with NaN on the unlabeled rows"
         )
-    y = column_or_1d(y, warn=True)
+    y = _target_column(y, "responses")
     if y.shape[0] != n_samples:
         raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
     try:

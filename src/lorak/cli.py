@@ -162,10 +162,12 @@ def _quiet_matplotlib(args) -> None:
         logging.getLogger("matplotlib").setLevel(logging.ERROR)
 
 
-def _check_out_dir(bench_parser, out_dir: Path) -> None:
+def _check_out_dir(bench_parser, out_dir: Path, *, cells: bool = False) -> None:
     """Create the output folder before the run and make sure files can be written into
     it: a path that cannot hold it (under a file, an existing file, no permission, a
-    read-only file system) fails now, not after part of the benchmark has run."""
+    read-only file system) fails now, not after part of the benchmark has run.
+    ``cells``: the run saves its finished data sets in ``out_dir/cells``, which must not
+    be a file."""
     import os
     import tempfile
 
@@ -173,11 +175,11 @@ def _check_out_dir(bench_parser, out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         bench_parser.error(f"--out {str(out_dir)!r}: cannot create the output folder ({exc})")
-    cells = out_dir / "cells"
-    if cells.exists() and not cells.is_dir():
+    cells_dir = out_dir / "cells"
+    if cells and cells_dir.exists() and not cells_dir.is_dir():
         bench_parser.error(
-            f"--out {str(out_dir)!r}: {str(cells)!r} is a file; the run saves its finished "
-            "data sets in that folder"
+            f"--out {str(out_dir)!r}: {str(cells_dir)!r} is a file; the run saves its "
+            "finished data sets in that folder"
         )
     try:  # the honest test (permissions, ACLs, read-only mounts): write a file, remove it
         fd, probe = tempfile.mkstemp(prefix=".lorak-write-test-", dir=out_dir)
@@ -243,7 +245,7 @@ def _cmd_bench(bench_parser, args) -> int:
     _quiet_matplotlib(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
     _check_data_home(bench_parser, args)
-    _check_out_dir(bench_parser, out_dir)
+    _check_out_dir(bench_parser, out_dir, cells=True)
     progress = None if args.no_progress else ProgressBar(sys.stderr)
     config = {
         "command": "bench",
