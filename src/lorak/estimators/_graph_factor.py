@@ -129,7 +129,7 @@ def _kernel_rows_map(factor, n_samples):
     return rows, N
 
 
-def _check_factor(factor):
+def _check_inner_factor(factor):
     """``factor``: None or a transformer instance with ``fit`` and ``transform`` (checked
     before it is cloned, so that the message names the parameter)."""
     if factor is None:
@@ -446,7 +446,7 @@ class GraphRegularizedFactor(TransformerBase):
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         n = X.shape[0]
         self._check_params(n)
-        _check_factor(self.factor)
+        _check_inner_factor(self.factor)
         if is_foreign(X):
             self._check_device_params(X)
             y = to_numpy(y) if is_foreign(y) else y
