@@ -6,9 +6,8 @@ import pytest
 from _naive import svm_dual_qp
 from lorak.kernels import KernelBank
 from lorak.learn._lp_mkl import bank_factors
-from lorak.solvers import _newton
 from lorak.solvers._gfb import FactorStack, gfb_naive, svm_dual_objective
-from lorak.solvers._newton import _line_search, _zone_solve, svm_newton
+from lorak.solvers._newton import NewtonResult, _line_search, _zone_solve, svm_newton
 
 
 def _problem(seed=0, n=120, ranks=(4, 3, 5), C=1.0):
@@ -33,6 +32,7 @@ def test_matches_qp_reference_and_kkt(seed, C):
     F, blocks, y, d, _ = _problem(seed=seed)
     ref, a_ref = svm_dual_qp(blocks, y, d, C)
     res = svm_newton(F, y, d, C, tol=1e-6)
+    assert isinstance(res, NewtonResult)
     assert res.converged and res.info["relative_gap"] <= 1e-6
     assert abs(res.objective - ref) <= 1e-3 * abs(ref)  # the issue's 0.1 %
     assert abs(res.objective - ref) <= 1e-5 * abs(ref)  # what it actually reaches
@@ -132,7 +132,7 @@ def test_zone_solve_is_the_newton_system(s, c):
 
 
 @pytest.mark.parametrize("C", [10.0, 1000.0])
-def test_zone_and_primal_newton_systems_give_the_same_svm(monkeypatch, C):
+def test_zone_and_primal_newton_systems_give_the_same_svm(C):
     """The solver picks the cheaper of the two forms of the Newton system per step; forced
     to the primal form everywhere it reaches the same optimum."""
     rng = np.random.default_rng(11)
@@ -144,11 +144,9 @@ def test_zone_and_primal_newton_systems_give_the_same_svm(monkeypatch, C):
     mixed = svm_newton(F, y, d, C, tol=1e-6)
     # cold start: the wide zone of the first widths takes the primal form, then the zone
     assert mixed.info["newton_systems"]["primal"] > 0 and mixed.info["newton_systems"]["zone"] > 0
-    monkeypatch.setattr(_newton, "_FORCE", "primal")
-    primal = svm_newton(F, y, d, C, tol=1e-6)
+    primal = svm_newton(F, y, d, C, tol=1e-6, system="primal")
     assert primal.info["newton_systems"]["zone"] == 0
-    monkeypatch.setattr(_newton, "_FORCE", "zone")
-    zone = svm_newton(F, y, d, C, tol=1e-6)
+    zone = svm_newton(F, y, d, C, tol=1e-6, system="zone")
     assert zone.info["newton_systems"]["primal"] == 0
     assert zone.converged and zone.objective == pytest.approx(primal.objective, rel=1e-5)
     assert mixed.converged and primal.converged
@@ -219,6 +217,7 @@ def test_line_search_is_exact(rng):
         ({"tol": -1.0}, ValueError, "tol must be >= 0"),
         ({"alpha0": "short"}, ValueError, "alpha0 has 5 entries, expected 120"),
         ({"F": "array"}, TypeError, "F must be a FactorStack"),
+        ({"system": "dual"}, ValueError, "system must be one of"),
     ],
 )
 def test_bad_input(kwargs, exc, match):

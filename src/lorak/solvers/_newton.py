@@ -30,19 +30,13 @@ an s × s Cholesky factor, O(s³), plus one step of iterative refinement on the
 Both forms are kept up to date between steps: the primal Hessian in feature space
 (Φ_SᵀΦ_S, updated with the rows that entered or left the zone: no LᵀGL product per
 step), and the zone rows P with their Gram PPᵀ (only the rows that entered are
-computed); each step takes the form with fewer flops, the zone form only while
-s ≤ q/2: as s nears q the s rows of P in q dimensions come close to dependent, and the
-elimination's z = O(c) cancels in Δw = g_w − Pᵀz. Measured on a9a (one split, R = 100,
-p = 2): allowing the zone form up to s ≈ 1.5q left the ℓp-MKL outer loop at its
-30-iteration cap with 78.95 % test accuracy, against 15 iterations and 84.45 % with
-the rule (84.43 % with the primal form only). Measured on mushrooms (5687
-training rows, 50 kernels, R = 200, q = 1036, C = 1000, one thread): 15 outer ℓp-MKL
-iterations went from 114 s to 13 s, the same Newton steps and objective (to 1e-9); the
-zone held fewer than 200 rows after the first solve. On a9a (34,189 rows, q = 951, a
-zone of ≈ 1400 rows, both forms in use) 4 outer iterations took 25 s, against 34 s
-when only the zone rows were kept between steps. The step length is the exact
-minimizer along the Newton direction (the objective is piecewise quadratic along a
-line: safeguarded Newton on its piecewise-linear derivative, O(ℓ) per trial).
+computed); each step takes the form with fewer flops (``system="auto"``), the zone
+form only while s ≤ q/2: as s nears q the s rows of P in q dimensions come close to
+dependent, and the elimination's z = O(c) cancels in Δw = g_w − Pᵀz (allowing it
+further stalls the ℓp-MKL outer loop; the user guide's ℓp-MKL page gives the runs
+behind both rules). The step length is the exact minimizer along the Newton direction
+(the objective is piecewise quadratic along a line: safeguarded Newton on its
+piecewise-linear derivative, O(ℓ) per trial).
 The width is then decreased (continuation h → h·``h_factor``, warm-started) until the
 duality gap of the *unsmoothed* SVM is below ``tol``.
 
@@ -71,16 +65,17 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._gfb import FactorStack, GFBResult, best_bias, project_feasible
+from ._gfb import FactorStack, best_bias, project_feasible
 
-__all__ = ["svm_newton"]
+__all__ = ["NewtonResult", "svm_newton"]
 
 _CHUNK = 8192  # rows per float64 block of the Hessian updates
-_FORCE: str | None = None  # "primal" or "zone": one form of the Newton system (tests)
+_SYSTEMS = ("auto", "primal", "zone")
 
 
 def _gram_rows(A, idx):
@@ -132,7 +127,7 @@ class _Features:
         return (self.A.T @ v.astype(self.dtype, copy=False)).astype(np.float64, copy=False)
 
 
-def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen):
+def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen, system):
     if not isinstance(F, FactorStack):
         raise TypeError(f"F must be a FactorStack; got {type(F).__name__}")
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -162,7 +157,45 @@ def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen):
         raise ValueError(f"warm_widen must be >= 1; got {warm_widen!r}")
     if not 0 < h_factor < 1:
         raise ValueError(f"h_factor must be in (0, 1); got {h_factor!r}")
+    if system not in _SYSTEMS:
+        raise ValueError(f"system must be one of {_SYSTEMS}; got {system!r}")
     return y, d
+
+
+@dataclass
+class NewtonResult:
+    """What :func:`svm_newton` returns (the attributes of :class:`~lorak.solvers.GFBResult`,
+    so that the ℓp-MKL outer loop takes either solver's record).
+
+    Attributes
+    ----------
+    alpha : (ℓ,) ndarray
+        Dual variables, feasible: the projection of the smoothed optimum's α onto
+        {0 ≤ α ≤ C, yᵀα = 0}.
+    gamma : (Σ r_k,) ndarray
+        γ_k = √d_k V_kᵀYα, stacked (0 for kernels with d_k = 0).
+    objective : float
+        Objective (4) at ``alpha``.
+    n_iter : int
+        Newton steps, over all widths.
+    converged : bool
+        Whether the relative duality gap reached ``tol``.
+    history : ndarray
+        Objective (4) after each width.
+    info : dict
+        See :func:`svm_newton`.
+    state : dict
+        {``b``, ``h``}: the bias and the last width, for a warm start.
+    """
+
+    alpha: np.ndarray
+    gamma: np.ndarray
+    objective: float
+    n_iter: int
+    converged: bool
+    history: np.ndarray
+    info: dict = field(default_factory=dict)
+    state: dict | None = None
 
 
 def svm_newton(
@@ -182,7 +215,8 @@ def svm_newton(
     rank_rtol: float = 1e-12,
     criterion: str = "gap",
     warm_widen: float = 10.0,
-) -> GFBResult:
+    system: str = "auto",
+) -> NewtonResult:
     """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (module notes).
 
     Parameters
@@ -204,15 +238,15 @@ def svm_newton(
     newton_tol : float, default=1e-8
         A width h is solved when the Newton decrement gᵀH⁻¹g ≤ newton_tol·h·(1 + |J|)
         (J the smoothed objective; the smoothing changes J by a relative O(h), so the
-        optimization error is kept well below it — measured: 1e-9 without the factor h
-        stalled the continuation at h = 1e-6), or when a full step leaves the quadratic
+        optimization error is kept below it — without the factor h the continuation
+        stalls at small widths), or when a full step leaves the quadratic
         zone unchanged (the exact minimizer of a piecewise quadratic), or when the
         direction is no longer one of descent at working precision (float32 factors).
     alpha0 : (ℓ,) array, optional
         Warm start: w₀ = Φᵀ(y∘α₀) (the representer form, meaningful when d changed),
         b₀ from ``state`` or the best bias for w₀.
     state : dict, optional
-        ``GFBResult.state`` of a previous call (``b``, the last width ``h``): the warm
+        ``state`` of a previous call's result (``b``, the last width ``h``): the warm
         start begins at width min(h0, ``warm_widen``·h).
     rank_rtol : float
         Eigenvalues of H = S D Sᵀ below rank_rtol·λ_max are dropped (q ≤ r features).
@@ -220,10 +254,16 @@ def svm_newton(
         Only the duality-gap rule (accepted for interface compatibility with the GFB).
     warm_widen : float ≥ 1, default=10
         See ``state``.
+    system : {"auto", "primal", "zone"}, default="auto"
+        The form of the Newton system: ``"auto"`` takes, at each step, the one with
+        fewer flops (the zone form only while the zone holds at most q/2 rows);
+        ``"primal"`` always the (q + 1)² Hessian in feature space, ``"zone"`` always
+        the system through the zone rows. Both give the same steps up to round-off;
+        the fixed forms are for checking one against the other.
 
     Returns
     -------
-    GFBResult
+    NewtonResult
         ``alpha`` feasible (projected), ``gamma`` = √d_k V_kᵀYα stacked, ``objective``
         the objective (4) at α, ``n_iter`` Newton steps, ``converged`` whether the gap
         reached ``tol``, ``history`` the objective (4) after each width. When the gap
@@ -243,189 +283,241 @@ def svm_newton(
             f"got {criterion!r}"
         )
     t0 = time.perf_counter()
-    y, d = _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen)
+    y, d = _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen, system)
     C = float(C)
-    ell = y.size
     phi = _Features(F, d, rank_rtol)
-    A = phi.A
-    L = phi.L
-    q = phi.q
-
-    # ------------------------------------------------------------------ start
-    h = float(h0)
-    b = 0.0
-    if alpha0 is not None:
-        a0 = np.clip(np.asarray(alpha0, dtype=np.float64).ravel(), 0.0, C)
-        if a0.shape[0] != ell:
-            raise ValueError(f"alpha0 has {a0.shape[0]} entries, expected {ell}")
-        w = L.T @ phi.rmatvec_A(y * a0)
-        o = phi.matvec(w)
-        if state is not None and "b" in state and np.isfinite(state["b"]):
-            b = float(state["b"])
-            if "h" in state and state["h"] > 0:
-                h = min(float(h0), float(warm_widen) * float(state["h"]))
-        else:
-            b = best_bias(o, y, C)[0]
-    else:
-        w = np.zeros(q)
-        o = np.zeros(ell)
-    h = max(h, h_min)
+    w, b, h = _start(phi, y, C, alpha0, state, h0, h_min, warm_widen)
     t_setup = time.perf_counter() - t0
 
-    # ------------------------------------------------------------------ Newton
+    t1 = time.perf_counter()
+    newton = _NewtonSystem(phi, system)
+    path = _WidthPath()
     n = 0
     converged = False
-    widths = []
-    history = []
-    hess_rows = 0
-    zone_prev = None
-    Hphi = sphi = None
-    zone_rows = _ZoneRows(phi)
-    systems = {"primal": 0, "zone": 0}
-    rel = math.inf
-    gap_info = None
-    best = None
-    worse = 0
-    t1 = time.perf_counter()
-    while True:
-        c = C / (2.0 * h)
-        steps = 0
-        zone_prev = None  # a fresh Hessian per width (bounds the update round-off)
-        o = phi.matvec(w)  # refresh (the updates o += tΦΔw accumulate round-off)
-        while n < max_iter:
-            m = y * (o + b)
-            sraw = (1.0 + h - m) / (2.0 * h)
-            alpha = C * np.clip(sraw, 0.0, 1.0)
-            zone = (sraw > 0.0) & (sraw <= 1.0)
-            loss = np.where(sraw >= 1.0, 1.0 - m, h * np.clip(sraw, 0.0, None) ** 2)
-            J = 0.5 * float(w @ w) + C * float(loss.sum())
-            gw = w - L.T @ phi.rmatvec_A(y * alpha)
-            gb = -float(y @ alpha)
-            g = np.concatenate([gw, [gb]])
-            nzone = int(zone.sum())
-            zidx = np.flatnonzero(zone)
-            # the two forms of the Newton system, each kept up to date incrementally:
-            # take the one with fewer flops for this step
-            if zone_prev is None:
-                changed = None
-            else:
-                add = np.flatnonzero(zone & ~zone_prev)
-                rem = np.flatnonzero(zone_prev & ~zone)
-                changed = None if add.size + rem.size >= nzone else (add, rem)
-            r_A = A.shape[1]
-            if changed is None:  # a fresh A_SᵀA_S, then LᵀGL
-                cost_primal = nzone * r_A * r_A + 4.0 * r_A * q * q
-            else:
-                cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
-            cost_primal += q**3 / 3.0
-            if 2 * nzone > q:  # rows of P near dependent: see the module notes
-                cost_zone = math.inf
-            else:
-                cost_zone = zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
-            if (_FORCE or ("zone" if cost_zone < cost_primal else "primal")) == "zone":
-                # the Newton system through the zone rows (module notes): O(s³)
-                zrows, K, fresh = zone_rows.get(zidx)
-                hess_rows += fresh
-                step = -_zone_solve(zrows, K, gw, gb, c)
-                systems["zone"] += 1
-            else:
-                # the primal Hessian in feature space, Hφ = Φ_SᵀΦ_S and sφ = Φ_Sᵀ1,
-                # updated with the rows that entered or left the zone
-                if changed is None:
-                    G, s1 = _gram_rows(A, zidx)
-                    Hphi, sphi = L.T @ G @ L, L.T @ s1
-                    hess_rows += nzone
-                else:
-                    Pa, Pr = phi.rows(changed[0]), phi.rows(changed[1])
-                    Hphi += Pa.T @ Pa - Pr.T @ Pr
-                    sphi += Pa.sum(axis=0) - Pr.sum(axis=0)
-                    hess_rows += changed[0].size + changed[1].size
-                zone_prev = zone
-                systems["primal"] += 1
-                Hm = np.empty((q + 1, q + 1))
-                Hm[:q, :q] = c * Hphi
-                Hm[np.arange(q), np.arange(q)] += 1.0
-                Hm[:q, q] = Hm[q, :q] = c * sphi
-                Hm[q, q] = c * max(nzone, 1)  # no zone row: a unit curvature for b
-                try:
-                    step = -cho_solve(cho_factor(Hm, lower=True, check_finite=False), g)
-                except LinAlgError:  # round-off in the updated Hφ: the symmetric part
-                    step = -np.linalg.lstsq(0.5 * (Hm + Hm.T), g, rcond=None)[0]
-            dec = -float(g @ step)
-            if not dec > newton_tol * h * (1.0 + abs(J)):
-                break
-            dw, db = step[:q], float(step[q])
-            pdw = phi.matvec(dw)
-            delta = y * (pdw + db)
-            t = _line_search(w, dw, m, delta, h, C)
-            if t == 0.0:  # not a descent direction at working precision: solved
-                break
-            n += 1
-            steps += 1
-            w = w + t * dw
-            b += t * db
-            o += t * pdw
-            # a full step that leaves the zone set unchanged is the exact minimizer
-            if t == 1.0:
-                m_new = y * (o + b)
-                sn = (1.0 + h - m_new) / (2.0 * h)
-                if np.array_equal((sn > 0.0) & (sn <= 1.0), zone):
-                    break
-        # the certificate of the unsmoothed SVM at this width's α
-        info_h = _hinge_gap(phi, y, C, w, b, o, h)
-        rel_h = info_h["relative_gap"]
-        history.append(-info_h["dual"])
-        widths.append((h, steps, rel_h))
-        # keep the best certificate (round-off can stall tiny widths)
-        if rel_h < rel or best is None:
-            rel, gap_info, best = rel_h, info_h, (w.copy(), b, h)
-            worse = 0
-        else:
-            worse += 1
-        if rel <= tol:
+    while True:  # continuation: h → h·h_factor until the hinge gap is below tol
+        w, b, o, n, steps = _solve_width(phi, newton, y, C, h, w, b, n, max_iter, newton_tol)
+        path.record(_hinge_gap(phi, y, C, w, b, o, h), w, b, h, steps)
+        if path.rel <= tol:
             converged = True
             break
-        if n >= max_iter or h <= h_min or worse >= 2:
+        if n >= max_iter or h <= h_min or path.worse >= 2:
             break
         h = max(h * h_factor, h_min)
     t_iter = time.perf_counter() - t1
+    return _result(F, d, phi, path, newton, n, converged, t_setup, t_iter)
 
-    w, b, h = best
-    alpha_f, u, dual, primal, b_best = (
-        gap_info["alpha"],
-        gap_info["u"],
-        gap_info["dual"],
-        gap_info["primal"],
-        gap_info["bias"],
-    )
+
+def _start(phi: _Features, y, C, alpha0, state, h0, h_min, warm_widen):
+    """The starting point (w, b) and width h: w = 0 (cold) or the representer form of
+    ``alpha0`` with the bias and width of ``state`` (warm)."""
+    h = float(h0)
+    b = 0.0
+    if alpha0 is None:
+        return np.zeros(phi.q), b, max(h, h_min)
+    a0 = np.clip(np.asarray(alpha0, dtype=np.float64).ravel(), 0.0, C)
+    if a0.shape[0] != y.size:
+        raise ValueError(f"alpha0 has {a0.shape[0]} entries, expected {y.size}")
+    w = phi.L.T @ phi.rmatvec_A(y * a0)
+    if state is not None and "b" in state and np.isfinite(state["b"]):
+        b = float(state["b"])
+        if "h" in state and state["h"] > 0:
+            h = min(float(h0), float(warm_widen) * float(state["h"]))
+    else:
+        b = best_bias(phi.matvec(w), y, C)[0]
+    return w, b, max(h, h_min)
+
+
+def _solve_width(phi: _Features, newton, y, C, h, w, b, n, max_iter, newton_tol):
+    """Newton's method on the SVM smoothed at width h, from (w, b), with the exact line
+    search; n counts the steps over all widths. Returns (w, b, o = Φw, n, steps)."""
+    steps = 0
+    newton.new_width()
+    o = phi.matvec(w)  # refresh (the updates o += tΦΔw accumulate round-off)
+    while n < max_iter:
+        m, alpha, zone, J = _huber(y, o, b, w, h, C)
+        gw = w - phi.L.T @ phi.rmatvec_A(y * alpha)
+        gb = -float(y @ alpha)
+        g = np.concatenate([gw, [gb]])
+        step = newton.solve(zone, gw, gb, g, C / (2.0 * h))
+        dec = -float(g @ step)
+        if not dec > newton_tol * h * (1.0 + abs(J)):
+            break
+        dw, db = step[: phi.q], float(step[phi.q])
+        pdw = phi.matvec(dw)
+        t = _line_search(w, dw, m, y * (pdw + db), h, C)
+        if t == 0.0:  # not a descent direction at working precision: solved
+            break
+        n += 1
+        steps += 1
+        w = w + t * dw
+        b += t * db
+        o += t * pdw
+        # a full step that leaves the zone set unchanged is the exact minimizer
+        if t == 1.0:
+            sn = _scaled_margins(y, o, b, h)[1]
+            if np.array_equal((sn > 0.0) & (sn <= 1.0), zone):
+                break
+    return w, b, o, n, steps
+
+
+def _huber(y, o, b, w, h, C):
+    """At the decision values o + b: the margins m, α = C·clip((1 + h − m)/(2h), 0, 1),
+    the quadratic zone (0 < (1 + h − m)/(2h) ≤ 1) and the smoothed objective J."""
+    m, sraw = _scaled_margins(y, o, b, h)
+    alpha = C * np.clip(sraw, 0.0, 1.0)
+    zone = (sraw > 0.0) & (sraw <= 1.0)
+    loss = np.where(sraw >= 1.0, 1.0 - m, h * np.clip(sraw, 0.0, None) ** 2)
+    J = 0.5 * float(w @ w) + C * float(loss.sum())
+    return m, alpha, zone, J
+
+
+def _scaled_margins(y, o, b, h):
+    """The margins m = y∘(o + b) and (1 + h − m)/(2h), whose clip to [0, 1] is α/C."""
+    m = y * (o + b)
+    return m, (1.0 + h - m) / (2.0 * h)
+
+
+class _NewtonSystem:
+    """The generalized Hessian system of a Newton step in its two forms (module notes),
+    each kept up to date between steps: the primal Hessian in feature space
+    (Hφ = Φ_SᵀΦ_S, sφ = Φ_Sᵀ1, updated with the rows that entered or left the zone) and
+    the zone rows with their Gram matrix (:class:`_ZoneRows`)."""
+
+    def __init__(self, phi: _Features, system: str):
+        self.phi = phi
+        self.system = system
+        self.zone_prev = None
+        self.Hphi = self.sphi = None
+        self.zone_rows = _ZoneRows(phi)
+        self.systems = {"primal": 0, "zone": 0}
+        self.hess_rows = 0
+
+    def new_width(self):
+        self.zone_prev = None  # a fresh Hessian per width (bounds the update round-off)
+
+    def solve(self, zone, gw, gb, g, c):
+        """The Newton step −H⁻¹g, H the generalized Hessian at curvature c = C/(2h)."""
+        zidx = np.flatnonzero(zone)
+        changed = self._changed(zone)
+        if self._form(zidx, changed) == "zone":
+            zrows, K, fresh = self.zone_rows.get(zidx)
+            self.hess_rows += fresh
+            self.systems["zone"] += 1
+            return -_zone_solve(zrows, K, gw, gb, c)
+        self._update_primal(zone, zidx, changed)
+        self.systems["primal"] += 1
+        return -_primal_solve(self.Hphi, self.sphi, zidx.size, g, c)
+
+    def _changed(self, zone):
+        """(rows that entered, rows that left) the zone since the primal Hessian was
+        formed, or None when forming it afresh is cheaper."""
+        if self.zone_prev is None:
+            return None
+        add = np.flatnonzero(zone & ~self.zone_prev)
+        rem = np.flatnonzero(self.zone_prev & ~zone)
+        return None if add.size + rem.size >= int(zone.sum()) else (add, rem)
+
+    def _form(self, zidx, changed) -> str:
+        """``system``, or under "auto" the form with fewer flops for this step."""
+        if self.system != "auto":
+            return self.system
+        q, r_A, nzone = self.phi.q, self.phi.A.shape[1], zidx.size
+        if changed is None:  # a fresh A_SᵀA_S, then LᵀGL
+            cost_primal = nzone * r_A * r_A + 4.0 * r_A * q * q
+        else:
+            cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
+        cost_primal += q**3 / 3.0
+        if 2 * nzone > q:  # rows of P near dependent: see the module notes
+            cost_zone = math.inf
+        else:
+            cost_zone = self.zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
+        return "zone" if cost_zone < cost_primal else "primal"
+
+    def _update_primal(self, zone, zidx, changed):
+        phi = self.phi
+        if changed is None:
+            G, s1 = _gram_rows(phi.A, zidx)
+            self.Hphi, self.sphi = phi.L.T @ G @ phi.L, phi.L.T @ s1
+            self.hess_rows += zidx.size
+        else:
+            Pa, Pr = phi.rows(changed[0]), phi.rows(changed[1])
+            self.Hphi += Pa.T @ Pa - Pr.T @ Pr
+            self.sphi += Pa.sum(axis=0) - Pr.sum(axis=0)
+            self.hess_rows += changed[0].size + changed[1].size
+        self.zone_prev = zone
+
+
+def _primal_solve(Hphi, sphi, nzone: int, g, c: float):
+    """x solving [[I + c Hφ, c sφ], [c sφᵀ, c·max(s, 1)]] x = g by Cholesky (no zone row:
+    a unit curvature for b)."""
+    q = Hphi.shape[0]
+    Hm = np.empty((q + 1, q + 1))
+    Hm[:q, :q] = c * Hphi
+    Hm[np.arange(q), np.arange(q)] += 1.0
+    Hm[:q, q] = Hm[q, :q] = c * sphi
+    Hm[q, q] = c * max(nzone, 1)
+    try:
+        return cho_solve(cho_factor(Hm, lower=True, check_finite=False), g)
+    except LinAlgError:  # round-off in the updated Hφ: the symmetric part
+        return np.linalg.lstsq(0.5 * (Hm + Hm.T), g, rcond=None)[0]
+
+
+class _WidthPath:
+    """The widths solved so far and the best certificate among them (round-off can
+    stall tiny widths: the continuation stops after two widths without progress)."""
+
+    def __init__(self):
+        self.widths = []
+        self.history = []
+        self.rel = math.inf
+        self.gap = None
+        self.best = None
+        self.worse = 0
+
+    def record(self, gap: dict, w, b, h, steps):
+        rel_h = gap["relative_gap"]
+        self.history.append(-gap["dual"])
+        self.widths.append((h, steps, rel_h))
+        if rel_h < self.rel or self.best is None:
+            self.rel, self.gap, self.best = rel_h, gap, (w.copy(), b, h)
+            self.worse = 0
+        else:
+            self.worse += 1
+
+
+def _result(F, d, phi, path, newton, n, converged, t_setup, t_iter) -> NewtonResult:
+    """The record of the width with the smallest duality gap."""
+    w, b, h = path.best
+    gap = path.gap
+    alpha_f, u, dual = gap["alpha"], gap["u"], gap["dual"]
     quad = 2.0 * (float(alpha_f.sum()) - dual)
     gamma = np.sqrt(np.repeat(d, F.ranks)) * (F.coef.T @ u if F.basis is not None else u)
     info = {
         "method": "newton",
         "criterion": "gap",
-        "relative_gap": rel,
-        "primal": primal,
+        "relative_gap": path.rel,
+        "primal": gap["primal"],
         "dual": dual,
-        "bias": b_best,
+        "bias": gap["bias"],
         "newton_bias": b,
         "h": h,
-        "widths": widths,
-        "n_features": q,
+        "widths": path.widths,
+        "n_features": phi.q,
         "u": u,
         "w": w,
-        "hessian_rows": hess_rows,
-        "newton_systems": systems,
+        "hessian_rows": newton.hess_rows,
+        "newton_systems": newton.systems,
         "setup_seconds": t_setup,
         "iter_seconds": t_iter,
         "active_kernels": np.flatnonzero(d > 0),
     }
-    return GFBResult(
+    return NewtonResult(
         alpha=alpha_f,
         gamma=gamma,
         objective=0.5 * quad - float(alpha_f.sum()),
         n_iter=n,
         converged=converged,
-        history=np.asarray(history),
+        history=np.asarray(path.history),
         info=info,
         state={"b": b, "h": h},
     )
