@@ -242,6 +242,23 @@ def test_duplicate_rows_and_empty_clusters():
         assert info["inertia"] == pytest.approx(0.0, abs=1e-9)
 
 
+def test_empty_clusters_on_dask_as_in_memory():
+    """The one empty-cluster rule: on dask chunks (an extra pass finds the farthest
+    rows) the clusters empty and are refilled as in memory, to the same centres."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(3)
+    X = np.concatenate(
+        [np.repeat(rng.standard_normal((30, 4)), 100, axis=0), 4 * rng.standard_normal((100, 4))]
+    )
+    for k in (45, 60):
+        ref, iref = kmeans_landmarks(X, k, rng=np.random.default_rng(0), init="random")
+        got, info = km.lazy_kmeans_landmarks(
+            da.from_array(X, chunks=(500, 4)), k, rng=np.random.default_rng(0), init="random"
+        )
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+        assert info["inertia"] == pytest.approx(iref["inertia"], rel=1e-12)
+
+
 def test_constant_data():
     X = np.ones((10, 4))
     C, info = kmeans_landmarks(X, 5, rng=np.random.default_rng(0))

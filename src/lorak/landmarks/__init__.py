@@ -7,7 +7,7 @@ A strategy is ``f(X, n_landmarks, *, rng, kernel) -> Landmarks``. Built in:
 ``"kmeans"``
     k-means centres after at most 10 Lloyd iterations (Zhang, Tsang & Kwok 2008);
     the centres need not be data points. See :mod:`lorak.landmarks._kmeans` for the
-    initialization chosen by measurement.
+    seeding and why it is the default (its timings are in the user guide).
 ``"column_norm"``
     Drineas & Mahoney (2005): columns drawn i.i.d. (with replacement) with probability
     p_i ∝ ‖K(:, i)‖², and the reconstruction rescaled by 1/√(m p_i) (``weights``). The

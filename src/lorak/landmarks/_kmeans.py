@@ -1,8 +1,9 @@
 """k-means centres as Nyström landmarks (Zhang, Tsang & Kwok 2008, "Improved Nyström").
 
 The paper takes the centres of k-means, capped at 10 Lloyd iterations, as landmarks.
-The cost is in the seeding and in the Lloyd products; both were measured with
-``benchmarks/study_kmeans_init.py`` (results in ``benchmarks/out/kmeans_init.json``).
+The cost is in the seeding and in the Lloyd products. The defaults below were chosen
+with ``benchmarks/study_kmeans_init.py`` (results in ``benchmarks/out/kmeans_init.json``);
+the user guide's page on factors and landmarks gives the timings and errors.
 
 What is done
 ------------
@@ -14,105 +15,28 @@ directions (randomized range finder). Each step is one thin product of the sampl
 the candidates, run on one BLAS thread (threads only add synchronisation to thin
 products). The centres are rows of X.
 
-Lloyd (``max_iter`` iterations on all rows): our own, blocked, not scikit-learn's.
-Assignments are one GEMM of a row block with the centres per block; float32 stays
-float32 and float64 data is multiplied in float32 block by block (sums, centres and the
-reported inertia stay float64). Distance bounds (Hamerly-style, with the 64 centres that
-moved most measured exactly) let rows whose centre cannot have changed skip the GEMM.
-Empty clusters are moved to the rows farthest from their centres, as scikit-learn does.
-From the same seeds, labels and centres equal those of
+Lloyd (``max_iter`` iterations on all rows): our own, blocked, not scikit-learn's, one
+loop (:func:`_lloyd`) whatever holds the rows — in memory, dask chunks, an array API
+device — with the passes over the rows as the only difference. Assignments are one
+GEMM of a row block with the centres per block; float32 stays float32 and float64 data
+is multiplied in float32 block by block (sums, centres and the reported inertia stay
+float64). In memory, distance bounds (Hamerly-style, with the 64 centres that moved
+most computed exactly) let rows whose centre cannot have changed skip the GEMM. Empty
+clusters are moved to the rows farthest from their centres, as scikit-learn does. From
+the same seeds, labels and centres equal those of
 ``KMeans(init=<seeds>, algorithm="lloyd", tol=0)`` (tests).
 
-Measurements
-------------
-n=70000, d=784, k=1000, 10 Lloyd iterations, 2 BLAS threads, on a 2-core machine that
-other jobs kept loaded (load average 6–10), so wall times are 2–3× what an idle machine
-gives and noisy; CPU seconds (both threads) are steadier. Ratios within one run are what
-count. "rel. error" = quantization error Σᵢ minⱼ ‖xᵢ − cⱼ‖² over that of
-``sklearn.cluster.KMeans(init="k-means++", n_init=1, max_iter=10)`` (one seed; its
-k-means++ was run on one BLAS thread, which on this machine is much faster than two).
-Data: ``mixture`` = 200 anisotropic Gaussian components (structure to find), ``normal``
-= standard normal (none); float64 holds the same points as float32.
-
-=================================  =======  ======  =======  ==========
-mixture, float32                   wall s   CPU s   seed s   rel. error
-=================================  =======  ======  =======  ==========
-scikit-learn KMeans (reference)     530.9   191.5              1.0000
-random + scikit-learn Lloyd          62.6    20.8     0.2      1.0375
-random                               51.3    16.8     0.3      1.0375
-subsample++ m=2000                   41.1    15.8     1.2      1.0084
-subsample++ m=5000                   40.8    16.2     1.2      1.0028
-**auto** (subsample++ m=10000)       52.4    17.8     3.9      1.0016
-subsample++ m=20000                  47.5    18.4     6.7      1.0021
-subsample++ m=10000, no sketch       46.4    22.9    16.2      1.0017
-auto, Lloyd without bounds           39.7    20.4     2.3      1.0016
-auto seeds + scikit-learn Lloyd      30.4    19.0     1.4      1.0016
-sklearn kmeans_plusplus, m=10000     51.2    33.8    26.3      1.0024
-k-means++ on all rows (ours)        123.0    68.8    98.6      0.9993
-=================================  =======  ======  =======  ==========
-
-=================================  =======  ======  =======  ==========
-mixture, float64                   wall s   CPU s   seed s   rel. error
-=================================  =======  ======  =======  ==========
-random + scikit-learn Lloyd          55.1    41.9     0.2      1.0375
-random                               38.2    19.7     0.2      1.0375
-**auto**                             50.6    21.7     2.1      1.0016
-auto, float64 products               90.9    33.5     5.0      1.0016
-auto seeds + scikit-learn Lloyd     114.8    36.9     3.7      1.0016
-sklearn kmeans_plusplus, m=10000     87.5    32.9    38.7      1.0027
-=================================  =======  ======  =======  ==========
-
-=================================  =======  ======  =======  ==========
-normal                             wall s   CPU s   seed s   rel. error
-=================================  =======  ======  =======  ==========
-float32: scikit-learn KMeans        367.9   189.3              1.0000
-float32: random + sklearn Lloyd      38.5    19.1     0.2      1.0011
-float32: random                      39.5    19.5     0.2      1.0011
-float32: **auto**                    36.3    20.6     1.6      1.0009
-float64: random + sklearn Lloyd      81.5    37.2     0.3      1.0011
-float64: random                      49.5    22.3     0.3      1.0011
-float64: **auto**                    54.2    22.0     2.7      1.0009
-=================================  =======  ======  =======  ==========
-
-Small case (n=5000, d=50, k=100, float64, 5 seeds, each against the reference with the
-same seed; mean and worst rel. error): mixture — auto 1.0041 (1.0074), random 1.0108
-(1.0172), k-means++ on all rows 1.0038 (1.0105), subsample++ m=500 1.0054 (1.0115);
-normal — auto 1.0011 (1.0022), random 1.0031 (1.0061).
-
-float32 against float64 input (issue 20): both multiply in float32 (float64 data only
-while float32 resolves its distances, see ``_float32_resolves``), so float32 input
-saves only the per-block conversion, not half the products: CPU time float32/float64
-0.91 at n=70000, d=784, k=1000 (one BLAS thread), 0.80 at n=30000 (two threads), 0.84
-at n=20000, k=500 (one thread); the float32 run was about 1.1× the time of its
-GEMM floor (one n × d by d × k product per assignment pass). Against scikit-learn's
-Lloyd started from the same seeds (n=20000, k=500, one thread, same run): CPU 0.61×
-(float64) and 0.93× (float32) with our seeding included, quantization error equal to
-5 digits. A float32/float64 ratio of 0.6 would need float64 products for float64 data
-(1.5× their time, measured in the study above) — not done.
-
-Why this choice
----------------
-* Random seeding is fast but 3.75 % worse on structured data after 10 iterations
-  (1.1 % mean, 1.7 % worst on the small mixture): too close to the 3 % target.
-* scikit-learn's k-means++ on all rows is the slow part (about 89 s at 2 BLAS threads
-  per the issue; 531 s here on one thread): greedy k-means++ on 10·k = 10 000 random
-  rows is within 0.2 % of it. 2000 rows lose 0.8 %, 5000 rows 0.3 %; 20 000 rows gain
-  nothing.
-* Seeding on a 64-dimensional principal-component sketch of the sample gives the same
-  quality (1.0016 against 1.0017) at a fraction of the cost (3.9 s against 16.2 s
-  wall). ``sklearn.cluster.kmeans_plusplus`` on the same 10 000 rows took 26.3 s (it
-  computes float32 distances in float64 chunks).
-* Lloyd dominates. The bounds skip 25–57 % of the rows in most iterations from the
-  third on (structured data; 15–27 % in the last iterations on ``normal``): CPU 17.8 s
-  against 20.4 s without them, same result (that run's wall times were dominated by
-  load swings). float64 data multiplied in float32 gives the same inertia to all
-  digits as float64 products, at 0.65× their CPU time.
-* Whole ``auto`` run against "random rows + scikit-learn Lloyd" (the issue's "~6 s")
-  in the same process (the study, then two more runs): float32 0.84/0.87/0.92 (wall),
-  0.86/0.82/0.92 (CPU); float64 0.92/0.47/0.66 (wall), 0.52/0.52/0.54 (CPU); on
-  ``normal`` float32 0.94 (wall), 1.08 (CPU). That is about 5–6.5 s where that run
-  takes 6 s, a tenth of the reference's CPU time, with quantization error 0.16 % above
-  the reference (0.09 % on ``normal``; 0.4 % mean, 0.7 % worst on the small cases).
+Why these defaults
+------------------
+* Seeding on a subsample: k-means++ on all rows costs one pass over X per centre, and
+  10 k random rows come within a fraction of a percent of its quantization error
+  (random seeding is several times further off on structured data).
+* The 64-dimensional principal-component sketch: the same seeding quality at a
+  fraction of the seeding time when d is large.
+* The distance bounds: Lloyd dominates the time, and the bounds skip a quarter to a
+  half of the rows in most iterations, with the same centres.
+* float32 products for float64 data: the same inertia to all digits at about two
+  thirds of the time of float64 products.
 """
 
 from __future__ import annotations
@@ -168,7 +92,7 @@ _PRUNE_MIN_SKIP = 0.1
 
 def default_init_sample(n_samples: int, n_landmarks: int) -> int:
     """Subsample size of ``init="subsample++"`` when ``init_sample`` is None:
-    min(n, max(2000, 10 k)) rows (the measured choice, see the module docstring)."""
+    min(n, max(2000, 10 k)) rows (fewer lose accuracy, more gain none: module notes)."""
     return int(min(n_samples, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * n_landmarks)))
 
 
@@ -242,8 +166,8 @@ def kmeans_landmarks(
         centre, scikit-learn's default) on all rows — slow: one pass over X per centre.
         ``"subsample++"``: the same on ``init_sample`` rows drawn at random, projected
         on their ``sketch`` leading principal directions when d > 2 ``sketch``.
-        ``"random"``: k distinct rows. ``"auto"``: the measured choice, currently
-        ``"subsample++"`` (see the module docstring). An array: the initial centres
+        ``"random"``: k distinct rows. ``"auto"``: currently ``"subsample++"`` (the
+        module notes say why). An array: the initial centres
         themselves (Lloyd from given seeds, as ``KMeans(init=array)``; no random draw
         is made for the seeding; ``info["init"]`` is ``"given"``). Not modified.
     init_sample : int, optional
@@ -272,13 +196,13 @@ def kmeans_landmarks(
     prune : bool, default=True
         Let Lloyd skip the rows whose centre the distance bounds prove unchanged
         (Hamerly-style; used when k ≥ 32). The centres are the same without it, up to
-        rounding-level ties; only the time differs (measured in the module docstring).
+        rounding-level ties; only the time differs.
     compute_dtype : {numpy.float32, numpy.float64}, default=numpy.float32
         dtype of the distance products of seeding and Lloyd. float32: float64 data is
         multiplied in float32 block by block (where float32 resolves its distances,
         else in float64); sums, centres and the inertia stay float64. float64: float64
-        products for float64 data (about 1.5× the time, the same inertia in the
-        measurements); float32 data is multiplied in float32 either way.
+        products for float64 data (about 1.5× the time, for the same inertia on the
+        data of the study); float32 data is multiplied in float32 either way.
     sketch : int or None, default=64
         ``"subsample++"`` seeds on the sample's projection onto this many leading
         principal directions when d > 2 ``sketch`` (dense data). None: on the rows
@@ -414,17 +338,20 @@ def _kmeans(
         given = _given_centers(init, k, X)
 
     t0 = time.perf_counter()
-    lloyd = _Lloyd(X, k, compute_dtype=compute_dtype)
+    passes = _HostPasses(X, k, compute_dtype=compute_dtype, prune=prune)
     if given is not None:
         centers, m = given, None
     else:
         with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
-            centers, m = _seed(X, k, rng, method, init_sample, n_trials, lloyd.cdt, sketch)
+            centers, m = _seed(X, k, rng, method, init_sample, n_trials, passes.cdt, sketch)
     t1 = time.perf_counter()
-    centers, labels, n_iter = lloyd.run(centers, max_iter, tol, prune=prune)
-    skipped = float(np.mean(lloyd.skipped)) if lloyd.skipped else 0.0
+    centers, n_iter = _lloyd(passes, centers, max_iter, tol)
+    labels = passes.lab
+    if passes.skipped:
+        logger.debug("kmeans: fraction of rows skipped per iteration %s", passes.skipped)
+    skipped = float(np.mean(passes.skipped)) if passes.skipped else 0.0
     centers = centers.astype(X.dtype)
-    inertia = lloyd.inertia(centers, labels)
+    inertia = passes.inertia(centers, labels)
     t2 = time.perf_counter()
     logger.debug(
         "kmeans: k=%d init=%s (%.2fs) lloyd %d iterations (%.2fs), inertia %.6g",
@@ -565,11 +492,83 @@ def _greedy_kmeanspp(S, k, rng, n_trials=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Lloyd
+# Lloyd's iteration, one for every place the rows live
 
 
-class _Lloyd:
-    """Blocked Lloyd iterations on X with distance bounds that skip settled rows.
+def _lloyd(passes, C, max_iter, tol=0.0):
+    """Lloyd's iterations from the centres C (float64, k × d): (centres, iterations run).
+
+    ``passes`` holds the rows and makes the passes over them: :class:`_HostPasses` in
+    memory (with distance bounds that skip settled rows), :class:`_LazyPasses` over the
+    chunks of a dask array (no per-row state), :class:`_DevicePasses` on an array API
+    device. Everything else is this loop: assign every row to its nearest centre; move
+    each centre to the mean of its rows; stop after ``max_iter`` updates, when no
+    assignment changed, or when the squared centre shift summed over centres is at most
+    ``tol`` times the mean feature variance (scikit-learn's convention).
+
+    Empty clusters (the one rule of every pass): each empty cluster takes one of the rows
+    farthest from their centres by the distances of the last assignment, the farthest
+    first, in the order of the empty clusters (:func:`_farthest`); the row leaves its
+    cluster, as in scikit-learn.
+    """
+    passes.assign(C)
+    tol_abs = tol * passes.sq_total() / (passes.n * passes.d) if tol > 0 else 0.0
+    n_iter = 0
+    for _ in range(max_iter):
+        sums, counts = passes.sums_counts()
+        moved = _relocate_empty(passes, sums, counts)
+        new = C.copy()
+        nz = counts > 0
+        new[nz] = sums[nz] / counts[nz, None]
+        n_iter += 1
+        drift = np.sqrt(np.einsum("ij,ij->i", new - C, new - C))
+        shift = float(drift @ drift)
+        C = new
+        changed = passes.reassign(C, drift, moved)  # None: the pass keeps no labels
+        if changed == 0 or shift <= tol_abs:
+            break
+    return C, n_iter
+
+
+def _relocate_empty(passes, sums, counts):
+    """Give each empty cluster one of the farthest rows (see :func:`_lloyd`), in the
+    per-cluster sums and counts; the indices of the rows moved (None where the pass
+    keeps no per-row state)."""
+    empty = np.flatnonzero(counts == 0)
+    if not empty.size:
+        return np.empty(0, dtype=np.intp)
+    moved, rows, labels = passes.farthest(empty.size)
+    for j, x, old in zip(empty, rows, labels, strict=False):
+        sums[old] -= x
+        counts[old] -= 1.0
+        sums[j] = x
+        counts[j] = 1.0
+    if moved is not None:
+        passes.relocated(moved, empty[: moved.size])
+    logger.debug("kmeans: relocated %d empty clusters", min(empty.size, len(rows)))
+    return moved
+
+
+def _farthest(dist, e):
+    """Indices of the e largest entries of ``dist``, the largest first."""
+    if e >= dist.size:
+        return np.argsort(-dist, kind="stable")
+    top = np.argpartition(-dist, e - 1)[:e]
+    return top[np.argsort(-dist[top], kind="stable")]
+
+
+def _operands(C, mu):
+    """(W, b) in float64 with ‖x − c_j‖² = ‖x − μ‖² + (x W + b)_j: the products are
+    taken against the centres less μ, the mean of the rows, so a large common offset
+    costs no precision."""
+    Ct = C - mu
+    b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
+    return np.ascontiguousarray((-2.0 * Ct).T), b
+
+
+class _HostPasses:
+    """Lloyd's passes over X in memory: blocked, with distance bounds that skip settled
+    rows.
 
     Distances use ‖x − c‖² = ‖x − μ‖² + (‖c − μ‖² + 2μᵀ(c − μ)) − 2xᵀ(c − μ), with μ the
     mean of X: the product is taken against centred centres, so a large common offset
@@ -582,33 +581,21 @@ class _Lloyd:
     distances to those are computed exactly (a thin product). Rows with u ≤ l keep
     their centre; the others get their exact u, and those still in doubt a full
     distance row. Bounds come from the same float products as a plain assignment, so
-    skipping changes only rounding-level ties.
+    skipping changes only rounding-level ties. The farthest rows of the empty-cluster
+    rule are those with the largest u.
     """
 
-    def __init__(self, X, k, *, compute_dtype=np.float32):
+    def __init__(self, X, k, *, compute_dtype=np.float32, prune=True):
         self.X = X
         self.sparse = sp.issparse(X)
         self.dtype = X.dtype
-        cdt = np.dtype(compute_dtype)
-        if cdt.itemsize > X.dtype.itemsize:
-            cdt = X.dtype
         n, d = X.shape
         self.n, self.d, self.k = n, d, k
         self.block = int(min(8192, max(128, _BLOCK_ENTRIES // max(k, 1))))
-        amax = 0.0
-        if self.sparse:
-            self.mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-            self.xsq = np.maximum(sq - 2.0 * (X @ self.mu) + self.mu @ self.mu, 0.0)
-            amax = float(abs(X).max()) if X.nnz else 0.0
-        else:
-            self.mu = X.mean(axis=0, dtype=np.float64)
-            mu = self.mu.astype(X.dtype)
-            self.xsq = np.empty(n)
-            for s in range(0, n, self.block):
-                R = X[s : s + self.block] - mu
-                self.xsq[s : s + self.block] = np.einsum("ij,ij->i", R, R)
-                amax = max(amax, float(np.max(np.abs(X[s : s + self.block]), initial=0.0)))
+        amax = self._row_stats()
+        cdt = np.dtype(compute_dtype)
+        if cdt.itemsize > X.dtype.itemsize:
+            cdt = X.dtype
         if cdt != X.dtype and not _float32_resolves(amax, self.mu, self.xsq):
             cdt = X.dtype  # float64 data float32 cannot hold: keep float64 products
         self.cdt = cdt
@@ -616,6 +603,77 @@ class _Lloyd:
         self.Xc = X if X.dtype == cdt else None
         if self.Xc is None and (self.sparse or n * d <= _CONVERT_ONCE_ENTRIES):
             self.Xc = X.astype(cdt)
+        self.prune = prune and k >= _PRUNE_MIN_CENTERS
+        self.n_movers = min(_PRUNE_MAX_MOVERS, k // 8)
+        self.skipped = []
+
+    def _row_stats(self):
+        """The mean μ, ‖x − μ‖² per row (``xsq``), and max |x| (returned)."""
+        X = self.X
+        amax = 0.0
+        if self.sparse:
+            self.mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+            sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+            self.xsq = np.maximum(sq - 2.0 * (X @ self.mu) + self.mu @ self.mu, 0.0)
+            return float(abs(X).max()) if X.nnz else 0.0
+        self.mu = X.mean(axis=0, dtype=np.float64)
+        mu = self.mu.astype(X.dtype)
+        self.xsq = np.empty(self.n)
+        for s in range(0, self.n, self.block):
+            R = X[s : s + self.block] - mu
+            self.xsq[s : s + self.block] = np.einsum("ij,ij->i", R, R)
+            amax = max(amax, float(np.max(np.abs(X[s : s + self.block]), initial=0.0)))
+        return amax
+
+    # -- the pass interface of _lloyd ------------------------------------------------------
+
+    def sq_total(self):
+        return float(self.xsq.sum())
+
+    def assign(self, C):
+        n = self.n
+        self.lab = np.empty(n, dtype=np.intp)
+        self.u = np.empty(n)
+        self.l = np.empty(n)
+        W, b = self._operands(C)
+        self._assign(W, b, slice(0, n), self.lab, self.u, self.l if self.prune else None)
+
+    def sums_counts(self):
+        k, n = self.k, self.n
+        onehot = sp.csr_matrix(
+            (np.ones(n, dtype=self.dtype), self.lab, np.arange(n + 1)), shape=(n, k)
+        ).T.tocsr()
+        sums = np.asarray(_toarray(onehot @ self.X), dtype=np.float64)
+        return sums, np.bincount(self.lab, minlength=k).astype(np.float64)
+
+    def farthest(self, e):
+        moved = _farthest(self.u, e)
+        rows = np.asarray(_toarray(self.X[moved]), dtype=np.float64)
+        return moved, rows, self.lab[moved]
+
+    def relocated(self, moved, clusters):
+        self.lab[moved] = clusters
+        self.u[moved] = 0.0
+
+    def reassign(self, C, drift, moved):
+        lab, u, l = self.lab, self.u, self.l
+        W, b = self._operands(C)
+        old = lab.copy()
+        l[moved] = 0.0  # relocated rows: recompute
+        if not self.prune:
+            self._assign(W, b, slice(0, self.n), lab, u)
+        else:
+            u += drift[lab]
+            order = np.argpartition(-drift, self.n_movers)
+            movers, rest = order[: self.n_movers], float(drift[order[self.n_movers]])
+            l -= rest
+            expected = float(np.mean(u <= l))
+            if expected >= _PRUNE_MIN_SKIP:
+                self.skipped.append(self._assign_pruned(C, W, b, movers, lab, u, l))
+            else:
+                self._assign(W, b, slice(0, self.n), lab, u, l)
+                self.skipped.append(0.0)
+        return int(np.count_nonzero(lab != old)) + moved.size
 
     # -- products ------------------------------------------------------------------------
 
@@ -626,11 +684,9 @@ class _Lloyd:
         return self.X[sl].astype(self.cdt)
 
     def _operands(self, C):
-        """(W, b) with ‖x − c_j‖² = xsq + (x W + b)_j; C float64 (m × d)."""
-        Ct = C - self.mu
-        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ self.mu)
-        W = np.ascontiguousarray((-2.0 * Ct).T, dtype=self.cdt)
-        return W, b.astype(self.cdt)
+        """(W, b) with ‖x − c_j‖² = xsq + (x W + b)_j, in the compute dtype."""
+        W, b = _operands(C, self.mu)
+        return W.astype(self.cdt), b.astype(self.cdt)
 
     def _pieces(self, rows, block):
         if isinstance(rows, slice):
@@ -665,82 +721,6 @@ class _Lloyd:
             R = _toarray(self.X[r]) - C[lab[r]]
             out[s : s + r.size] = np.einsum("ij,ij->i", R, R)
         return np.sqrt(out)
-
-    # -- iterations ------------------------------------------------------------------------
-
-    def _update(self, lab, u, C):
-        """New centres (float64) from the assignment; empty clusters are relocated."""
-        k, n = self.k, self.n
-        onehot = sp.csr_matrix(
-            (np.ones(n, dtype=self.dtype), lab, np.arange(n + 1)), shape=(n, k)
-        ).T.tocsr()
-        sums = np.asarray(_toarray(onehot @ self.X), dtype=np.float64)
-        counts = np.bincount(lab, minlength=k).astype(np.float64)
-        moved = np.empty(0, dtype=np.intp)
-        empty = np.flatnonzero(counts == 0)
-        if empty.size:
-            # Relocate to the rows farthest from their centres (by their upper bound);
-            # the rows leave their old clusters.
-            e = min(empty.size, n)
-            moved = np.argpartition(-u, e - 1)[:e]
-            moved = moved[np.argsort(-u[moved], kind="stable")]
-            rows = np.asarray(_toarray(self.X[moved]), dtype=np.float64)
-            for j, i, x in zip(empty[:e], moved, rows, strict=True):
-                old = lab[i]
-                sums[old] -= x
-                counts[old] -= 1.0
-                sums[j] = x
-                counts[j] = 1.0
-                lab[i] = j
-                u[i] = 0.0
-            logger.debug("kmeans: relocated %d empty clusters", e)
-        new = C.copy()
-        nz = counts > 0
-        new[nz] = sums[nz] / counts[nz, None]
-        return new, moved
-
-    def run(self, C, max_iter, tol, *, prune=True):
-        """Lloyd from centres C (float64): (centres, labels, iterations run)."""
-        n, k = self.n, self.k
-        lab = np.empty(n, dtype=np.intp)
-        u = np.empty(n)
-        l = np.empty(n)
-        prune = prune and k >= _PRUNE_MIN_CENTERS
-        W, b = self._operands(C)
-        self._assign(W, b, slice(0, n), lab, u, l if prune else None)
-        tol_abs = tol * float(self.xsq.sum()) / (n * self.d) if tol > 0 else 0.0
-        n_movers = min(_PRUNE_MAX_MOVERS, k // 8)
-        n_iter = 0
-        skipped = []
-        self.skipped = skipped
-        for _ in range(max_iter):
-            new, moved = self._update(lab, u, C)
-            n_iter += 1
-            drift = np.sqrt(np.einsum("ij,ij->i", new - C, new - C))
-            shift = float(drift @ drift)
-            C = new
-            W, b = self._operands(C)
-            old = lab.copy()
-            l[moved] = 0.0  # relocated rows: recompute
-            if prune:
-                u += drift[lab]
-                order = np.argpartition(-drift, n_movers)
-                movers, rest = order[:n_movers], float(drift[order[n_movers]])
-                l -= rest
-                expected = float(np.mean(u <= l))
-                if expected >= _PRUNE_MIN_SKIP:
-                    skipped.append(self._assign_pruned(C, W, b, movers, lab, u, l))
-                else:
-                    self._assign(W, b, slice(0, n), lab, u, l)
-                    skipped.append(0.0)
-            else:
-                self._assign(W, b, slice(0, n), lab, u)
-            changed = int(np.count_nonzero(lab != old)) + moved.size
-            if changed == 0 or shift <= tol_abs:
-                break
-        if skipped:
-            logger.debug("kmeans: fraction of rows skipped per iteration %s", skipped)
-        return C, lab, n_iter
 
     def _assign_pruned(self, C, W, b, movers, lab, u, l):
         """Assignment step using the bounds (see the class docstring); fraction skipped."""
@@ -809,101 +789,98 @@ def _merge_lloyd(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], far
 
 
+class _LazyPasses:
+    """Lloyd's passes over the chunks of a dask array: per chunk, one product with the
+    centres (float32, as in memory) gives the assignment, and the per-cluster sums
+    (float64) and counts are reduced over the chunks. No per-row state is kept between
+    passes (so no distance bounds, and no count of changed assignments: the iterations
+    stop when the centres stop moving); the farthest rows of the empty-cluster rule are
+    found by one extra pass, only when a cluster empties. Memory per task: one chunk
+    plus k × d."""
+
+    def __init__(self, X, mu):
+        self.X, self.mu = X, mu
+        self.n, self.d = X.shape
+
+    def _pass(self, want_far=0):
+        from .._chunked import reduce_rows
+
+        W, b = _operands(self.C, self.mu)
+        W, b = W.astype(np.float32), b.astype(np.float32)
+        args = (self.mu, W, b, self.C, want_far)
+        return reduce_rows(_lloyd_block, self.X, args=args, combine=_merge_lloyd)
+
+    def assign(self, C):
+        self.C = C
+        self.sums, self.counts, self.inertia, _ = self._pass()
+
+    def sums_counts(self):
+        return self.sums, self.counts
+
+    def farthest(self, e):
+        _, _, _, (dist, rows, labels) = self._pass(want_far=e)
+        order = _farthest(dist, e)
+        return None, rows[order], labels[order]
+
+    def reassign(self, C, drift, moved):
+        self.assign(C)
+        return None
+
+
 def lazy_kmeans_landmarks(
     X, n_landmarks, *, rng, max_iter=10, init="auto", init_sample=None, lloyd_sample="auto"
 ):
     """k-means centres of a dask array: seeding on a sample, Lloyd by passes over chunks.
 
     The chunked twin of :func:`kmeans_landmarks`. The seeding is the same
-    (``"subsample++"``: greedy
-    k-means++ on ``min(n, max(2000, 10k))`` random rows, which are computed and held in
-    memory; the same random draws as in memory). Each Lloyd iteration is one pass: per
-    chunk, one product with the centres (float32, as in memory) gives the assignment,
-    and per-cluster sums (float64) and counts are reduced over the chunks. Memory per
-    task: one chunk plus k × d. Iterations stop after ``max_iter`` updates or when the
-    centres stop moving. Empty clusters take the rows farthest from their centres
-    (found in one extra pass, only when a cluster empties). No per-row state is kept
-    between passes, so the data are read ``max_iter + 2`` times (means, iterations,
-    final inertia); the distance bounds of the in-memory version, which need per-row
-    state, are not used — the centres are the same up to round-off. Above
-    :func:`default_lloyd_sample` rows (``lloyd_sample``), the sample is gathered to
-    memory and clustered there, as :func:`kmeans_landmarks` does with the same draw.
+    (``"subsample++"``: greedy k-means++ on ``min(n, max(2000, 10k))`` random rows, which
+    are computed and held in memory; the same random draws as in memory). Each Lloyd
+    iteration is one pass over the chunks (:class:`_LazyPasses`), so the data are read
+    ``max_iter + 2`` times (means, iterations, final inertia), plus one pass whenever a
+    cluster empties; the centres are those of the in-memory version up to round-off.
+    Above :func:`default_lloyd_sample` rows (``lloyd_sample``), the sample is gathered
+    to memory and clustered there, as :func:`kmeans_landmarks` does with the same draw;
+    so is all of X when the seeding would run on every row.
     """
-    from .._chunked import LazyRows, gather_rows, norm_stats, reduce_rows
+    from .._chunked import LazyRows, norm_stats, reduce_rows
 
     n = X.shape[0]
     k = int(n_landmarks)
     if not 1 <= k <= n:
         raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
     rows = lloyd_sample_rows(n, k, rng, lloyd_sample)
-    if rows is not None:  # the same draw as in memory: the sample gathered, then as there
-        centers, info = kmeans_landmarks(
-            np.asarray(gather_rows(X, rows)),
-            k,
-            rng=rng,
-            max_iter=max_iter,
-            init=init,
-            init_sample=init_sample,
-            lloyd_sample=None,
-        )
-        info["lloyd_rows"] = rows
-        return centers, info
+    if rows is not None:
+        return _lazy_in_memory(X, rows, k, rng, max_iter, init, init_sample)
     method = _AUTO_INIT if init == "auto" else init
     if method == "k-means++" or default_init_sample(n, k) >= n:
-        # seeding on all rows: only for data small enough to hold (or asked for)
-        return kmeans_landmarks(
-            np.asarray(X.compute()),
-            k,
-            rng=rng,
-            max_iter=max_iter,
-            init=init,
-            init_sample=init_sample,
-            lloyd_sample=None,
-        )
-    cdt = np.dtype(np.float32)
+        return _lazy_in_memory(X, None, k, rng, max_iter, init, init_sample)
     mu = reduce_rows(norm_stats, X)[1] / n
-    C, m = _seed(LazyRows(X), k, rng, method, init_sample, None, cdt, _SKETCH_DIM)
-
-    def operands(C):
-        Ct = C - mu
-        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
-        W = np.ascontiguousarray((-2.0 * Ct).T, dtype=cdt)
-        return W, b.astype(cdt)
-
-    def lloyd_pass(C, want_far=0):
-        W, b = operands(C)
-        return reduce_rows(_lloyd_block, X, args=(mu, W, b, C, want_far), combine=_merge_lloyd)
-
-    n_iter = 0
-    sums, counts, inertia, _ = lloyd_pass(C)
-    for _ in range(max_iter):
-        empty = np.flatnonzero(counts == 0)
-        if empty.size:
-            _, _, _, (fd, frows, flab) = lloyd_pass(C, want_far=empty.size)
-            order = np.argsort(-fd, kind="stable")[: empty.size]
-            for j, i in zip(empty, order, strict=False):
-                sums[flab[i]] -= frows[i]
-                counts[flab[i]] -= 1.0
-                sums[j] = frows[i]
-                counts[j] = 1.0
-        new = C.copy()
-        nz = counts > 0
-        new[nz] = sums[nz] / counts[nz, None]
-        n_iter += 1
-        moved = not np.array_equal(new, C)
-        C = new
-        sums, counts, inertia, _ = lloyd_pass(C)
-        if not moved:
-            break
+    C, m = _seed(LazyRows(X), k, rng, method, init_sample, None, np.dtype(np.float32), _SKETCH_DIM)
+    passes = _LazyPasses(X, mu)
+    C, n_iter = _lloyd(passes, C, max_iter)
     info = {
         "n_iter": n_iter,
-        "inertia": inertia,
+        "inertia": passes.inertia,
         "init": method,
         "init_sample": m,
         "passes": n_iter + 2,
         "lloyd_rows": None,
     }
     return C.astype(X.dtype if X.dtype in (np.float32, np.float64) else np.float64), info
+
+
+def _lazy_in_memory(X, rows, k, rng, max_iter, init, init_sample):
+    """:func:`kmeans_landmarks` on the drawn ``rows`` of a dask X gathered to memory (the
+    same draw as in memory), or on all of X (None) when the seeding runs on every row:
+    only for data small enough to hold (or asked for)."""
+    from .._chunked import gather_rows
+
+    data = np.asarray(X.compute()) if rows is None else np.asarray(gather_rows(X, rows))
+    kwargs = {"max_iter": max_iter, "init": init, "init_sample": init_sample}
+    centers, info = kmeans_landmarks(data, k, rng=rng, lloyd_sample=None, **kwargs)
+    if rows is not None:
+        info["lloyd_rows"] = rows
+    return centers, info
 
 
 # --------------------------------------------------------------- array API (device) arrays
@@ -942,6 +919,126 @@ def _scatter_rows(xp, sums, lab, B, k):
     return sums + xp.astype(onehot.T @ B, sums.dtype)
 
 
+class _DevicePasses:
+    """Lloyd's passes over an array API X on its device, by row chunks under the memory
+    budget: one GEMM of the chunk with the centred centres (float32 products for
+    float64 data where float32 resolves the distances, as on the host), the argmin, and
+    the per-cluster sums of the same pass (scatter-add: ``index_add_`` on PyTorch,
+    ``cupyx.scatter_add`` on CuPy, a one-hot product elsewhere) accumulated in float64.
+    The labels are kept on the host too; the host's distance bounds are not used (on a
+    GPU a full pass is a GEMM). The farthest rows of the empty-cluster rule are those
+    with the largest distance of the last pass."""
+
+    def __init__(self, X, k):
+        from .._array_api import array_namespace, device_of, has_float64
+        from .._config import get_config
+
+        xp = array_namespace(X)
+        self.X, self.xp, self.dev, self.k = X, xp, device_of(X), k
+        self.n, self.d = n, d = X.shape
+        self.wide = xp.float64 if has_float64(xp, self.dev) else xp.float32
+        itemsize = 4 if X.dtype == xp.float32 else 8
+        budget = get_config()["memory_budget"]
+        step = int(max(128, min(n, budget // max(1, max(k, d) * itemsize))))
+        self.chunks = [(s, min(s + step, n)) for s in range(0, n, step)]
+        self.rows = _HostRows(X, xp)
+        self._row_stats()
+
+    def _row_stats(self):
+        """The mean, ‖x − μ‖² per row and max|x| (the float32 test of the host path)."""
+        from .._array_api import to_numpy
+
+        X, xp, wide = self.X, self.xp, self.wide
+        total = xp.zeros(self.d, dtype=wide, device=self.dev)
+        for s, e in self.chunks:
+            total = total + xp.sum(xp.astype(X[s:e, ...], wide), axis=0)
+        mu_d = total / self.n
+        parts, peaks = [], []
+        for s, e in self.chunks:
+            R = xp.astype(X[s:e, ...], wide) - mu_d
+            parts.append(xp.sum(R * R, axis=1))
+            peaks.append(xp.max(xp.abs(X[s:e, ...])))
+        self.xsq = xp.concat(parts) if len(parts) > 1 else parts[0]
+        amax = float(xp.max(xp.stack(peaks)))
+        self.mu = to_numpy(mu_d).astype(np.float64)
+        host_float = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
+        self.cdt_np = np.dtype(np.float32)
+        if host_float == np.float64 and not _float32_resolves(amax, self.mu, to_numpy(self.xsq)):
+            self.cdt_np = np.dtype(np.float64)
+        self.cdt = xp.float32 if self.cdt_np == np.float32 else X.dtype
+
+    def seed(self, rng, method, init_sample):
+        """The seeding of the NumPy path from the same draws, on the host: the sample it
+        seeds on is copied there (all of X when it seeds on every row)."""
+        from .._array_api import to_numpy
+
+        k, n = self.k, self.n
+        with threadpool_limits(1, user_api="blas"):
+            m = default_init_sample(n, k) if init_sample is None else int(init_sample)
+            if method == "k-means++" or (method != "random" and min(n, max(m, k)) >= n):
+                source = to_numpy(self.X)  # seeding on every row: all of X on the host
+            else:
+                source = self.rows
+            return _seed(source, k, rng, method, init_sample, None, self.cdt_np, _SKETCH_DIM)
+
+    # -- the pass interface of _lloyd ------------------------------------------------------
+
+    def sq_total(self):
+        return float(self.xp.sum(self.xsq))
+
+    def assign(self, C):
+        from .._array_api import on_device, to_numpy
+
+        xp, dev, cdt, wide = self.xp, self.dev, self.cdt, self.wide
+        W, b = _operands(C, self.mu)
+        W, bd = on_device(W, xp, dev, cdt), on_device(b, xp, dev, cdt)
+        labs, dists = [], []
+        sums = xp.zeros((self.k, self.d), dtype=wide, device=dev)
+        for s, e in self.chunks:
+            B = self.X[s:e, ...]
+            G = (B if B.dtype == cdt else xp.astype(B, cdt)) @ W
+            G = G + bd[None, :]
+            lab = xp.argmin(G, axis=1)
+            dist = xp.sqrt(xp.clip(xp.astype(xp.min(G, axis=1), wide) + self.xsq[s:e], min=0.0))
+            labs.append(lab)
+            dists.append(dist)
+            sums = _scatter_rows(xp, sums, lab, B, self.k)
+        self.lab = xp.concat(labs) if len(labs) > 1 else labs[0]
+        self.u = xp.concat(dists) if len(dists) > 1 else dists[0]
+        self.sums = sums
+        self.lab_h = to_numpy(self.lab).astype(np.intp)
+
+    def sums_counts(self):
+        from .._array_api import to_numpy
+
+        sums = to_numpy(self.sums).astype(np.float64)
+        return sums, np.bincount(self.lab_h, minlength=self.k).astype(np.float64)
+
+    def farthest(self, e):
+        from .._array_api import to_numpy
+
+        moved = _farthest(to_numpy(self.u), e)
+        return moved, self.rows[moved].astype(np.float64), self.lab_h[moved]
+
+    def relocated(self, moved, clusters):
+        self.lab_h[moved] = clusters
+
+    def reassign(self, C, drift, moved):
+        old = self.lab_h
+        self.assign(C)
+        return int(np.count_nonzero(self.lab_h != old)) + moved.size
+
+    def inertia(self, centers):
+        """Σᵢ ‖xᵢ − c(xᵢ)‖² over the last assignment, on the device, in the wide dtype."""
+        xp = self.xp
+        Cw = xp.astype(centers, self.wide)
+        total = xp.zeros((), dtype=self.wide, device=self.dev)
+        for s, e in self.chunks:
+            R = xp.astype(self.X[s:e, ...], self.wide) - xp.take(Cw, self.lab[s:e], axis=0)
+            total = total + xp.sum(R * R)
+        return float(total)
+
+
 def device_kmeans_landmarks(
     X,
     n_landmarks,
@@ -959,128 +1056,30 @@ def device_kmeans_landmarks(
     seeds on (``min(n, max(2000, 10 k))`` rows) is copied to the host and seeded there
     (greedy k-means++ on its principal-component sketch), so both paths start from the
     same centres. Lloyd then runs on X's device, one pass over row chunks per
-    iteration: one GEMM of the chunk with the centred centres (float32 products for
-    float64 data where float32 resolves the distances, as on the host), the argmin,
-    and the per-cluster sums of the same pass (scatter-add: ``index_add_`` on PyTorch,
-    ``cupyx.scatter_add`` on CuPy, a one-hot product elsewhere) accumulated in float64.
-    Empty clusters move to the rows farthest from their centres, as on the host. The
-    host's distance bounds (which skip settled rows, worth it on two cores) are not
-    used: on a GPU a full pass is a GEMM. Stops after ``max_iter`` updates or when no
-    assignment changes. Returns ``(centers, info)``: the centres in X's namespace, dtype
-    and device; ``info`` as :func:`kmeans_landmarks` (``labels`` as NumPy).
+    iteration (:class:`_DevicePasses`), with the stopping and empty-cluster rules of
+    the host (:func:`_lloyd`). Returns ``(centers, info)``: the centres in X's
+    namespace, dtype and device; ``info`` as :func:`kmeans_landmarks` (``labels`` as
+    NumPy).
     """
-    from .._array_api import array_namespace, device_of, has_float64, on_device, to_numpy
-    from .._config import get_config
+    from .._array_api import on_device
 
     if init not in INIT_METHODS:
         valid = ", ".join(repr(m) for m in INIT_METHODS)
         raise ValueError(f"unknown init {init!r}; valid names are {valid}")
     method = _AUTO_INIT if init == "auto" else init
-    xp = array_namespace(X)
-    dev = device_of(X)
-    n, d = X.shape
+    n = X.shape[0]
     k = int(n_landmarks)
     if not 1 <= k <= n:
         raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
     if max_iter < 0:
         raise ValueError(f"max_iter must be >= 0; got {max_iter}")
     t0 = time.perf_counter()
-    wide = xp.float64 if has_float64(xp, dev) else xp.float32
-    itemsize = 4 if X.dtype == xp.float32 else 8
-    step = int(max(128, min(n, get_config()["memory_budget"] // max(1, max(k, d) * itemsize))))
-    chunks = [(s, min(s + step, n)) for s in range(0, n, step)]
-    # the mean, ‖x − μ‖² per row and max|x| (the float32 test of the host path)
-    total = xp.zeros(d, dtype=wide, device=dev)
-    for s, e in chunks:
-        total = total + xp.sum(xp.astype(X[s:e, ...], wide), axis=0)
-    mu_d = total / n
-    parts, peaks = [], []
-    for s, e in chunks:
-        R = xp.astype(X[s:e, ...], wide) - mu_d
-        parts.append(xp.sum(R * R, axis=1))
-        peaks.append(xp.max(xp.abs(X[s:e, ...])))
-    xsq = xp.concat(parts) if len(parts) > 1 else parts[0]
-    amax = float(xp.max(xp.stack(peaks)))
-    mu = to_numpy(mu_d).astype(np.float64)
-    host_float = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
-    cdt_np = np.dtype(np.float32)
-    if host_float == np.float64 and not _float32_resolves(amax, mu, to_numpy(xsq)):
-        cdt_np = np.dtype(np.float64)
-    cdt = xp.float32 if cdt_np == np.float32 else X.dtype
-    # seeding on the host, from the same draws as the NumPy path
-    rows = _HostRows(X, xp)
-    with threadpool_limits(1, user_api="blas"):
-        m = default_init_sample(n, k) if init_sample is None else int(init_sample)
-        if method == "k-means++" or (method != "random" and min(n, max(m, k)) >= n):
-            source = to_numpy(X)  # seeding on every row: all of X on the host
-        else:
-            source = rows
-        C, m = _seed(source, k, rng, method, init_sample, None, cdt_np, _SKETCH_DIM)
+    passes = _DevicePasses(X, k)
+    C, m = passes.seed(rng, method, init_sample)
     t1 = time.perf_counter()
-
-    def one_pass(C):
-        Ct = C - mu
-        b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
-        W = on_device(np.ascontiguousarray((-2.0 * Ct).T), xp, dev, cdt)
-        bd = on_device(b, xp, dev, cdt)
-        labs, dists = [], []
-        sums = xp.zeros((k, d), dtype=wide, device=dev)
-        for s, e in chunks:
-            B = X[s:e, ...]
-            G = (B if B.dtype == cdt else xp.astype(B, cdt)) @ W
-            G = G + bd[None, :]
-            lab = xp.argmin(G, axis=1)
-            dist = xp.sqrt(xp.clip(xp.astype(xp.min(G, axis=1), wide) + xsq[s:e], min=0.0))
-            labs.append(lab)
-            dists.append(dist)
-            sums = _scatter_rows(xp, sums, lab, B, k)
-        lab = xp.concat(labs) if len(labs) > 1 else labs[0]
-        u = xp.concat(dists) if len(dists) > 1 else dists[0]
-        return lab, u, sums
-
-    lab, u, sums = one_pass(C)
-    lab_h = to_numpy(lab).astype(np.intp)
-    n_iter = 0
-    tol_abs = tol * float(xp.sum(xsq)) / (n * d) if tol > 0 else 0.0
-    for _ in range(max_iter):
-        sums_h = to_numpy(sums).astype(np.float64)
-        counts = np.bincount(lab_h, minlength=k).astype(np.float64)
-        moved = np.empty(0, dtype=np.intp)
-        empty = np.flatnonzero(counts == 0)
-        if empty.size:
-            e = min(empty.size, n)
-            u_h = to_numpy(u)
-            moved = np.argpartition(-u_h, e - 1)[:e]
-            moved = moved[np.argsort(-u_h[moved], kind="stable")]
-            far = rows[moved].astype(np.float64)
-            for j, i, x in zip(empty[:e], moved, far, strict=True):
-                old = lab_h[i]
-                sums_h[old] -= x
-                counts[old] -= 1.0
-                sums_h[j] = x
-                counts[j] = 1.0
-                lab_h[i] = j
-            logger.debug("kmeans: relocated %d empty clusters", e)
-        new = C.copy()
-        nz = counts > 0
-        new[nz] = sums_h[nz] / counts[nz, None]
-        n_iter += 1
-        drift = new - C
-        shift = float(np.einsum("ij,ij->", drift, drift))
-        C = new
-        lab, u, sums = one_pass(C)
-        new_lab = to_numpy(lab).astype(np.intp)
-        changed = int(np.count_nonzero(new_lab != lab_h)) + moved.size
-        lab_h = new_lab
-        if changed == 0 or shift <= tol_abs:
-            break
-    centers = on_device(C, xp, dev, X.dtype)
-    Cw = xp.astype(centers, wide)
-    total = xp.zeros((), dtype=wide, device=dev)
-    for s, e in chunks:
-        R = xp.astype(X[s:e, ...], wide) - xp.take(Cw, lab[s:e], axis=0)
-        total = total + xp.sum(R * R)
-    inertia = float(total)
+    C, n_iter = _lloyd(passes, C, max_iter, tol)
+    centers = on_device(C, passes.xp, passes.dev, X.dtype)
+    inertia = passes.inertia(centers)
     t2 = time.perf_counter()
     info = {
         "n_iter": n_iter,
@@ -1092,5 +1091,5 @@ def device_kmeans_landmarks(
         "skipped": 0.0,
     }
     if return_labels:
-        info["labels"] = lab_h
+        info["labels"] = passes.lab_h
     return centers, info
