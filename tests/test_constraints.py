@@ -125,6 +125,22 @@ def test_from_labels_n_pairs_and_labeled_subset():
         from_labels(y, n_pairs=191, labeled=mask)
 
 
+def test_from_labels_labeled_parsed_once_with_unlabeled():
+    """labeled as indices means the same rows with or without unlabeled=, and a row
+    outside y is named the same way."""
+    y = np.where(np.arange(60) % 7 == 0, -1, np.arange(60) % 3)
+    rows = np.arange(0, 60, 2)
+    a = from_labels(y, n_pairs=20, labeled=rows, unlabeled=-1, random_state=0)
+    mask = np.zeros(60, dtype=bool)
+    mask[rows] = True
+    b = from_labels(y, n_pairs=20, labeled=mask & (y != -1), random_state=0)
+    np.testing.assert_array_equal(a.must_link, b.must_link)
+    np.testing.assert_array_equal(a.cannot_link, b.cannot_link)
+    for unlabeled in (None, -1):
+        with pytest.raises(ValueError, match="labeled refers to row 60 but y has 60 rows"):
+            from_labels(y, labeled=[0, 60], unlabeled=unlabeled)
+
+
 def test_from_labels_unreachable_ratio_raises():
     y = np.repeat([0, 1], 10)
     mask = np.arange(20) < 6  # 14 unlabelled rows stay singletons

@@ -343,50 +343,57 @@ def from_labels(
         If the target cannot be reached: with c classes among the labelled rows and u
         unlabelled rows the must-link graph keeps at least c + u components.
     """
+    y = _label_vector(y)
+    n = int(y.shape[0])
+    idx = np.flatnonzero(_labeled_mask(y, labeled, unlabeled))
+    yl = _labels_at(y, idx)
+    rng = check_generator(random_state)
+    target = _component_target(ratio, n_pairs, n, yl)
+    return _draw_pairs(yl, idx, n, rng, target, n_pairs)
+
+
+def _label_vector(y) -> np.ndarray:
+    """y as a 1-D array of at least 2 labels."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row); got shape {y.shape}")
-    n = int(y.shape[0])
-    if n < 2:
-        raise ValueError(f"y must have at least 2 entries to form a pair; got {n}")
+    if y.shape[0] < 2:
+        raise ValueError(f"y must have at least 2 entries to form a pair; got {y.shape[0]}")
+    return y
+
+
+def _labeled_mask(y, labeled, unlabeled) -> np.ndarray:
+    """The rows whose labels may be used, as a mask: ``labeled`` (a mask or indices; all
+    rows when None) less the rows labelled ``unlabeled``."""
+    n = y.shape[0]
+    mask = np.ones(n, dtype=bool) if labeled is None else _rows_mask(labeled, n)
     if unlabeled is not None:
         if y.dtype.kind in "US" and not isinstance(unlabeled, str):
-            known = y != str(unlabeled)
+            mask &= y != str(unlabeled)
         else:
-            known = np.asarray(y != unlabeled, dtype=bool)
-        if labeled is not None:
-            lab = np.asarray(labeled)
-            mask = np.zeros(n, dtype=bool)
-            if lab.dtype == bool:
-                if lab.shape != (n,):
-                    raise ValueError(
-                        f"labeled as a mask must have shape ({n},) like y; got {lab.shape}"
-                    )
-                mask = lab.copy()
-            else:
-                li = lab.astype(np.int64).ravel()
-                if li.size and (li.min() < 0 or li.max() >= n):
-                    raise ValueError(f"labeled refers to a row outside y's {n} rows")
-                mask[li] = True
-            known &= mask
-        labeled = known
-    if labeled is None:
-        idx = np.arange(n)
-    else:
-        lab = np.asarray(labeled)
-        if lab.dtype == bool:
-            if lab.shape != (n,):
-                raise ValueError(
-                    f"labeled as a mask must have shape ({n},) like y; got {lab.shape}"
-                )
-            idx = np.flatnonzero(lab)
-        else:
-            idx = np.unique(lab.astype(np.int64))
-            if idx.size and (idx[0] < 0 or idx[-1] >= n):
-                raise ValueError(
-                    f"labeled refers to row {int(idx[0] if idx[0] < 0 else idx[-1])} but y "
-                    f"has {n} rows"
-                )
+            mask &= np.asarray(y != unlabeled, dtype=bool)
+    return mask
+
+
+def _rows_mask(labeled, n: int) -> np.ndarray:
+    """``labeled`` (a boolean mask of y's n rows, or row indices) as a mask (a copy)."""
+    lab = np.asarray(labeled)
+    if lab.dtype == bool:
+        if lab.shape != (n,):
+            raise ValueError(f"labeled as a mask must have shape ({n},) like y; got {lab.shape}")
+        return lab.copy()
+    rows = lab.astype(np.int64).ravel()
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        bad = int(rows.min() if rows.min() < 0 else rows.max())
+        raise ValueError(f"labeled refers to row {bad} but y has {n} rows")
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return mask
+
+
+def _labels_at(y, idx) -> np.ndarray:
+    """The labels of the rows idx, checked: class labels (no NaN, None or infinity;
+    comparable), at least two of them."""
     yl = y[idx]
     if yl.dtype.kind in "fc" and not np.all(np.isfinite(yl)):
         bad = int(idx[np.flatnonzero(~np.isfinite(yl))[0]])
@@ -402,11 +409,15 @@ def from_labels(
             raise ValueError(f"y must hold comparable class labels: {exc}") from None
         if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in yl):
             raise ValueError("y contains None or NaN at labelled rows; give class labels")
-    m = idx.size
-    if m < 2:
-        raise ValueError(f"need at least 2 labelled rows to draw pairs; got {m}")
-    rng = check_generator(random_state)
-    yl = y[idx]
+    if idx.size < 2:
+        raise ValueError(f"need at least 2 labelled rows to draw pairs; got {idx.size}")
+    return yl
+
+
+def _component_target(ratio, n_pairs, n: int, yl) -> int | None:
+    """The number of must-link components to stop at (None: stop after ``n_pairs``
+    pairs), with ``n_pairs`` or ``ratio`` checked against what the labels allow."""
+    m = yl.size
     total_pairs = m * (m - 1) // 2
     if n_pairs is not None:
         if isinstance(n_pairs, bool) or not isinstance(n_pairs, numbers.Integral):
@@ -416,57 +427,57 @@ def from_labels(
                 f"n_pairs must be in [1, {total_pairs}] (the number of distinct pairs of "
                 f"{m} labelled rows); got {n_pairs}"
             )
-        target = None
-    else:
-        if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
-            raise TypeError(f"ratio must be a number in (0, 1]; got {ratio!r}")
-        if not 0 < ratio <= 1:
-            raise ValueError(f"ratio must be in (0, 1]; got {ratio!r}")
-        target = int(np.floor(ratio * n + 1e-9))
-        floor = len(np.unique(yl)) + (n - m)
-        if target < floor:
-            raise ValueError(
-                f"ratio={ratio} asks for at most {target} must-link components, but "
-                f"{n - m} unlabelled row(s) and {len(np.unique(yl))} class(es) leave at least "
-                f"{floor}: use ratio >= {floor / n:.3g}"
-            )
+        return None
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real):
+        raise TypeError(f"ratio must be a number in (0, 1]; got {ratio!r}")
+    if not 0 < ratio <= 1:
+        raise ValueError(f"ratio must be in (0, 1]; got {ratio!r}")
+    target = int(np.floor(ratio * n + 1e-9))
+    floor = len(np.unique(yl)) + (n - m)
+    if target < floor:
+        raise ValueError(
+            f"ratio={ratio} asks for at most {target} must-link components, but "
+            f"{n - m} unlabelled row(s) and {len(np.unique(yl))} class(es) leave at least "
+            f"{floor}: use ratio >= {floor / n:.3g}"
+        )
+    return target
 
+
+def _draw_pairs(yl, idx, n: int, rng, target, n_pairs) -> PairwiseConstraints:
+    """Random distinct pairs of the labelled rows idx (labels yl), each a must-link or a
+    cannot-link, until the must-link graph over n rows has at most ``target``
+    components, or after ``n_pairs`` pairs."""
+    m = idx.size
+    total_pairs = m * (m - 1) // 2
     uf = _UnionFind(n)
     seen: set[int] = set()
     ml: list[tuple[int, int]] = []
     cl: list[tuple[int, int]] = []
-    drawn = 0
+
+    def done():
+        return (target is not None and uf.n_sets <= target) or (
+            n_pairs is not None and len(seen) >= n_pairs
+        )
+
     # Draw candidate pairs in batches (one Generator call per batch, not per pair);
     # rejected candidates (i == j or already drawn) cost a little extra randomness.
     batch = 256
-    while True:
-        if target is not None and uf.n_sets <= target:
-            break
-        if n_pairs is not None and drawn >= n_pairs:
-            break
-        if len(seen) >= total_pairs:  # pragma: no cover - guarded by the floor above
-            break
+    while not done() and len(seen) < total_pairs:  # the floor check makes it reachable
         a = rng.integers(0, m, size=batch)
         b = rng.integers(0, m, size=batch)
         for u, v in zip(a.tolist(), b.tolist(), strict=True):
-            if u == v:
-                continue
-            if u > v:
-                u, v = v, u
+            u, v = min(u, v), max(u, v)
             key = u * m + v
-            if key in seen:
+            if u == v or key in seen:
                 continue
             seen.add(key)
             i, j = int(idx[u]), int(idx[v])
-            drawn += 1
             if yl[u] == yl[v]:
                 ml.append((i, j))
                 uf.union(i, j)
             else:
                 cl.append((i, j))
-            if (target is not None and uf.n_sets <= target) or (
-                n_pairs is not None and drawn >= n_pairs
-            ):
+            if done():
                 break
         batch = min(batch * 2, 65536)
     must = np.asarray(ml, dtype=np.int64).reshape(-1, 2)
