@@ -66,16 +66,15 @@ Conventions and decisions
   produces a NaN; the estimator turns a zero final kernel into a clear error.
 - **Warm start.** Iteration t starts Lanczos from v0 = V_{t−1} w (a random
   combination of the previous eigenvectors) and requests the previous rank plus a
-  margin, so that the doubling loop rarely runs twice. (Lanczos hardly profits: at
-  n = 6414 ARPACK took the same 420 steps for 76 eigenpairs from a random v0; a block
-  Lanczos seeded with all previous eigenvectors needed 3× the operator applications,
-  as the eigenvectors move by 2–9 % (relative residual) from one A to the next.)
+  margin, so that the doubling loop rarely runs twice. (Lanczos itself hardly profits,
+  and a block Lanczos seeded with all previous eigenvectors costs more: they move too
+  much from one A to the next; the user guide's SimpleNPKL page has the runs.)
 - **Filter cut with a rank cap.** With ``max_rank`` = r reached, the smallest Ritz
   value of the next A on the previous r eigenvectors is a lower bound of its r-th
   eigenvalue (Cauchy interlacing); 0.9 times it is the filter's cut θ
-  (:func:`filter_cut`), so the polynomial stretches only the top of the spectrum
-  (420 → 325 Lanczos steps per solve late in Algorithm 1 at n = 6414, 76 pairs). The
-  bound is rigorous, so the cut never has to be undone; the eigenpairs are the same.
+  (:func:`filter_cut`), so the polynomial stretches only the top of the spectrum:
+  fewer Lanczos steps per solve late in Algorithm 1. The bound is rigorous, so the cut
+  never has to be undone; the eigenpairs are the same.
   ``cut_from_previous=False`` (:func:`simple_npkl_sqhinge`, :func:`fit_simple_npkl`)
   keeps θ = 0 in every solve: the same iterates, more Lanczos steps.
 """
@@ -306,33 +305,30 @@ def positive_eigenpairs(
     returned is still positive (so more positive ones may exist) and fewer than
     ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense
     ``eigh`` takes over when n ≤ 64, or when the next request would reach n/24 and
-    n ≤ 5000: Lanczos with many wanted eigenpairs costs more than the dense O(n³)
-    solve at that size (measured on a1a, n = 1605: k = 38 costs 0.15× the dense solve,
-    k = 76 0.75×, k = 280 3×). Up to n = 8192 the dense solve also takes over when a
-    request for every positive eigenpair (k below ``max_rank``) would reach n/24, or
-    a request for the top ``max_rank`` would reach n/7. Measured at n = 6414 on the
-    Adult subsample (one BLAS thread, load ≈ 2): the dense solve of every positive
-    eigenpair 20–35 s; the filtered Lanczos for the top k (all well above 0) 6.4 s at
-    k = 300, 7.5 s at 600, 15 s at 800, more than 4 min at 1100; but 50–57 s per
-    solve for all positive eigenpairs at k ≈ 450–540 in the uncapped square hinge
-    (its smallest wanted eigenvalues sit at the crowded zero crossing).
+    n ≤ 5000: Lanczos with many wanted eigenpairs then costs more than the dense O(n³)
+    solve. Up to n = 8192 the dense solve also takes over when a request for every
+    positive eigenpair (k below ``max_rank``) would reach n/24 — those requests end at
+    the crowded zero crossing of the spectrum, where Lanczos is slowest — or a request
+    for the top ``max_rank`` would reach n/7. (The user guide's SimpleNPKL page gives
+    the timings behind these thresholds.)
 
     **Polynomial filter** (n ≥ 2000 by default). The wanted eigenvalues sit in a dense
-    part of A's spectrum (on the Adult sets the 76th and 77th differ by 0.2 % of the
-    spectral width), so ARPACK needs many restarts, and its full reorthogonalization
-    (which reads all ``ncv`` Lanczos vectors twice per step) costs more than the sparse
-    products. Lanczos then runs on p(A) (:func:`chebyshev_operator`, odd degree 5,
-    interval [≈λ_min, θ]): same eigenvectors, the wanted eigenvalues (> θ) stretched
-    apart and the rest squeezed into [−1, 1], so far fewer Lanczos steps are needed
-    (Algorithm 1 at n = 6414, k = 76: 1.1× faster on an idle machine, 1.5× at load 22,
-    measured in one process). The
-    eigenvalues of A are then recomputed by
-    a Rayleigh–Ritz step on the returned vectors (exact: the positive ones span an
-    invariant subspace). ``theta`` (≥ 0, default 0) is a hint from the caller: when
-    only the top ``max_rank`` pairs are kept and they are expected to lie above θ.
-    The result is checked: if a returned eigenvalue is ≤ θ > 0 (the hint was too
-    high) the solve is repeated with θ = 0, and if the Ritz residuals are not at
-    round-off level or ARPACK fails, the unfiltered solve is used.
+    part of A's spectrum, so ARPACK needs many restarts, and its full
+    reorthogonalization (which reads all ``ncv`` Lanczos vectors twice per step) costs
+    more than the sparse products. Lanczos then runs on p(A)
+    (:func:`chebyshev_operator`, odd degree 5, interval [≈λ_min, θ]): same
+    eigenvectors, the wanted eigenvalues (> θ) stretched apart and the rest squeezed
+    into [−1, 1], so far fewer Lanczos steps are needed. The eigenvalues of A are then
+    recomputed by a Rayleigh–Ritz step on the returned vectors (exact: the positive
+    ones span an invariant subspace). ``theta`` (≥ 0, default 0) is a hint from the
+    caller: when only the top ``max_rank`` pairs are kept and they are expected to lie
+    above θ.
+
+    The policy, in order: a filtered solve while the filter is on; if ARPACK fails on
+    p(A) or its Ritz residuals are not at round-off level, the unfiltered solve for the
+    same k; if a returned eigenvalue is ≤ θ > 0 (the hint was too high), the filtered
+    solve again with θ = 0; if the unfiltered ARPACK fails, the dense solve (n ≤ 5000)
+    or a RuntimeError.
 
     Parameters
     ----------
@@ -363,108 +359,153 @@ def positive_eigenpairs(
     info : EigenInfo
     """
     t0 = time.perf_counter()
-    n = A.shape[0]
-    info = EigenInfo()
-    cap = n if max_rank is None else max(1, min(int(max_rank), n))
-    k = 16 if k is None else int(k)
-    k = max(1, min(k, cap, n - 1))
-    if filter_degree is None:
-        filter_degree = FILTER_DEGREE if n >= FILTER_MIN_N else 0
-    filt = int(filter_degree)
-    if filt and filt % 2 == 0:
-        raise ValueError(f"filter_degree must be odd (or 0); got {filter_degree}")
-    theta = max(0.0, float(theta))
-    lo = None if lower is None else float(lower)
+    search = _EigenSearch(A, rng, k, max_rank, v0, tol, solver, theta, filter_degree, lower)
+    w = U = None
+    while not search.use_dense:
+        attempt = search.filtered if search.filt else search.lanczos
+        got = attempt()
+        if got is None:  # failed: the filter is off, θ lowered, or the dense solve next
+            continue
+        w, U = got
+        if w[-1] <= 0 or search.k >= search.cap:  # every positive pair, or the cap
+            break
+        search.double()
+    if search.use_dense:
+        w, U = search.dense()
+    return search.finish(w, U, t0)
 
-    def dense_now(k_req):
-        if solver == "dense" or n <= DENSE_N or k_req >= n - 1:
+
+class _EigenSearch:
+    """The state of :func:`positive_eigenpairs`' policy: the request k, the filter
+    (degree, θ, λ_min estimate), the start vector, and the diagnostics; one method per
+    kind of solve."""
+
+    def __init__(self, A, rng, k, max_rank, v0, tol, solver, theta, filter_degree, lower):
+        n = A.shape[0]
+        self.A, self.rng, self.n, self.v0, self.tol, self.solver = A, rng, n, v0, tol, solver
+        self.info = EigenInfo()
+        self.cap = n if max_rank is None else max(1, min(int(max_rank), n))
+        k = 16 if k is None else int(k)
+        self.k = max(1, min(k, self.cap, n - 1))
+        if filter_degree is None:
+            filter_degree = FILTER_DEGREE if n >= FILTER_MIN_N else 0
+        self.filt = int(filter_degree)
+        if self.filt and self.filt % 2 == 0:
+            raise ValueError(f"filter_degree must be odd (or 0); got {filter_degree}")
+        self.theta = max(0.0, float(theta))
+        self.lo = None if lower is None else float(lower)
+        self.use_dense = self.dense_now(self.k)
+
+    def dense_now(self, k_req) -> bool:
+        """Whether the dense solve replaces a Lanczos request for k_req pairs."""
+        n = self.n
+        if self.solver == "dense" or n <= DENSE_N or k_req >= n - 1:
             return True
-        if solver != "auto":
+        if self.solver != "auto":
             return False
         if n <= DENSE_MAX_N and DENSE_FRACTION * k_req >= n:
             return True
         # below the cap, the request must reach the zero crossing of the spectrum,
         # where the filtered Lanczos is slowest: dense from n/24 there too
-        frac = DENSE_FRACTION if k_req < cap else DENSE_LARGE_FRACTION
+        frac = DENSE_FRACTION if k_req < self.cap else DENSE_LARGE_FRACTION
         return n <= DENSE_LARGE_MAX_N and frac * k_req >= n
 
-    use_dense = dense_now(k)
-    w = U = None
-    while not use_dense:
-        info.requested.append(k)
-        info.n_solves += 1
-        start = v0 if v0 is not None else rng.standard_normal(n)
-        if filt:
-            if lo is None:
-                lo = _spectrum_floor(A, rng)
-                if not lo < theta:
-                    lo = theta - max(1.0, abs(theta))
-            calls = [0]
-            op = chebyshev_operator(A, lo, theta, filt)
+    def double(self):
+        self.k = min(2 * self.k, self.cap, self.n - 1)
+        self.use_dense = self.dense_now(self.k)
+        self.v0 = None  # a fresh random start for the larger request
 
-            def counted(x, op=op, calls=calls):
-                calls[0] += 1
-                return op.matvec(x)
+    def _start(self):
+        self.info.requested.append(self.k)
+        self.info.n_solves += 1
+        return self.v0 if self.v0 is not None else self.rng.standard_normal(self.n)
 
-            ncv = min(n - 1, max(20, k + max(24, k // 3)))
-            try:  # a normal filtered solve restarts ~10–30 times; 200 means trouble
-                _, U = eigsh(
-                    LinearOperator(A.shape, matvec=counted, dtype=np.float64),
-                    k=k, which="LA", v0=start, tol=tol, ncv=ncv, maxiter=200,
-                )  # fmt: skip
-            except ArpackNoConvergence:
-                logger.info("filtered ARPACK did not converge (k=%d); unfiltered solve", k)
-                filt = 0
-                continue
-            info.matvecs += calls[0] * filt + k
-            # Rayleigh–Ritz with A itself: the eigenvalues of A, and its residuals
-            AU = A @ U
-            H = U.T @ AU
-            w, Q = np.linalg.eigh(0.5 * (H + H.T))
-            w, Q = w[::-1], Q[:, ::-1]
-            U, AU = U @ Q, AU @ Q
-            scale = max(abs(float(w[0])), abs(lo), 1e-300)
-            pos = w > theta
-            res = np.linalg.norm(AU[:, pos] - U[:, pos] * w[pos], axis=0)
-            info.residual = float(res.max()) / scale if res.size else 0.0
-            info.filter_degree = filt
-            info.filter_interval = (lo, theta)
-            # round-off level, or the accuracy the caller asked ARPACK for (tol > 0:
-            # the Ritz residuals then sit near tol·‖p(A)‖, measured 0.06–0.1 × tol)
-            if info.residual > max(FILTER_RESIDUAL_MAX, tol):
-                logger.info("filtered Lanczos residual %.2g; unfiltered solve", info.residual)
-                filt = 0
-                continue
-            info.solver = "arpack+chebyshev"
-            if theta > 0 and w[-1] <= theta:
-                # the hint was too high: eigenvalues ≤ θ are not ordered by p(A)
-                theta = 0.0
-                v0 = None
-                continue
-        else:
-            try:
-                w, U = eigsh(A, k=k, which="LA", v0=start, tol=tol)
-            except ArpackNoConvergence as exc:
-                if n > DENSE_MAX_N:
-                    raise RuntimeError(
-                        f"ARPACK did not converge for {k} eigenpairs of the {n}×{n} matrix "
-                        f"A ({len(exc.eigenvalues)} converged); set eigen_tol > 0 or lower "
-                        "max_rank"
-                    ) from exc
-                logger.info("ARPACK did not converge (k=%d); falling back to dense eigh", k)
-                use_dense = True
-                break
-            order = np.argsort(w)[::-1]
-            w, U = w[order], U[:, order]
-            info.solver = "arpack"
-        if w[-1] <= 0 or k >= cap:
-            break
-        k = min(2 * k, cap, n - 1)
-        use_dense = dense_now(k)
-        v0 = None  # a fresh random start for the larger request
-    if use_dense:
+    def filtered(self):
+        """Lanczos on the Chebyshev filter p(A), then Rayleigh–Ritz with A: (w, U), or
+        None after switching the filter off or lowering θ."""
+        A, n, k, info = self.A, self.n, self.k, self.info
+        start = self._start()
+        if self.lo is None:
+            self.lo = _spectrum_floor(A, self.rng)
+            if not self.lo < self.theta:
+                self.lo = self.theta - max(1.0, abs(self.theta))
+        calls = [0]
+        op = chebyshev_operator(A, self.lo, self.theta, self.filt)
+
+        def counted(x, op=op, calls=calls):
+            calls[0] += 1
+            return op.matvec(x)
+
+        ncv = min(n - 1, max(20, k + max(24, k // 3)))
+        try:  # a normal filtered solve restarts ~10–30 times; 200 means trouble
+            _, U = eigsh(
+                LinearOperator(A.shape, matvec=counted, dtype=np.float64),
+                k=k, which="LA", v0=start, tol=self.tol, ncv=ncv, maxiter=200,
+            )  # fmt: skip
+        except ArpackNoConvergence:
+            logger.info("filtered ARPACK did not converge (k=%d); unfiltered solve", k)
+            self.filt = 0
+            return None
+        info.matvecs += calls[0] * self.filt + k
+        w, U = self._rayleigh_ritz(U)
+        if info.residual > max(FILTER_RESIDUAL_MAX, self.tol):
+            # neither round-off level nor the accuracy asked of ARPACK (tol > 0: the
+            # Ritz residuals then sit near a tenth of tol·‖p(A)‖)
+            logger.info("filtered Lanczos residual %.2g; unfiltered solve", info.residual)
+            self.filt = 0
+            return None
+        info.solver = "arpack+chebyshev"
+        if self.theta > 0 and w[-1] <= self.theta:
+            # the hint was too high: eigenvalues ≤ θ are not ordered by p(A)
+            self.theta = 0.0
+            self.v0 = None
+            return None
+        return w, U
+
+    def _rayleigh_ritz(self, U):
+        """The eigenvalues of A on span U (decreasing) and its vectors; the relative
+        residual of the pairs above θ goes to ``info.residual``."""
+        AU = self.A @ U
+        H = U.T @ AU
+        w, Q = np.linalg.eigh(0.5 * (H + H.T))
+        w, Q = w[::-1], Q[:, ::-1]
+        U, AU = U @ Q, AU @ Q
+        scale = max(abs(float(w[0])), abs(self.lo), 1e-300)
+        pos = w > self.theta
+        res = np.linalg.norm(AU[:, pos] - U[:, pos] * w[pos], axis=0)
+        self.info.residual = float(res.max()) / scale if res.size else 0.0
+        self.info.filter_degree = self.filt
+        self.info.filter_interval = (self.lo, self.theta)
+        return w, U
+
+    def lanczos(self):
+        """Unfiltered ARPACK: (w, U) decreasing, or None with the dense solve next (n ≤
+        5000; above, a RuntimeError)."""
+        n, k = self.n, self.k
+        start = self._start()
+        try:
+            w, U = eigsh(self.A, k=k, which="LA", v0=start, tol=self.tol)
+        except ArpackNoConvergence as exc:
+            if n > DENSE_MAX_N:
+                raise RuntimeError(
+                    f"ARPACK did not converge for {k} eigenpairs of the {n}×{n} matrix "
+                    f"A ({len(exc.eigenvalues)} converged); set eigen_tol > 0 or lower "
+                    "max_rank"
+                ) from exc
+            logger.info("ARPACK did not converge (k=%d); falling back to dense eigh", k)
+            self.use_dense = True
+            return None
+        order = np.argsort(w)[::-1]
+        self.info.solver = "arpack"
+        return w[order], U[:, order]
+
+    def dense(self):
+        """Every eigenpair with eigenvalue > 0 by a dense eigh (the largest eigenvalue,
+        ≤ 0, with a zero vector when there is none)."""
+        n, info = self.n, self.info
         info.requested.append(n)
         info.n_solves += 1
+        A = self.A
         Ad = A.toarray() if sp.issparse(A) else np.array(A, dtype=np.float64)
         # only the eigenvalues > 0 (and their vectors): MRRR on the tridiagonal form
         w, U = scipy.linalg.eigh(
@@ -477,15 +518,20 @@ def positive_eigenpairs(
                 Ad, eigvals_only=True, subset_by_index=(n - 1, n - 1), driver="evr"
             )
             U = np.zeros((n, 1))
-    info.largest = float(w[0]) if w.size else 0.0
-    info.smallest_returned = float(w[-1]) if w.size else 0.0
-    scale = max(abs(float(w[0])), abs(float(w[-1])), 1e-300) if w.size else 1.0
-    keep = w > ZERO_RTOL * scale
-    keep[cap:] = False
-    w = w[keep]
-    U = _fix_signs(np.array(U[:, keep], dtype=np.float64, order="C"))
-    info.seconds = time.perf_counter() - t0
-    return w, U, info
+        return w, U
+
+    def finish(self, w, U, t0):
+        """The pairs above ZERO_RTOL·scale, at most ``max_rank``, sign-fixed."""
+        info = self.info
+        info.largest = float(w[0]) if w.size else 0.0
+        info.smallest_returned = float(w[-1]) if w.size else 0.0
+        scale = max(abs(float(w[0])), abs(float(w[-1])), 1e-300) if w.size else 1.0
+        keep = w > ZERO_RTOL * scale
+        keep[self.cap :] = False
+        w = w[keep]
+        U = _fix_signs(np.array(U[:, keep], dtype=np.float64, order="C"))
+        info.seconds = time.perf_counter() - t0
+        return w, U, info
 
 
 def npkl_closed_form(w: np.ndarray, U: np.ndarray, B: float):
@@ -702,54 +748,12 @@ def simple_npkl_sqhinge(
     p = pairs.shape[0]
     alpha = np.full(p, float(C)) if alpha0 is None else np.array(alpha0, dtype=np.float64)
     k = k0 if k0 is not None else max(8, pataki_rank(p))
-    infos: list = []
-    hist: dict = {
-        "objective": [],
-        "primal": [],
-        "gap": [],
-        "kkt": [],
-        "step": [],
-        "rank": [],
-        "seconds": [],
-        "eig_solves": [],
-    }
-
-    def evaluate(a, prev, k_req):
-        A = constraint_operator(L, pairs, a * signs)
-        v0 = None
-        lower = None
-        if prev is not None and prev["info"].filter_interval:
-            # the previous A's smallest eigenvalue (it moves by at most ‖ΔA‖₂; the
-            # filter is correct for any value, this only saves a Lanczos run)
-            lower = prev["info"].filter_interval[0]
-        if prev is not None and prev["V"].shape[1] > 0:
-            # warm start: a random combination of the previous positive eigenvectors
-            v0 = prev["V"] @ rng.standard_normal(prev["V"].shape[1])
-        theta = 0.0
-        if cut_from_previous and max_rank is not None and prev is not None:
-            theta = filter_cut(A, prev["U"], prev["w"], max_rank)
-        w, U, info = _eig(
-            A, rng, k=k_req, max_rank=max_rank, v0=v0, tol=eigen_tol, solver=solver,
-            infos=infos, lower=lower, theta=theta,
-        )  # fmt: skip
-        V, lam = npkl_closed_form(w, U, B)
-        kij = pair_values(V, pairs)
-        return {
-            "alpha": a,
-            "V": V,
-            "U": U,
-            "lam": lam,
-            "w": w,
-            "kij": kij,
-            "dual": dual_objective(a, w, B, C),
-            "info": info,
-        }
-
-    def next_k(rank):
-        # the previous rank plus a margin, so that one Lanczos request usually suffices
-        return max(8, rank + max(8, rank // 4))
-
-    cur = evaluate(alpha, None, k)
+    solve = _KernelForAlpha(
+        L, pairs, signs, C=C, B=B, rng=rng, max_rank=max_rank, eigen_tol=eigen_tol,
+        solver=solver, cut_from_previous=cut_from_previous,
+    )  # fmt: skip
+    hist: dict = {key: [] for key in _SQHINGE_HISTORY}
+    cur = solve(alpha, None, k)
     eta = float(step_size) * C
     converged = False
     gap = kkt = math.inf
@@ -757,16 +761,7 @@ def simple_npkl_sqhinge(
     prev_alpha = prev_grad = None
     for t in range(1, max_iter + 1):
         n_iter = t
-        primal = primal_objective(L, cur["V"], pairs, signs, C, kij=cur["kij"])
-        gap = (primal - cur["dual"]) / max(1.0, abs(primal))
-        kkt = kkt_residual(alpha, cur["kij"], signs, C)
-        hist["objective"].append(cur["dual"])
-        hist["primal"].append(primal)
-        hist["gap"].append(gap)
-        hist["kkt"].append(kkt)
-        hist["rank"].append(int(cur["lam"].size))
-        hist["seconds"].append(time.perf_counter() - t_start)
-        hist["eig_solves"].append(cur["info"].n_solves)
+        gap, kkt = _record(hist, L, pairs, signs, C, alpha, cur, t_start)
         if kkt <= tol or gap <= tol:
             converged = True
             break
@@ -774,35 +769,17 @@ def simple_npkl_sqhinge(
             break
         grad = 1.0 - signs * cur["kij"] - alpha / C
         if step == "adaptive" and prev_grad is not None:
-            # Barzilai–Borwein trial step from the last accepted move s and the change
-            # of the gradient along it: the curvature of D along s (D is (1/C)-strongly
-            # concave, so this is ≤ C up to round-off)
-            sdiff = alpha - prev_alpha
-            curv = -float(sdiff @ (grad - prev_grad))
-            if curv > 0:
-                eta = min(float(step_size) * C, max(1e-6 * C, float(sdiff @ sdiff) / curv))
+            eta = _bb_step(eta, alpha - prev_alpha, grad - prev_grad, C, step_size)
         prev_alpha, prev_grad = alpha, grad
         if step == "adaptive":
-            while True:
-                new_alpha = np.maximum(0.0, alpha + eta * grad)
-                cand = evaluate(new_alpha, cur, next_k(cur["lam"].size))
-                # accept any ascent of D (a tiny slack for round-off in ‖A₊‖). The
-                # sufficient-ascent test of the quadratic model with curvature 1/η
-                # rejected about half the BB steps at n = 6414 with the rank capped
-                # (the capped dual is not smooth) and reached a 2× larger gap in 10
-                # iterations for 18 eigen-decompositions instead of 11.
-                slack = 1e-12 * max(1.0, abs(cur["dual"]))
-                if cand["dual"] >= cur["dual"] - slack or eta < 1e-8 * C:
-                    break
-                eta *= 0.5
+            alpha, cur, eta = _ascent_step(solve, alpha, grad, cur, eta, C)
             hist["step"].append(eta)
-            alpha, cur = new_alpha, cand
             eta = min(float(step_size) * C, 2.0 * eta)
         else:
             eta_t = float(step_size) * C / (t if step == "harmonic" else 1.0)
             hist["step"].append(eta_t)
             alpha = np.maximum(0.0, alpha + eta_t * grad)
-            cur = evaluate(alpha, cur, next_k(cur["lam"].size))
+            cur = solve(alpha, cur, _next_k(cur["lam"].size))
     return NPKLResult(
         embedding=cur["V"],
         eigenvalues=cur["lam"],
@@ -814,8 +791,104 @@ def simple_npkl_sqhinge(
         kkt=float(kkt),
         history=hist,
         largest_eigenvalue=cur["info"].largest,
-        eig_info=infos,
+        eig_info=solve.infos,
     )
+
+
+_SQHINGE_HISTORY = ("objective", "primal", "gap", "kkt", "step", "rank", "seconds", "eig_solves")
+
+
+class _KernelForAlpha:
+    """K = argmin_K J(K, α) (eq. 8) for Algorithm 1's α, as a dict: ``V`` (K = V Vᵀ),
+    ``U``, ``w`` (A's positive eigenpairs), ``lam``, ``kij`` (K on the pairs), ``dual``
+    D(α), ``info``. Each eigen-solve starts from the previous one: its eigenvectors (a
+    random combination as the start vector), its λ_min estimate, and with a rank cap
+    the filter cut of :func:`filter_cut`."""
+
+    def __init__(
+        self, L, pairs, signs, *, C, B, rng, max_rank, eigen_tol, solver, cut_from_previous
+    ):
+        self.L, self.pairs, self.signs, self.C, self.B, self.rng = L, pairs, signs, C, B, rng
+        self.max_rank, self.eigen_tol, self.solver = max_rank, eigen_tol, solver
+        self.cut_from_previous = cut_from_previous
+        self.infos: list = []
+
+    def __call__(self, a, prev, k_req):
+        A = constraint_operator(self.L, self.pairs, a * self.signs)
+        v0 = None
+        lower = None
+        if prev is not None and prev["info"].filter_interval:
+            # the previous A's smallest eigenvalue (it moves by at most ‖ΔA‖₂; the
+            # filter is correct for any value, this only saves a Lanczos run)
+            lower = prev["info"].filter_interval[0]
+        if prev is not None and prev["V"].shape[1] > 0:
+            # warm start: a random combination of the previous positive eigenvectors
+            v0 = prev["V"] @ self.rng.standard_normal(prev["V"].shape[1])
+        theta = 0.0
+        if self.cut_from_previous and self.max_rank is not None and prev is not None:
+            theta = filter_cut(A, prev["U"], prev["w"], self.max_rank)
+        w, U, info = _eig(
+            A, self.rng, k=k_req, max_rank=self.max_rank, v0=v0, tol=self.eigen_tol,
+            solver=self.solver, infos=self.infos, lower=lower, theta=theta,
+        )  # fmt: skip
+        V, lam = npkl_closed_form(w, U, self.B)
+        kij = pair_values(V, self.pairs)
+        return {
+            "alpha": a,
+            "V": V,
+            "U": U,
+            "lam": lam,
+            "w": w,
+            "kij": kij,
+            "dual": dual_objective(a, w, self.B, self.C),
+            "info": info,
+        }
+
+
+def _next_k(rank):
+    """The previous rank plus a margin, so that one Lanczos request usually suffices."""
+    return max(8, rank + max(8, rank // 4))
+
+
+def _record(hist, L, pairs, signs, C, alpha, cur, t_start):
+    """Append the iterate's dual, primal, gap, KKT residual, rank, time and eigen-solves
+    to ``hist``; return (gap, KKT residual)."""
+    primal = primal_objective(L, cur["V"], pairs, signs, C, kij=cur["kij"])
+    gap = (primal - cur["dual"]) / max(1.0, abs(primal))
+    kkt = kkt_residual(alpha, cur["kij"], signs, C)
+    hist["objective"].append(cur["dual"])
+    hist["primal"].append(primal)
+    hist["gap"].append(gap)
+    hist["kkt"].append(kkt)
+    hist["rank"].append(int(cur["lam"].size))
+    hist["seconds"].append(time.perf_counter() - t_start)
+    hist["eig_solves"].append(cur["info"].n_solves)
+    return gap, kkt
+
+
+def _bb_step(eta, sdiff, gdiff, C, step_size):
+    """Barzilai–Borwein trial step from the last accepted move s and the change of the
+    gradient along it: the curvature of D along s (D is (1/C)-strongly concave, so this
+    is ≤ C up to round-off); ``eta`` unchanged when the curvature is not positive."""
+    curv = -float(sdiff @ gdiff)
+    if curv > 0:
+        eta = min(float(step_size) * C, max(1e-6 * C, float(sdiff @ sdiff) / curv))
+    return eta
+
+
+def _ascent_step(solve, alpha, grad, cur, eta, C):
+    """The projected step α ← (α + η ∂J/∂α)₊ with η halved until the dual D does not
+    decrease: (new α, its kernel, the η taken)."""
+    while True:
+        new_alpha = np.maximum(0.0, alpha + eta * grad)
+        cand = solve(new_alpha, cur, _next_k(cur["lam"].size))
+        # accept any ascent of D (a tiny slack for round-off in ‖A₊‖): a sufficient-
+        # ascent test of the quadratic model with curvature 1/η rejects many BB steps
+        # when the rank is capped (the capped dual is not smooth) and converges slower
+        slack = 1e-12 * max(1.0, abs(cur["dual"]))
+        if cand["dual"] >= cur["dual"] - slack or eta < 1e-8 * C:
+            return new_alpha, cand, eta
+        eta *= 0.5
 
 
 # ---------------------------------------------------------------- active selection
@@ -940,7 +1013,7 @@ def fit_simple_npkl(
     4. the kernel (``loss``: the closed form or Algorithm 1); with C="auto" C steps up
        by :data:`AUTO_C_STEPS` while the kernel is zero;
     5. a zero kernel raises, a square hinge stopped at ``max_iter`` warns
-       (ConvergenceWarning), and the degeneracy of the kernel is measured
+       (ConvergenceWarning), and the degeneracy of the kernel is computed
        (:func:`kernel_degeneracy`; :class:`DegenerateKernelWarning` when degenerate).
 
     ``max_rank``: None, an int or ``"pataki"`` (:func:`pataki_rank`); ``eigen_tol``
