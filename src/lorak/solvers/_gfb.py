@@ -30,17 +30,17 @@ Line 20 of the paper's Algorithm 2 reads Z_{m+2} ← P_box(z'); Proposition 1 (R
 al.) gives Z_{m+2} ← Z_{m+2} + λ(P_box(z') − z_n) like every other copy, which is what
 we implement (``tests/solvers/test_gfb.py`` checks our iterates against a dense Algorithm 2).
 
-Measured convergence (``tests/solvers/test_gfb.py``, ``benchmarks/bench_lpmkl.py``)
--------------------------------------------------------------------------
+Convergence
+-----------
 - The paper's stopping rule (relative objective change < 1e-4) can stop far from the
   optimum: α moves by about ζ per iteration, the objective of the averaged iterate
-  changes slowly, and the rule fires (svmguide1, C = 1000: 677 iterations, relative
-  duality gap 16, test accuracy 88.9 % where the exact low-rank SVM gives 96.8 %).
+  changes slowly, and the rule fires with a large duality gap at large C.
   ``criterion="gap"`` stops on the duality gap instead, a certificate.
 - With M + 2 averaged copies the split GFB needs many more iterations than the naive
-  GFB with 2 copies (C = 10, ℓ = 600, M = 10: ~13000 against ~210 to a 1e-3 gap);
-  its advantage is the set-up, O(M r³ + ℓ Σ r_k²) against O((Σ r_k)³ + ℓ (Σ r_k)²),
-  and the per-iteration cost when Σ r_k is large.
+  GFB with 2 copies; its advantage is the set-up, O(M r³ + ℓ Σ r_k²) against
+  O((Σ r_k)³ + ℓ (Σ r_k)²), and the per-iteration cost when Σ r_k is large.
+  (The user guide's ℓp-MKL page gives the runs, from ``tests/solvers/test_gfb.py`` and
+  ``benchmarks/bench_lpmkl.py``.)
 
 Implementation notes
 --------------------
@@ -56,7 +56,7 @@ iterates are exactly those of Algorithm 2.
 :class:`FactorStack`: the stacked V itself, or V = B S through a shared basis B (ℓ × r)
 and a small coefficient matrix S (r × Σ r_k). With shared landmarks the Σ r_k columns of
 a bank of Gaussians at 50 widths span only a few hundred dimensions (a few per
-landmark), so B S makes each product 10–20× cheaper than the stacked V (see
+landmark), so B S makes each product much cheaper than the stacked V (see
 :mod:`lorak.learn._lp_mkl`). Products run in the storage dtype of B (float32 halves the
 memory traffic); every R-dimensional quantity and every ℓ-vector of the iteration is
 float64.
@@ -193,9 +193,9 @@ class FactorStack:
     def rmatvec(self, U) -> np.ndarray:
         """Vᵀ U for U of shape (ℓ,) or (ℓ, c), in float64.
 
-        Column by column: c matrix–vector products measured faster than one skinny
-        matrix–matrix product (OpenBLAS, c = 2: 2 × 0.5 ms against 3.9 ms at
-        ℓ × r = 5000 × 100), and a Fortran-ordered V or B faster than a C-ordered one.
+        Column by column: with OpenBLAS, c matrix–vector products are faster than one
+        skinny matrix–matrix product, and a Fortran-ordered V or B faster than a
+        C-ordered one.
         """
         A = self.V if self.V is not None else self.basis
         U = np.asarray(U)
@@ -356,7 +356,7 @@ def _psd_solver(A, rtol: float = 1e-12):
     Cholesky when A is numerically positive definite. A is PD in exact arithmetic
     whenever y has both signs, but its Schur complement 1ᵀ(I + V D̃² Vᵀ)⁻¹1 cancels
     when the constant vector nearly lies in the span of the factors (wide Gaussians)
-    and D̃ is large (``scale`` < 1: measured on ijcnn1, 10k rows, scale = 0.1); the
+    and D̃ is large (``scale`` < 1, as on ijcnn1 at scale = 0.1); the
     fallback is the pseudo-inverse through the eigendecomposition, eigenvalues below
     rtol·λ_max dropped. Aᵀ(AAᵀ)⁺A is the projection onto the null space of A for any
     A, so the prox stays exact.
@@ -644,8 +644,8 @@ def gfb_split(
         (weight 1); on α the M affine copies weigh 1/(3M) each, the copies of
         {yᵀα = 0} and of the box 1/3 each. The k-th projection is then taken in the
         metric ‖Δγ_k‖² + ‖Δα‖²/(3M) and needs (I/(3M) + d_k V_kᵀV_k)⁻¹ instead —
-        the same cost per iteration, 3× fewer iterations in our measurements
-        (``tests/solvers/test_gfb.py``, ``benchmarks/bench_lpmkl.py``).
+        the same cost per iteration, several times fewer iterations (the user guide's
+        ℓp-MKL page).
     alpha0 : (ℓ,) array, optional
         Starting α (clipped to the box); the copies start at the consistent point
         z₀ = [√d_k V_kᵀYα₀; α₀]. Default 0.
@@ -666,99 +666,39 @@ def gfb_split(
     y, d = _check_common(F, y, d, C, eta, step, relax, scale)
     if weights not in WEIGHTS:
         raise ValueError(f"unknown weights {weights!r}; valid names are {WEIGHTS}")
-    ell = F.n_samples
     active, Fa = _active(F, d)
-    da = d[active]
-    M = Fa.n_kernels
-    blocks = _Blocks(Fa.ranks)
-    c2 = float(scale) ** 2
-    sq = np.repeat(np.sqrt(da) / scale, Fa.ranks)  # √d_k / c per stacked column
-    dcol = np.repeat(da, Fa.ranks)
-    zeta = step / max(c2, eta)  # ∇F0 is max(c², η)-Lipschitz
-    lam = float(relax)
-    kappa = zeta * c2  # ζ times the curvature of the γ' part of F0
     C = float(C)
-    if weights == "uniform":  # every copy 1/(M + 2) on every coordinate
-        w_aff = w_eq = w_box = 1.0 / (M + 2)
-    else:  # α: a third to the M affine copies together, a third each to the others
-        w_aff, w_eq, w_box = 1.0 / (3 * M), 1.0 / 3, 1.0 / 3
-    # metric weight of α relative to γ_k in the k-th projection
-    omega = 1.0 if weights == "uniform" else w_aff
-    monitor = _Monitor(Fa, y, da, C, eta, tol, criterion, check_every, min_iter)
-
-    G = Fa.gram_blocks()
-    Gst = blocks.stack_matrices(G)
-    # (A_k A_kᵀ)⁻¹ = (ω I + (d_k/c²) V_kᵀV_k)⁻¹, once per call (Algorithm 2, line 6)
-    Minv = blocks.stack_matrices(
-        [
-            _spd_inverse(omega * np.eye(g.shape[0]) + (dk / c2) * g)
-            for g, dk in zip(G, da, strict=True)
-        ],
-        diag=1.0,
+    gfb = _SplitCopies(
+        Fa, y, d[active], eta=eta, step=step, relax=relax, scale=scale, weights=weights
     )
+    monitor = _Monitor(Fa, y, d[active], C, eta, tol, criterion, check_every, min_iter)
     t_setup = time.perf_counter() - t0
-
-    def averages(a, s, gdiag, goff, zeq, zbox):
-        alpha = w_aff * (M * a + y * Fa.matvec(s)) + w_eq * zeq + w_box * zbox
-        gam = gdiag if weights == "blockwise" else w_aff * ((M + 1) * goff + gdiag)
-        return alpha, gam
-
-    if (
-        state is not None
-        and np.array_equal(state.get("kernels"), active)
-        and state.get("weights") == weights
-    ):
-        a, s, gdiag, goff, zeq, zbox = (
-            state[k].copy() for k in ("a", "s", "gdiag", "goff", "zeq", "zbox")
-        )
-        alpha, gam = averages(a, s, gdiag, goff, zeq, zbox)
-    else:
-        alpha = np.zeros(ell) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0, C)
-        gam = sq * Fa.rmatvec(y * alpha) if alpha.any() else np.zeros(Fa.total_rank)
-        a = alpha.copy()
-        s = np.zeros(Fa.total_rank)
-        gdiag = gam.copy()
-        goff = gam.copy()
-        zeq = alpha.copy()
-        zbox = alpha.copy()
-
+    alpha, gam = gfb.start(alpha0, state, active, C)
     converged = False
     n = 0
-    U = np.empty((ell, 2), order="F")
+    U = np.empty((F.n_samples, 2), order="F")
     t1 = time.perf_counter()
     for n in range(1, max_iter + 1):
-        base = alpha - zeta * (eta * alpha - 1.0)  # α − ζ∇_α F0
-        np.multiply(y, base + alpha - a, out=U[:, 0])  # y∘(2α − ζ∇_α − a)
+        base = alpha - gfb.zeta * (eta * alpha - 1.0)  # α − ζ∇_α F0
+        np.multiply(y, base + alpha - gfb.a, out=U[:, 0])  # y∘(2α − ζ∇_α − a)
         np.multiply(y, alpha, out=U[:, 1])
         P = Fa.rmatvec(U)
-        p, q = P[:, 0], P[:, 1]
-        f = 0.5 * np.dot(dcol * q, q) - alpha.sum() + 0.5 * eta * np.dot(alpha, alpha)
-        if monitor.done(n, f, alpha):
+        if monitor.done(n, _objective(gfb.dcol, P[:, 1], alpha, eta), alpha):
             converged = True
             break
-        # affine copies k = 1..M (lines 11–14): r_k = A_k v, w_k = (A_kA_kᵀ)⁻¹ r_k
-        r = (2.0 - kappa) * gam - gdiag - sq * (p - blocks.apply(Gst, s))
-        w = blocks.apply(Minv, r)
-        a *= 1.0 - lam
-        a += lam * base
-        s = (1.0 - lam) * s + lam * (sq * w)
-        gdiag = (1.0 - lam) * gdiag + lam * ((1.0 - kappa) * gam - omega * w)
-        if weights == "uniform":
-            goff = (1.0 - lam) * goff + lam * (1.0 - kappa) * gam
-        # the copy of {yᵀα = 0} (lines 16–17)
-        v = base + alpha - zeq
-        zeq += lam * (v - y * (np.dot(y, v) / ell) - alpha)
-        # the box copy (lines 19–20)
-        v = base + alpha - zbox
-        np.clip(v, 0.0, C, out=v)
-        zbox += lam * (v - alpha)
-        # average (line 22)
-        alpha, gam = averages(a, s, gdiag, goff, zeq, zbox)
+        gfb.update(alpha, gam, base, P[:, 0], C)
+        alpha, gam = gfb.average()  # line 22
     t_iter = time.perf_counter() - t1
+    info = _run_info("split", criterion, t_setup, t_iter, gfb.zeta, scale, gfb.lam)
+    info = {"method": "split", "weights": weights, **info}
+    state = gfb.state(active)
+    return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state)
 
-    info = {
-        "method": "split",
-        "weights": weights,
+
+def _run_info(method, criterion, t_setup, t_iter, zeta, scale, lam) -> dict:
+    """The ``info`` entries both GFB variants report."""
+    return {
+        "method": method,
         "criterion": criterion,
         "setup_seconds": t_setup,
         "iter_seconds": t_iter,
@@ -766,17 +706,110 @@ def gfb_split(
         "scale": scale,
         "relax": lam,
     }
-    state = {
-        "kernels": active,
-        "weights": weights,
-        "a": a,
-        "s": s,
-        "gdiag": gdiag,
-        "goff": goff,
-        "zeq": zeq,
-        "zbox": zbox,
-    }
-    return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state)
+
+
+def _objective(dcol, q, alpha, eta):
+    """The objective of (4) (+ η/2‖α‖²) at α, from q = Vᵀ(y∘α)."""
+    return 0.5 * np.dot(dcol * q, q) - alpha.sum() + 0.5 * eta * np.dot(alpha, alpha)
+
+
+class _SplitCopies:
+    """The auxiliary variables of Algorithm 2 and the constants of their updates.
+
+    The M affine copies share the form Z_k,α = a + Y V_k s_k (module notes): ``a``,
+    the stacked ``s``, and their γ parts — ``gdiag`` (γ_k of the k-th copy) and, with
+    uniform weights, ``goff`` (γ_k of the other copies, all equal); ``zeq`` and
+    ``zbox`` are the α parts of the copies of {yᵀα = 0} and of the box.
+    """
+
+    def __init__(self, Fa, y, da, *, eta, step, relax, scale, weights):
+        self.Fa, self.y, self.weights = Fa, y, weights
+        self.M = M = Fa.n_kernels
+        self.blocks = _Blocks(Fa.ranks)
+        c2 = float(scale) ** 2
+        self.sq = np.repeat(np.sqrt(da) / scale, Fa.ranks)  # √d_k / c per stacked column
+        self.dcol = np.repeat(da, Fa.ranks)
+        self.zeta = step / max(c2, eta)  # ∇F0 is max(c², η)-Lipschitz
+        self.lam = float(relax)
+        self.kappa = self.zeta * c2  # ζ times the curvature of the γ' part of F0
+        if weights == "uniform":  # every copy 1/(M + 2) on every coordinate
+            self.w_aff = self.w_eq = self.w_box = 1.0 / (M + 2)
+        else:  # α: a third to the M affine copies together, a third each to the others
+            self.w_aff, self.w_eq, self.w_box = 1.0 / (3 * M), 1.0 / 3, 1.0 / 3
+        # metric weight of α relative to γ_k in the k-th projection
+        self.omega = omega = 1.0 if weights == "uniform" else self.w_aff
+        G = Fa.gram_blocks()
+        self.Gst = self.blocks.stack_matrices(G)
+        # (A_k A_kᵀ)⁻¹ = (ω I + (d_k/c²) V_kᵀV_k)⁻¹, once per call (Algorithm 2, line 6)
+        self.Minv = self.blocks.stack_matrices(
+            [
+                _spd_inverse(omega * np.eye(g.shape[0]) + (dk / c2) * g)
+                for g, dk in zip(G, da, strict=True)
+            ],
+            diag=1.0,
+        )
+
+    _STATE = ("a", "s", "gdiag", "goff", "zeq", "zbox")
+
+    def start(self, alpha0, state, active, C):
+        """The copies from ``state`` (same kernels and weights), else all at the
+        consistent point z₀ = [√d_k V_kᵀYα₀; α₀]; returns their average (α, γ)."""
+        if (
+            state is not None
+            and np.array_equal(state.get("kernels"), active)
+            and state.get("weights") == self.weights
+        ):
+            for k in self._STATE:
+                setattr(self, k, state[k].copy())
+            return self.average()
+        ell, R = self.Fa.n_samples, self.Fa.total_rank
+        alpha = np.zeros(ell) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0, C)
+        gam = self.sq * self.Fa.rmatvec(self.y * alpha) if alpha.any() else np.zeros(R)
+        self.a = alpha.copy()
+        self.s = np.zeros(R)
+        self.gdiag = gam.copy()
+        self.goff = gam.copy()
+        self.zeq = alpha.copy()
+        self.zbox = alpha.copy()
+        return alpha, gam
+
+    def average(self):
+        """The weighted average (α, γ) of the copies."""
+        w_aff, M = self.w_aff, self.M
+        alpha = (
+            w_aff * (M * self.a + self.y * self.Fa.matvec(self.s))
+            + self.w_eq * self.zeq
+            + self.w_box * self.zbox
+        )
+        if self.weights == "blockwise":
+            return alpha, self.gdiag
+        return alpha, w_aff * ((M + 1) * self.goff + self.gdiag)
+
+    def update(self, alpha, gam, base, p, C):
+        """Lines 11–20 of Algorithm 2: every copy moves by λ towards its prox; ``base``
+        is α − ζ∇_α F0 and p = Vᵀ(y∘(base + α − a))."""
+        lam, kappa, y = self.lam, self.kappa, self.y
+        # affine copies k = 1..M (lines 11–14): r_k = A_k v, w_k = (A_kA_kᵀ)⁻¹ r_k
+        r = (2.0 - kappa) * gam - self.gdiag - self.sq * (p - self.blocks.apply(self.Gst, self.s))
+        w = self.blocks.apply(self.Minv, r)
+        self.a *= 1.0 - lam
+        self.a += lam * base
+        self.s = (1.0 - lam) * self.s + lam * (self.sq * w)
+        self.gdiag = (1.0 - lam) * self.gdiag + lam * ((1.0 - kappa) * gam - self.omega * w)
+        if self.weights == "uniform":
+            self.goff = (1.0 - lam) * self.goff + lam * (1.0 - kappa) * gam
+        # the copy of {yᵀα = 0} (lines 16–17)
+        v = base + alpha - self.zeq
+        self.zeq += lam * (v - y * (np.dot(y, v) / y.size) - alpha)
+        # the box copy (lines 19–20)
+        v = base + alpha - self.zbox
+        np.clip(v, 0.0, C, out=v)
+        self.zbox += lam * (v - alpha)
+
+    def state(self, active) -> dict:
+        out = {"kernels": active, "weights": self.weights}
+        out.update((k, getattr(self, k)) for k in self._STATE)
+        return out
 
 
 # --------------------------------------------------------------------------- naive GFB
@@ -824,22 +857,13 @@ def gfb_naive(
     C = float(C)
     R = Fa.total_rank
     monitor = _Monitor(Fa, y, da, C, eta, tol, criterion, check_every, min_iter)
-
-    G = Fa.gram()
-    AAt = np.empty((R + 1, R + 1))
-    AAt[:R, :R] = sq[:, None] * G * sq[None, :]
-    AAt[np.arange(R), np.arange(R)] += 1.0
-    v1 = sq * Fa.rmatvec(np.ones(ell))  # D̃ Vᵀ Y y = D̃ Vᵀ 1
-    AAt[:R, R] = -v1
-    AAt[R, :R] = -v1
-    AAt[R, R] = ell
-    solve_aat = _psd_solver(AAt)
+    solve_aat = _psd_solver(_merged_gram(Fa, sq))
     t_setup = time.perf_counter() - t0
 
     alpha = np.zeros(ell) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0, C)
     gam = sq * Fa.rmatvec(y * alpha) if alpha.any() else np.zeros(R)
-    Z1g, Z1a = gam.copy(), alpha.copy()
-    Z2g, Z2a = gam.copy(), alpha.copy()
+    Z1g, Z1a = gam.copy(), alpha.copy()  # the copy of the affine set
+    Z2g, Z2a = gam.copy(), alpha.copy()  # the copy of the box
     converged = False
     n = 0
     U = np.empty((ell, 2), order="F")
@@ -852,9 +876,7 @@ def gfb_naive(
         np.multiply(y, va, out=U[:, 0])
         np.multiply(y, alpha, out=U[:, 1])
         P = Fa.rmatvec(U)
-        q = P[:, 1]
-        f = 0.5 * np.dot(dcol * q, q) - alpha.sum() + 0.5 * eta * np.dot(alpha, alpha)
-        if monitor.done(n, f, alpha):
+        if monitor.done(n, _objective(dcol, P[:, 1], alpha, eta), alpha):
             converged = True
             break
         # projection onto {Az = 0}: w = (AAᵀ)⁻¹Av, prox = v − Aᵀw
@@ -874,13 +896,19 @@ def gfb_naive(
         alpha = 0.5 * (Z1a + Z2a)
     t_iter = time.perf_counter() - t1
 
-    info = {
-        "method": "naive",
-        "criterion": criterion,
-        "setup_seconds": t_setup,
-        "iter_seconds": t_iter,
-        "step": zeta,
-        "scale": scale,
-        "relax": lam,
-    }
+    info = _run_info("naive", criterion, t_setup, t_iter, zeta, scale, lam)
     return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info)
+
+
+def _merged_gram(Fa, sq):
+    """AAᵀ of the merged equality constraints (see :func:`gfb_naive`), D̃ = diag(sq)."""
+    ell, R = Fa.n_samples, Fa.total_rank
+    G = Fa.gram()
+    AAt = np.empty((R + 1, R + 1))
+    AAt[:R, :R] = sq[:, None] * G * sq[None, :]
+    AAt[np.arange(R), np.arange(R)] += 1.0
+    v1 = sq * Fa.rmatvec(np.ones(ell))  # D̃ Vᵀ Y y = D̃ Vᵀ 1
+    AAt[:R, R] = -v1
+    AAt[R, :R] = -v1
+    AAt[R, R] = ell
+    return AAt
