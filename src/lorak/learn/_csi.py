@@ -98,6 +98,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -276,6 +277,13 @@ class _CSI:
             self.floor = n * np.finfo(np.float64).eps * float(d0.max())
             self.dfloor = self.floor
 
+        self._targets(Y, labeled, centering, kappa)
+        self._allocate(d0, qr)
+        if self.reference:
+            self.order = np.arange(n, dtype=np.intp)  # the reference code's permutation
+
+    def _targets(self, Y, labeled, centering, kappa):
+        """The labeled rows L, the (centred) targets Y_L and the weights λ, μ."""
         Y = np.asarray(Y, dtype=np.float64)
         if Y.ndim == 1:
             Y = Y[:, None]
@@ -297,6 +305,9 @@ class _CSI:
         # the largest ‖Yᵀq‖² over unit vectors q: σ_max(Y)²
         self.ymax = float(np.linalg.eigvalsh(Yl.T @ Yl)[-1]) if Yl.size else 0.0
 
+    def _allocate(self, d0, qr):
+        """Gadv, its QR (Q explicit or implicit), the small blocks and the gain sums."""
+        n = self.n
         self.cap = min(self.m + self.delta, n)
         nL = n if self.L is None else self.L.size
         dY = self.Y.shape[1]
@@ -320,8 +331,6 @@ class _CSI:
         self.k = 0
         self.kadv = 0
         self.visited: list[int] = []
-        if self.reference:
-            self.order = np.arange(n, dtype=np.intp)  # the reference code's permutation
 
     # ------------------------------------------------------------ Cholesky + QR step
 
@@ -596,60 +605,90 @@ class _CSI:
     def _step(self, i: int) -> tuple[float, bool]:
         """Commit pivot i at position k; returns (true gain, look-ahead hit)."""
         k = self.k
-        hit = self.pos[i] >= k
         t_old = self.kadv  # end of the look-ahead block before this step
-        added = False
-        if hit:
-            q = int(self.pos[i])
-            if k + 1 < self.m and self.kadv < self.cap:
-                j = self._next_lookahead()
-                if j is not None:
-                    self._add_column(j)
-                    added = True
-        else:
+        hit, q, added = self._extend(i)
+        old = self._old_blocks(k, t_old, q, added)
+        h, Rb, O1, O2, rots = self._transpositions(q)  # c. on the small blocks
+        up = self._gain_coefficients(old, O1[:, 0].copy(), O2[:, 0], q - k + 1)
+        self._apply_rotations(rots)  # the permutation: n-sized columns, then small
+        self._permute_small(k, q, h, Rb, O1, O2)
+        if self.G[self.piv[k], k] < 0:
+            # positive pivot entry (rotations may leave a look-ahead one < 0)
+            dscal(-1.0, self.G[:, k])
+            self.R[: k + 1, k] *= -1.0
+            self.colsum[k] *= -1.0
+            up.P[1] *= -1.0
+            up.ag = -up.ag
+        g = self.G[:, k]
+        gnorm2 = self._update_gains(g, old, up)
+        self._commit(i, g)
+        self.last = (gnorm2, float(up.yq @ up.yq))
+        return self.lamK * gnorm2 + self.lamY * float(up.yq @ up.yq), hit
+
+    def _extend(self, i: int):
+        """b. The column of pivot i into Gadv, or (a look-ahead hit) the look-ahead
+        refilled by one incomplete-Cholesky step: (hit, i's position q, whether a
+        column was added)."""
+        k = self.k
+        if self.pos[i] < k:
+            q = self.kadv
             self._add_column(i)
-            added = True
-            q = t_old
-        dl = t_old - k  # old look-ahead size
-        # quantities of the old state needed by the gain updates
-        Rl = self.R[k:t_old, k:t_old].copy()
+            return False, q, True
+        q = int(self.pos[i])
+        if k + 1 < self.m and self.kadv < self.cap:
+            j = self._next_lookahead()
+            if j is not None:
+                self._add_column(j)
+                return True, q, True
+        return True, q, False
+
+    def _old_blocks(self, k, t_old, q, added):
+        """Copies of the look-ahead blocks before the transpositions, which the gain
+        updates need: Rl, QᵀY, GlᵀG, and for an added column a its column, Gram and R
+        entries."""
+        old = SimpleNamespace(dl=t_old - k, added=added, t_old=t_old)
+        old.Rl = self.R[k:t_old, k:t_old].copy()
         if added:
-            a = self.G[:, t_old].copy()
-            ga = self.GtG[k:t_old, t_old].copy()
-            anorm2 = float(self.GtG[t_old, t_old])
-            v = self.R[k : t_old + 1, t_old].copy()
-            QtYx = self.QtY[k : t_old + 1].copy()
+            old.a = self.G[:, t_old].copy()
+            old.ga = self.GtG[k:t_old, t_old].copy()
+            old.anorm2 = float(self.GtG[t_old, t_old])
+            old.v = self.R[k : t_old + 1, t_old].copy()
+            old.QtYx = self.QtY[k : t_old + 1].copy()
         else:
-            QtYx = self.QtY[k:t_old].copy()
-        GtGx = self.GtG[k : self.kadv, k : q + 1].copy()
+            old.QtYx = self.QtY[k:t_old].copy()
+        old.GtGx = self.GtG[k : self.kadv, k : q + 1].copy()
+        return old
 
-        # c. transpositions on the small blocks
-        h, Rb, O1, O2, rots = self._transpositions(q)
-        o, z = O1[:, 0].copy(), O2[:, 0]
-        b = q - k + 1
-
-        # gain-update coefficients (see the module docstring)
-        gg = GtGx[:dl] @ o  # Glᵀ g
-        ag = float(GtGx[dl] @ o) if added else 0.0  # aᵀ g
-        zt = np.zeros(QtYx.shape[0])
+    def _gain_coefficients(self, old, o, z, b):
+        """The coefficients of the gain updates (module notes) from the old blocks and
+        the first columns o, z of the transpositions' Q₁, Q₂: P = Wᵀ Glᵀ (4 × n), aᵀg,
+        Yᵀq_k, and for an added column ‖â‖² and Yᵀâ."""
+        dl, k = old.dl, self.k
+        up = SimpleNamespace()
+        gg = old.GtGx[:dl] @ o  # Glᵀ g
+        up.ag = float(old.GtGx[dl] @ o) if old.added else 0.0  # aᵀ g
+        zt = np.zeros(old.QtYx.shape[0])
         zt[:b] = z
-        yq = QtYx.T @ zt  # Yᵀ q_k
+        up.yq = old.QtYx.T @ zt  # Yᵀ q_k
         W = np.zeros((dl, 4))
         W[:, 1] = gg
-        W[:, 2] = Rl.T @ zt[:dl]
-        if added:
-            W[:, 0] = ga
-            vp = v - zt * float(zt @ v)  # â in the old look-ahead Q basis
-            ahat2 = float(vp @ vp)
-            W[:, 3] = Rl.T @ vp[:dl]
-            yahat = QtYx.T @ vp
+        W[:, 2] = old.Rl.T @ zt[:dl]
+        if old.added:
+            W[:, 0] = old.ga
+            vp = old.v - zt * float(zt @ old.v)  # â in the old look-ahead Q basis
+            up.ahat2 = float(vp @ vp)
+            W[:, 3] = old.Rl.T @ vp[:dl]
+            up.yahat = old.QtYx.T @ vp
         # (4, n), rows contiguous: Wᵀ Glᵀ with Glᵀ a C-ordered view of the block
-        P = W.T @ self.G[:, k:t_old].T if dl else np.zeros((4, self.n))
+        up.P = W.T @ self.G[:, k : old.t_old].T if dl else np.zeros((4, self.n))
+        return up
 
-        # apply the permutation: n-sized columns, then the small matrices
-        self._apply_rotations(rots)
+    def _permute_small(self, k, q, h, Rb, O1, O2):
+        """The transpositions on G's pivot row and on the small matrices: R, QᵀY, 1ᵀG
+        and GlᵀGl."""
         G, R = self.G, self.R
         pi = self.piv[k]
+        b = q - k + 1
         if q > k:  # exact zeros right of the new pivot entry
             G[pi, k] = h
             G[pi, k + 1 : q + 1] = 0.0
@@ -664,17 +703,11 @@ class _CSI:
         T[:b] = O1.T @ T[:b]
         self.GtG[k : self.kadv, k : q + 1] = T
         self.GtG[k : q + 1, k : self.kadv] = T.T
-        if G[pi, k] < 0:  # positive pivot entry (rotations may leave a look-ahead one < 0)
-            dscal(-1.0, G[:, k])
-            R[: k + 1, k] *= -1.0
-            self.colsum[k] *= -1.0
-            P[1] *= -1.0
-            ag = -ag
 
-        # update A, B, C to the new look-ahead block
-        g = G[:, k]
+    def _update_gains(self, g, old, up) -> float:
+        """A, B, C updated to the new look-ahead block (module notes); returns ‖g‖²."""
         gnorm2 = float(g @ g)
-        A, B = self.A, self.B
+        A, B, P = self.A, self.B, up.P
         tmp = gnorm2 * g
         tmp -= 2.0 * P[1]
         tmp *= g
@@ -682,31 +715,32 @@ class _CSI:
         s_ = P[2]
         np.multiply(s_, s_, out=tmp)
         B -= tmp
-        if added:
-            tmp = anorm2 * a
+        if old.added:
+            a = old.a
+            tmp = old.anorm2 * a
             tmp += 2.0 * P[0]
-            tmp -= (2.0 * ag) * g
+            tmp -= (2.0 * up.ag) * g
             tmp *= a
             A += tmp
-            tmp = ahat2 * a
+            tmp = up.ahat2 * a
             tmp += 2.0 * P[3]
             tmp *= a
             B += tmp
-            self.C += yahat[:, None] * a
-        self.C -= yq[:, None] * s_
+            self.C += up.yahat[:, None] * a
+        self.C -= up.yq[:, None] * s_
         np.maximum(A, 0.0, out=A)
         np.maximum(B, 0.0, out=B)
+        return gnorm2
 
-        # commit column k
+    def _commit(self, i, g):
+        """Column k committed: the residual diagonal, the position, the refresh."""
         self.D -= g * g
         self.D[i] = 0.0
         np.maximum(self.D, 0.0, out=self.D)
-        self.k = k + 1
+        self.k += 1
         self.since_refresh += 1
         if self.since_refresh >= self.refresh_every:
             self._refresh()
-        self.last = (gnorm2, float(yq @ yq))
-        return self.lamK * gnorm2 + self.lamY * float(yq @ yq), hit
 
     def _final_q(self, r: int, sgn: np.ndarray):
         """The stored Q (sign-fixed), or None when Q is implicit (see :func:`csi_q`)."""
