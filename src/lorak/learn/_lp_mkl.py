@@ -42,18 +42,10 @@ Contents
 Inner solvers
 -------------
 The GFB's iteration count grows with C, primal Newton's (``solver="newton"``) barely
-(``tests/solvers/test_newton.py``: 25 → 54 steps from C = 1 to 1000, to a 1e-6 gap).
-Measured (C = 1000, p = 2, R = 50, 50 kernels, one BLAS thread, whole fit including the
-factors, under the shared lock, load 8–10 on 2 cores): ijcnn1 99,184 training rows:
-25.7 s, 24.7 s CPU, 18 outer iterations, gap 3e-5, 96.97 % test accuracy, peak RSS
-571 MB — the merged GFB with the same CPU time (500 iterations, 26.5 s CPU): 84.85 %,
-gap 609; on the same factors, inner solves only, the merged GFB took 766 s CPU (51,000
-iterations, gap 4.5e-2) for the objective Newton reached in 12.3 s (590 steps, gap
-2.9e-5); a 21,000-row subsample: 12.4 s, 96.77 % (inner_tol=1e-2) against the merged
-GFB's 88.0 s, 29,060 iterations, 96.74 %; svmguide1 (4962 rows): 2.2 s, 97.27 % against
-10.2 s, 97.13 %. The paper's inner stopping rule (relative objective change, 1e-4)
-stops far from the optimum at C = 1000: svmguide1, R = 50, 88.1 % test accuracy against
-96.85 % with the duality-gap rule and 96.8 % for the full-kernel reference.
+(``tests/solvers/test_newton.py``), and the paper's inner stopping rule (relative
+objective change) stops far from the optimum at its C = 1000: Newton on the duality
+gap is the default, the GFB solvers the paper's comparison paths. The user guide's
+ℓp-MKL page gives the runs (time, accuracy, gap on ijcnn1 and svmguide1).
 
 Shared landmarks and the shared basis
 -------------------------------------
@@ -62,9 +54,8 @@ computed once per row chunk and every Gaussian block is an elementwise exp of th
 (:meth:`lorak.kernels.KernelBank.blocks`), the landmarks are selected once, and
 prediction needs one distance matrix. A second, larger gain follows: the Σ r_k columns
 of V = [V₁ … V_M] are functions exp(−‖x − z_j‖²/b_k) of m landmarks at M widths, and for
-each landmark the M widths span only a handful of numerical dimensions. Measured on
-ijcnn1 (10k rows, m = 50, 50 widths σ ∈ [1, 100]): Σ r_k = 2338 columns, numerical rank
-167 at a relative eigenvalue cut-off 1e-10 of VᵀV (80 at 1e-6). :func:`bank_factors`
+each landmark the M widths span only a handful of numerical dimensions (a bank of 50
+Gaussians compresses about tenfold; the user guide's ℓp-MKL page). :func:`bank_factors`
 therefore returns V = B S with an orthonormal basis B (ℓ × r) and S (r × Σ r_k), r the
 numerical rank: the solver's products cost O(ℓ r) instead of O(ℓ Σ r_k) and the stored
 factors O(ℓ r) memory. The eigenvalues dropped bound the change of every K_k:
@@ -78,10 +69,8 @@ k²)), is run to pivots well below the cut-off (:data:`PIVOT_RTOL`); the eigenva
 cut-off is then applied inside the span of the pivot columns, to the k × k matrix
 UUᵀ. B = V_P U₁₁⁻¹ W needs only the k pivot columns of V, and the error is exact: the
 part outside the pivots' span (trace(VᵀV) − ‖U‖²_F) plus the eigenvalues dropped
-inside it. With fewer rows than columns the same is done on V Vᵀ. Measured (50
-kernels, R = 200, one thread): mushrooms 5687 rows, the factors 26 s → 13 s, the same
-rank 1036 and error 3.2·10⁻⁹; a9a 34,189 rows (a 20,000-row sample for the basis,
-Σ r_k = 9998), 247 s → 52 s, rank 951 before and after.
+inside it. With fewer rows than columns the same is done on V Vᵀ. At R = 200 this
+makes the factor stage several times faster, with the same rank and error.
 """
 
 from __future__ import annotations
@@ -324,9 +313,8 @@ def lp_mkl(
         hinge loss C Σ max(0, 1 − y_i(f_i + b)) for the decision values f = K_d Yα
         (a weighted median, O(ℓ log ℓ)); ``"kkt"``: :func:`kkt_bias`, the mean over
         the free support vectors. Both give an optimal b at the exact solution; with an
-        inexact α (a capped inner solve) the KKT mean was measured far off (ijcnn1,
-        21k rows, 200 inner iterations per outer one: 48.9 % test accuracy against
-        the primal rule's, see ``benchmarks/bench_lpmkl.py``).
+        inexact α (a capped inner solve) the KKT mean can be far off (the user guide's
+        ℓp-MKL page).
     bias_rtol : float
         Free-support-vector tolerance of :func:`kkt_bias` (``bias="kkt"``).
     warn : bool
@@ -366,15 +354,7 @@ def lp_mkl(
             kw["alpha0"] = alpha
             if solver in ("split", "newton"):
                 kw["state"] = state
-        if solver == "shared":
-            res = solve(shared_basis_factor(F, d), y, [1.0], C, **kw)
-            fnorm2 = kernel_norms(F, y, res.alpha, d)
-        else:
-            res = solve(F, y, d, C, **kw)
-            # ‖f_k‖² = d_k ‖γ_k‖², γ_k = √d_k V_kᵀYα (from the solver, no extra product)
-            g2 = np.add.reduceat(res.gamma**2, F.offsets[:-1]) if F.total_rank else np.zeros(M)
-            g2[F.ranks == 0] = 0.0
-            fnorm2 = d * g2
+        res, fnorm2 = _svm_step(solve, solver, F, y, d, C, kw)
         alpha = res.alpha
         state = res.state
         objectives.append(res.objective)
@@ -386,12 +366,7 @@ def lp_mkl(
             break
     if not converged and warn:
         warn_outer_max_iter("ℓp-MKL", max_iter, delta, tol)
-    dq = np.repeat(d, F.ranks) * F.rmatvec(y * alpha)
-    f = F.matvec(dq)
-    if bias == "primal":
-        b = best_bias(f, y, C)[0]
-    else:
-        b = kkt_bias(f, y, alpha, C, rtol=bias_rtol)
+    b = _final_bias(F, y, d, alpha, C, bias, bias_rtol)
     info = dict(res.info)
     info["seconds"] = time.perf_counter() - t0
     info["inner_converged_last"] = res.converged
@@ -406,6 +381,28 @@ def lp_mkl(
         inner_iter=inner_iter,
         info=info,
     )
+
+
+def _svm_step(solve, solver, F, y, d, C, kw):
+    """The SVM for the weights d by the inner solver, and ‖f_k‖² from its result."""
+    if solver == "shared":
+        res = solve(shared_basis_factor(F, d), y, [1.0], C, **kw)
+        return res, kernel_norms(F, y, res.alpha, d)
+    res = solve(F, y, d, C, **kw)
+    # ‖f_k‖² = d_k ‖γ_k‖², γ_k = √d_k V_kᵀYα (from the solver, no extra product)
+    M = F.n_kernels
+    g2 = np.add.reduceat(res.gamma**2, F.offsets[:-1]) if F.total_rank else np.zeros(M)
+    g2[F.ranks == 0] = 0.0
+    return res, d * g2
+
+
+def _final_bias(F, y, d, alpha, C, bias, bias_rtol) -> float:
+    """b for the final (d, α): the primal hinge minimizer or the KKT mean."""
+    dq = np.repeat(d, F.ranks) * F.rmatvec(y * alpha)
+    f = F.matvec(dq)
+    if bias == "primal":
+        return best_bias(f, y, C)[0]
+    return kkt_bias(f, y, alpha, C, rtol=bias_rtol)
 
 
 # --------------------------------------------------------------------------- factors
@@ -439,11 +436,10 @@ class BankFactors:
 
 #: the pivoted Cholesky factor of the Gram runs down to pivots of PIVOT_RTOL ·
 #: compress_rtol · λ_max, so that what it leaves out is small beside what the eigenvalue
-#: cut-off then drops inside its span (measured, 50 kernels at R = 200: mushrooms
-#: 1.5e-10 against 3.2e-9 of ‖V‖², a9a 4e-11 against 4e-9; the rank after the cut-off
-#: is that of the eigendecomposition of the whole Gram: 1036 on mushrooms, 951 on a9a)
+#: cut-off then drops inside its span, and the rank after the cut-off is that of the
+#: eigendecomposition of the whole Gram (the user guide's ℓp-MKL page has the figures)
 PIVOT_RTOL = 1e-3
-#: rows outside the basis sample on which ``compression_error_other`` is measured
+#: rows outside the basis sample on which ``compression_error_other`` is computed
 ERROR_ROWS = 2000
 
 
@@ -509,7 +505,7 @@ def bank_factors(
         Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows,
         O(ℓ (Σ r_k)²)). With a sample, B = V T is orthonormal only on the sample; the
         solver then uses BᵀB (computed on all rows), ``compression_error`` is exact on
-        the sample and ``compression_error_other`` is measured on up to
+        the sample and ``compression_error_other`` is computed on up to
         :data:`ERROR_ROWS` of the other rows.
     rng : Generator, for the row sample.
     budget : int, optional, bytes per chunk (default: the library's memory budget).
@@ -527,20 +523,8 @@ def bank_factors(
     ranks = factors.ranks
     total = int(ranks.sum())
     n = Xf.shape[0]
-    m = factors.points.shape[0]
-    M = len(Ns)
-    step = chunk_rows(M * m + total, 8, budget, n)
-    v_chunk = factors.block  # float64 rows: one distance GEMM shared by all kernels
-
-    def chunks(rows):
-        for s in range(0, rows.shape[0] if rows is not None else n, step):
-            if rows is None:
-                e = min(s + step, n)
-                yield s, e, v_chunk(as_float64(Xf[s:e]))
-            else:
-                idx = rows[s : s + step]
-                yield s, s + idx.size, v_chunk(as_float64(Xf[idx]))
-
+    step = chunk_rows(len(Ns) * factors.points.shape[0] + total, 8, budget, n)
+    chunks = _FactorChunks(factors.block, Xf, step)
     info = {"ranks": ranks.tolist(), "total_rank": total}
     if not compress:
         V = np.empty((n, total), dtype=dtype, order="F")  # faster products (see FactorStack)
@@ -549,62 +533,26 @@ def bank_factors(
         info["seconds"] = time.perf_counter() - t0
         return BankFactors(FactorStack(V, ranks), Ns, info, factors)
 
-    # pass 1: the Gram of V (float64) on all rows or a sample, VᵀV or, with fewer rows
-    # than columns, V Vᵀ (upper triangles, by symmetric rank-k updates)
-    rows = None
-    if compress_rows is not None and n > compress_rows:
-        rng = np.random.default_rng(0) if rng is None else rng
-        rows = np.sort(rng.choice(n, size=compress_rows, replace=False))
+    # pass 1: the Gram of V on all rows or a sample, its pivoted Cholesky factor, and
+    # the eigenvectors inside the pivots' span
+    rows, rng = _basis_rows(n, compress_rows, rng)
     n_basis = n if rows is None else int(rows.size)
     by_rows = n_basis < total
-    if by_rows:
-        Vs = np.concatenate([Vc for _, _, Vc in chunks(rows)], axis=0)
-        G = dsyrk(1.0, Vs.T, trans=1)  # Vs Vsᵀ: Vs.T is Fortran-ordered, no copy
-    else:
-        G = np.zeros((total, total), order="F")
-        for _, _, Vc in chunks(rows):
-            G = dsyrk(1.0, Vc.T, beta=1.0, c=G, overwrite_c=1)  # G += VcᵀVc
+    G, Vs = _factor_gram(chunks, rows, total, by_rows)
     trace = float(np.trace(G))
     perm, U = _pivoted_cholesky(G, compress_rtol)  # G ≈ UᵀU in pivot order; G consumed
     del G
     k = U.shape[0]
-    # the eigenvectors of the Gram inside the pivots' span: U Uᵀ = W diag(μ) Wᵀ
-    if k:
-        mu, W = eigh(dsyrk(1.0, U.T, trans=1), lower=False, check_finite=False)
-        mu, W = mu[::-1], W[:, ::-1]
-    else:  # V = 0
-        mu, W = np.zeros(0), np.zeros((0, 0))
-    keep = mu > compress_rtol * mu[0] if k else np.zeros(0, dtype=bool)
-    r = int(keep.sum())
-    Wk, mk = W[:, keep], mu[keep]
-    info["compressed_rank"] = r
-    info["compression_rows"] = n_basis
-    info["pivots"] = k
-    B = np.empty((n, r), dtype=dtype, order="F")  # faster products (see FactorStack)
+    mu, W, keep = _span_eigen(U, compress_rtol)
+    info.update(compressed_rank=int(keep.sum()), compression_rows=n_basis, pivots=k)
+    B = np.empty((n, int(keep.sum())), dtype=dtype, order="F")  # faster products
     if by_rows:
-        # V Vᵀ ≈ L Lᵀ with L = Uᵀ in row order: B = L W μ^{-1/2} is orthonormal on the
-        # basis rows and S = BᵀV the projection of V on it
-        L = np.empty((n_basis, k))
-        L[perm] = U.T
-        Bs = (L @ Wk) / np.sqrt(mk)
-        del L
-        S = np.ascontiguousarray(Bs.T @ Vs)
-        err = trace - float(np.einsum("ij,ij->", S, S))  # ‖V − B BᵀV‖² (B orthonormal)
-        if rows is None:
+        Bs, S, T, err = _basis_by_rows(U, perm, W[:, keep], mu[keep], Vs, trace, rows)
+        if Bs is not None:
             B[:] = Bs
-            T = None
-        else:  # B = V T on every row, T = S⁺ (S has r independent rows)
-            T = np.linalg.solve(S @ S.T, S).T
         del Vs, Bs
     else:
-        # V ≈ Q R with Q = V_P U₁₁⁻¹ orthonormal (V_P the pivot columns), R = U in
-        # column order; B = Q W, S = WᵀR; B needs only the pivot columns of V
-        R = np.empty((k, total))
-        R[:, perm] = U
-        S = np.ascontiguousarray(Wk.T @ R)
-        T = solve_triangular(U[:, :k], Wk, check_finite=False)
-        err = (trace - float(np.einsum("ij,ij->", U, U))) + float(mu[~keep].sum())
-        del R
+        S, T, err = _basis_by_columns(U, perm, W[:, keep], mu, keep, trace, total)
     del U, W
     info["compression_error"] = max(err, 0.0) / trace if trace > 0 else 0.0
     # pass 2: B on all rows (unless known from the row Gram)
@@ -613,19 +561,107 @@ def bank_factors(
         for s, e, Vc in chunks(None):
             B[s:e] = (Vc if cols is None else Vc[:, cols]) @ T
     if rows is not None:
-        # the basis is exact on the rows it was computed from; measure the other rows
-        other = np.setdiff1d(np.arange(n), rows)
-        pick = np.sort(rng.choice(other, size=min(other.size, ERROR_ROWS), replace=False))
-        e2 = t2 = 0.0
-        for j, _, Vc in chunks(pick):
-            Rc = Vc - B[pick[j : j + Vc.shape[0]]].astype(np.float64) @ S
-            e2 += float(np.einsum("ij,ij->", Rc, Rc))
-            t2 += float(np.einsum("ij,ij->", Vc, Vc))
-        info["compression_error_other"] = e2 / t2 if t2 > 0 else 0.0
+        info["compression_error_other"] = _other_rows_error(chunks, B, S, rows, n, rng)
     info["seconds"] = time.perf_counter() - t0
     # BᵀB is I up to round-off (exactly so only on the rows used for the basis): the
     # solver uses the computed BᵀB (O(ℓ r²) once) rather than assuming I
     return BankFactors(FactorStack(ranks=ranks, basis=B, coef=S), Ns, info, factors)
+
+
+class _FactorChunks:
+    """``chunks(rows)``: (start, end, V rows as float64) over X's row chunks (all rows
+    when ``rows`` is None, else those indices); one distance GEMM per chunk shared by
+    all kernels."""
+
+    def __init__(self, block, Xf, step):
+        self.block, self.Xf, self.step = block, Xf, step
+
+    def __call__(self, rows):
+        n, step, Xf = self.Xf.shape[0], self.step, self.Xf
+        for s in range(0, rows.shape[0] if rows is not None else n, step):
+            if rows is None:
+                e = min(s + step, n)
+                yield s, e, self.block(as_float64(Xf[s:e]))
+            else:
+                idx = rows[s : s + step]
+                yield s, s + idx.size, self.block(as_float64(Xf[idx]))
+
+
+def _basis_rows(n, compress_rows, rng):
+    """The sorted rows the basis is computed on (None: all) and the Generator drawing
+    them (a fixed one when none is given)."""
+    if compress_rows is None or n <= compress_rows:
+        return None, rng
+    rng = np.random.default_rng(0) if rng is None else rng
+    return np.sort(rng.choice(n, size=compress_rows, replace=False)), rng
+
+
+def _factor_gram(chunks, rows, total, by_rows):
+    """The Gram of V (float64, upper triangle, by symmetric rank-k updates) on
+    ``rows``: V Vᵀ when ``by_rows`` (fewer rows than columns; the rows Vs returned too),
+    else VᵀV (Vs None)."""
+    if by_rows:
+        Vs = np.concatenate([Vc for _, _, Vc in chunks(rows)], axis=0)
+        return dsyrk(1.0, Vs.T, trans=1), Vs  # Vs Vsᵀ: Vs.T is Fortran-ordered, no copy
+    G = np.zeros((total, total), order="F")
+    for _, _, Vc in chunks(rows):
+        G = dsyrk(1.0, Vc.T, beta=1.0, c=G, overwrite_c=1)  # G += VcᵀVc
+    return G, None
+
+
+def _span_eigen(U, compress_rtol):
+    """The eigenpairs (μ decreasing, W) of U Uᵀ — the Gram inside the pivots' span —
+    and the mask of those above compress_rtol · μ_max."""
+    k = U.shape[0]
+    if not k:  # V = 0
+        return np.zeros(0), np.zeros((0, 0)), np.zeros(0, dtype=bool)
+    mu, W = eigh(dsyrk(1.0, U.T, trans=1), lower=False, check_finite=False)
+    mu, W = mu[::-1], W[:, ::-1]
+    return mu, W, mu > compress_rtol * mu[0]
+
+
+def _basis_by_rows(U, perm, Wk, mk, Vs, trace, rows):
+    """From V Vᵀ ≈ L Lᵀ (L = Uᵀ in row order): B = L W μ^{-1/2}, orthonormal on the
+    basis rows, and S = BᵀV the projection of V on it. Returns (B on the basis rows
+    when they are all rows, else None; S; T with B = V T on every row, or None; the
+    squared error ‖V − B BᵀV‖²)."""
+    L = np.empty((Vs.shape[0], U.shape[0]))
+    L[perm] = U.T
+    Bs = (L @ Wk) / np.sqrt(mk)
+    del L
+    S = np.ascontiguousarray(Bs.T @ Vs)
+    err = trace - float(np.einsum("ij,ij->", S, S))  # ‖V − B BᵀV‖² (B orthonormal)
+    if rows is None:
+        return Bs, S, None, err
+    # B = V T on every row, T = S⁺ (S has r independent rows)
+    return None, S, np.linalg.solve(S @ S.T, S).T, err
+
+
+def _basis_by_columns(U, perm, Wk, mu, keep, trace, total):
+    """From VᵀV ≈ UᵀU: V ≈ Q R with Q = V_P U₁₁⁻¹ orthonormal (V_P the pivot columns),
+    R = U in column order; B = Q W = V_P T needs only the pivot columns of V, S = WᵀR.
+    Returns (S, T, the squared error: outside the pivots' span plus the eigenvalues
+    dropped inside it)."""
+    k = U.shape[0]
+    R = np.empty((k, total))
+    R[:, perm] = U
+    S = np.ascontiguousarray(Wk.T @ R)
+    T = solve_triangular(U[:, :k], Wk, check_finite=False)
+    err = (trace - float(np.einsum("ij,ij->", U, U))) + float(mu[~keep].sum())
+    return S, T, err
+
+
+def _other_rows_error(chunks, B, S, rows, n, rng) -> float:
+    """The relative squared error of B S on up to :data:`ERROR_ROWS` rows outside the
+    basis sample (the basis is exact on the rows it was computed from)."""
+    other = np.setdiff1d(np.arange(n), rows)
+    pick = np.sort(rng.choice(other, size=min(other.size, ERROR_ROWS), replace=False))
+    e2 = t2 = 0.0
+    for j, _, Vc in chunks(pick):
+        Rc = Vc - B[pick[j : j + Vc.shape[0]]].astype(np.float64) @ S
+        e2 += float(np.einsum("ij,ij->", Rc, Rc))
+        t2 += float(np.einsum("ij,ij->", Vc, Vc))
+    return e2 / t2 if t2 > 0 else 0.0
 
 
 # --------------------------------------------------------------------------- the fit
