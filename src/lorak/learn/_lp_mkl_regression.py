@@ -265,23 +265,8 @@ def lp_mkl_ridge(
     LpMKLRidgeResult
         The returned d is the one the returned coefficients were computed with.
     """
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 1 or y.shape[0] != F.n_samples:
-        raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity")
-    if not (isinstance(C, (int, float, np.floating, np.integer)) and 0 < C < math.inf):
-        raise ValueError(f"C must be a positive finite number; got {C!r}")
-    if not (isinstance(p, (int, float, np.floating, np.integer)) and 1 <= p < math.inf):
-        raise ValueError(f"p must be a number ≥ 1; got {p!r}")
+    y, d = _check_ridge(F, y, C, p, d0)
     M = F.n_kernels
-    if d0 is None:
-        d = uniform_weights(M, p)
-    else:
-        d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
-        if d.shape != (M,) or not np.linalg.norm(d, ord=p) > 0:
-            raise ValueError(f"d0 must be {M} non-negative weights, not all zero")
-        d = d / np.linalg.norm(d, ord=p)
     mom = _Moments(F, y)
     history, objectives = [d.copy()], []
     if np.ptp(y) <= 8 * np.finfo(np.float64).eps * max(abs(mom.ybar), np.finfo(float).tiny):
@@ -313,10 +298,7 @@ def lp_mkl_ridge(
             break
     if not converged and warn:
         warn_outer_max_iter("ℓp-MKL ridge", max_iter, delta, tol)
-    _, b, Atalpha, _ = _ridge(mom, mom.weighted(F, d), float(C))
-    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
-    coef = np.repeat(d, F.ranks) * q
-    alpha = C * (y - F.matvec(coef) - b)
+    coef, b, alpha = _ridge_at(mom, F, y, d, C)
     return LpMKLRidgeResult(
         d=d,
         coef=coef,
@@ -327,6 +309,34 @@ def lp_mkl_ridge(
         d_history=history,
         objective_history=objectives,
     )
+
+
+def _check_ridge(F: FactorStack, y, C, p, d0):
+    """y (float64) and the starting weights (‖d‖_p = 1) of :func:`lp_mkl_ridge`, checked."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != F.n_samples:
+        raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    if not (isinstance(C, (int, float, np.floating, np.integer)) and 0 < C < math.inf):
+        raise ValueError(f"C must be a positive finite number; got {C!r}")
+    if not (isinstance(p, (int, float, np.floating, np.integer)) and 1 <= p < math.inf):
+        raise ValueError(f"p must be a number ≥ 1; got {p!r}")
+    M = F.n_kernels
+    if d0 is None:
+        return y, uniform_weights(M, p)
+    d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
+    if d.shape != (M,) or not np.linalg.norm(d, ord=p) > 0:
+        raise ValueError(f"d0 must be {M} non-negative weights, not all zero")
+    return y, d / np.linalg.norm(d, ord=p)
+
+
+def _ridge_at(mom, F: FactorStack, y, d, C):
+    """The ridge fit at the weights d: the stacked coefficients, b and the dual α."""
+    _, b, Atalpha, _ = _ridge(mom, mom.weighted(F, d), float(C))
+    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
+    coef = np.repeat(d, F.ranks) * q
+    return coef, b, C * (y - F.matvec(coef) - b)
 
 
 def weighted_ridge(F: FactorStack, y, d, C: float, *, mom: _Moments | None = None):
@@ -370,8 +380,8 @@ def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs, *, uniform=
     ``Cs`` already computed for some candidates (by name), which are not recomputed.
 
     Why: the MKL objective rewards kernels that fit the training rows, so on smooth
-    targets it leans to narrow kernels: measured on Friedman #1 (n = 1400, rank 200) the
-    learned weights gave test R² 0.896, the best single kernel 0.908, chosen by GCV.
+    targets it leans to narrow kernels, which a single wider kernel chosen by GCV can
+    beat on new rows (the user guide's ℓp-MKL page, "Regression").
     """
     M = F.n_kernels
     uni = np.full(M, 1.0 / M) if uniform is None else np.asarray(uniform, dtype=np.float64)
@@ -431,6 +441,29 @@ def _svr_gap(Phi, y, C, eps, w, b, alpha):
     return (P - D) / max(abs(P), np.finfo(float).tiny), P
 
 
+def _svr_newton_step(Phi, y, C, eps, h, w, b):
+    """The Newton direction of the smoothed ε-SVR at (w, b): the (q + 1)² system over
+    the rows in the quadratic zone (a gradient step where it is singular), and the
+    directional derivative along it."""
+    q = Phi.shape[1]
+    t = y - Phi @ w - b
+    _, g, quad = _huber_eps(t, eps, h)
+    alpha = C * g
+    grad_w = w - Phi.T @ alpha
+    grad_b = -float(alpha.sum())
+    PQ = Phi[quad]
+    H = np.empty((q + 1, q + 1))
+    H[:q, :q] = (C / h) * (PQ.T @ PQ)
+    H[:q, :q][np.diag_indices(q)] += 1.0
+    H[:q, q] = H[q, :q] = (C / h) * PQ.sum(axis=0)
+    H[q, q] = (C / h) * quad.sum() + 1e-12 * (1.0 + C)
+    try:
+        step = -np.linalg.solve(H, np.r_[grad_w, grad_b])
+    except np.linalg.LinAlgError:
+        step = -np.r_[grad_w, grad_b]
+    return step, float(np.r_[grad_w, grad_b] @ step)
+
+
 def svr_newton(
     Phi,
     y,
@@ -450,7 +483,7 @@ def svr_newton(
     step solves the (q + 1)² system [I + (C/h) Φ_Qᵀ Φ_Q] over the rows Q in the
     quadratic zone, the bias unregularized, with a backtracking line search. When the
     smoothed problem is solved, the relative duality gap of the unsmoothed SVR is
-    measured with α = C ψ′_h (the dual variables the smoothed optimum defines, made
+    computed with α = C ψ′_h (the dual variables the smoothed optimum defines, made
     feasible); above ``tol`` the width shrinks by ``h_factor`` and Newton continues
     from the current point.
     """
@@ -475,22 +508,7 @@ def svr_newton(
         f = smoothed(w, b, h)
         while n_iter < max_iter:
             n_iter += 1
-            t = y - Phi @ w - b
-            _, g, quad = _huber_eps(t, eps, h)
-            alpha = C * g
-            grad_w = w - Phi.T @ alpha
-            grad_b = -float(alpha.sum())
-            PQ = Phi[quad]
-            H = np.empty((q + 1, q + 1))
-            H[:q, :q] = (C / h) * (PQ.T @ PQ)
-            H[:q, :q][np.diag_indices(q)] += 1.0
-            H[:q, q] = H[q, :q] = (C / h) * PQ.sum(axis=0)
-            H[q, q] = (C / h) * quad.sum() + 1e-12 * (1.0 + C)
-            try:
-                step = -np.linalg.solve(H, np.r_[grad_w, grad_b])
-            except np.linalg.LinAlgError:
-                step = -np.r_[grad_w, grad_b]
-            slope = float(np.r_[grad_w, grad_b] @ step)
+            step, slope = _svr_newton_step(Phi, y, C, eps, h, w, b)
             if slope >= 0:  # not a descent direction at working precision
                 break
             a = 1.0
@@ -715,12 +733,57 @@ def _choose_C(mom, F, y, p, Cs, kw, known):
     return C, res, scores
 
 
+def _select_stage(mom, F, z, res, C, Cs, uniform, known):
+    """Stage 2 with ``weights="select"``: the weights with the lowest GCV
+    (:func:`select_ridge_weights`), refitted when they are not the learned ones;
+    returns (fit, C, choice, table)."""
+    grid = np.array([C]) if Cs is None else Cs
+    choice, d, C_sel, table = select_ridge_weights(
+        mom, F, res.d, grid, uniform=uniform, known=known
+    )
+    if choice != "mkl":
+        C = C_sel
+        res = weighted_ridge(F, z, d, C, mom=mom)
+    return res, C, choice, table
+
+
+def _factor_width(F: FactorStack, d) -> int:
+    """The first stage's factor width for the kernels in use: one block per kernel, Σ_k
+    r_k columns (at most the compressed rank), where the doubling starts."""
+    width = int(np.sum(F.ranks[d > 0]))
+    if F.V is None:
+        width = min(width, F.basis.shape[1])
+    return width
+
+
+def _model(factors, res, refined, C):
+    """(Z, normalizations, b, C, β) of the model — the refined rank's when there is
+    one — with predict(x) = Σ_k k_k(x, Z) β_k + b."""
+    if refined is None:
+        Z = factors.bank.points
+        beta = _block_coefficients(factors, res.coef, Z.shape[0])
+        return Z, list(factors.normalizations), float(res.b), C, beta
+    Z, N, coef, b, C = refined
+    # Σ_k d_k k_k(x, Z) N coef: β_k = d_k · N coef
+    return Z, [N], b, C, np.outer(res.d, N @ coef)
+
+
+def _block_coefficients(factors, coef, m: int) -> np.ndarray:
+    """β_k = N_k · (coefficients of block k): predict(x) = Σ_k k_k(x, Z) β_k + b."""
+    F = factors.stack
+    beta = np.zeros((F.n_kernels, m))
+    for k in range(F.n_kernels):
+        beta[k] = factors.normalizations[k] @ coef[F.block(k)]
+    return beta
+
+
 def double_rank(X, y, bank, d, C, gcv, *, rank, width, landmarks, rng, max_rank, rtol, Cs):
     """Stage ``rank="auto"``: the fixed combination Σ_k d_k k_k on 2w, 4w, … landmarks
     (w = the first stage's factor width, R for one kernel, up to M·R for a combination)
     while the GCV (over ``Cs``, or at C) drops by ≥ :data:`RANK_GAIN`: the rank path and
-    (Z, N, coef, b, C) of the last accepted rank, or None. Measured on Friedman #1
-    (n = 1400): R² 0.903 at R = 200, 0.946 at R = 400 (tuned full-kernel ridge: 0.945)."""
+    (Z, N, coef, b, C) of the last accepted rank, or None. Doubling while the GCV drops
+    brings a rank-200 fit to the accuracy of the tuned full-kernel ridge on Friedman #1
+    (the user guide's ℓp-MKL page, "Regression")."""
     n = X.shape[0]
     path = [(rank, gcv)]
     R = max(rank, int(width))
@@ -817,7 +880,6 @@ def fit_lp_mkl_regression(
     y_mean, y_scale = target_standardization(y)
     z = (y - y_mean) / y_scale
     F, bank = factors.stack, factors.bank
-    Z = bank.points
     kw = {"tol": tol, "max_iter": int(max_iter)}
     uniform = uniform_weights(F.n_kernels, p)
     known = {}  # GCV arrays over the C grid already computed, by candidate
@@ -834,46 +896,25 @@ def fit_lp_mkl_regression(
             res = lp_mkl_ridge(F, z, C, p, **kw)
         if weights == "select":
             mom = ridge_moments(F, z) if mom is None else mom
-            grid = np.array([C]) if Cs is None else Cs
-            choice, d, C_sel, table = select_ridge_weights(
-                mom, F, res.d, grid, uniform=uniform, known=known
-            )
-            if choice != "mkl":
-                C = C_sel
-                res = weighted_ridge(F, z, d, C, mom=mom)
+            res, C, choice, table = _select_stage(mom, F, z, res, C, Cs, uniform, known)
     else:
         # z is standardized: ε in units of std(y) is ε itself
         d0 = None if res is None else res.d
         res = lp_mkl_svr(F, z, C, p, float(epsilon) * float(np.std(z)), d0=d0, **kw)
-    rank, path, refined = Z.shape[0], [], None
-    if auto_rank and loss == "squared":
-        if table is not None:  # stage 3
-            gcv0 = table[choice]
-        else:
-            mom = ridge_moments(F, z) if mom is None else mom
-            gcv0 = _best_gcv(mom, F, res.d, np.array([C]) if Cs is None else Cs)
-        # the first stage's factor has one block per kernel: Σ_k r_k columns for the
-        # kernels in use (at most the compressed rank), so the doubling starts there
-        width = int(np.sum(F.ranks[res.d > 0]))
-        if F.V is None:
-            width = min(width, F.basis.shape[1])
+    path, refined = [], None
+    if auto_rank and loss == "squared":  # stage 3
+        mom = ridge_moments(F, z) if mom is None else mom  # (the select stage's, if any)
+        grid = np.array([C]) if Cs is None else Cs
+        gcv0 = table[choice] if table is not None else _best_gcv(mom, F, res.d, grid)
         path, refined = double_rank(
-            X, z, bank.kernels, res.d, C, gcv0, rank=rank, width=width, landmarks=landmarks,
-            rng=rng, max_rank=max_rank, rtol=rtol, Cs=Cs,
+            X, z, bank.kernels, res.d, C, gcv0, rank=bank.points.shape[0],
+            width=_factor_width(F, res.d), landmarks=landmarks, rng=rng, max_rank=max_rank,
+            rtol=rtol, Cs=Cs,
         )  # fmt: skip
     if verbose:
         logger.info("lp-mkl regression: C = %.3g, %d outer iterations", C, res.n_iter)
-    normalizations, b = list(factors.normalizations), float(res.b)
-    if refined is not None:
-        Z, N, coef, b, C = refined
-        normalizations, rank = [N], Z.shape[0]
-        # Σ_k d_k k_k(x, Z) N coef: β_k = d_k · N coef
-        beta = np.outer(res.d, N @ coef)
-    else:
-        # β_k = N_k · (coefficients of block k): predict(x) = Σ_k k_k(x, Z) β_k + b
-        beta = np.zeros((F.n_kernels, Z.shape[0]))
-        for k in range(F.n_kernels):
-            beta[k] = factors.normalizations[k] @ res.coef[F.block(k)]
+    Z, normalizations, b, C, beta = _model(factors, res, refined, C)
+    rank = Z.shape[0]
     # back to the units of y: f = scale·f_z, b = scale·b_z + mean; GCV ∝ scale²
     s2 = y_scale**2
     return LpMKLRegressionFit(
