@@ -242,17 +242,7 @@ def load(
     """
     dt = _check_dtype(dtype)
     home = get_data_home(data_home)
-    manifest, manifest_error = _read_manifest_if_any(home)
-    try:
-        kind, key = _resolve(name, manifest, home)
-    except ValueError:
-        if manifest_error is not None:  # the name may be one of its sets: say why not
-            raise manifest_error from None
-        raise
-    if manifest_error is not None and (kind == "libsvm" or (kind == "ssl" and verify)):
-        raise manifest_error  # these read the manifest's entries
-    if manifest_error is not None and kind == "ssl":
-        logger.warning("ignoring the manifest of %s: %s", home, manifest_error)
+    kind, key, manifest = _resolve_checked(name, home, verify)
     t0 = time.perf_counter()
     gen_opts = dict(generator_kwargs)
     if kind != "generated":
@@ -261,70 +251,11 @@ def load(
         _reject(kind, key, {**given, **gen_opts})
     if kind != "ssl":
         _reject(kind, key, {k: v for k, v in {"extra": extra, "one_hot": one_hot}.items() if v})
-    splits_labeled = None
-
-    if kind == "libsvm":
-        home = require_data_home(data_home, f"LIBSVM dataset {key!r}")
-        manifest = read_manifest(home)
-        entries = libsvm_entries(manifest)
-        entry_key = _lookup(key, entries)
-        if entry_key is None:
-            raise DataNotFoundError(
-                f"LIBSVM dataset {key!r}: expected an entry {key!r} in "
-                f"{str(home / 'MANIFEST.json')!r}, found only {sorted(entries)}"
-            )
-        X, y, split_name, meta = load_libsvm(
-            home, entry_key, entries[entry_key], split, dtype=dt, sparse=sparse, verify=verify
-        )
-        out_name = entry_key
-    elif kind == "ssl":
-        split_name = check_no_split(SSL_PREFIX + key, split)
-        X, y, splits_labeled, meta = load_ssl(
-            key,
-            home,
-            manifest,
-            dtype=dt,
-            sparse=sparse,
-            verify=verify,
-            extra=extra,
-            one_hot=one_hot,
-        )
-        out_name = SSL_PREFIX + key
-    elif kind == "sklearn":
-        split_name = check_no_split(key, split)
-        _reject(kind, key, {"verify": verify} if verify else {})
-        import sklearn.datasets
-
-        bunch = getattr(sklearn.datasets, SKLEARN_SETS[key][0])()
-        X = np.asarray(bunch.data, dtype=dt)
-        y = as_labels(bunch.target)
-        meta = {
-            "source": f"sklearn.datasets.{SKLEARN_SETS[key][0]}",
-            "feature_names": list(bunch.feature_names),
-            "target_names": list(bunch.target_names),
-        }
-        if sparse:
-            X = sp.csr_matrix(X)
-        out_name = key
-    else:  # generated
-        split_name = check_no_split(key, split)
-        _reject(kind, key, {"verify": verify} if verify else {})
-        func = GENERATORS[key][0]
-        if n_samples is not None:
-            gen_opts["n_samples"] = n_samples
-        try:
-            X, y = func(random_state=random_state, **gen_opts)
-        except TypeError as exc:
-            raise ValueError(f"generator {key!r} ({func.__name__}): {exc}") from exc
-        X = X.astype(dt, copy=False)
-        if sparse:
-            X = sp.csr_matrix(X)
-        meta = {
-            "source": f"lorak.datasets.{func.__name__}",
-            "params": {"random_state": random_state, **gen_opts},
-        }
-        out_name = key
-
+    opts = {"dtype": dt, "sparse": sparse, "verify": verify, "extra": extra, "one_hot": one_hot}
+    opts.update(n_samples=n_samples, random_state=random_state, gen_opts=gen_opts)
+    X, y, out_name, split_name, splits_labeled, meta = _LOADERS[kind](
+        key, split, home, manifest, data_home, **opts
+    )
     logger.debug(
         "loaded %s (%s, split=%s): X %s in %.2fs",
         out_name,
@@ -342,6 +273,106 @@ def load(
         splits_labeled=splits_labeled,
         meta=meta,
     )
+
+
+def _resolve_checked(name, home, verify):
+    """(kind, key, manifest) of ``name``; the data home's malformed manifest is raised
+    where the set needs it (LIBSVM sets, SSL-book sets with ``verify``, or a name found
+    nowhere else) and only logged for the other SSL-book sets."""
+    manifest, manifest_error = _read_manifest_if_any(home)
+    try:
+        kind, key = _resolve(name, manifest, home)
+    except ValueError:
+        if manifest_error is not None:  # the name may be one of its sets: say why not
+            raise manifest_error from None
+        raise
+    if manifest_error is not None and (kind == "libsvm" or (kind == "ssl" and verify)):
+        raise manifest_error  # these read the manifest's entries
+    if manifest_error is not None and kind == "ssl":
+        logger.warning("ignoring the manifest of %s: %s", home, manifest_error)
+    return kind, key, manifest
+
+
+# One loader per kind: (key, split, home, manifest, data_home, **options) ->
+# (X, y, name, split, splits_labeled, meta); load() refused the generator options and
+# extra/one_hot where they do not apply, each loader refuses the rest after the split.
+
+
+def _load_libsvm_set(key, split, home, manifest, data_home, *, dtype, sparse, verify, **_):
+    home = require_data_home(data_home, f"LIBSVM dataset {key!r}")
+    entries = libsvm_entries(read_manifest(home))
+    entry_key = _lookup(key, entries)
+    if entry_key is None:
+        raise DataNotFoundError(
+            f"LIBSVM dataset {key!r}: expected an entry {key!r} in "
+            f"{str(home / 'MANIFEST.json')!r}, found only {sorted(entries)}"
+        )
+    X, y, split_name, meta = load_libsvm(
+        home, entry_key, entries[entry_key], split, dtype=dtype, sparse=sparse, verify=verify
+    )
+    return X, y, entry_key, split_name, None, meta
+
+
+def _load_ssl_set(key, split, home, manifest, data_home, *, dtype, sparse, verify, **opts):
+    split_name = check_no_split(SSL_PREFIX + key, split)
+    X, y, splits_labeled, meta = load_ssl(
+        key,
+        home,
+        manifest,
+        dtype=dtype,
+        sparse=sparse,
+        verify=verify,
+        extra=opts["extra"],
+        one_hot=opts["one_hot"],
+    )
+    return X, y, SSL_PREFIX + key, split_name, splits_labeled, meta
+
+
+def _load_sklearn_set(key, split, home, manifest, data_home, *, dtype, sparse, verify, **_):
+    split_name = check_no_split(key, split)
+    _reject("sklearn", key, {"verify": verify} if verify else {})
+    import sklearn.datasets
+
+    bunch = getattr(sklearn.datasets, SKLEARN_SETS[key][0])()
+    X = np.asarray(bunch.data, dtype=dtype)
+    y = as_labels(bunch.target)
+    meta = {
+        "source": f"sklearn.datasets.{SKLEARN_SETS[key][0]}",
+        "feature_names": list(bunch.feature_names),
+        "target_names": list(bunch.target_names),
+    }
+    if sparse:
+        X = sp.csr_matrix(X)
+    return X, y, key, split_name, None, meta
+
+
+def _load_generated(key, split, home, manifest, data_home, *, dtype, sparse, verify, **opts):
+    split_name = check_no_split(key, split)
+    _reject("generated", key, {"verify": verify} if verify else {})
+    func = GENERATORS[key][0]
+    gen_opts, random_state = opts["gen_opts"], opts["random_state"]
+    if opts["n_samples"] is not None:
+        gen_opts["n_samples"] = opts["n_samples"]
+    try:
+        X, y = func(random_state=random_state, **gen_opts)
+    except TypeError as exc:
+        raise ValueError(f"generator {key!r} ({func.__name__}): {exc}") from exc
+    X = X.astype(dtype, copy=False)
+    if sparse:
+        X = sp.csr_matrix(X)
+    meta = {
+        "source": f"lorak.datasets.{func.__name__}",
+        "params": {"random_state": random_state, **gen_opts},
+    }
+    return X, y, key, split_name, None, meta
+
+
+_LOADERS = {
+    "libsvm": _load_libsvm_set,
+    "ssl": _load_ssl_set,
+    "sklearn": _load_sklearn_set,
+    "generated": _load_generated,
+}
 
 
 def _read_manifest_if_any(home) -> tuple[dict[str, Any] | None, ManifestError | None]:

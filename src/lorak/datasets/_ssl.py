@@ -179,6 +179,37 @@ def _read_splits(key: str, home: Path | None, n: int) -> tuple[dict[int, np.ndar
     return splits, files
 
 
+def _append_extra(X, y, home, files):
+    """SecStr's unlabeled extra rows (``data8extra.mat``) appended with y = −1; the
+    file is added to ``files``."""
+    extra_path = _find("data8extra.mat", home)
+    if extra_path is None:
+        raise _not_found("data8extra.mat", home)
+    X_extra, _ = _mat_features(_loadmat(extra_path), extra_path)
+    logger.info("SecStr: appending %d unlabeled extra rows", X_extra.shape[0])
+    X = np.concatenate([X, X_extra])
+    y = np.concatenate([y, np.full(X_extra.shape[0], -1, dtype=y.dtype)])
+    files.append(str(extra_path))
+    return X, y
+
+
+def _as_requested(X, dtype, sparse, one_hot):
+    """X one-hot encoded or in ``dtype``, then CSR or dense as ``sparse`` asks (None:
+    its natural form); and whether the natural form is sparse."""
+    if one_hot:
+        X = _one_hot(np.asarray(X), dtype)
+    elif sp.issparse(X):
+        X = X.tocsr().astype(dtype)
+    else:
+        X = np.asarray(X).astype(dtype)
+    natural_sparse = sp.issparse(X)
+    if sparse and not sp.issparse(X):
+        X = sp.csr_matrix(X)
+    elif sparse is False and sp.issparse(X):
+        X = X.toarray()
+    return X, natural_sparse
+
+
 def load_ssl(
     key: str,
     home: Path | None,
@@ -224,27 +255,8 @@ def load_ssl(
         )
     files = [str(path)]
     if extra:
-        extra_path = _find("data8extra.mat", home)
-        if extra_path is None:
-            raise _not_found("data8extra.mat", home)
-        X_extra, _ = _mat_features(_loadmat(extra_path), extra_path)
-        logger.info("SecStr: appending %d unlabeled extra rows", X_extra.shape[0])
-        X = np.concatenate([X, X_extra])
-        y = np.concatenate([y, np.full(X_extra.shape[0], -1, dtype=y.dtype)])
-        files.append(str(extra_path))
-
-    if one_hot:
-        X = _one_hot(np.asarray(X), dtype)
-    elif sp.issparse(X):
-        X = X.tocsr().astype(dtype)
-    else:
-        X = np.asarray(X).astype(dtype)
-    natural_sparse = sp.issparse(X)
-    if sparse and not sp.issparse(X):
-        X = sp.csr_matrix(X)
-    elif sparse is False and sp.issparse(X):
-        X = X.toarray()
-
+        X, y = _append_extra(X, y, home, files)
+    X, natural_sparse = _as_requested(X, dtype, sparse, one_hot)
     splits, split_files = _read_splits(key, home, spec.n_samples)
     meta = {
         "title": spec.title,
