@@ -426,35 +426,9 @@ def _bandwidths(kernels):
     return np.asarray(out)
 
 
-def kernel_weights(
-    weights, *, kernels=None, ax=None, class_labels=None, log_bandwidth=None, label=None
-):
-    """Learned kernel weights, one line of stems per binary problem.
-
-    Parameters
-    ----------
-    weights : fitted estimator or array-like
-        A fitted :class:`lorak.LowRankMKLClassifier` (``kernel_weights_``), any fitted
-        estimator with ``weights_`` (the multiple-kernel learners), or the weights
-        themselves: (M,) or (n_problems, M) for one-vs-rest.
-    kernels : sequence of kernels, optional
-        The M base kernels (taken from the estimator's ``kernels_`` when it has
-        them). When every kernel has a bandwidth, the x axis is the bandwidth (log
-        scale); otherwise the kernel index.
-    ax : matplotlib Axes, optional
-    class_labels : sequence, optional
-        Legend names of the rows of 2-D weights (default: the estimator's
-        ``classes_``).
-    log_bandwidth : bool, optional
-        Force (True) or forbid (False) the bandwidth axis.
-    label : str, optional
-        Legend entry of 1-D weights (e.g. the method, when overlaying several).
-
-    Returns
-    -------
-    ax : matplotlib Axes
-    """
-    est = None
+def _weights_rows(weights, kernels, class_labels):
+    """(W as (n_problems, M), kernels as a list or None, class labels or None) for
+    :func:`kernel_weights`, from a fitted estimator or an array, checked."""
     if hasattr(weights, "fit") or hasattr(weights, "get_params"):
         est = weights
         _, weights = _fitted_attr(
@@ -490,6 +464,39 @@ def kernel_weights(
             raise ValueError(
                 f"class_labels has {len(class_labels)} entries but weights has {W.shape[0]} rows"
             )
+    return W, kernels, class_labels
+
+
+def kernel_weights(
+    weights, *, kernels=None, ax=None, class_labels=None, log_bandwidth=None, label=None
+):
+    """Learned kernel weights, one line of stems per binary problem.
+
+    Parameters
+    ----------
+    weights : fitted estimator or array-like
+        A fitted :class:`lorak.LowRankMKLClassifier` (``kernel_weights_``), any fitted
+        estimator with ``weights_`` (the multiple-kernel learners), or the weights
+        themselves: (M,) or (n_problems, M) for one-vs-rest.
+    kernels : sequence of kernels, optional
+        The M base kernels (taken from the estimator's ``kernels_`` when it has
+        them). When every kernel has a bandwidth, the x axis is the bandwidth (log
+        scale); otherwise the kernel index.
+    ax : matplotlib Axes, optional
+    class_labels : sequence, optional
+        Legend names of the rows of 2-D weights (default: the estimator's
+        ``classes_``).
+    log_bandwidth : bool, optional
+        Force (True) or forbid (False) the bandwidth axis.
+    label : str, optional
+        Legend entry of 1-D weights (e.g. the method, when overlaying several).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    W, kernels, class_labels = _weights_rows(weights, kernels, class_labels)
+    M = W.shape[1]
     bw = _bandwidths(kernels) if kernels is not None else None
     if log_bandwidth is True and bw is None:
         raise ValueError("log_bandwidth=True needs kernels that all have a positive bandwidth")

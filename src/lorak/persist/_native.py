@@ -266,75 +266,87 @@ class _Decoder:
             raise PersistenceError(f"corrupt file: bad {tag!r} entry ({exc})") from exc
 
     def _decode_tagged(self, tag, node):
-        if tag == "float":
-            value = node["value"]
-            if value not in ("nan", "inf", "-inf"):
-                raise PersistenceError(f"corrupt file: float {value!r}")
-            return float(value)
-        if tag == "complex":
-            return complex(float(node["real"]), float(node["imag"]))
-        if tag == "scalar":
-            a = self._array(node["key"])
-            if a.ndim != 0:
-                raise PersistenceError("corrupt file: a scalar entry holds an array")
-            return a[()]
-        if tag == "ndarray":
-            return self._array(node["key"])
-        if tag == "object_array":
-            items = [self.decode(v) for v in node["items"]]
-            out = np.empty(len(items), dtype=object)
-            out[:] = items
-            return out.reshape(tuple(int(s) for s in node["shape"]))
-        if tag == "sparse":
-            return self._decode_sparse(node)
-        if tag == "dtype":
-            dt = np.dtype(str(node["str"]))
-            if dt.kind == "O":
-                raise PersistenceError("corrupt file: object dtype")
-            return dt
-        if tag == "dict":
-            items = node["items"]
-            if not isinstance(items, dict):
-                raise PersistenceError("corrupt file: dict entry")
-            return {str(k): self.decode(v) for k, v in items.items()}
-        if tag == "dict_pairs":
-            return {_hashable(self.decode(k)): self.decode(v) for k, v in node["items"]}
-        if tag == "tuple":
-            return tuple(self.decode(v) for v in node["items"])
-        if tag == "set":
-            return {_hashable(self.decode(v)) for v in node["items"]}
-        if tag == "frozenset":
-            return frozenset(_hashable(self.decode(v)) for v in node["items"])
-        if tag == "generator":
-            name = node["bit_generator"]
-            if name not in _BIT_GENERATORS:
-                raise PersistenceError(f"bit generator {name!r} is not allowed")
-            bg = getattr(np.random, name)()
-            state = self.decode(node["state"])
-            if name == "MT19937":
-                inner = state["state"]
-                check_mt_state(inner["key"], inner["pos"], "generator")
-            if name == "Philox" and not 0 <= int(state["buffer_pos"]) <= 4:
-                raise PersistenceError("corrupt file: Philox buffer_pos out of range")
-            bg.state = state
-            return np.random.Generator(bg)
-        if tag == "random_state":
-            rs = np.random.RandomState()
-            keys = np.asarray(self._array(node["keys"]), dtype=np.uint32)
-            check_mt_state(keys, node["pos"], "random_state")
-            rs.set_state(
-                (
-                    "MT19937",
-                    keys,
-                    int(node["pos"]),
-                    int(node["has_gauss"]),
-                    float(node["cached_gaussian"]),
-                )
+        decoder = _TAGGED.get(tag) if isinstance(tag, str) else None
+        if decoder is None:
+            raise PersistenceError(f"corrupt file: unknown entry type {tag!r}")
+        return decoder(self, node)
+
+    def _decode_float(self, node):
+        value = node["value"]
+        if value not in ("nan", "inf", "-inf"):
+            raise PersistenceError(f"corrupt file: float {value!r}")
+        return float(value)
+
+    def _decode_complex(self, node):
+        return complex(float(node["real"]), float(node["imag"]))
+
+    def _decode_scalar(self, node):
+        a = self._array(node["key"])
+        if a.ndim != 0:
+            raise PersistenceError("corrupt file: a scalar entry holds an array")
+        return a[()]
+
+    def _decode_ndarray(self, node):
+        return self._array(node["key"])
+
+    def _decode_object_array(self, node):
+        items = [self.decode(v) for v in node["items"]]
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(tuple(int(s) for s in node["shape"]))
+
+    def _decode_dtype(self, node):
+        dt = np.dtype(str(node["str"]))
+        if dt.kind == "O":
+            raise PersistenceError("corrupt file: object dtype")
+        return dt
+
+    def _decode_dict(self, node):
+        items = node["items"]
+        if not isinstance(items, dict):
+            raise PersistenceError("corrupt file: dict entry")
+        return {str(k): self.decode(v) for k, v in items.items()}
+
+    def _decode_dict_pairs(self, node):
+        return {_hashable(self.decode(k)): self.decode(v) for k, v in node["items"]}
+
+    def _decode_tuple(self, node):
+        return tuple(self.decode(v) for v in node["items"])
+
+    def _decode_set(self, node):
+        return {_hashable(self.decode(v)) for v in node["items"]}
+
+    def _decode_frozenset(self, node):
+        return frozenset(_hashable(self.decode(v)) for v in node["items"])
+
+    def _decode_generator(self, node):
+        name = node["bit_generator"]
+        if name not in _BIT_GENERATORS:
+            raise PersistenceError(f"bit generator {name!r} is not allowed")
+        bg = getattr(np.random, name)()
+        state = self.decode(node["state"])
+        if name == "MT19937":
+            inner = state["state"]
+            check_mt_state(inner["key"], inner["pos"], "generator")
+        if name == "Philox" and not 0 <= int(state["buffer_pos"]) <= 4:
+            raise PersistenceError("corrupt file: Philox buffer_pos out of range")
+        bg.state = state
+        return np.random.Generator(bg)
+
+    def _decode_random_state(self, node):
+        rs = np.random.RandomState()
+        keys = np.asarray(self._array(node["keys"]), dtype=np.uint32)
+        check_mt_state(keys, node["pos"], "random_state")
+        rs.set_state(
+            (
+                "MT19937",
+                keys,
+                int(node["pos"]),
+                int(node["has_gauss"]),
+                float(node["cached_gaussian"]),
             )
-            return rs
-        if tag == "object":
-            return self._decode_object(node)
-        raise PersistenceError(f"corrupt file: unknown entry type {tag!r}")
+        )
+        return rs
 
     def _decode_sparse(self, node):
         fmt = node["format"]
@@ -372,6 +384,26 @@ class _Decoder:
         # of the class runs.
         obj.__dict__.update(attrs)
         return obj
+
+
+#: the decoder of each tagged entry type (a registry: an unknown tag is a corrupt file)
+_TAGGED = {
+    "float": _Decoder._decode_float,
+    "complex": _Decoder._decode_complex,
+    "scalar": _Decoder._decode_scalar,
+    "ndarray": _Decoder._decode_ndarray,
+    "object_array": _Decoder._decode_object_array,
+    "sparse": _Decoder._decode_sparse,
+    "dtype": _Decoder._decode_dtype,
+    "dict": _Decoder._decode_dict,
+    "dict_pairs": _Decoder._decode_dict_pairs,
+    "tuple": _Decoder._decode_tuple,
+    "set": _Decoder._decode_set,
+    "frozenset": _Decoder._decode_frozenset,
+    "generator": _Decoder._decode_generator,
+    "random_state": _Decoder._decode_random_state,
+    "object": _Decoder._decode_object,
+}
 
 
 def _hashable(v):
