@@ -15,13 +15,11 @@ reads all of X for 2nd flops: memory-bound. Given ``columns(idx)`` (a block of k
 columns), the columns of the current b largest residual diagonals are computed at once
 (one GEMM) and kept; the next pivots are still chosen greedily as above, and taken from
 the kept block when they are in it. The pivots, hence the factor, are those of the
-column-at-a-time loop (up to the GEMM's rounding); at n = 10 000–20 000, d = 100–784,
-r = 300, b = 32, 92 % of the pivots were in the kept block and the whole run took
-0.3–0.5× the time of the column loop (one thread; 0.7–0.9× at d = 5, b = 8). The
-update of a kept block by the factor so far, K(:, B) − G G(B, :)ᵀ, is one GEMM too; a
-pivot taken from the block later subtracts only the columns added since (0.71× the
-time of subtracting all earlier columns per pivot at n = 20 000, d = 100, r = 1000;
-no change at r = 300).
+column-at-a-time loop (up to the GEMM's rounding); most pivots come from the kept
+block, and the run takes a fraction of the column loop's time (the user guide's
+Cholesky page has the timings). The update of a kept block by the factor so far,
+K(:, B) − G G(B, :)ᵀ, is one GEMM too; a pivot taken from the block later subtracts
+only the columns added since.
 
 Inductive extension (Bach & Jordan 2005, §6.2): the pivot rows L = G(I, :) form a
 lower-triangular r×r matrix and K(:, I) = G Lᵀ exactly, so G = K(:, I) L⁻ᵀ. A new

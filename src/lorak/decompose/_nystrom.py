@@ -29,11 +29,10 @@ Well conditioned means: LAPACK's estimate of W's 1-norm condition number from it
 Cholesky factor (``pocon``) is below 1/(4 rtol), a margin for the estimate;
 otherwise we fall back to the eigen path, which drops the small eigenvalues. For
 symmetric W the 2-norm condition λ_max/λ_min is at most the 1-norm one, so the test
-is conservative (measured: 4–8× above λ_max/λ_min at m = 300–1000), but far less so
-than squaring the condition estimate of L (``trcon``: 10⁴–6·10⁴× above), which sent
-well-conditioned float32 factors (rtol = 1e-6) down the eigen path: an m × m
-eigendecomposition and a general n × m × m product instead of the in-place
-triangular one.
+is conservative, but far less so than squaring the condition estimate of L
+(``trcon``), which sent well-conditioned float32 factors (rtol = 1e-6) down the eigen
+path: an m × m eigendecomposition and a general n × m × m product instead of the
+in-place triangular one (the user guide's scaling page has the comparison).
 """
 
 from __future__ import annotations

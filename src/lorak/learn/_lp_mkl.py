@@ -931,8 +931,7 @@ class GaussianGrams:
     every kernel to a block while it is in cache, instead of one pass over the whole
     n × n matrix per kernel (four passes each, with an n × n float64 temporary): the
     same arithmetic in the same order (``weighted`` is bitwise the whole-matrix sum),
-    2.7–2.9× less time for ``weighted`` and 5× for ``quad_forms`` (n = 3000, 50 kernels,
-    1200 support vectors, one thread, process CPU time, idle machine).
+    in several times less time (the user guide's ℓp-MKL page).
     """
 
     #: entries of a row block (256 KiB of float32 distances: stays in a core's L2)
