@@ -82,7 +82,7 @@ _BLOCK_ENTRIES = 2**21
 _CONVERT_ONCE_ENTRIES = 2**24
 # Rows per block of the thin products with the centres that moved most.
 _THIN_BLOCK_ROWS = 16384
-# Bound-based pruning (see _Lloyd) needs enough centres to pay for its bookkeeping.
+# Bound-based pruning (see _HostPasses) needs enough centres to pay for its bookkeeping.
 _PRUNE_MIN_CENTERS = 32
 _PRUNE_MAX_MOVERS = 64
 # Attempt a pruned E-step only when at least this fraction of rows is expected to be
