@@ -23,6 +23,8 @@ COLUMNS = [
     "labelspreading-rbf-b0",
     "labelpropagation-knn",
     "selftraining-svc",
+    "poisson",
+    "laplace",
     "laprls",
     "lapsvm",
 ]

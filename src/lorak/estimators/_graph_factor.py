@@ -33,9 +33,10 @@ from .._validation import (
     validate_data,
 )
 from ..landmarks import select_landmarks, take_rows
-from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
-from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
 from ..learn import (
+    FEW_LABELS_GAMMA,
+    FEW_LABELS_PENALTY,
+    GRAPH_INFORMATIVE_RATIO,
     AnchorGraph,
     anchor_bandwidth,
     anchor_laplacian_gram,
@@ -43,12 +44,19 @@ from ..learn import (
     deformation_matrix,
     device_anchor_bandwidth,
     device_anchor_laplacian_gram,
+    few_labels,
+    graph_energy_ratio,
     graph_laplacian_gram,
     knn_adjacency,
+    principal_map,
+    rank_candidates,
     resolve_target_type,
     ridge_targets,
     select_gamma_penalty,
+    select_rank,
 )
+from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
+from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
 from ._base import TransformerBase, check_product_matrix, store_params, validate_new_rows
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
@@ -79,6 +87,10 @@ KERNEL_ROWS_MIN_SAMPLES = 100_000
 #: factor's rows at any n.
 KERNEL_ROWS_MAX_AMPLIFICATION = 1e6
 
+
+#: The mean row of the factor (for ``graph_energy_ratio_``) is taken over all rows up
+#: to this many, over this many drawn at random above.
+MEAN_ROW_SAMPLE = 10_000
 
 #: Rows up to which ``gamma="auto"`` tries :data:`lorak.learn.GRAPH_GAMMA_GRID` as it
 #: is (the sizes its defaults were chosen on); above, its nonzero values are divided by
@@ -213,6 +225,16 @@ class GraphRegularizedFactor(TransformerBase):
         n / GAMMA_GRID_ROWS, which keeps the graph's weight per row in the range the
         grid was chosen on (measured: on 1,000 labels of a digits-like set the choice
         went 0.01 → 0.001 from 10⁵ to 10⁶ rows, and would need 10⁻⁴ at 10⁷).
+    n_components : "auto", int or None, default="auto"
+        How many of the deformed factor's leading principal directions ``transform``
+        keeps (the eigenvectors of Rᵀ GᵀG R with the largest eigenvalues: a kernel
+        truncated to the directions of most variance over all rows, which is where
+        the data's clusters show — the spectral cluster kernels of Chapelle, Weston &
+        Schölkopf 2003). "auto": with ``gamma="auto"`` and enough labels, chosen
+        after γ with the ridge penalty by leave-one-out over the labeled rows among
+        m·{1, 1/3, 1/10, 1/30, 1/100} (full rank, m, always a candidate; ties go to
+        the larger rank); otherwise all m. An integer: that many (at most m). None:
+        all m.
     target : {"auto", "classification", "regression"}, default="auto"
         How ``y`` is read for ``gamma="auto"``: class labels with −1 on unlabeled rows,
         or real responses with NaN on unlabeled rows ("auto": responses when y is float
@@ -249,11 +271,26 @@ class GraphRegularizedFactor(TransformerBase):
         was given.
     loo_scores_ : (len(gamma grid), len(penalties), 2) ndarray or None, the
         leave-one-out error rate and mean squared error behind the choice.
+    rank_ : int, the number of principal directions kept (m: all of them).
+    rank_scores_ : (len(ranks), len(penalties)) ndarray or None, the leave-one-out
+        mean squared error behind ``rank_`` (``n_components="auto"``).
+    gamma_rule_ : "leave_one_out" or "few_labels", how ``gamma="auto"`` chose: by
+        leave-one-out over the labeled rows, or — class labels whose smallest class
+        has fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, too few
+        for leave-one-out to tell candidates apart — the graph at full strength
+        (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is informative, else the
+        plain factor, with the penalty :data:`lorak.learn.FEW_LABELS_PENALTY`.
+    graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
+        energy of the factor's centred rows per unit of their variance: about 1 for a
+        graph whose edges join random rows (it tells nothing the kernel does not),
+        near 0 where neighbours agree. The graph counts as informative below
+        :data:`lorak.learn.GRAPH_INFORMATIVE_RATIO` (1/2); NaN when the graph joins
+        no two rows the factor tells apart.
     anchors_ : (a, d) array or None, the anchor graph's anchors (on X's device for an
         array API X).
     mean_sq_norm_ : float, the mean squared row norm of ``transform`` over the training
         rows, tr(Rᵀ GᵀG R)/n (what a feature scale needs, without another pass).
-    n_components_ : int, the output width (the factor's).
+    n_components_ : int, the output width (``rank_``).
 
     Notes
     -----
@@ -302,6 +339,7 @@ class GraphRegularizedFactor(TransformerBase):
         weights="kernel",
         power=1,
         gamma="auto",
+        n_components="auto",
         target="auto",
         knn_method="auto",
         selection="gated",
@@ -323,6 +361,13 @@ class GraphRegularizedFactor(TransformerBase):
         check_in_choices(self.knn_method, "knn_method", ("auto", "exact", "nndescent"))
         check_in_choices(self.selection, "selection", ("best", "gated", "squared_error", "one_se"))
         check_in_choices(self.target, "target", ("auto", "classification", "regression"))
+        r = self.n_components
+        if not (r is None or (isinstance(r, str) and r == "auto")) and (
+            not isinstance(r, numbers.Integral) or isinstance(r, bool) or r < 1
+        ):
+            raise ValueError(
+                f"{name}: n_components must be 'auto', None or a positive integer; got {r!r}"
+            )
         if self.power not in (1, 2) or isinstance(self.power, bool):
             raise ValueError(f"{name}: power must be 1 or 2; got {self.power!r}")
         g = self.gamma
@@ -418,19 +463,40 @@ class GraphRegularizedFactor(TransformerBase):
         factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
         self.factor_ = factor.fit(X, None if labels is None else labels[2])
         defo = deformation(*self._graph_grams(raw, X, seed), n_rows=n)
-        self.penalty_, self.loo_scores_ = None, None
-        t = float(self.gamma) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
+        self.penalty_, self.loo_scores_, self.rank_scores_ = None, None, None
+        self.graph_energy_ratio_ = self._energy_ratio(raw, X, defo, seed)
+        t, pmap = (
+            (float(self.gamma), None) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
+        )
         device = is_foreign(X)
         dtype = numpy_dtype(array_namespace(X), X.dtype) if device else X.dtype
         dtype = np.float32 if dtype == np.float32 else np.float64
         self.gamma_ = float(t)
         self.laplacian_weight_ = defo.gamma(t)
+        R, self.mean_sq_norm_ = self._components(defo, t, n, pmap)
+        self.components_ = R.astype(dtype)
+        self.n_components_ = int(self.components_.shape[1])
+        return self
+
+    def _is_identity(self):
+        """γ = 0 at full rank: ``transform`` is the factor itself, exactly."""
+        R = self.components_
+        return self.laplacian_weight_ == 0 and R.shape[0] == R.shape[1]
+
+    def _components(self, defo, t, n, pmap):
+        """(R or its leading principal directions (m × r), the training rows' mean
+        squared norm): ``pmap``, the rank chosen with γ, else ``n_components`` when it
+        is a number; R itself at full rank. Sets ``rank_``."""
+        m = defo.eigenvectors.shape[0]
+        if pmap is None and isinstance(self.n_components, numbers.Integral):
+            pmap = principal_map(defo, t, min(int(self.n_components), m), n)
+        if pmap is not None and pmap.rank < m:
+            self.rank_ = pmap.rank
+            return pmap.matrix, pmap.mean_sq_norm
+        self.rank_ = m
         R = deformation_matrix(defo, t)
         # ‖G R‖_F² = tr(Rᵀ GᵀG R): the training rows' feature scale without a pass
-        self.mean_sq_norm_ = float(np.sum(R * (defo.gram @ R))) / n
-        self.components_ = R.astype(dtype)
-        self.n_components_ = int(self.components_.shape[0])
-        return self
+        return R, float(np.sum(R * (defo.gram @ R))) / n
 
     def _fit_input(self, X, y):
         """(X as given, X validated, the parsed labels or None, the labeled rows of X in
@@ -501,9 +567,27 @@ class GraphRegularizedFactor(TransformerBase):
         return GtG, H
 
     def _choose_gamma(self, X_l, labels, defo, n):
-        """t (γ's relative weight) with the ridge penalty, by leave-one-out over the
-        labeled rows (sets ``penalty_``, ``loo_scores_``, ``target_type_``)."""
-        kind, _, _, T = labels
+        """t (γ's relative weight) with the ridge penalty (sets ``penalty_``,
+        ``loo_scores_``, ``target_type_``, ``gamma_rule_``).
+
+        Class labels with fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` rows in
+        some class: no leave-one-out (it would score each candidate on a count out of a
+        handful of rows); the graph at full strength (t =
+        :data:`lorak.learn.FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
+        informative — ``graph_energy_ratio_`` below
+        :data:`lorak.learn.GRAPH_INFORMATIVE_RATIO` — else the plain factor, with the
+        penalty :data:`lorak.learn.FEW_LABELS_PENALTY`. Otherwise both by
+        leave-one-out over the labeled rows."""
+        kind, _, codes, T = labels
+        self.target_type_ = kind
+        if kind == "classification" and few_labels(codes[codes != UNLABELED]):
+            self.gamma_rule_ = "few_labels"
+            self.penalty_ = FEW_LABELS_PENALTY
+            rho = self.graph_energy_ratio_
+            informative = np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO
+            t = FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GAMMA_GRID[-1] if informative else 0.0
+            return t, None
+        self.gamma_rule_ = "leave_one_out"
         G_l = self.factor_.transform(X_l)
         G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
         sel = select_gamma_penalty(
@@ -517,8 +601,40 @@ class GraphRegularizedFactor(TransformerBase):
             rule=self.selection,
         )
         self.penalty_, self.loo_scores_ = sel.penalty, sel.scores
-        self.target_type_ = kind
-        return sel.t
+        if isinstance(self.n_components, str):  # "auto": the rank with the penalty
+            c = T.shape[1] if kind == "classification" else 1
+            rank = select_rank(
+                G_l,
+                defo,
+                sel.t,
+                T,
+                n,
+                ranks=rank_candidates(defo.eigenvectors.shape[0], c),
+                alphas=PENALTY_GRID,
+            )
+            self.penalty_, self.rank_scores_ = rank.penalty, rank.scores
+            return sel.t, rank.map
+        return sel.t, None
+
+    def _energy_ratio(self, raw, X, defo, seed):
+        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`); the mean
+        row ḡ over all rows up to :data:`MEAN_ROW_SAMPLE`, over that many drawn at
+        random above."""
+        n = X.shape[0]
+        if defo.scale == 0:  # the graph joins no two rows the factor tells apart
+            return float("nan")
+        if n <= MEAN_ROW_SAMPLE:
+            rows = X
+        else:
+            idx = np.sort(
+                np.random.default_rng([seed, 3]).choice(n, MEAN_ROW_SAMPLE, replace=False)
+            )
+            rows = gather_rows(raw, idx) if is_dask_array(raw) else take_rows(X, idx)
+        G = self.factor_.transform(rows)
+        G = G.toarray() if sp.issparse(G) else to_numpy(G)
+        g = np.asarray(G, dtype=np.float64).mean(axis=0)
+        H = defo.eigenvalues  # tr(H) = Σ eigenvalues (0 when the graph carries nothing)
+        return graph_energy_ratio(defo.gram, np.diag(H), g, n)
 
     @staticmethod
     def _bandwidth_rows(X, seed):
@@ -579,12 +695,12 @@ class GraphRegularizedFactor(TransformerBase):
         X = validate_new_rows(self, X, "components_")
         G = self.factor_.transform(X)
         if is_foreign(G):  # on the input's device: R moves there
-            if self.laplacian_weight_ == 0:
+            if self._is_identity():
                 return G
             (R,) = like_input(G, self.components_)
             return G @ R
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        if self.laplacian_weight_ == 0:  # γ = 0: the factor itself, exactly
+        if self._is_identity():  # γ = 0 at full rank: the factor itself, exactly
             return G
         return G @ self.components_.astype(G.dtype, copy=False)
 
@@ -595,7 +711,7 @@ class GraphRegularizedFactor(TransformerBase):
         """
         X = validate_new_rows(self, X, "components_")
         M = check_product_matrix(M, self.n_components_)
-        RM = M if self.laplacian_weight_ == 0 else self.components_.astype(np.float64) @ M
+        RM = M if self._is_identity() else self.components_.astype(np.float64) @ M
         inner = getattr(self.factor_, "transform_product", None)
         if inner is not None and not is_foreign(X):
             return inner(X, RM)

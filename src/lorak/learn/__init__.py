@@ -50,6 +50,11 @@ stages of :mod:`._graph_factor` in turn):
   (:func:`deformation`) and γ with a ridge penalty by closed-form leave-one-out
   (:func:`select_gamma_penalty`); :mod:`._graph_device`, the anchor graph's passes on
   an array API device (:func:`device_anchor_laplacian_gram`);
+- :mod:`._few_labels` — what replaces leave-one-out when a class has a handful of
+  labeled rows: whether the graph is informative (:func:`graph_energy_ratio`), the
+  class prior and class-mass normalization (:func:`class_prior`,
+  :func:`balance_offsets`), and the self-trained ridge of the cluster assumption
+  (:func:`self_training_ridge`, → :class:`SelfTrainingFit`);
 - :mod:`._preimage` — pre-images by kernel ridge regression, shared by
   :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA`: :func:`fit_preimage`
   (→ :class:`PreImageMap`), applied by :func:`preimage`.
@@ -57,6 +62,20 @@ stages of :mod:`._graph_factor` in turn):
 
 from .._validation import parse_semi_supervised_response
 from ._csi import CSIResult, csi, csi_q, fit_csi
+from ._few_labels import (
+    FEW_LABELS_GAMMA,
+    FEW_LABELS_PENALTY,
+    GRAPH_INFORMATIVE_RATIO,
+    MIN_LABELS_PER_CLASS,
+    PRIOR_TEST_LEVEL,
+    SELF_TRAINING_WEIGHTS,
+    SelfTrainingFit,
+    balance_offsets,
+    class_prior,
+    few_labels,
+    graph_energy_ratio,
+    self_training_ridge,
+)
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
@@ -95,9 +114,12 @@ from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
+    RANK_FRACTIONS,
     AnchorGraph,
     GammaSelection,
     GraphDeformation,
+    PrincipalMap,
+    RankSelection,
     anchor_bandwidth,
     anchor_laplacian_gram,
     deformation,
@@ -105,8 +127,11 @@ from ._graph_factor import (
     graph_laplacian_gram,
     knn_adjacency,
     loo_ridge_scores,
+    principal_map,
+    rank_candidates,
     ridge_targets,
     select_gamma_penalty,
+    select_rank,
     simplex_least_squares,
     simplex_projection,
 )
@@ -189,14 +214,21 @@ __all__ = [
     "CV_LAMBDA_GRID",
     "DEFAULT_CV_SPLITS",
     "DEFAULT_LAMBDA_GRID",
+    "FEW_LABELS_GAMMA",
+    "FEW_LABELS_PENALTY",
     "GRAPH_GAMMA_GRID",
+    "GRAPH_INFORMATIVE_RATIO",
     "GRAPH_PENALTY_GRID",
     "KNN_EXACT_MAX",
     "LP_MKL_SOLVERS",
+    "MIN_LABELS_PER_CLASS",
     "PREIMAGE_ROWS",
+    "PRIOR_TEST_LEVEL",
+    "RANK_FRACTIONS",
     "RIDGE_ALPHAS",
     "RIDGE_EXTENSION_ALPHA",
     "RIDGE_EXTENSION_LANDMARKS",
+    "SELF_TRAINING_WEIGHTS",
     "SOLVERS",
     "TARGET_TYPES",
     "WEIGHTINGS",
@@ -221,18 +253,23 @@ __all__ = [
     "MKGenNystromProblem",
     "NPKLResult",
     "PreImageMap",
+    "PrincipalMap",
+    "RankSelection",
     "SVRNewtonResult",
+    "SelfTrainingFit",
     "SimpleNPKLFit",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
     "anchor_bandwidth",
     "anchor_laplacian_gram",
     "auto_C",
+    "balance_offsets",
     "bank_decision",
     "bank_factors",
     "check_alpha",
     "check_inner_options",
     "check_regression_options",
+    "class_prior",
     "closed_form",
     "combination_weights",
     "constraint_operator",
@@ -247,6 +284,7 @@ __all__ = [
     "device_anchor_bandwidth",
     "device_anchor_laplacian_gram",
     "extension_eigenvalues",
+    "few_labels",
     "fit_csi",
     "fit_gen_nystrom",
     "fit_gen_nystrom_cv",
@@ -261,6 +299,7 @@ __all__ = [
     "fit_preimage",
     "fit_simple_npkl",
     "gcv_scores",
+    "graph_energy_ratio",
     "graph_extension",
     "graph_laplacian_gram",
     "ideal_kernel",
@@ -282,8 +321,10 @@ __all__ = [
     "pinv_psd",
     "preimage",
     "preimage_rows",
+    "principal_map",
     "prior_fit",
     "psd_factor",
+    "rank_candidates",
     "regression_bank",
     "regression_target",
     "regression_target_factor",
@@ -294,7 +335,9 @@ __all__ = [
     "score_ridge_candidates",
     "select_active",
     "select_gamma_penalty",
+    "select_rank",
     "select_ridge_weights",
+    "self_training_ridge",
     "shared_landmarks",
     "simple_npkl_linear",
     "simple_npkl_sqhinge",

@@ -15,7 +15,9 @@ the estimator classes validate, fit the factor and store the results.
 - :class:`KernelKMeans` — kernel k-means = k-means on the factor rows.
 - :class:`SemiSupervisedFactorClassifier` — a factor fitted on all rows plus a
   classifier on the labeled rows (generalized Nyström's protocol);
-  :class:`SemiSupervisedFactorRegressor` — its twin for real-valued responses (ridge head).
+  :class:`SemiSupervisedFactorRegressor` — its twin for real-valued responses (ridge head);
+  :class:`SelfTrainedRidge` — the classifier's head when labels are few (a ridge
+  self-trained on the unlabeled rows under a class prior).
 
 Linear models need no wrapper: ``make_pipeline(lorak.Nystroem(...), LinearSVC())`` is
 the "linear SVM on virtual samples" — the factor rows are the virtual samples whose
@@ -36,7 +38,11 @@ from ._lssvm import (
     merge_lssvm_moments,
     woodbury_solve,
 )
-from ._semi_supervised import SemiSupervisedFactorClassifier, SemiSupervisedFactorRegressor
+from ._semi_supervised import (
+    SelfTrainedRidge,
+    SemiSupervisedFactorClassifier,
+    SemiSupervisedFactorRegressor,
+)
 
 __all__ = [
     "LSSVC",
@@ -46,6 +52,7 @@ __all__ = [
     "KernelKMeansResult",
     "LSSVMSolution",
     "LowRankKernelPCA",
+    "SelfTrainedRidge",
     "SemiSupervisedFactorClassifier",
     "SemiSupervisedFactorRegressor",
     "factor_kpca",

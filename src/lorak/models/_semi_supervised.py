@@ -34,10 +34,18 @@ from .._chunked import (
     map_rows,
     validate_lazy,
 )
-from .._validation import UNLABELED, parse_semi_supervised_y, validate_data
+from .._validation import UNLABELED, check_in_choices, parse_semi_supervised_y, validate_data
 from ..estimators._base import store_params, validate_new_rows
 from ..landmarks import take_rows
-from ..learn import GRAPH_PENALTY_GRID, RIDGE_ALPHAS, parse_semi_supervised_response
+from ..learn import (
+    FEW_LABELS_PENALTY,
+    GRAPH_PENALTY_GRID,
+    RIDGE_ALPHAS,
+    few_labels,
+    parse_semi_supervised_response,
+    self_training_ridge,
+)
+from ..learn import class_prior as class_prior_test
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
 
@@ -165,7 +173,109 @@ def _linear_heads():
     from sklearn.svm import LinearSVC
 
     return (lm.LinearRegression, lm.LogisticRegression, lm.Ridge, lm.RidgeClassifier,
-            lm.RidgeClassifierCV, lm.RidgeCV, LinearSVC)  # fmt: skip
+            lm.RidgeClassifierCV, lm.RidgeCV, LinearSVC, SelfTrainedRidge)  # fmt: skip
+
+
+#: The self-trained head reads at most this many unlabeled rows (drawn at random
+#: above): what it fits is a mean over rows, and its cost then stays independent of n.
+SELF_TRAINING_ROWS = 20_000
+
+
+def resolve_class_prior(class_prior, counts):
+    """The class proportions of ``class_prior`` for labeled class counts ``counts``
+    (c,): "auto" — equal classes unless the labeled counts reject them
+    (:func:`lorak.learn.class_prior`: an exact binomial test for two classes, χ² for
+    more, at level 0.05), then the labeled proportions; "uniform"; "labeled" — the
+    labeled proportions; or c nonnegative numbers (normalized to sum 1)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    c = counts.size
+    if isinstance(class_prior, str):
+        check_in_choices(class_prior, "class_prior", ("auto", "uniform", "labeled"))
+        if class_prior == "auto":
+            return class_prior_test(counts)
+        if class_prior == "uniform":
+            return np.full(c, 1.0 / c)
+        return counts / counts.sum()
+    p = np.asarray(class_prior, dtype=np.float64) if _numeric(class_prior) else None
+    if p is None or p.shape != (c,) or not np.all(np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise ValueError(
+            f"class_prior must be 'auto', 'uniform', 'labeled' or {c} nonnegative numbers "
+            f"(one per class, in the order of classes_); got {class_prior!r}"
+        )
+    return p / p.sum()
+
+
+def _numeric(v) -> bool:
+    try:
+        a = np.asarray(v)
+    except Exception:  # pragma: no cover - exotic objects
+        return False
+    return a.dtype.kind in "biuf"
+
+
+class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
+    """The few-label head: a ridge classifier self-trained on unlabeled rows under a
+    class prior (:func:`lorak.learn.self_training_ridge`).
+
+    Fitted by the semi-supervised classifier with ``fit(Q_l, codes_l, Q_u)``: the
+    labeled rows' features and integer codes, and unlabeled rows' features. A ridge
+    (±1 one-vs-rest targets, penalty ``alpha``) labels the unlabeled rows under the
+    class prior (uniform unless the labeled counts reject it), and is refitted on all
+    rows with the unlabeled rows' weight raised step by step. Its decision function
+    F coefᵀ + intercept includes the class-mass offsets.
+
+    Parameters
+    ----------
+    alpha : float, default=0.1
+        The ridge penalty (features of unit mean squared row norm).
+    class_prior : "auto", "uniform", "labeled" or array of shape (c,), default="auto"
+        The class proportions the unlabeled rows are read under (see
+        :func:`resolve_class_prior`).
+
+    Attributes
+    ----------
+    coef_ : (1, m) for two classes, else (c, m); intercept_ : (1,) or (c,).
+    classes_ : (c,) the integer codes 0 … c−1.
+    class_prior_ : (c,) the class proportions the scores were read under.
+    n_changed_ : list, unlabeled rows whose label changed at each refit.
+    """
+
+    def __init__(self, alpha=FEW_LABELS_PENALTY, class_prior="auto"):
+        self.alpha = alpha
+        self.class_prior = class_prior
+
+    def fit(self, X, y, X_unlabeled=None):
+        """Fit on labeled rows X (codes y, 0 … c−1) and unlabeled rows
+        ``X_unlabeled`` (none: a plain ridge read under the prior of the labels)."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.int64)
+        self.classes_ = np.unique(y)
+        c = self.classes_.size
+        if not np.array_equal(self.classes_, np.arange(c)):
+            raise ValueError(f"y must hold the integer codes 0 … c−1; got {self.classes_}")
+        Xu = np.empty((0, X.shape[1])) if X_unlabeled is None else X_unlabeled
+        prior = resolve_class_prior(self.class_prior, np.bincount(y, minlength=c))
+        fit = self_training_ridge(X, y, Xu, float(self.alpha), n_classes=c, prior=prior)
+        coef, icpt = fit.coef, fit.intercept
+        if c == 2:  # one column, as scikit-learn's linear classifiers keep it
+            coef, icpt = coef[1:] - coef[:1], icpt[1:] - icpt[:1]
+        self.coef_, self.intercept_ = coef, icpt
+        self.class_prior_, self.n_changed_ = fit.prior, fit.n_changed
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def decision_function(self, X):
+        """F coefᵀ + intercept: (n,) for two classes, else (n, c)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "coef_")
+        d = np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
+        return d[:, 0] if d.shape[1] == 1 else d
+
+    def predict(self, X):
+        """The class codes of the rows of X."""
+        d = self.decision_function(X)
+        return self.classes_[_decision_codes(d[:, None] if d.ndim == 1 else d)]
 
 
 def _has(attr):
@@ -343,20 +453,22 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     for any new X (inductive); ``transduction_`` holds the predictions for the training
     rows. With no −1 in y this is plain supervised learning on the factor.
 
-    The defaults, measured (``lorak bench ssl``; error % on the unlabeled rows, 100
-    labels). On the SSL book's sets, their 12 official splits: Digit1 3.35, USPS 8.46,
-    COIL2 5.85, BCI 39.03, g241c 23.64, g241n 24.72, Text 26.23 — against 4.61, 6.80,
-    6.36, 46.31, 43.46, 41.21, 30.64 for scikit-learn's ``LabelSpreading(kernel="knn")``
-    and 6.43, 8.30, 14.36, 37.86, 23.08, 23.96, 26.90 for plain Nyström (other k-means
-    landmarks) with the same kind of head. On eight LIBSVM and scikit-learn sets (german,
-    splice, adult, dna, segment, svmguide1, digits, breast_cancer; 5 draws of 100
-    labels) it is within 0.63 points of plain Nyström with ``LinearSVC(C=1)`` on every
-    set and better on four (digits: 3.44 against 7.96). Where the classes do not follow
-    the data's geometry (g241c, dna) the gate kept γ = 0 on every split measured: it is
-    then plain Nyström with the cross-validated head, and differences to the plain
-    column come from its other landmarks. With 10 labels the choices are noisy and the
-    graph can hurt (Digit1: 27.8 % against 19.7 % for the generalized Nyström default
-    of before, measured with the earlier rule).
+    The default adapts to the label budget (the numbers behind each rule are in the
+    user guide, "Graph-regularized factors"):
+
+    - **Enough labels** (every class has at least
+      :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows): the graph's weight γ, the
+      factor's rank (its leading principal directions over all rows) and the ridge
+      penalty are chosen by closed-form leave-one-out over the labeled rows, γ = 0 and
+      full rank — plain Nyström — always among the candidates; the head is
+      cross-validated between the ridge and ``LinearSVC``.
+    - **Few labels** (a class with fewer): leave-one-out would score each candidate on a
+      count out of a handful of rows. The graph is used at full strength when it is
+      informative — when it removes at least half of the variance of the kernel's
+      features that a graph of random edges would (``graph_energy_ratio_`` of the
+      factor below 1/2) — and not at all otherwise; the head is a ridge self-trained
+      on the unlabeled rows under a class prior (:class:`lorak.models.SelfTrainedRidge`:
+      class-mass normalization and the cluster assumption).
 
     Parameters
     ----------
@@ -369,10 +481,13 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         ``GeneralizedNystroem()`` (a kernel learned from the labels on the landmarks'
         span) was the default before; pass it to keep that pipeline.
     classifier : classifier, default=None
-        Cloned and fitted on the labeled rows' features. None: one of two linear heads,
-        the one with fewer errors in a stratified cross-validation over the labeled rows
-        (:data:`HEAD_CV_FOLDS` folds, fewer when a class has fewer labeled rows; the
-        ridge wins a tie), recorded in ``head_cv_errors_``:
+        Cloned and fitted on the labeled rows' features. None: with few labels (a class
+        with fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows), a
+        :class:`~lorak.models.SelfTrainedRidge` at the penalty the factor chose, read
+        under ``class_prior``; otherwise one of two linear heads, the one with fewer
+        errors in a stratified cross-validation over the labeled rows
+        (:data:`HEAD_CV_FOLDS` folds; the ridge wins a tie), recorded in
+        ``head_cv_errors_``:
 
         - a ridge: a ``RidgeClassifier`` at the penalty the factor chose with its graph
           weight (``penalty_``, closed-form leave-one-out, carried over to this feature
@@ -380,16 +495,22 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
           :data:`lorak.learn.GRAPH_PENALTY_GRID`);
         - ``LinearSVC(C=1)``, the hinge loss with a strong penalty.
 
-        Neither wins everywhere: the ridge is far better where the graph bends the
-        kernel (COIL2: 4.8 % against 12.9 % with the same factor), the hinge where the
-        classes are not the data's clusters (dna: 16.7 % against 18.9 %); the
-        cross-validated pick stayed within a point of the better one on every set
-        measured.
+        Neither wins everywhere: the ridge is the better where the graph bends the
+        kernel, the hinge where the classes are not the data's clusters.
     feature_scale : "mean_norm", None or float, default="mean_norm"
         "mean_norm": multiply the features by 1/√(mean ‖qᵢ‖²) over the training rows
         (unit mean squared row norm, i.e. trace(K̃)/n = 1), a factor stored in
         ``scale_`` and applied to new X too, so that a fixed C means the same for
         every factor; None: no scaling; a number: that factor.
+    class_prior : "auto", "uniform", "labeled" or array of shape (n_classes,), default="auto"
+        The class proportions the few-label head reads the unlabeled rows under
+        (class-mass normalization; ignored with enough labels or a given
+        ``classifier``). "auto": equal classes unless the labeled counts reject them
+        (an exact binomial test for two classes, χ² for more, at level 0.05), then the
+        labeled proportions — right when the labeled rows were drawn at random; when
+        they were drawn evenly per class, their counts say nothing about the
+        proportions: pass the proportions you know. "uniform"; "labeled"; or one
+        nonnegative number per class, in the order of ``classes_``.
 
     Attributes
     ----------
@@ -400,8 +521,9 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         was a dask array (then ``predict(X)`` is the same, lazily).
     labeled_indices_ : rows of the training X that carried a label.
     head_cv_errors_ : dict or None, the cross-validation errors of the default head's
-        two candidates (by class name); None when ``classifier`` was given or a class
-        has a single labeled row.
+        two candidates (by class name); None when ``classifier`` was given, with few
+        labels, or when a class has a single labeled row.
+    few_labels_ : bool, whether the few-label head was used.
 
     Notes
     -----
@@ -420,7 +542,9 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     chunk (one value per row).
     """
 
-    def __init__(self, factor=None, classifier=None, *, feature_scale="mean_norm"):
+    def __init__(
+        self, factor=None, classifier=None, *, feature_scale="mean_norm", class_prior="auto"
+    ):
         store_params(self, locals())
 
     def fit(self, X, y):
@@ -429,6 +553,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         name = type(self).__name__
         rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
         classes, codes_l = np.unique(y_l, return_inverse=True)
+        prior = resolve_class_prior(self.class_prior, np.bincount(codes_l, minlength=classes.size))
         codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
         codes[rows] = codes_l
         factor = _default_factor() if self.factor is None else self.factor
@@ -441,12 +566,20 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         if self.scale_ != 1.0:
             Q_l = Q_l * self.scale_
         self.head_cv_errors_ = None
-        if self.classifier is None:
-            from sklearn.linear_model import RidgeClassifier
+        self.few_labels_ = self.classifier is None and few_labels(codes_l, classes.size)
+        if self.few_labels_:
+            if alpha is None:  # FEW_LABELS_PENALTY at this feature scale
+                alpha = FEW_LABELS_PENALTY * self.scale_**2 * ms if ms > 0 else FEW_LABELS_PENALTY
+            Q_u = self._unlabeled_features(raw, X, Q, rows)
+            head = SelfTrainedRidge(alpha=alpha, class_prior=prior)
+            self.classifier_ = head.fit(Q_l, codes_l, Q_u)
+        else:
+            if self.classifier is None:
+                from sklearn.linear_model import RidgeClassifier
 
-            ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
-            clf, self.head_cv_errors_ = _cv_head((ridge, _linear_svc()), Q_l, codes_l)
-        self.classifier_ = clone(clf).fit(Q_l, codes_l)
+                ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
+                clf, self.head_cv_errors_ = _cv_head((ridge, _linear_svc()), Q_l, codes_l)
+            self.classifier_ = clone(clf).fit(Q_l, codes_l)
         self.classes_ = classes
         self.labeled_indices_ = rows
         if Q is not None:
@@ -454,6 +587,27 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         elif not is_dask_array(raw):  # in memory or a memmap: chunk by chunk
             self.transduction_ = self.predict(raw)
         return self
+
+    def _unlabeled_features(self, raw, X, Q, rows):
+        """The scaled features of the unlabeled rows the self-trained head reads: all
+        of them up to :data:`SELF_TRAINING_ROWS`, that many drawn at random above (the
+        same draw for every backend), on the host."""
+        n = X.shape[0]
+        unl = np.setdiff1d(np.arange(n), rows)
+        if unl.size > SELF_TRAINING_ROWS:
+            rng = np.random.default_rng(0)
+            unl = np.sort(rng.choice(unl, SELF_TRAINING_ROWS, replace=False))
+        if unl.size == 0:  # every row labeled: the head is the ridge read under the prior
+            return None
+        if Q is not None:
+            Q_u = to_numpy(take_rows(Q, unl))
+        else:
+            X_u = (
+                gather_rows(raw, unl) if is_dask_array(raw) or is_memmap(raw) else take_rows(X, unl)
+            )
+            Q_u = to_numpy(_dense_rows(self.factor_.transform(X_u)))
+        Q_u = np.asarray(Q_u, dtype=np.float64)
+        return Q_u * self.scale_ if self.scale_ != 1.0 else Q_u
 
     def _labels(self, Q):
         """Class labels of the feature rows Q; on Q's device for an array API Q (numeric

@@ -1,0 +1,179 @@
+"""The semi-supervised default with few labels (a class with fewer than
+MIN_LABELS_PER_CLASS labeled rows) and with many (the rank chosen with γ)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+
+from conftest import readonly
+from lorak import GraphRegularizedFactor, Nystroem, SemiSupervisedFactorClassifier
+from lorak.learn import (
+    FEW_LABELS_GAMMA,
+    FEW_LABELS_PENALTY,
+    GRAPH_PENALTY_GRID,
+    principal_map,
+    rank_candidates,
+)
+from lorak.models import SelfTrainedRidge
+
+
+def _lift(X2, d, rng, noise=0.02):
+    Q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+    return X2 @ Q.T + noise * rng.standard_normal((X2.shape[0], d))
+
+
+@pytest.fixture(scope="module")
+def moons():
+    rng = np.random.default_rng(0)
+    X2, y = make_moons(400, noise=0.06, random_state=0)
+    X = _lift(X2, 6, rng)
+    lab = np.r_[
+        rng.choice(np.flatnonzero(y == 0), 3, False), rng.choice(np.flatnonzero(y == 1), 3, False)
+    ]
+    ys = np.full(y.size, -1)
+    ys[lab] = y[lab]
+    return X, y, ys, lab
+
+
+@pytest.fixture(scope="module")
+def gaussians():
+    """Two overlapping Gaussians in 40 dimensions: clusters, but no manifold."""
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 300)
+    X = rng.standard_normal((600, 40))
+    X[:, 0] += np.where(y == 1, 2.5, -2.5)
+    return X, y
+
+
+def test_few_labels_use_the_graph_at_full_strength_and_the_self_trained_head(moons):
+    X, y, ys, lab = moons
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    f = clf.factor_
+    assert clf.few_labels_ and isinstance(clf.classifier_, SelfTrainedRidge)
+    assert f.gamma_rule_ == "few_labels"
+    assert f.graph_energy_ratio_ < 0.5
+    assert f.gamma_ == FEW_LABELS_GAMMA
+    assert f.penalty_ == FEW_LABELS_PENALTY
+    assert clf.head_cv_errors_ is None
+    mask = np.ones(y.size, bool)
+    mask[lab] = False
+    assert np.mean(clf.transduction_[mask] == y[mask]) > 0.95  # six labels, two arcs
+    np.testing.assert_array_equal(clf.predict(X), clf.transduction_)
+    d = clf.decision_function(X)
+    np.testing.assert_array_equal((d > 0).astype(int), clf.transduction_)
+
+
+def test_few_labels_without_a_graph_that_informs(gaussians):
+    X, y = gaussians
+    ys = np.full(y.size, -1)
+    ys[[0, 1, 2, 300, 301]] = y[[0, 1, 2, 300, 301]]
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    assert clf.factor_.graph_energy_ratio_ > 0.5
+    assert clf.factor_.gamma_ == 0.0
+    # the self-trained head follows the two clusters (the cluster assumption)
+    assert np.mean(clf.transduction_ == y) > 0.9
+
+
+def test_class_prior_options(moons):
+    X, _, ys, _ = moons
+    got = {}
+    for prior in ("auto", "uniform", "labeled", [0.3, 0.7], np.array([1.0, 1.0])):
+        clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
+        got[str(prior)] = clf.classifier_.class_prior_
+    np.testing.assert_allclose(got["auto"], [0.5, 0.5])
+    np.testing.assert_allclose(got["[0.3, 0.7]"], [0.3, 0.7])
+    np.testing.assert_allclose(got["[1. 1.]"], [0.5, 0.5])
+    clf = SemiSupervisedFactorClassifier(class_prior=[0.3, 0.7]).fit(X, ys)
+    assert abs(np.mean(clf.transduction_[ys == -1] == 1) - 0.7) < 0.02
+
+
+@pytest.mark.parametrize(
+    "prior", ["balanced", [0.5], [0.5, -0.1], [np.nan, 1.0], [0.0, 0.0], "x", [[0.5, 0.5]]]
+)
+def test_a_bad_class_prior_is_named(moons, prior):
+    X, _, ys, _ = moons
+    with pytest.raises(ValueError, match="class_prior"):
+        SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
+
+
+def test_a_given_classifier_keeps_its_own_head(moons):
+    X, _, ys, _ = moons
+    clf = SemiSupervisedFactorClassifier(classifier=LogisticRegression()).fit(X, ys)
+    assert not clf.few_labels_ and isinstance(clf.classifier_, LogisticRegression)
+
+
+def test_few_labels_with_a_plain_factor_and_three_classes():
+    rng = np.random.default_rng(2)
+    centres = 5.0 * rng.standard_normal((3, 4))
+    y = np.repeat([0, 1, 2], 80)
+    X = centres[y] + rng.standard_normal((240, 4))
+    ys = np.full(240, -1)
+    ys[[0, 1, 80, 81, 160, 161]] = y[[0, 1, 80, 81, 160, 161]]
+    f = Nystroem(n_components=40, random_state=0)
+    clf = SemiSupervisedFactorClassifier(f).fit(readonly(X), readonly(ys))
+    assert clf.few_labels_
+    assert clf.classifier_.coef_.shape == (3, 40)
+    assert np.mean(clf.transduction_ == y) > 0.95
+    np.testing.assert_array_equal(clf.predict(X), clf.transduction_)
+
+
+def test_many_labels_choose_a_rank_with_gamma(gaussians):
+    X, y = gaussians
+    rng = np.random.default_rng(3)
+    lab = np.r_[rng.choice(300, 40, False), 300 + rng.choice(300, 40, False)]
+    ys = np.full(y.size, -1)
+    ys[lab] = y[lab]
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    f = clf.factor_
+    m = f.factor_.n_components_
+    assert f.gamma_rule_ == "leave_one_out"
+    assert f.rank_scores_.shape == (len(rank_candidates(m, 2)), len(GRAPH_PENALTY_GRID))
+    assert f.rank_ < m  # the clusters live in a few principal directions
+    assert f.n_components_ == f.rank_ == f.components_.shape[1]
+    assert f.transform(X[:5]).shape == (5, f.rank_)
+    mask = ys == -1
+    assert np.mean(clf.transduction_[mask] == y[mask]) > 0.9
+
+
+def test_a_fixed_rank_keeps_the_leading_directions_of_the_deformed_kernel(moons):
+    X, _, _, _ = moons
+    full = GraphRegularizedFactor(gamma=10.0, random_state=0).fit(X)
+    Q = full.transform(X)
+    K = Q @ Q.T
+    lam, U = np.linalg.eigh(K)
+    r = 7
+    top = (U[:, -r:] * lam[-r:]) @ U[:, -r:].T
+    cut = GraphRegularizedFactor(gamma=10.0, n_components=r, random_state=0).fit(X)
+    Qr = cut.transform(X)
+    assert Qr.shape == (X.shape[0], r) and cut.rank_ == r
+    np.testing.assert_allclose(Qr @ Qr.T, top, atol=1e-8 * np.abs(K).max())
+    np.testing.assert_allclose(cut.mean_sq_norm_, np.mean(np.sum(Qr * Qr, 1)), rtol=1e-9)
+    np.testing.assert_allclose(
+        cut.transform_product(X, np.eye(r)), Qr, atol=1e-10 * np.abs(Qr).max()
+    )
+    # n_components at least m is the full factor
+    m = full.components_.shape[0]
+    same = GraphRegularizedFactor(gamma=10.0, n_components=m + 5, random_state=0).fit(X)
+    np.testing.assert_allclose(same.transform(X), Q, rtol=1e-12, atol=1e-14)
+
+
+def test_principal_map_at_gamma_zero_is_kernel_pca_of_the_factor():
+    rng = np.random.default_rng(4)
+    G = rng.standard_normal((50, 6))
+    from lorak.learn import deformation
+
+    defo = deformation(G.T @ G, np.eye(6), n_rows=50)
+    pm = principal_map(defo, 0.0, 3, 50)
+    F = G @ pm.matrix
+    lam, U = np.linalg.eigh(G @ G.T)
+    np.testing.assert_allclose(F @ F.T, (U[:, -3:] * lam[-3:]) @ U[:, -3:].T, atol=1e-9)
+
+
+@pytest.mark.parametrize("r", [0, -1, 2.5, "all", True])
+def test_a_bad_n_components_is_named(moons, r):
+    X, _, ys, _ = moons
+    with pytest.raises(ValueError, match="n_components"):
+        GraphRegularizedFactor(n_components=r).fit(X, ys)
