@@ -437,22 +437,34 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         m = self._resolve_n_components(n) if self.prior is None else None
         rows, K, mask, classes, kind, y_l = self._side_information(y, must_link, n)
         rng = check_generator(self.random_state)
-        if self.prior is None:
-            self.prior_ = None
-            self.kernel_ = self._build_kernel(X, rng)
-            lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
-            Z = lm.points
-            Z64 = Z.astype(np.float64)
-            Xl = X[rows]
-            if is_dask_array(Xl):  # only the labeled rows are brought into memory
-                Xl = Xl.compute()
-            Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
-            El = kernel_block(self.kernel_, Xl, Z64)
-            W = kernel_block(self.kernel_, Z64, Z64)
-        else:
-            lm = Z = None
+        lm, Z, El, W = self._blocks(X, y, must_link, m, rows, classes, kind, rng)
+        fit = self._learn(El, W, K, y_l, mask, kind, rng)
+        self._store(fit, X, Z, W, rows, classes, kind, lm)
+        return self
+
+    def _blocks(self, X, y, must_link, m, rows, classes, kind, rng):
+        """``(landmarks, Z, E_l, W)``: k(X_l, Z) and k(Z, Z) on the chosen landmarks, or
+        with a ``prior`` its rows Φ(X_l) and W = I (no landmarks)."""
+        if self.prior is not None:
             El = self._fit_prior(X, y, must_link, rows, classes, kind)
-            W = np.eye(El.shape[1])
+            return None, None, El, np.eye(El.shape[1])
+        self.prior_ = None
+        self.kernel_ = self._build_kernel(X, rng)
+        lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
+        Z = lm.points
+        Z64 = Z.astype(np.float64)
+        Xl = X[rows]
+        if is_dask_array(Xl):  # only the labeled rows are brought into memory
+            Xl = Xl.compute()
+        Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
+        El = kernel_block(self.kernel_, Xl, Z64)
+        W = kernel_block(self.kernel_, Z64, Z64)
+        return lm, Z, El, W
+
+    def _learn(self, El, W, K, y_l, mask, kind, rng):
+        """The fit record of :func:`~lorak.learn.fit_generalized_nystroem`; warns when the
+        solver did not converge, refuses a zero S."""
+        name = type(self).__name__
         fit = fit_generalized_nystroem(
             El,
             W,
@@ -467,24 +479,28 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             center_ideal=bool(self.center_ideal),
             n_splits=self.cv,
             rng=rng,
-            owner=type(self).__name__,
+            owner=name,
             **self._solver_options(),
         )
         if not fit.converged:
             res = fit.info.get("primal_residual", fit.info.get("gradient_mapping_residual"))
             warnings.warn(
-                f"{type(self).__name__}: the {fit.info.get('solver', self.solver)} solver "
+                f"{name}: the {fit.info.get('solver', self.solver)} solver "
                 f"reached max_iter={self.max_iter} at lam={fit.lam:g} (relative residual "
                 f"{res:.1e} > tol={self.tol:g}); increase max_iter or tol",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        F = fit.F  # S = F Fᵀ over the spectrum kept in W's metric
-        if F.shape[1] == 0:
+        if fit.F.shape[1] == 0:
             raise ValueError(
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "
                 "check the labels"
             )
+        return fit
+
+    def _store(self, fit, X, Z, W, rows, classes, kind, lm):
+        """The fitted attributes of the record ``fit``."""
+        F = fit.F  # S = F Fᵀ over the spectrum kept in W's metric
         if Z is None:
             self.components_ = None
         else:
@@ -507,7 +523,6 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             fit.beta,
             fit.n_iter,
         )
-        return self
 
     def _fit_host(self, X, y, must_link):
         """The fit of an array API X (dispatch enabled): on a NumPy copy, on the host.

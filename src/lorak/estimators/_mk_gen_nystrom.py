@@ -249,26 +249,40 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         X = self._validate_fit_X(X)
         self._check_params()
         n = X.shape[0]
-        name = type(self).__name__
         kind, rows, y_l, classes = self._labels(y, n)
-        if kind == "regression":
-            Y = regression_target_factor(y_l)
-        else:
-            Y = ideal_kernel_factor(y_l)
-            if self.center_ideal:
-                Y = Y - Y.mean(axis=0)
+        Y = self._target_factor(kind, y_l)
         rng = check_generator(self.random_state)
         bank = resolve_kernel_bank(self.kernels, X, rng, default=default_gnys_bank)
-        M = len(bank)
-        mt = self._n_shared_landmarks(n, M)
+        lm, Z64, Els, Ws = self._blocks(X, rows, bank, rng)
+        fit = self._learn(Els, Ws, Y, y_l, kind, rng)
+        self._store(fit, X, Z64, bank, rows, classes, kind, lm)
+        return self
+
+    def _target_factor(self, kind, y_l):
+        """Y with K* = Y Yᵀ: the scaled response, or the (centred) ideal kernel's factor."""
+        if kind == "regression":
+            return regression_target_factor(y_l)
+        Y = ideal_kernel_factor(y_l)
+        if self.center_ideal:
+            Y = Y - Y.mean(axis=0)
+        return Y
+
+    def _blocks(self, X, rows, bank, rng):
+        """``(landmarks, Z, E_l^(j), W_j)``: the shared landmarks (float64) and every
+        kernel's blocks of the labeled rows and of the landmarks."""
+        mt = self._n_shared_landmarks(X.shape[0], len(bank))
         lm = shared_landmarks(self.landmarks, X, mt, bank, rng)
         Z = lm.points
         Z64 = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
         Z64 = np.ascontiguousarray(Z64, dtype=np.float64)
         Xl = X[rows]
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
-        Els = bank.blocks(Xl, Z64)
-        Ws = bank.blocks(Z64, Z64)
+        return lm, Z64, bank.blocks(Xl, Z64), bank.blocks(Z64, Z64)
+
+    def _learn(self, Els, Ws, Y, y_l, kind, rng):
+        """The fit record of :func:`~lorak.learn.fit_mk_generalized_nystroem`; warns when
+        the alternation did not settle, refuses a zero kernel."""
+        name = type(self).__name__
         fit = fit_mk_generalized_nystroem(
             Els,
             Ws,
@@ -289,14 +303,18 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 f"{name}: the alternation reached max_iter={self.max_iter} at lam={fit.lam:g} "
                 f"before the objective settled to tol={self.tol:g}; increase max_iter or tol",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        Fs = fit.F  # T^(j) = F_j F_jᵀ in W_j's metric
-        if sum(F.shape[1] for F in Fs) == 0:
+        if sum(F.shape[1] for F in fit.F) == 0:
             raise ValueError(
                 "the learned kernel is zero (the labels pull every block to 0); raise lam or "
                 "check the labels"
             )
+        return fit
+
+    def _store(self, fit, X, Z64, bank, rows, classes, kind, lm):
+        """The fitted attributes of the record ``fit``."""
+        Fs = fit.F  # T^(j) = F_j F_jᵀ in W_j's metric
         self.kernels_ = bank
         self.components_ = np.asarray(Z64, dtype=X.dtype)
         self.T_ = [F @ F.T for F in Fs]
@@ -313,18 +331,17 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         self.block_ranks_ = np.array([F.shape[1] for F in Fs])
         self.n_components_ = int(self.block_ranks_.sum())
         self.n_landmarks_ = Z64.shape[0]
-        self.n_kernels_ = M
+        self.n_kernels_ = len(bank)
         logger.debug(
             "%s: M=%d, m~=%d, l=%d, lam=%g, %d alternations, %d block iterations",
-            name,
-            M,
+            type(self).__name__,
+            len(bank),
             Z64.shape[0],
             rows.size,
             fit.lam,
             fit.n_iter,
             fit.n_solves,
         )
-        return self
 
     def fit_transform(self, X, y=None):
         """``fit(X, y).transform(X)``: the virtual samples of the training rows."""
