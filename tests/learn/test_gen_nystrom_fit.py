@@ -11,7 +11,7 @@ from lorak import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
 from lorak.kernels import KernelBank
 from lorak.learn import (
     LambdaCV,
-    fit_gen_nystrom,
+    alignment_lambda_path,
     fit_gen_nystrom_cv,
     fit_generalized_nystroem,
     fit_mk_generalized_nystroem,
@@ -47,10 +47,10 @@ def test_paper_criterion_and_fixed_lambda_are_the_path(blocks):
     El, W, yl, K = blocks
     for criterion in ("paper", "kernel"):
         fit = fit_generalized_nystroem(El, W, K, y=yl, criterion=criterion)
-        _same(fit, fit_gen_nystrom(El, W, K, beta=1.0, criterion=criterion))
+        _same(fit, alignment_lambda_path(El, W, K, beta=1.0, criterion=criterion))
         assert fit.criterion == criterion and fit.cv is None
     fit = fit_generalized_nystroem(El, W, K, y=yl, lam=0.1)
-    _same(fit, fit_gen_nystrom(El, W, K, beta=1.0, lam=0.1))
+    _same(fit, alignment_lambda_path(El, W, K, beta=1.0, lam=0.1))
     assert fit.criterion is None and fit.cv is None
 
 

@@ -9,8 +9,8 @@ from conftest import readonly
 from lorak.learn import (
     DEFAULT_LAMBDA_GRID,
     GenNystromProblem,
+    alignment_lambda_path,
     closed_form,
-    fit_gen_nystrom,
     ideal_kernel,
     pinv_psd,
     psd_factor,
@@ -33,19 +33,23 @@ def problem(blocks):
 def test_optimized_beta_on_the_path_is_refined_at_the_chosen_lambda(problem, criterion):
     # the λ path finds β only to its loose tolerance; a path solve whose duality gap
     # met tol certifies its fixed-β subproblem, not β, so λ* is always refined
-    fit = fit_gen_nystrom(None, None, None, problem=problem, beta="optimize", criterion=criterion)
+    fit = alignment_lambda_path(
+        None, None, None, problem=problem, beta="optimize", criterion=criterion
+    )
     ref = solve_gen_nystrom(problem, fit.lam, 1.0, optimize_beta=True, tol=1e-10, max_iter=20000)
     assert fit.objective == pytest.approx(ref.info["objective"], rel=1e-3)
     assert fit.beta == pytest.approx(ref.info["beta"], rel=2e-2)
 
 
 def test_lambda_path_picks_argmax_and_reuses_work(problem):
-    fit = fit_gen_nystrom(None, None, None, problem=problem, beta=1.0, tol=1e-6)
+    fit = alignment_lambda_path(None, None, None, problem=problem, beta=1.0, tol=1e-6)
     assert fit.lam_grid.tolist() == sorted(DEFAULT_LAMBDA_GRID)
     assert fit.lam == fit.lam_grid[np.nanargmax(fit.scores)]
     assert np.all(np.abs(fit.scores) <= 1.0 + 1e-12)
     # the same solution as a direct solve at λ*
-    direct = fit_gen_nystrom(None, None, None, problem=problem, beta=1.0, lam=fit.lam, tol=1e-6)
+    direct = alignment_lambda_path(
+        None, None, None, problem=problem, beta=1.0, lam=fit.lam, tol=1e-6
+    )
     assert fit.objective == pytest.approx(direct.objective, rel=1e-5)
     # warm starts: fewer eigendecompositions than cold solves at every λ (a cold solve
     # also projects its start; a warm start is a previous, PSD, iterate)
@@ -54,7 +58,7 @@ def test_lambda_path_picks_argmax_and_reuses_work(problem):
 
 
 def test_fit_returns_psd_solution_and_consistent_factor(problem):
-    fit = fit_gen_nystrom(None, None, None, problem=problem, beta="heuristic")
+    fit = alignment_lambda_path(None, None, None, problem=problem, beta="heuristic")
     ev = np.linalg.eigvalsh(fit.S)
     assert ev.min() > -1e-9 * ev.max()
     F = psd_factor(fit.S)
@@ -66,5 +70,11 @@ def test_inputs_are_not_modified(blocks):
     El, W, yl = blocks[:3]
     K = ideal_kernel(yl, centered=True)
     El_r, W_r, K_r = readonly(El), readonly(W), readonly(K)
-    fit_gen_nystrom(El_r, W_r, K_r, beta=1.0, lam=0.1)
+    alignment_lambda_path(El_r, W_r, K_r, beta=1.0, lam=0.1)
     closed_form(El_r, K_r, readonly(pinv_psd(W)[0]), 0.1, project=True)
+
+
+def test_old_name_is_an_alias():
+    import lorak.learn
+
+    assert lorak.learn.fit_gen_nystrom is alignment_lambda_path

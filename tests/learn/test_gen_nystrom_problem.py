@@ -17,8 +17,8 @@ from _gen_nystrom_blocks import gn_blocks as _blocks
 from lorak.kernels import Gaussian
 from lorak.learn import (
     GenNystromProblem,
+    alignment_lambda_path,
     closed_form,
-    fit_gen_nystrom,
     ideal_kernel,
     must_link_target,
     pinv_psd,
@@ -363,7 +363,7 @@ def test_masked_problem_solves_to_a_fixed_point(blocks):
     assert p.projected_gradient_residual(res.x, 0.01, 1.0) < 1e-5
     with pytest.raises(ValueError, match="must-link"):
         solve_gen_nystrom(p, 0.01, 1.0, solver="admm")
-    fit = fit_gen_nystrom(None, None, None, problem=p, beta=1.0)
+    fit = alignment_lambda_path(None, None, None, problem=p, beta=1.0)
     assert np.isfinite(fit.scores).all()
 
 
@@ -381,11 +381,11 @@ def test_solver_errors(problem):
     with pytest.raises(ValueError, match="lam must be > 0"):
         solve_gen_nystrom(problem, 0.0, 1.0)
     with pytest.raises(ValueError, match="unknown beta 'auto'"):
-        fit_gen_nystrom(None, None, None, problem=problem, beta="auto")
+        alignment_lambda_path(None, None, None, problem=problem, beta="auto")
     with pytest.raises(ValueError, match="beta must be > 0"):
-        fit_gen_nystrom(None, None, None, problem=problem, beta=-1.0)
+        alignment_lambda_path(None, None, None, problem=problem, beta=-1.0)
     with pytest.raises(ValueError, match="unknown lam 'best'"):
-        fit_gen_nystrom(None, None, None, problem=problem, lam="best")
+        alignment_lambda_path(None, None, None, problem=problem, lam="best")
     with pytest.raises(ValueError, match="K must be 3 × 3"):
         GenNystromProblem.from_blocks(np.ones((3, 2)), np.eye(2), np.ones((2, 2)))
 

@@ -36,8 +36,9 @@ stages of :mod:`._graph_factor` in turn):
   module per concern; the estimators' one call each, which decides how λ is chosen:
   :func:`fit_generalized_nystroem` (→ :class:`GenNystromFit`) and
   :func:`fit_mk_generalized_nystroem` (→ :class:`MKGenNystromFit`), over the λ path of
-  the alignment criterion :func:`fit_gen_nystrom` (:func:`prior_fit` is its λ = ∞
-  end), λ by cross-validation over the labeled rows :func:`fit_gen_nystrom_cv` /
+  the alignment criterion :func:`alignment_lambda_path` (old name
+  :func:`fit_gen_nystrom`; :func:`prior_fit` is its λ = ∞ end), λ by cross-validation
+  over the labeled rows :func:`fit_gen_nystrom_cv` /
   :func:`fit_mk_gen_nystrom_cv` (the fit and its :class:`LambdaCV`), and the
   multiple-kernel method of §4 :func:`fit_mk_gen_nystrom`; below them the targets
   (:func:`ideal_kernel`, :func:`regression_target`, :func:`must_link_target`,
@@ -88,6 +89,7 @@ from ._gen_nystrom import (
     LambdaCV,
     MKGenNystromFit,
     MKGenNystromProblem,
+    alignment_lambda_path,
     closed_form,
     cv_criterion,
     cv_feasible,
@@ -258,6 +260,7 @@ __all__ = [
     "SVRNewtonResult",
     "SelfTrainingFit",
     "SimpleNPKLFit",
+    "alignment_lambda_path",
     "alignment_statistics_from_factors",
     "alignment_statistics_from_kernels",
     "anchor_bandwidth",

@@ -21,7 +21,8 @@ objective (17). One module per concern, the names shared between them exported h
   (eq. 8, Appendix A), W⁺ and the factors of S (:func:`pinv_psd`, :func:`psd_factor`,
   :func:`prior_factor`);
 - :mod:`._path` — λ chosen along the path by the alignment criterion (eq. 15),
-  :func:`fit_gen_nystrom`, and its λ = ∞ end, the prior itself: :func:`prior_fit`;
+  :func:`alignment_lambda_path` (old name ``fit_gen_nystrom``), and its λ = ∞ end,
+  the prior itself: :func:`prior_fit`;
 - :mod:`._cv` — λ chosen by cross-validation over the labeled rows, single and
   multiple kernels (:func:`cv_select_lambda`, :func:`mk_cv_select_lambda`);
 - :mod:`._multiple` — the multiple-kernel problem (17) and its alternation:
@@ -58,7 +59,14 @@ from ._multiple import (
     mk_prior_fit,
     uniform_prior_factors,
 )
-from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, fit_gen_nystrom, lambda_path, prior_fit
+from ._path import (
+    DEFAULT_LAMBDA_GRID,
+    GenNystromFit,
+    alignment_lambda_path,
+    fit_gen_nystrom,
+    lambda_path,
+    prior_fit,
+)
 from ._problem import (
     SOLVERS,
     GenNystromProblem,
@@ -96,6 +104,7 @@ __all__ = [
     "LambdaCV",
     "MKGenNystromFit",
     "MKGenNystromProblem",
+    "alignment_lambda_path",
     "alternate_blocks",
     "check_beta",
     "closed_form",

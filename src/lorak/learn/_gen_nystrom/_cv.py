@@ -79,7 +79,7 @@ from ._multiple import (
     mk_prior_fit,
     uniform_prior_factors,
 )
-from ._path import GenNystromFit, fit_gen_nystrom, prior_fit
+from ._path import GenNystromFit, alignment_lambda_path, prior_fit
 from ._problem import (
     GenNystromProblem,
     check_beta,
@@ -585,13 +585,13 @@ def cv_select_lambda(
     W : (m, m) landmark kernel.
     y : (l,) class labels of the labeled rows.
     lam_grid : λ values to try; ``inf`` (the prior β W⁺, plain Nyström) is always added.
-    beta : "heuristic", "optimize" or a number, as in :func:`fit_gen_nystrom` (per fold).
+    beta : "heuristic", "optimize" or a number, as in :func:`alignment_lambda_path` (per fold).
     center_ideal : target H K* H instead of K*.
     n_splits : folds (fewer when a class has fewer labeled rows; see :func:`cv_folds`).
     C_grid : the LinearSVC's C values scored jointly with λ (default (1,)); for
         ``target="regression"`` the ridge penalties α (default :data:`RIDGE_ALPHAS`).
     rng : numpy Generator of the fold assignment.
-    solver, path_tol, max_iter, rtol : as in :func:`fit_gen_nystrom`.
+    solver, path_tol, max_iter, rtol : as in :func:`alignment_lambda_path`.
     target : "classification" (y class labels, ideal kernel, LinearSVC error counts) or
         "regression" (y responses, K* = ỹỹᵀ, ridge held-out squared error; plain k-fold).
     """
@@ -763,7 +763,7 @@ def fit_gen_nystrom_cv(
     rtol: float = 1e-10,
     target: str = "classification",
 ) -> tuple[GenNystromFit, LambdaCV | None]:
-    """:func:`~lorak.learn.fit_gen_nystrom` with λ chosen by :func:`cv_select_lambda`.
+    """:func:`~lorak.learn.alignment_lambda_path` with λ chosen by :func:`cv_select_lambda`.
 
     ``lam="auto"``: cross-validation over ``lam_grid`` (default :data:`CV_LAMBDA_GRID`)
     and λ = ∞, then one solve of (7) on all labeled rows at the chosen λ (or the prior
@@ -791,7 +791,7 @@ def fit_gen_nystrom_cv(
         )
 
     def solve(lam):
-        return fit_gen_nystrom(
+        return alignment_lambda_path(
             El, W, K, lam=lam, beta=beta, solver=solver, tol=tol, max_iter=max_iter, rtol=rtol
         )
 

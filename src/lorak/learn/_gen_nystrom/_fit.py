@@ -27,7 +27,7 @@ from ._cv import (
     fit_mk_gen_nystrom_cv,
 )
 from ._multiple import MKGenNystromFit, fit_mk_gen_nystrom
-from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, fit_gen_nystrom, prior_fit
+from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, alignment_lambda_path, prior_fit
 from ._problem import psd_factor
 
 __all__ = ["CRITERIA", "fit_generalized_nystroem", "fit_mk_generalized_nystroem"]
@@ -93,7 +93,7 @@ def fit_generalized_nystroem(
         naming ``owner``, when a class has fewer than 2 labeled rows.
     center_ideal : whether K is the centred ideal kernel (the folds build theirs alike).
     n_splits, rng : folds and their random assignment ("cv").
-    solver, tol, max_iter, rtol : as in :func:`fit_gen_nystrom`.
+    solver, tol, max_iter, rtol : as in :func:`alignment_lambda_path`.
     owner : the name warnings start with.
 
     Returns
@@ -127,7 +127,7 @@ def fit_generalized_nystroem(
     elif _is_inf(lam):
         fit = prior_fit(El, W, K, beta=beta, mask=mask, rtol=rtol)
     else:
-        fit = fit_gen_nystrom(
+        fit = alignment_lambda_path(
             El,
             W,
             K,

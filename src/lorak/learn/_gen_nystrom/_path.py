@@ -41,14 +41,21 @@ from ._problem import (
     solve_gen_nystrom,
 )
 
-__all__ = ["DEFAULT_LAMBDA_GRID", "GenNystromFit", "fit_gen_nystrom", "lambda_path", "prior_fit"]
+__all__ = [
+    "DEFAULT_LAMBDA_GRID",
+    "GenNystromFit",
+    "alignment_lambda_path",
+    "fit_gen_nystrom",
+    "lambda_path",
+    "prior_fit",
+]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
 
 
 @dataclass
 class GenNystromFit:
-    """Result of :func:`fit_gen_nystrom`.
+    """Result of :func:`alignment_lambda_path`.
 
     Attributes
     ----------
@@ -113,7 +120,7 @@ def lambda_path(lam, lam_grid, criterion) -> np.ndarray:
     return np.array([float(lam)])
 
 
-def fit_gen_nystrom(
+def alignment_lambda_path(
     El,
     W,
     K,
@@ -155,13 +162,58 @@ def fit_gen_nystrom(
     if problem is None:
         problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)
     optimize = beta == "optimize"
-    if optimize:
-        beta0 = optimal_beta_unconstrained(problem, float(grid[-1])) or problem.beta_heuristic()
-    elif beta == "heuristic":
-        beta0 = problem.beta_heuristic()
-    else:
-        beta0 = beta
     ptol = max(tol, 1e-2) if path_tol is None else path_tol
+    options = {"solver": solver, "optimize_beta": optimize, "max_iter": max_iter}
+    path = _walk_path(
+        problem,
+        grid,
+        _starting_beta(problem, beta, grid),
+        criterion,
+        options,
+        tol if grid.size == 1 else ptol,
+    )
+    # refine λ* unless its path solve already certifies tol (duality gap); with β
+    # optimized the gap certifies only the last fixed-β solve, not β, which the path
+    # found to ``ptol``: always refine then
+    certified = not optimize and path.res.info.get("duality_gap", np.inf) <= tol
+    if grid.size > 1 and ptol > tol and not certified:
+        _refine(problem, grid, path, options, tol)
+    return _path_fit(problem, grid, path, W, rtol)
+
+
+#: The old name of :func:`alignment_lambda_path` (kept: it is in ``lorak.learn.__all__``).
+fit_gen_nystrom = alignment_lambda_path
+
+
+def _starting_beta(problem, beta, grid):
+    """β of the first (largest-λ) solve: Appendix A's unconstrained optimum at that λ
+    for "optimize" (eq. 8 when it has none), eq. 8 for "heuristic", else the number."""
+    if beta == "optimize":
+        return optimal_beta_unconstrained(problem, float(grid[-1])) or problem.beta_heuristic()
+    if beta == "heuristic":
+        return problem.beta_heuristic()
+    return beta
+
+
+@dataclass
+class _Path:
+    """The λ path so far: per λ the criterion, its two factors, β and the iterations;
+    the best λ's index and solve, the iteration history and count of the fit."""
+
+    scores: np.ndarray
+    rho_prior: np.ndarray
+    rho_target: np.ndarray
+    betas: np.ndarray
+    n_iter: np.ndarray
+    best: int
+    res: object
+    history: list
+    total: int
+
+
+def _walk_path(problem, grid, beta0, criterion, options, path_tol):
+    """Solve the grid from the largest λ down, each solve warm-started from the last;
+    score each by ``criterion`` and keep the best."""
     g = grid.size
     scores = np.full(g, np.nan)
     rp = np.full(g, np.nan)
@@ -172,17 +224,16 @@ def fit_gen_nystrom(
     best = None  # (index, SolverResult)
     b = beta0
     for i in range(g - 1, -1, -1):  # largest λ first: its solution is nearly the prior
-        this_tol = tol if g == 1 else ptol
         res = solve_gen_nystrom(
             problem,
             float(grid[i]),
             b,
             x0=x,
-            solver=solver,
-            optimize_beta=optimize,
-            tol=this_tol,
-            max_iter=max_iter,
-            eig_dtype=projection_dtype(this_tol),
+            solver=options["solver"],
+            optimize_beta=options["optimize_beta"],
+            tol=path_tol,
+            max_iter=options["max_iter"],
+            eig_dtype=projection_dtype(path_tol),
         )
         x = res.x
         b = res.info["beta"]
@@ -192,28 +243,33 @@ def fit_gen_nystrom(
         if best is None or scores[i] > scores[best[0]]:
             best = (i, res)
     i_best, res = best
-    history = list(res.history)
-    total = int(n_path.sum())
-    # refine λ* unless its path solve already certifies tol (duality gap); with β
-    # optimized the gap certifies only the last fixed-β solve, not β, which the path
-    # found to ``ptol``: always refine then
-    certified = not optimize and res.info.get("duality_gap", np.inf) <= tol
-    if g > 1 and ptol > tol and not certified:
-        res = solve_gen_nystrom(
-            problem,
-            float(grid[i_best]),
-            betas[i_best],
-            x0=res.x,
-            solver=solver,
-            optimize_beta=optimize,
-            tol=tol,
-            max_iter=max_iter,
-            restart=res.info,
-            eig_dtype=projection_dtype(tol),
-        )
-        history += res.history[1:]
-        total += res.n_iter
-        betas[i_best] = res.info["beta"]
+    return _Path(scores, rp, rt, betas, n_path, i_best, res, list(res.history), int(n_path.sum()))
+
+
+def _refine(problem, grid, path, options, tol):
+    """Solve λ* again to ``tol`` from its path solution and dual (``path`` updated)."""
+    i_best, res = path.best, path.res
+    res = solve_gen_nystrom(
+        problem,
+        float(grid[i_best]),
+        path.betas[i_best],
+        x0=res.x,
+        solver=options["solver"],
+        optimize_beta=options["optimize_beta"],
+        tol=tol,
+        max_iter=options["max_iter"],
+        restart=res.info,
+        eig_dtype=projection_dtype(tol),
+    )
+    path.history += res.history[1:]
+    path.total += res.n_iter
+    path.betas[i_best] = res.info["beta"]
+    path.res = res
+
+
+def _path_fit(problem, grid, path, W, rtol) -> GenNystromFit:
+    """The fit record of the path's chosen λ."""
+    res = path.res
     X = res.x
     res.info.pop("u", None)
     beta_f = float(res.info["beta"])
@@ -225,16 +281,16 @@ def fit_gen_nystrom(
         S=_sym(F @ F.T),
         S0=beta_f * problem.Wp,
         beta=beta_f,
-        lam=float(grid[i_best]),
+        lam=float(grid[path.best]),
         lam_grid=grid,
-        scores=scores,
-        rho_prior=rp,
-        rho_target=rt,
-        betas=betas,
-        path_n_iter=n_path,
-        n_iter=total,
+        scores=path.scores,
+        rho_prior=path.rho_prior,
+        rho_target=path.rho_target,
+        betas=path.betas,
+        path_n_iter=path.n_iter,
+        n_iter=path.total,
         objective=float(res.info["objective"]),
-        objective_history=history,
+        objective_history=path.history,
         converged=bool(res.converged),
         info=dict(res.info),
         problem=problem,
