@@ -565,84 +565,117 @@ def _optimize_beta(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_d
     β) needs 900 iterations at λ = 10³ on twonorm where a fixed-β solve needs 1: the
     direction S = βW⁺ has curvature from the data term only, invisible to the metric.
     """
-    P = problem.P_t
-    Pn2 = problem.P_norm2
-    # |h'| of the unconstrained problem, Σ aᵢaⱼ P̃ᵢⱼ² / wᵢⱼ: the scale on which h moves
-    # with β (at large λ, S follows βW⁺ closely and h is small for every β)
-    slope = max(float(np.sum(problem.aa * P * P / problem.weights(lam))), _TINY)
-    state = {
-        "x": x0,
-        "b": None if x0 is None else float(beta),
-        "n_iter": 0,
-        "history": [],
-        "res": None,
-        "restart": dict(restart),
-    }
+    root = _BetaRoot(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_dtype)
+    b = max(float(beta), _TINY)
+    hb = root.h(b)
+    br = _Bracket(*((b, hb, None, None) if hb > 0 else (None, None, b, hb)))
+    b, hb, converged = _bracket_root(root, br, b, hb)
+    b, converged = _regula_falsi(root, br, b, converged)
+    res = root.res
+    res.n_iter = root.n_iter
+    res.history = root.history
+    res.converged = bool(res.converged and converged)
+    res.info["beta"] = b
+    return res
 
-    def h(b):
-        budget = max(1, max_iter - state["n_iter"])
-        x, restart_b = state["x"], state["restart"]
-        if x is not None and state["b"] and b > 0 and b != state["b"]:
+
+class _BetaRoot:
+    """h(β) = ⟨S(β), W⁺⟩ − β‖W⁺‖² of :func:`_optimize_beta`, each value a fixed-β solve
+    warm-started from the last one (its solution and, for ADMM, its dual), and the
+    stopping test on β."""
+
+    def __init__(self, problem, lam, beta, x0, solver, tol, max_iter, restart, eig_dtype):
+        self.problem, self.lam, self.solver, self.tol = problem, lam, solver, tol
+        self.max_iter, self.eig_dtype = max_iter, eig_dtype
+        P = problem.P_t
+        # |h'| of the unconstrained problem, Σ aᵢaⱼ P̃ᵢⱼ² / wᵢⱼ: the scale on which h
+        # moves with β (at large λ, S follows βW⁺ closely and h is small for every β)
+        self.slope = max(float(np.sum(problem.aa * P * P / problem.weights(lam))), _TINY)
+        self.x = x0
+        self.b = None if x0 is None else float(beta)
+        self.n_iter = 0
+        self.history = []
+        self.res = None
+        self.restart = dict(restart)
+
+    def h(self, b):
+        budget = max(1, self.max_iter - self.n_iter)
+        x, restart_b = self.x, self.restart
+        if x is not None and self.b and b > 0 and b != self.b:
             # warm start scaled by b/b_prev: still PSD, and exact where the prior
             # dominates (S ≈ βW⁺ at large λ). An unscaled start after a large β step
             # left ADMM far off in the prior directions while its residuals (dominated by
             # the data directions' weights) were already small — measured: a relative gap
             # of 0.94 at "convergence", and β brackets built on wrong signs of h.
-            ratio = b / state["b"]
+            ratio = b / self.b
             x = ratio * x
             if "u" in restart_b:
                 restart_b = dict(restart_b, u=ratio * restart_b["u"])
-        res = _solve_fixed(problem, lam, b, x, solver, tol, budget, restart_b, eig_dtype)
-        state["n_iter"] += res.n_iter
-        state["history"].extend(res.history)
-        state["x"] = res.x
-        state["b"] = b
-        state["res"] = res
-        state["restart"] = res.info if solver == "admm" else {}
-        return float(np.vdot(res.x, P)) - b * Pn2
+        res = _solve_fixed(
+            self.problem, self.lam, b, x, self.solver, self.tol, budget, restart_b, self.eig_dtype
+        )
+        self.n_iter += res.n_iter
+        self.history.extend(res.history)
+        self.x = res.x
+        self.b = b
+        self.res = res
+        self.restart = res.info if self.solver == "admm" else {}
+        return float(np.vdot(res.x, self.problem.P_t)) - b * self.problem.P_norm2
 
-    def done(b, hb, lo, hi):
+    def done(self, b, hb, lo, hi):
+        tol = self.tol
         close = lo is not None and hi is not None and (hi - lo) <= tol * max(b, _TINY)
-        return close or abs(hb) <= tol * max(b, _TINY) * slope
+        return close or abs(hb) <= tol * max(b, _TINY) * self.slope
 
-    b = max(float(beta), _TINY)
-    hb = h(b)
-    lo, hlo, hi, hhi = (b, hb, None, None) if hb > 0 else (None, None, b, hb)
-    converged = done(b, hb, lo, hi)
-    while not converged and (lo is None or hi is None) and state["n_iter"] < max_iter:
+
+@dataclass
+class _Bracket:
+    """β with h > 0 (``lo``) and with h ≤ 0 (``hi``), and h there; None until found."""
+
+    lo: float | None
+    hlo: float | None
+    hi: float | None
+    hhi: float | None
+
+
+def _bracket_root(root, br, b, hb):
+    """Newton steps with the flattest slope until the root of h is bracketed (or β
+    has converged); ``(b, h(b), converged)``."""
+    converged = root.done(b, hb, br.lo, br.hi)
+    while not converged and (br.lo is None or br.hi is None) and root.n_iter < root.max_iter:
         # h' lies in [-‖P̃‖², -slope]: the unconstrained problem has the flattest h
         # (the PSD projection only steepens it), so a Newton step with ``slope`` lands
         # at or past the root — a bracket in one step where ×4 steps needed several
-        if hi is None:
-            b = b + max(hb / slope, 1e-2 * b)
+        if br.hi is None:
+            b = b + max(hb / root.slope, 1e-2 * b)
         else:
-            b = b + hb / slope
-            if b < 1e-12 * hi:
+            b = b + hb / root.slope
+            if b < 1e-12 * br.hi:
                 b = 0.0
-        hb = h(b)
+        hb = root.h(b)
         if hb > 0 or b == 0.0:
-            lo, hlo = b, hb
+            br.lo, br.hlo = b, hb
         else:
-            hi, hhi = b, hb
-        converged = done(b, hb, lo, hi)
+            br.hi, br.hhi = b, hb
+        converged = root.done(b, hb, br.lo, br.hi)
+    return b, hb, converged
+
+
+def _regula_falsi(root, br, b, converged):
+    """Illinois regula falsi inside the bracket; ``(b, converged)``."""
     side = 0
-    while not converged and state["n_iter"] < max_iter:
-        b = (lo * hhi - hi * hlo) / (hhi - hlo)
-        hb = h(b)
+    while not converged and root.n_iter < root.max_iter:
+        b = (br.lo * br.hhi - br.hi * br.hlo) / (br.hhi - br.hlo)
+        hb = root.h(b)
         if hb > 0:
-            lo, hlo = b, hb
+            br.lo, br.hlo = b, hb
             if side == 1:
-                hhi *= 0.5
+                br.hhi *= 0.5
             side = 1
         else:
-            hi, hhi = b, hb
+            br.hi, br.hhi = b, hb
             if side == -1:
-                hlo *= 0.5
+                br.hlo *= 0.5
             side = -1
-        converged = done(b, hb, lo, hi)
-    res = state["res"]
-    res.n_iter = state["n_iter"]
-    res.history = state["history"]
-    res.converged = bool(res.converged and converged)
-    res.info["beta"] = b
-    return res
+        converged = root.done(b, hb, br.lo, br.hi)
+    return b, converged
