@@ -466,7 +466,6 @@ def fit_mk_gen_nystrom(
     grid = lambda_path(lam, lam_grid, criterion)
     if problem is None:
         problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
-    M = problem.n_kernels
     ptol = max(tol, 1e-3) if path_tol is None else path_tol
 
     def run(state, lam_, tol_, hist, inner):
@@ -482,6 +481,42 @@ def fit_mk_gen_nystrom(
             history=hist,
         )
 
+    single = grid.size == 1
+    path = _mk_walk_path(
+        problem,
+        grid,
+        criterion,
+        run,
+        tol if single else ptol,
+        inner_max_iter if single else min(path_inner_max_iter, inner_max_iter),
+    )
+    if not single and ptol > tol:
+        _mk_refine(grid, path, run, tol, inner_max_iter)
+    return _mk_path_fit(problem, grid, path)
+
+
+@dataclass
+class _MKPath:
+    """The λ path so far: per λ the criterion, its factors and the alternations; the
+    best λ's index and state copy, its history, convergence and J; the counts."""
+
+    scores: np.ndarray
+    rho_blocks: np.ndarray
+    rho_target: np.ndarray
+    n_iter: np.ndarray
+    n_solves: int
+    best: int
+    state: BlockState
+    history: list
+    converged: bool
+    J: float
+    total: int
+
+
+def _mk_walk_path(problem, grid, criterion, run, path_tol, inner):
+    """From §4.1's start (α_j = 1/M, T^(j) = α_j S₀^(j)) the grid from the largest λ
+    down, each λ warm-started from the last; score each by ``criterion``, keep the best."""
+    M = problem.n_kernels
     alphas = np.full(M, 1.0 / M)  # §4.1: α_j = 1/M, T^(j) = α_j S₀^(j)
     Xs = [a * b.P_t for a, b in zip(alphas, problem.blocks, strict=True)]
     Bs = [problem.block_kernel(j, X) for j, X in enumerate(Xs)]
@@ -494,10 +529,8 @@ def fit_mk_gen_nystrom(
     n_solves = 0
     best = None  # (index, state copy, history, converged, J)
     for i in range(g - 1, -1, -1):  # largest λ first
-        this_tol = tol if g == 1 else ptol
         hist = []
-        inner = inner_max_iter if g == 1 else min(path_inner_max_iter, inner_max_iter)
-        sweeps, n_in, conv, J = run(st, float(grid[i]), this_tol, hist, inner)
+        sweeps, n_in, conv, J = run(st, float(grid[i]), path_tol, hist, inner)
         n_path[i] = sweeps
         n_solves += n_in
         scores[i], rho_b[i], rho_t[i] = problem.criterion(st.Xs, st.A, criterion)
@@ -506,28 +539,38 @@ def fit_mk_gen_nystrom(
             best = (i, snap, hist, conv, J)
     i_best, st_b, history, conv, J = best
     total = int(n_path.sum())
-    if g > 1 and ptol > tol:
-        hist = []
-        sweeps, n_in, conv, J = run(st_b, float(grid[i_best]), tol, hist, inner_max_iter)
-        history = history + hist[1:]
-        total += sweeps
-        n_solves += n_in
+    return _MKPath(scores, rho_b, rho_t, n_path, n_solves, i_best, st_b, history, conv, J, total)
+
+
+def _mk_refine(grid, path, run, tol, inner_max_iter):
+    """Alternate again at λ* to ``tol`` from its path state (``path`` updated)."""
+    hist = []
+    sweeps, n_in, conv, J = run(path.state, float(grid[path.best]), tol, hist, inner_max_iter)
+    path.history = path.history + hist[1:]
+    path.total += sweeps
+    path.n_solves += n_in
+    path.converged, path.J = conv, J
+
+
+def _mk_path_fit(problem, grid, path) -> MKGenNystromFit:
+    """The fit record of the path's chosen λ."""
+    st_b = path.state
     T = [b.to_landmark_basis(X) for b, X in zip(problem.blocks, st_b.Xs, strict=True)]
     return MKGenNystromFit(
         T=T,
         S0=[b.Wp for b in problem.blocks],
         alphas=st_b.alphas.copy(),
-        lam=float(grid[i_best]),
+        lam=float(grid[path.best]),
         lam_grid=grid,
-        scores=scores,
-        rho_blocks=rho_b,
-        rho_target=rho_t,
-        path_n_iter=n_path,
-        n_iter=total,
-        n_solves=n_solves,
-        objective=float(J),
-        objective_history=history,
-        converged=bool(conv),
+        scores=path.scores,
+        rho_blocks=path.rho_blocks,
+        rho_target=path.rho_target,
+        path_n_iter=path.n_iter,
+        n_iter=path.total,
+        n_solves=path.n_solves,
+        objective=float(path.J),
+        objective_history=path.history,
+        converged=bool(path.converged),
         problem=problem,
         Xs=list(st_b.Xs),
     )
