@@ -46,6 +46,16 @@ def _build():
         "experiment", nargs="?", help="experiment name (see --list), or 'all' for every one"
     )
     bench.add_argument("--list", action="store_true", help="list the experiments and exit")
+    _add_selection_arguments(bench)
+    _add_run_arguments(bench)
+
+    ds = sub.add_parser("datasets", help="list the datasets and whether their files are present")
+    ds.add_argument("--data-home", type=Path, default=None, help="default: $LORAK_DATA")
+    return parser, bench
+
+
+def _add_selection_arguments(bench) -> None:
+    """What ``lorak bench`` runs: data sets, repetitions, size, output, experiments, seed."""
     bench.add_argument(
         "--datasets",
         type=_csv,
@@ -82,6 +92,10 @@ def _build():
     bench.add_argument(
         "--seed", type=_nonnegative_int, default=0, help="base seed, >= 0 (default 0)"
     )
+
+
+def _add_run_arguments(bench) -> None:
+    """How ``lorak bench`` runs: threads, processes, data folder, resume, output."""
     bench.add_argument(
         "--threads",
         type=_nonnegative_int,
@@ -111,10 +125,6 @@ def _build():
     )
     bench.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     bench.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-
-    ds = sub.add_parser("datasets", help="list the datasets and whether their files are present")
-    ds.add_argument("--data-home", type=Path, default=None, help="default: $LORAK_DATA")
-    return parser, bench
 
 
 def _csv(text: str) -> list[str]:
@@ -214,14 +224,7 @@ def _cmd_list(out) -> int:
 
 
 def _cmd_bench(bench_parser, args) -> int:
-    from .bench import (
-        ProgressBar,
-        get_experiment,
-        list_experiments,
-        run_experiment,
-        write_outputs,
-    )
-    from .bench._report import experiment_summary
+    from .bench import ProgressBar, list_experiments, run_experiment, write_outputs
     from .bench._runner import CellCache
 
     if args.list:
@@ -231,23 +234,53 @@ def _cmd_bench(bench_parser, args) -> int:
         bench_parser.error(f"an experiment name is required; valid names: {names}, all")
     if args.experiment == "all":
         return _cmd_bench_all(bench_parser, args)
+    exp = _one_experiment(bench_parser, args)
+    _configure_logging(args)
+    out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
+    _check_data_home(bench_parser, args)
+    _check_out_dir(bench_parser, out_dir, cells=True)
+    progress = None if args.no_progress else ProgressBar(sys.stderr)
+    result = run_experiment(
+        exp,
+        datasets=args.datasets,
+        reps=args.reps,
+        quick=args.quick,
+        seed=args.seed,
+        data_home=args.data_home,
+        progress=progress,
+        config=_bench_config(exp, args, out_dir),
+        cache=CellCache(out_dir / "cells", resume=args.resume),
+    )
+    result.config["out"] = str(out_dir)
+    paths = write_outputs(result, out_dir)
+    return _report_bench(result, paths)
+
+
+def _one_experiment(bench_parser, args):
+    """The experiment ``args.experiment`` names (``--skip``/``--only`` refused)."""
+    from .bench import get_experiment
+
     if args.skip or args.only:
         bench_parser.error("--skip and --only apply to 'lorak bench all' only")
     try:
-        exp = get_experiment(args.experiment)
+        return get_experiment(args.experiment)
     except ValueError as exc:
         bench_parser.error(str(exc))
+
+
+def _configure_logging(args) -> None:
+    """Log to stderr at WARNING, INFO with -v, DEBUG with -vv; matplotlib quieter."""
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
     _quiet_matplotlib(args)
-    out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
-    _check_data_home(bench_parser, args)
-    _check_out_dir(bench_parser, out_dir, cells=True)
-    progress = None if args.no_progress else ProgressBar(sys.stderr)
-    config = {
+
+
+def _bench_config(exp, args, out_dir) -> dict:
+    """The command and options a single-experiment run records."""
+    return {
         "command": "bench",
         "options": {
             "experiment": exp.name,
@@ -261,19 +294,12 @@ def _cmd_bench(bench_parser, args) -> int:
             "resume": args.resume,
         },
     }
-    result = run_experiment(
-        exp,
-        datasets=args.datasets,
-        reps=args.reps,
-        quick=args.quick,
-        seed=args.seed,
-        data_home=args.data_home,
-        progress=progress,
-        config=config,
-        cache=CellCache(out_dir / "cells", resume=args.resume),
-    )
-    result.config["out"] = str(out_dir)
-    paths = write_outputs(result, out_dir)
+
+
+def _report_bench(result, paths) -> int:
+    """Print the summary of a single-experiment run; its exit status (1: no results)."""
+    from .bench._report import experiment_summary
+
     print(experiment_summary(result))
     print(
         f"\nwrote {paths['results']}, {paths['report']}"
@@ -299,54 +325,19 @@ def _cmd_bench_all(bench_parser, args) -> int:
     import datetime as _dt
     import time
 
-    from .bench import ProgressBar, list_experiments
+    from .bench import ProgressBar
     from .bench._env import capture_environment
     from .bench._registry import IMPORT_ERRORS
     from .bench._report import write_combined
     from .bench._runner import run_all
 
-    if args.datasets:
-        bench_parser.error(
-            "--datasets cannot be used with 'all' (every experiment has its own datasets)"
-        )
-    exps = list_experiments()
-    names = {e.name for e in exps}
-    skip = list(args.skip or [])
-    for opt, given in (("--skip", skip), ("--only", args.only or [])):
-        unknown = [s for s in given if s not in names]
-        if unknown:
-            bench_parser.error(
-                f"{opt}: unknown experiment(s) {', '.join(unknown)}; valid names: "
-                + ", ".join(sorted(names))
-            )
-    if args.only:
-        exps = [e for e in exps if e.name in args.only]
-    exps = [e for e in exps if e.name not in skip]
-    if not exps:
-        bench_parser.error("no experiment left to run")
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    _quiet_matplotlib(args)
+    exps, skip = _selected_experiments(bench_parser, args)
+    _configure_logging(args)
     out_dir = args.out if args.out is not None else Path("bench-out") / "all"
     _check_data_home(bench_parser, args)
     _check_out_dir(bench_parser, out_dir)
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    options = {
-        "experiment": "all",
-        "reps": args.reps,
-        "quick": args.quick,
-        "out": str(out_dir),
-        "seed": args.seed,
-        "skip": skip,
-        "only": args.only,
-        "threads": args.threads,
-        "data_home": None if args.data_home is None else str(args.data_home),
-        "resume": args.resume,
-        "jobs": args.jobs,
-    }
+    options = _all_options(args, out_dir, skip)
     t0 = time.perf_counter()
     names_all = [e.name for e in exps]
 
@@ -383,6 +374,57 @@ def _cmd_bench_all(bench_parser, args) -> int:
     )
     wall = time.perf_counter() - t0
     paths = write_combined(entries, out_dir, meta=meta_now(entries))
+    return _report_all(entries, wall, paths)
+
+
+def _selected_experiments(bench_parser, args):
+    """``(experiments, skipped names)`` of ``lorak bench all`` after --only and --skip."""
+    from .bench import list_experiments
+
+    if args.datasets:
+        bench_parser.error(
+            "--datasets cannot be used with 'all' (every experiment has its own datasets)"
+        )
+    exps = list_experiments()
+    names = {e.name for e in exps}
+    skip = list(args.skip or [])
+    for opt, given in (("--skip", skip), ("--only", args.only or [])):
+        unknown = [s for s in given if s not in names]
+        if unknown:
+            bench_parser.error(
+                f"{opt}: unknown experiment(s) {', '.join(unknown)}; valid names: "
+                + ", ".join(sorted(names))
+            )
+    if args.only:
+        exps = [e for e in exps if e.name in args.only]
+    exps = [e for e in exps if e.name not in skip]
+    if not exps:
+        bench_parser.error("no experiment left to run")
+    return exps, skip
+
+
+def _all_options(args, out_dir, skip) -> dict:
+    """The options ``lorak bench all`` records."""
+    return {
+        "experiment": "all",
+        "reps": args.reps,
+        "quick": args.quick,
+        "out": str(out_dir),
+        "seed": args.seed,
+        "skip": skip,
+        "only": args.only,
+        "threads": args.threads,
+        "data_home": None if args.data_home is None else str(args.data_home),
+        "resume": args.resume,
+        "jobs": args.jobs,
+    }
+
+
+def _report_all(entries, wall, paths) -> int:
+    """Print the summary of ``lorak bench all``; its exit status (1: an experiment gave
+    no results or failed to import)."""
+    from .bench._registry import IMPORT_ERRORS
+
     bad = [e.name for e in entries if e.status in ("error", "no results")]
     print(
         f"\n{len(entries)} experiment(s) in {wall:.1f} s; wrote {paths['report']} and "
