@@ -199,60 +199,16 @@ def simplex_least_squares(C, *, ridge=LAE_RIDGE, tol=LAE_TOL, max_iter=None):
     10·s + 20; the method ends in finitely many, far fewer in practice) keep their
     current feasible weights, with a warning.
     """
-    C = np.asarray(C, dtype=np.float64)
+    C, scale, z, P = _simplex_start(C, ridge)
     b, s, _ = C.shape
-    diag = np.einsum("bii->bi", C)
-    scale = diag.sum(axis=1) / s
-    scale = np.where(scale > 0, scale, 1.0)  # every vector zero: uniform weights
-    C = C + (ridge * scale)[:, None, None] * np.eye(s)
     if max_iter is None:
         max_iter = 10 * s + 20
-    z = np.zeros((b, s))
-    start = np.argmin(diag, axis=1)
-    z[np.arange(b), start] = 1.0
-    P = z > 0
     todo = np.arange(b)
     eye = np.eye(s, dtype=bool)
     for _ in range(max_iter):
         if todo.size == 0:
             break
-        Ct, Pt, zt = C[todo], P[todo], z[todo]
-        both = Pt[:, :, None] & Pt[:, None, :]
-        M = np.where(both, Ct, 0.0) + (eye & ~Pt[:, :, None])
-        a = np.linalg.solve(M, Pt.astype(np.float64)[:, :, None])[:, :, 0]
-        y = a / a.sum(axis=1, keepdims=True)
-        blocked = np.any(Pt & (y <= 0.0), axis=1)
-        # feasible: move to y, then the gap and the most negative multiplier
-        ok = ~blocked
-        zt[ok] = np.where(Pt[ok], y[ok], 0.0)
-        g = np.einsum("bst,bt->bs", Ct[ok], zt[ok])
-        mu = np.einsum("bs,bs->b", g, zt[ok])
-        off = np.where(Pt[ok], np.inf, g)
-        j = np.argmin(off, axis=1)
-        # done: the gap is within the tolerance, or no index off the support has a
-        # negative multiplier (the face's minimizer is the answer, to the solve's
-        # round-off)
-        gap = mu - g.min(axis=1)
-        done_ok = (gap <= tol * scale[todo[ok]]) | (off[np.arange(j.size), j] >= mu)
-        add = ~done_ok
-        rows_ok = np.flatnonzero(ok)
-        Pt[rows_ok[add], j[add]] = True
-        # blocked: step towards y until the first support index reaches 0
-        if np.any(blocked):
-            zb, yb, Pb = zt[blocked], y[blocked], Pt[blocked]
-            shrink = Pb & (yb < zb)
-            ratio = np.where(shrink, zb / np.where(shrink, zb - yb, 1.0), np.inf)
-            k = np.argmin(ratio, axis=1)
-            alpha = np.clip(ratio[np.arange(k.size), k], 0.0, 1.0)
-            zb = zb + alpha[:, None] * (yb - zb)
-            zb[np.arange(k.size), k] = 0.0
-            zb = np.where(Pb & (zb > 0.0), zb, 0.0)
-            zb /= zb.sum(axis=1, keepdims=True)
-            zt[blocked], Pt[blocked] = zb, zb > 0.0
-        z[todo], P[todo] = zt, Pt
-        finished = np.zeros(todo.size, dtype=bool)
-        finished[rows_ok[done_ok]] = True
-        todo = todo[~finished]
+        todo = _active_set_round(C, z, P, todo, eye, tol * scale)
     if todo.size:
         import warnings
 
@@ -264,6 +220,67 @@ def simplex_least_squares(C, *, ridge=LAE_RIDGE, tol=LAE_TOL, max_iter=None):
             stacklevel=2,
         )
     return z
+
+
+def _simplex_start(C, ridge):
+    """The ridged Grams, their scales tr(C_b)/s (1 where zero), and the start of
+    :func:`simplex_least_squares`: all weight on the vector of least squared norm."""
+    C = np.asarray(C, dtype=np.float64)
+    b, s, _ = C.shape
+    diag = np.einsum("bii->bi", C)
+    scale = diag.sum(axis=1) / s
+    scale = np.where(scale > 0, scale, 1.0)  # every vector zero: uniform weights
+    C = C + (ridge * scale)[:, None, None] * np.eye(s)
+    z = np.zeros((b, s))
+    start = np.argmin(diag, axis=1)
+    z[np.arange(b), start] = 1.0
+    return C, scale, z, z > 0
+
+
+def _active_set_round(C, z, P, todo, eye, gap_tol):
+    """One round of the active-set method on the rows ``todo`` (z and the supports P
+    updated in place); the rows still to do."""
+    Ct, Pt, zt = C[todo], P[todo], z[todo]
+    both = Pt[:, :, None] & Pt[:, None, :]
+    M = np.where(both, Ct, 0.0) + (eye & ~Pt[:, :, None])
+    a = np.linalg.solve(M, Pt.astype(np.float64)[:, :, None])[:, :, 0]
+    y = a / a.sum(axis=1, keepdims=True)
+    blocked = np.any(Pt & (y <= 0.0), axis=1)
+    # feasible: move to y, then the gap and the most negative multiplier
+    ok = ~blocked
+    zt[ok] = np.where(Pt[ok], y[ok], 0.0)
+    g = np.einsum("bst,bt->bs", Ct[ok], zt[ok])
+    mu = np.einsum("bs,bs->b", g, zt[ok])
+    off = np.where(Pt[ok], np.inf, g)
+    j = np.argmin(off, axis=1)
+    # done: the gap is within the tolerance, or no index off the support has a
+    # negative multiplier (the face's minimizer is the answer, to the solve's
+    # round-off)
+    gap = mu - g.min(axis=1)
+    done_ok = (gap <= gap_tol[todo[ok]]) | (off[np.arange(j.size), j] >= mu)
+    add = ~done_ok
+    rows_ok = np.flatnonzero(ok)
+    Pt[rows_ok[add], j[add]] = True
+    if np.any(blocked):
+        zt[blocked], Pt[blocked] = _step_to_boundary(zt[blocked], y[blocked], Pt[blocked])
+    z[todo], P[todo] = zt, Pt
+    finished = np.zeros(todo.size, dtype=bool)
+    finished[rows_ok[done_ok]] = True
+    return todo[~finished]
+
+
+def _step_to_boundary(zb, yb, Pb):
+    """Blocked rows: step from z towards y until the first support index reaches 0,
+    which leaves the support; ``(z, support)``."""
+    shrink = Pb & (yb < zb)
+    ratio = np.where(shrink, zb / np.where(shrink, zb - yb, 1.0), np.inf)
+    k = np.argmin(ratio, axis=1)
+    alpha = np.clip(ratio[np.arange(k.size), k], 0.0, 1.0)
+    zb = zb + alpha[:, None] * (yb - zb)
+    zb[np.arange(k.size), k] = 0.0
+    zb = np.where(Pb & (zb > 0.0), zb, 0.0)
+    zb /= zb.sum(axis=1, keepdims=True)
+    return zb, zb > 0.0
 
 
 def _lae_weights(Xb, anchors, idx, center=None):
