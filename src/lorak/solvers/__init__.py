@@ -12,7 +12,8 @@ and vectors, not kernels or estimators.
   generalized Nyström paper's eq. 9–10);
 - :func:`gfb_split`, :func:`gfb_naive` — generalized forward–backward for the ℓp-MKL
   SVM dual over a :class:`FactorStack` of low-rank factors (``WEIGHTS``: its block
-  weightings); :func:`svm_newton` — the primal Newton solver of the same problem;
+  weightings); :func:`svm_newton` — the primal Newton solver of the same problem
+  (→ :class:`NewtonResult`);
   :func:`best_bias` — the bias minimizing the hinge loss for given decision values.
 """
 
@@ -26,7 +27,7 @@ from ._gfb import (
     project_feasible,
     svm_dual_objective,
 )
-from ._newton import svm_newton
+from ._newton import NewtonResult, svm_newton
 from ._psd import (
     SolverResult,
     admm_psd,
@@ -41,6 +42,7 @@ __all__ = [
     "WEIGHTS",
     "FactorStack",
     "GFBResult",
+    "NewtonResult",
     "SolverResult",
     "admm_psd",
     "armijo_projected_gradient",
