@@ -133,12 +133,7 @@ def test_bigger_than_memory(tmp_path):
 
 
 def test_persistence():
-    import lorak
-
     same = _load("persistence").main(["--quick"])
-    if not hasattr(lorak, "save"):
-        assert same is None
-        pytest.skip("lorak.save does not exist yet")
     assert same and all(same.values())
 
 
