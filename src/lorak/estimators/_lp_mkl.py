@@ -145,21 +145,21 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
     inner_criterion : {"gap", "objective"}, default="gap"
         ``"gap"``: relative duality gap of the SVM (a certificate). ``"objective"``:
         relative change of the objective, the paper's rule with ``inner_tol=1e-4``,
-        which stops far from the optimum at C = 1000 (measured in
-        :mod:`lorak.solvers._gfb`).
+        which stops far from the optimum at large C (figures: the ℓp-MKL guide, "The
+        inner solvers").
     solver : {"newton", "shared", "split", "naive"}, default="newton"
         The SVM solver for fixed d (:func:`lorak.learn.lp_mkl` describes each).
         ``"newton"`` (not the paper's): primal Newton on the explicit shared-basis
         features, stopped on the duality gap ``inner_tol``; its step count barely
-        grows with C, the GFB's does (measured in :mod:`lorak.learn._lp_mkl`, "Inner
-        solvers"); needs ``compress=True``, ``eta=0``, ``inner_criterion="gap"``.
+        grows with C, the GFB's does (the ℓp-MKL guide, "The inner solvers"); needs
+        ``compress=True``, ``eta=0``, ``inner_criterion="gap"``.
         ``"split"``: Algorithm 2 (the paper); ``"naive"``: the GFB with all Σ r_k + 1
         equality constraints merged; ``"shared"``: the merged GFB on the shared-basis
         factor (r + 1 constraints; needs ``compress=True``), the fastest GFB.
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
         Averaging weights of the split GFB (see :func:`lorak.solvers._gfb.gfb_split`;
         ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form,
-        3× fewer iterations measured).
+        which needs fewer iterations at the same cost per iteration).
     gfb_scale : float, default=1.0
         Metric scale c of the GFB (1 = the paper).
     eta : float, default=0.0
@@ -178,7 +178,7 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
     blas_threads : int or None, default=None
         Limit BLAS threads during ``fit`` (threadpoolctl); None leaves them as they
         are. The GFB iterations are matrix–vector products, memory bound: on a busy
-        machine one thread was measured 4–20× faster than two (thread hand-offs).
+        machine one thread beats two (thread hand-offs; figures in the ℓp-MKL guide).
     verbose : int, default=0
         > 0 logs progress on the ``lorak.estimators._lp_mkl`` logger (the factors) and
         the ``lorak.learn._lp_mkl`` logger (each binary problem).
@@ -336,7 +336,7 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         landmarks (w the first stage's factor width: R for one kernel, up to M·R for a
         combination; one factor of that width, not M of them) while doubling R lowers the
         generalized cross-validation error by at least 2 % (``rank_path_``), up to
-        ``max_rank`` (measured: :func:`lorak.learn._lp_mkl_regression.double_rank`).
+        ``max_rank`` (the rule: :func:`lorak.learn._lp_mkl_regression.double_rank`).
         Squared loss only; with the ε-insensitive loss "auto" is R = 200.
     max_rank : int, default=2000
         Cap of the doubling (memory n × R floats; time O(n R²)).

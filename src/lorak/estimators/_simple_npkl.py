@@ -79,16 +79,9 @@ class SimpleNPKL(TransformerBase):
         and lowers C as constraints pile up on the same rows; the same C serves the
         square hinge. Should the graph support none of the constraints (no positive
         eigenvalue of A), C steps up by √2 until the kernel is nonzero (at most 4×),
-        with a warning. Measured (``benchmarks/bench_side_info_pairs.py``: the six UCI
-        sets of the paper's Table 2, ratio 0.7, k = 5, B = 1, 10 repetitions, kernel
-        k-means, pairwise accuracy %): iris 96.6, wine 96.5, glass 72.9, sonar
-        73.4, chessboard 53.9, double spiral 99.6, against 83.1, 95.5, 66.9, 49.9,
-        49.6, 52.4 for k-means on the standardized features and 58.2, 63.2, 49.1,
-        52.7, 50.4, 90.7 for the old default C = 1 (every one of its kernels
-        degenerate); 2.1 points below the best C of a grid picked by the truth on
-        average (8.2 on sonar, where C = 1/λ_max(T) itself does 4.9 better). With
-        sparser constraints (ratio 0.9) it still beats k-means on 5 of the 6 (−0.3
-        on wine), where C = 1/λ_max(T) loses by up to 3.4 points.
+        with a warning. On the six UCI sets of the paper's Table 2 the rule beats
+        k-means on the features where C = 1 collapsed on every set (figures: the
+        SimpleNPKL guide, "Choosing C").
         A fixed C is used as given. Whatever C, a kernel with more than half of tr(K)
         in directions that the constraints alone make positive is flagged by a
         :class:`~lorak.learn._npkl_auto.DegenerateKernelWarning` (see
@@ -143,12 +136,8 @@ class SimpleNPKL(TransformerBase):
         anyway: eigenvectors a hundred times more accurate than the stopping rule
         change neither the iteration
         count nor the result at that tolerance, and the Lanczos solves, most of the
-        time of a large fit, get shorter. Measured at n = 6414 (k = 50, B = n, C = 1,
-        ``max_rank="pataki"``, one BLAS thread, idle machine; ``benchmarks/bench_npkl.py``):
-        Adult 33.6 → 28.2 s and ijcnn1 33.4 → 28.0 s against ``eigen_tol=0``, the
-        same iterations (28 and 43), the dual objective equal to 10⁻⁸ relative, the
-        learned kernel within 1.3·10⁻⁴ (relative Frobenius) and the same kernel
-        k-means accuracies.
+        time of a large fit, get shorter (figures: the SimpleNPKL guide, on the
+        eigen-solves).
     extension : {"ridge", "graph"}, default="ridge"
         How :meth:`transform` embeds a row — any row it is given, training rows
         included (:mod:`lorak.learn._npkl_extend`; memory linear in n either way).
@@ -157,19 +146,10 @@ class SimpleNPKL(TransformerBase):
         features) of the training rows to ``embedding_``. ``"graph"``: the Nyström
         extension of the eigen-equation of A through the row's ``n_neighbors``
         nearest training rows, v = (1/√k) Σ_j v_j/√d_j ⊘ (1 + w) (no parameter; exact
-        on the training rows the constraints do not touch). Measured
-        (``benchmarks/bench_npkl_extend.py``: 70/30 stratified splits × 5, constraints
-        from the training labels at ratio 0.7, k-means on the training embedding,
-        held-out rows assigned to its centres; pairwise accuracy %, training rows /
-        held-out by ridge / by graph / held-out rows fitted transductively with the
-        same constraints): iris 95.2 / 94.0 / 94.0 / 96.0, wine 95.8 / 94.0 / 93.6 /
-        92.2, glass 72.0 / 71.0 / 70.9 / 70.3, sonar 64.3 / 57.8 / 54.2 / 53.0,
-        chessboard 51.3 / 49.5 / 50.4 / 49.1, double spiral 92.8 / 81.7 / 82.7 / 97.3,
-        breast cancer 96.4 / 92.1 / 89.1 / 90.6, digits 99.2 / 97.9 / 98.2 / 98.2
-        (standardized features). Held-out rows carry no constraint, so the
-        transductive column, not the training one, is what an extension can reach:
-        both match or beat it except on the double spiral, where 70 training rows
-        leave the kNN graph of a new row crossing the arms.
+        on the training rows the constraints do not touch). Both match or beat fitting
+        the held-out rows transductively with the same constraints, except where few
+        training rows leave a new row's kNN graph crossing clusters (figures: the
+        SimpleNPKL guide, on new rows).
     n_jobs : int, optional
         Passed to :class:`sklearn.neighbors.NearestNeighbors`.
     random_state : int, Generator or None
