@@ -47,36 +47,11 @@ d_eff(λ) ≤ k + Σ_{i>k} σᵢ/λ = 2k: the scores concentrate on about the to
 of K, and the landmarks spread over them. λ is unchanged when the kernel is multiplied
 by a constant, so it needs no unit. A user ``lam`` (a number) overrides it at every
 level. The default ``rank_fraction`` = 0.1 was the best of 0.5, 0.25, 0.1 on the data
-sets of Zhang, Tsang & Kwok (2008) measured with it (``benchmarks/bench_rls.py``), by a
-few per cent.
+sets of Zhang, Tsang & Kwok (2008) (``benchmarks/bench_rls.py``), by a few per cent.
 
-Measurements (``benchmarks/bench_rls.py``)
-------------------------------------------
-Relative Frobenius error of the Nyström factor at equal m, m/n ∈ {2, 5, 10} %, two
-seeds; geometric mean over the three m of the error ratio:
-
-===========  ===========  ==========
-set          rls/uniform  rls/kmeans
-===========  ===========  ==========
-german          1.01        1.53
-splice          1.04        1.45
-adult1a         1.00        1.50
-dna             1.01        1.38
-segment         0.85        3.88
-w1a             1.03        1.13
-svmguide1a      0.04        1.53
-satimage        0.69        1.82
-===========  ===========  ==========
-
-Where the spectrum decays fast (segment, svmguide1a, satimage) leverage sampling beats
-uniform sampling by up to 28×; where it decays slowly the scores are nearly flat and RLS
-is uniform sampling to within the seeds' noise. k-means stays ahead everywhere: its
-centres are free points, not rows, and exact leverage scores from the dense K do no
-better (german, m = 20: exact-score sampling 0.34–0.37 for λ at the (m/4)-th to
-(4m)-th eigenvalue, these estimates 0.30, uniform 0.29, k-means 0.19). Time at
-n = 70 000, d = 784, m = 1000 (MNIST test images stacked 7× with jitter, one process,
-load average ≈ 15 on 2 cores): RLS 43.6 s wall / 7.0 s CPU, k-means landmarks 100.8 s
-/ 13.5 s — 0.43× the wall time, 0.52× the CPU time.
+Leverage sampling beats uniform sampling where the spectrum decays fast and matches it
+where the spectrum is flat; k-means landmarks stay ahead, at about twice the time (the
+figures: the user guide's page on factors, ``benchmarks/bench_rls.py``).
 """
 
 from __future__ import annotations
@@ -95,7 +70,8 @@ from ._base import Landmarks, take_rows
 __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 
 #: ``rank_fraction`` of :func:`rls_landmarks`: the tail rule's λ is set from the top
-#: k = ⌈0.1 · m⌉ eigenvalues of the sample (the best of 0.5, 0.25, 0.1 measured).
+#: k = ⌈0.1 · m⌉ eigenvalues of the sample (the best of 0.5, 0.25, 0.1 on the benchmark
+#: sets; see the module docstring).
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
 

@@ -27,23 +27,10 @@ constraints per row (a point with d constraints gives λ_max(T) ≥ √d), so C 
 as constraints pile up on the same rows. λ_max(T) ≥ 1 for any non-empty constraint
 set, so C ≤ 0.7.
 
-Measured (pairwise clustering accuracy of kernel k-means on the learned kernel, the
-six UCI sets of SimpleNPKL's Table 2, k = 5, B = 1, linear loss, 6 repetitions, three
-constraint densities: :func:`lorak.constraints.from_labels` with ratio 0.5, 0.7, 0.9),
-C = c / λ_max(T) for c ∈ {0.6, 0.7, 0.85, 1}:
-
-- c = 0.7 beat k-means on the raw features on all 18 (set, density) cells;
-- c = 1 (the bound itself) was the best at ratio 0.5 and 0.7 (by 0.5–5.7 points over
-  c = 0.7 on sonar and chessboard, < 1 elsewhere) but lost to k-means at ratio 0.9 on
-  iris (−3.3) and wine (−2.4), where one repetition fell to 61 % on iris;
-- c = 2 and the old constant C = 1 (c ≈ 2.4–3.5 on these sets) collapse;
-- with dense constraints (ratio 0.5) the best C of a grid picked by the truth (0.3–0.5,
-  past the bound) beat the rule by 9 points on sonar and 14 on chessboard (10
-  repetitions): the rule gives that up for never collapsing.
-
-Selecting c on held-out constraints (3 folds, AUC of the held-out pairs under the
-learned kernel's cosine, c ∈ {0.25, …, 2}) picked c = 0.5–0.7 at ratio 0.7 and was
-no better than the rule, at several times its cost.
+The margin's reason: on the six UCI sets of SimpleNPKL's Table 2, at three constraint
+densities, c = 0.7 never lost to k-means on the raw features, where c = 1 sometimes did
+and larger c collapsed; with dense constraints it gives up points to the best C picked
+by the truth, for never collapsing (figures: the SimpleNPKL guide, "Choosing C").
 
 Degenerate kernels
 ------------------
@@ -51,14 +38,11 @@ Degenerate kernels
 by eigenvectors u of K with uᵀWu > 1, W the weighted constraint matrix (C·T for the
 linear loss, Σ α_ij T_ij for the square hinge) — directions that the constraints
 alone make positive, that would be in K even with no kNN graph. Under the rule this
-share is 0 for the linear loss by construction (C·T ⪯ 0.7·I); at the old default C = 1 it was
-0.91–1.00 on the UCI sets. A kernel with a share above :data:`DEGENERATE_SHARE`
-(more than half of its trace) is flagged as degenerate. The flag describes the
-kernel, not the clustering: with dense constraints (ratio 0.5, 86–99 % of the rows
-constrained) C = 0.5 had shares of 0.4–0.98 and clustered *better* than the rule —
-the constraint-only directions then cover almost every row — while at ratio 0.7 and
-0.9 every kernel with a share above 0.5 that we measured (C = 1) clustered at or
-near chance on at least one set.
+share is 0 for the linear loss by construction (C·T ⪯ 0.7·I). A kernel with a share
+above :data:`DEGENERATE_SHARE` (more than half of its trace) is flagged as degenerate:
+on the UCI sets such kernels clustered at or near chance at moderate constraint
+densities. The flag describes the kernel, not the clustering: with dense constraints a
+high share can cluster well (figures: the SimpleNPKL guide, "Choosing C").
 """
 
 from __future__ import annotations
