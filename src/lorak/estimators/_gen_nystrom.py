@@ -183,9 +183,10 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     - default: ``beta=1.0`` (prior W⁺ itself), ``center_ideal=True`` (H K* H) — and
       features scaled to unit mean squared row norm, which
       :class:`SemiSupervisedFactorClassifier` does (``feature_scale="mean_norm"``).
-      Measured (issue #4 report) this reading wins against plain Nyström on more
-      datasets than the literal one, whose β of eq. 8 (7–10⁷) makes the prior dwarf
-      the 0/1 target so that eq. 15 picks a λ that overfits the labels.
+      This reading wins against plain Nyström on more data sets than the literal one,
+      whose β of eq. 8, orders of magnitude above 1, makes the prior dwarf the 0/1
+      target so that eq. 15 picks a λ that overfits the labels (figures: the
+      generalized Nyström guide, "The defaults and why").
 
     Parameters
     ----------
@@ -221,16 +222,11 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         norm), over ``lam_grid`` and λ = ∞, the plain Nyström kernel itself; the error
         counts are smoothed over neighbouring λ, ties go to the smaller held-out hinge
         loss, then to the larger λ, so that labels that do not help leave plain
-        Nyström's kernel. See :mod:`lorak.learn._gen_nystrom._cv`. Measured on 28 data sets
-        (SSL book, the paper's Table 1, scikit-learn's and lorak's generated sets; 100
-        labels, error on the unlabeled rows, 10 repetitions; the pipeline of
-        :class:`~lorak.SemiSupervisedFactorClassifier`): "cv" beats plain k-means
-        Nyström on 18 of 28 sets (one tie) and loses by at most 0.84 points, 0.93
-        points on average above the best λ of its grid chosen by the unlabeled truth,
-        and beats LabelSpreading (k-NN) on 21 of 28; eq. 15 beats plain Nyström on 11
-        of 28 and loses by up to 5.1 points (1.9 above that oracle). Its fit costs
-        2.5× the eq.-15 fit at n = 1500, m = 150 (CPU time, median of 5,
-        ``benchmarks/bench_side_info.py --cost``).
+        Nyström's kernel. See :mod:`lorak.learn._gen_nystrom._cv`. It is the default
+        because eq. 15 often picks the bottom of the grid, where the learned kernel
+        classifies worse than plain Nyström: "cv" beats plain k-means Nyström on more
+        data sets and loses by less, for a few times the fit's cost (figures: the
+        generalized Nyström guide, "The defaults and why").
         "paper": eq. (15), ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (the m × m inverse dictionary
         kernels, as written) — the paper's choice and the default before; "kernel":
         ρ[W S W, W] · ρ[E_l S E_lᵀ, K*], the learned vs the original kernel on the

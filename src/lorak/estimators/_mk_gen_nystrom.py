@@ -109,12 +109,12 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         rows, as :class:`lorak.GeneralizedNystroem` (transductive; held-out error of a
         LinearSVC, C = 1; smoothed error counts, ties to the smaller hinge loss, then
         the larger λ), over ``lam_grid`` and λ = ∞, the uniform kernel sum's Nyström
-        factors on the same landmarks (T^(j) = W_j⁺/M). Measured (100 labels, 3
-        repetitions, the default bank, error on the unlabeled rows): Digit1 5.9 % ("cv")
-        vs 6.2 % ("paper") vs 6.8 % (uniform sum), g241c 20.9 vs 22.3 vs 20.3 — only
-        these two sets so far; "cv" costs about 5× the "paper" fit. "paper": the
-        product of alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j)
-        E_l^(j)ᵀ, K*] (the default before; measured to drift to λ = 10⁴–10⁵);
+        factors on the same landmarks (T^(j) = W_j⁺/M); it is the default as for one
+        kernel, though so far checked on two data sets only, at several times the
+        "paper" fit's cost (figures: the generalized Nyström guide, "Many kernels").
+        "paper": the product of alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] ·
+        ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (the default before; it drifts to the top
+        of the grid);
         "kernel": the per-block factor ρ[W_j T^(j) W_j, W_j] instead.
     cv : int, default=5
         Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows). With
