@@ -1,7 +1,7 @@
 """λ of the generalized Nyström factor chosen by cross-validation over the labeled rows.
 
-The paper picks λ by an alignment criterion (eq. 15). Measured on the data sets the
-project has (``benchmarks/bench_side_info.py``) that criterion often picks the bottom
+The paper picks λ by an alignment criterion (eq. 15). On the data sets the project
+has (``benchmarks/bench_side_info.py``) that criterion often picks the bottom
 of the grid, which overfits the labels, and then the learned kernel classifies worse
 than the plain Nyström kernel it started from. Here λ is chosen the way a user would
 check it: by the error of the downstream linear classifier on labeled rows held out
@@ -43,21 +43,15 @@ rows' total sum of squares (≈ 1 − R² out of fold), summed over
 :data:`REGRESSION_CV_REPEATS` fresh splits. The choice keeps λ = ∞ (plain Nyström)
 unless a learned kernel's held-out errors beat it by more than
 :data:`PAIRED_SE_MARGIN` standard errors of the paired per-row differences
-(:func:`_choose_regression`). Measured (``benchmarks/bench_ssl_regression.py``, 5–20 %
-labels, 5 seeds): with fewer than ~50 labeled rows a learned kernel of small λ
-(10⁻⁵–10⁻³) can look better out of fold and still lose up to 1.8 in R² on the
-unlabeled rows; the rule returns plain Nyström on most generated sets, and gains
-where the response depends on a few of the features (``make_sparse_uncorrelated``).
+(:func:`_choose_regression`). The margin is there because with few labeled rows a
+learned kernel of small λ can look better out of fold and still lose on the unlabeled
+rows (figures: the generalized Nyström guide, "Inside the fit").
 
-Measured (``benchmarks/bench_side_info.py`` and the scratch study behind it: 28 sets,
-SSL book, Table 1 of the paper, scikit-learn's and lorak's generated sets, 100 labels,
-up to 10 repetitions) against other fixed rules on the same folds: the unsmoothed
-count with ties to the larger λ, with a ½ or 1 standard-error margin toward the prior,
-the hinge loss alone, two repeated 5-fold splits, and C of the LinearSVC chosen jointly
-from {0.1, 1, 10, 100}. The margins fall back to the prior more often (fewer wins over
-plain Nyström), the hinge loss alone and the joint C lose by more than 2 points on
-some sets; two splits cost twice as much for about the same. Every other decade of
-10⁻⁵ … 10⁷ ranks as well as every decade at half the solves.
+The classification rule (smoothed counts, ties to the hinge loss, then the larger λ)
+beat the other fixed rules tried on the same folds — margins toward the prior, the
+hinge loss alone, repeated splits, C chosen jointly — and every other decade of the
+grid ranks as well as every decade at half the solves (figures: the same guide
+section).
 """
 
 from __future__ import annotations
@@ -114,7 +108,7 @@ __all__ = [
 
 DEFAULT_CV_SPLITS = 5
 #: λ candidates of the cross-validation (λ = ∞, the prior, is always added): every
-#: other decade from 10⁻⁵ to 10⁷ — up to where S has reached the prior on the measured
+#: other decade from 10⁻⁵ to 10⁷ — up to where S has reached the prior on the benchmark
 #: sets.
 CV_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 8, 2))
 # LinearSVC as the pipeline's default classifier (SemiSupervisedFactorClassifier)
@@ -123,9 +117,8 @@ _SVC_KW = {"dual": True, "max_iter": 10000, "random_state": 0}
 #: norm, so α is relative to a kernel of unit diagonal): 10⁻⁴ … 10², every decade.
 RIDGE_ALPHAS = tuple(10.0**k for k in range(-4, 3))
 #: Repetitions of the k-fold split for a regression target (fresh folds each time, the
-#: per-row held-out errors summed): with 20–40 labeled rows one 5-fold split ranks the
-#: candidates differently from the next (measured on diabetes, 22 labels: five splits
-#: chose five different λ).
+#: per-row held-out errors summed): with few labeled rows one 5-fold split ranks the
+#: candidates differently from the next (figures: the generalized Nyström guide).
 REGRESSION_CV_REPEATS = 3
 #: Standard errors of the paired held-out differences by which a learned kernel must
 #: beat the prior (λ = ∞) to be chosen for a regression target.
@@ -325,18 +318,12 @@ def _choose_regression(sse, per_row):
     wins, ties to the larger λ.
 
     Why paired and why a margin: with the few labeled rows semi-supervised regression
-    has (20–40), held-out squared errors are heavy-tailed; the plain minimum (the
-    classification rule, smoothed) chose λ = 10⁻⁵ — a kernel that interpolates the
-    labeled responses — where it lost up to 1.8 in R² against plain Nyström (diabetes,
-    spiral, 5 % labels); a one-standard-error rule on the unpaired sums returned the
-    prior on every measured set; the candidates are scored on the same held-out rows,
-    so the paired difference has a far smaller spread than either sum. With one
-    standard error and three repeated splits the small-λ losses remained (diabetes:
-    −1.8 and −0.8); two standard errors left one loss of −0.49 in 90 fits (diabetes,
-    22 labels; −0.17 with the regressor's cross-validated ridge penalty). The margin
-    was set on diabetes, Friedman #1–#3 and two generated sets; the sets added
-    afterwards (swiss roll, sparse linear) gained 0.011 on average and lost at most
-    0.001.
+    has, held-out squared errors are heavy-tailed; the plain minimum chose kernels that
+    interpolate the labeled responses and lost against plain Nyström, a rule on the
+    unpaired sums always returned the prior; the candidates are scored on the same
+    held-out rows, so the paired difference has a far smaller spread than either sum,
+    and two standard errors were the smallest margin that removed the losses (figures:
+    the generalized Nyström guide, "Inside the fit").
     """
     g_all = sse.shape[0]
     c_inf = int(np.argmin(sse[-1]))

@@ -6,16 +6,12 @@ Decisions
 - λ path (λ = "auto", eq. 14–15): the grid is solved from the largest λ down, each λ
   warm-started from the previous solution, to ``path_tol`` = max(tol, 10⁻²); the
   chosen λ* is then refined to ``tol`` from its path solution and dual. The path
-  tolerance only has to rank the grid: measured on Digit1 and g241c (2 seeds each,
-  the three readings of the ``gnys`` benchmark), 10⁻² and 10⁻³ choose the same λ in
-  16 of 16 fits, the refined objectives agree to 10⁻⁴ relative, and 10⁻² needs
-  15–30 % fewer projections. Shared by
-  every λ: E_l, W⁺, the eigendecomposition of A, B̃, P̃ and the centered prior — the
-  λ-specific work is the ADMM iterations alone. Measured on Digit1 and g241c
-  (m = 150, 100 labels) the warm start saves 10–15 % of the projections against cold
-  starts from each λ's projected closed form (the iteration counts are about equal; a
-  cold start costs one more projection); predicting the new solution from the previous multiplier,
-  X ≈ Π(T(λ') + Λ/2w(λ')), costs 1.5–2.5× more.
+  tolerance only has to rank the grid: 10⁻² chooses the same λ as 10⁻³, with fewer
+  projections. Shared by every λ: E_l, W⁺, the eigendecomposition of A, B̃, P̃ and the
+  centered prior — the λ-specific work is the ADMM iterations alone. The warm start
+  saves projections against cold starts from each λ's projected closed form;
+  predicting the new solution from the previous multiplier, X ≈ Π(T(λ') + Λ/2w(λ')),
+  costs more (figures: the generalized Nyström guide, "Inside the fit").
 - Criterion (15): ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] with centered alignment (14). The first
   factor is the alignment of the m × m matrices themselves, as the paper writes it,
   computed in the V basis: ⟨HSH, HS₀H⟩ = ⟨X, H̃P̃H̃⟩ and ‖HSH‖² = ‖X‖² − 2‖Xv‖² +
