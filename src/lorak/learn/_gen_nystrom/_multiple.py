@@ -32,19 +32,17 @@ Decisions
   the direction of S₀^(j); at large λ each T^(j) is pinned to α_j S₀^(j) and the plain
   alternation moves α by O(1/λ) per pass (eq. 19 re-fits α to a T that was fitted to
   the old α). The step over the 2M directions {T^(j), S₀^(j)} solves that mode
-  exactly (c_j T + e_j S₀ stays PSD for c, e ≥ 0). Measured on Digit1 (m̃ = 50, 100
-  labels, λ = 10⁴): 3000 verbatim alternations end at J = 2342.7, 24 with the step
-  at 2141.97 (optimum 2141.94).
+  exactly (c_j T + e_j S₀ stays PSD for c, e ≥ 0): at large λ the verbatim
+  alternation stalls well above the optimum where a few dozen alternations with the
+  step reach it (figures: the generalized Nyström guide, "Inside the fit").
 - Convergence is still slow in the directions that exchange mass between strongly
   correlated kernels (Gaussians one octave apart, same landmarks) — the objective is
-  flat there and α is poorly determined by (17). Measured on a 3-kernel case against
-  an interior-point solution (CVXPY/Clarabel, J* = 18.9745): tol 1e-3 stops at
-  +0.57 %, 1e-4 at +0.26 %, 1e-6 at +0.026 %; the weights differ by up to 0.9 at
-  1e-4 while J differs by 0.26 %. Tried and dropped: a joint accelerated projected
-  gradient (α eliminated, FISTA with backtracking; not faster), and an extrapolation
-  direction T^(j) − T^(j)_prev (free sign, projected back to the cone) in the subspace
-  step — 3–7× fewer alternations on two small cases, but it stalled at +7 % on the
-  3-kernel case at tol 1e-6.
+  flat there and α is poorly determined by (17): against an interior-point solution
+  the objective is close at the default tolerance while the weights can still differ
+  much. Tried and dropped: a joint accelerated projected gradient (α eliminated, FISTA
+  with backtracking; not faster), and an extrapolation direction T^(j) − T^(j)_prev
+  (free sign, projected back to the cone) in the subspace step, which stalled on a
+  3-kernel case (figures: the generalized Nyström guide, "Inside the fit").
 - β: S₀^(j) = W_j⁺. A factor β in the prior is absorbed by α (J depends on α_j β
   only), so the single-kernel β options do not apply; with M = 1 the method is the
   single-kernel one with β optimized (Appendix A).
@@ -57,9 +55,9 @@ Decisions
   iteration).
 - λ path (``lam="auto"``): the grid from the largest λ down, each λ warm-started from
   the previous (T, α), at ``path_tol`` = max(tol, 1e-3), each block visit one
-  warm-started ADMM iteration (``path_inner_max_iter``; measured on Digit1, m̃ = 50:
-  387 ADMM iterations for the path instead of 1241 with block solves to the path
-  tolerance, the same λ* and objective to 2e-6); the chosen λ* is then refined to
+  warm-started ADMM iteration (``path_inner_max_iter``; about a third of the ADMM
+  iterations of block solves to the path tolerance, for the same λ* — figures: the
+  generalized Nyström guide, "Inside the fit"); the chosen λ* is then refined to
   ``tol`` with full block solves. Shared across the grid: the per-kernel eigenbases, W_j⁺,
   the compressed blocks.
 - Criterion (§6.2): Π_j ρ[α_j S^(j), α_j S₀^(j)] · ρ[Σ_i E_l^(i) T^(i) E_l^(i)ᵀ, K*]

@@ -25,14 +25,12 @@ Decisions
 - Solver (default ``"admm"``): ADMM on X = Z, Z ⪰ 0 in the diagonal congruence metric
   dᵢ = √(λ + aᵢ²) (:func:`lorak.solvers.admm_psd`). Its X-step is the closed form above
   with the weights shifted by ρ dᵢdⱼ (entrywise), its Z-step one PSD projection. The
-  metric matters. Measured on Digit1 (m = 150, 100 labels, β = 1, λ* = 0.1;
-  ``benchmarks/bench_gnys.py``): against the optimum certified to a 10⁻¹⁰ duality
-  gap, the paper's projected closed form (eq. 12–13 + 11) is 42× above it, the paper's
-  Armijo projected gradient (Frobenius metric) still 8 % above after 500 iterations,
-  Frobenius-metric ADMM does not reach 10⁻³ in 300 iterations at any λ ≤ 10³, while
-  ADMM in the metric reaches 10⁻⁵ in 11 iterations and 10⁻⁷ in ~110; ``"fista"``
-  (accelerated projected gradient in the same metric, L = 2) reaches 3·10⁻⁹ in ~140.
-  ``"pg"`` is the paper's solver (eq. 9–10 with the sign typo fixed), kept for
+  metric matters: the weights span many decades, and the paper's projected closed
+  form, its Frobenius-metric projected gradient and Frobenius-metric ADMM stay far from
+  the certified optimum where ADMM and ``"fista"`` (accelerated projected gradient in
+  the same metric, L = 2) in the metric reach it in tens to a hundred iterations
+  (figures: the generalized Nyström guide, "Inside the fit"). ``"pg"`` is the paper's
+  solver (eq. 9–10 with the sign typo fixed), kept for
   comparison. With must-link groups the X-step has no closed form and ``"auto"``
   uses ``"fista"`` (the metric still majorizes the Hessian: ‖T ⊙ (M H Mᵀ)‖ ≤
   ‖M H Mᵀ‖).
@@ -41,8 +39,8 @@ Decisions
   g(Λ) = min_X J(X) − ⟨Λ, X⟩ in closed form, X = (λβP̃ + B̃ + Λ/2)/w — or relative
   primal and dual residuals ≤ ``tol``, whichever first (the dual estimate can lag).
   The initial penalty ρ = 0.3 (in the metric, where the Hessian weights lie in (0, 1])
-  was measured on Digit1: 11–50 iterations for 10⁻⁴ against 6–149 for ρ = 1 and
-  13–445 for ρ = 3; residual balancing (×2 when the residuals differ 10×) adapts it.
+  needs the fewest iterations in the worst case of the values tried (:data:`RHO0`);
+  residual balancing (×2 when the residuals differ 10×) adapts it.
 - Precision: the projections' eigendecompositions run in float32 when the tolerance
   is ≥ 10⁻⁵ (2–3× cheaper at m = 150–1000; their ~10⁻⁷ relative error is far below the
   tolerance), in float64 below. The returned S is made exactly PSD by the eigenvalue
@@ -59,21 +57,16 @@ Decisions
   and exact where the prior dominates). The bracket comes from a bound on the slope:
   h' lies in [−‖P̃‖², −Σ aᵢaⱼP̃ᵢⱼ²/wᵢⱼ], the right end being the slope of the
   unconstrained problem (a projection can only steepen h), so a Newton step with it
-  reaches or passes the root. Measured on Digit1, USPS, g241c and COIL2 (m = 150, 100
-  labels, 2 seeds, both criteria; a count of projections, not of seconds): the whole
-  λ path with β optimized took 70–127 projections against 116–189 with ×4 bracketing
-  steps (fixed β: 38–49), the same λ* in all 16 fits, objectives within 2·10⁻⁵ of a
-  10⁻⁹ reference. With β optimized λ* is always refined to ``tol``: the path solve's
-  duality gap certifies its fixed-β subproblem, not β (USPS: β 2.7 % off → 0.7 %).
-  Measured on Digit1 and g241c (m = 150): the unscaled warm start let ADMM stop on
-  its residuals 0.3–0.97 (relative duality gap) above the optimum after a β step, so
-  the bracket was built on wrong signs of h and the fitted β varied 2–4× with the
-  tolerance; scaled, β agrees with a 10⁻⁶ reference to 1–5 % and the fits take
-  30–55 % fewer projections.
+  reaches or passes the root, in fewer projections than ×4 bracketing steps. With β
+  optimized λ* is always refined to ``tol``: the path solve's duality gap certifies
+  its fixed-β subproblem, not β. The scaled warm start matters: unscaled, ADMM stopped
+  on its residuals far above the optimum after a β step, the bracket was built on
+  wrong signs of h and the fitted β varied with the tolerance (figures: the
+  generalized Nyström guide, "Inside the fit").
 - W⁺: eigenvalues of W at or below ``rtol``·λ_max (default 10⁻¹⁰) are dropped. W is
-  well conditioned on the benchmark sets (Digit1, g241c, USPS, COIL2, Text, german,
-  dna): cut-offs from 10⁻⁴ to 10⁻¹⁰ gave identical results, while 10⁻² cut the rank
-  to 1–22 and hurt.
+  well conditioned on the benchmark sets: the result does not depend on the cut-off
+  over a wide range, while a coarse one cuts the rank and hurts (figures: the
+  generalized Nyström guide, "Inside the fit").
 """
 
 from __future__ import annotations
@@ -110,8 +103,8 @@ __all__ = [
 
 SOLVERS = ("auto", "admm", "fista", "pg")
 # Initial ADMM penalty in the metric (where the Hessian weights lie in (0, 1], 1 on the
-# diagonal). Measured on Digit1 (λ = 10⁻³ … 10, centered and uncentered K*): ρ = 0.3
-# needs 11–50 iterations for 10⁻⁴, ρ = 1 needs 6–149, ρ = 3 needs 13–445.
+# diagonal): the fewest iterations in the worst case of 0.3, 1 and 3 (figures: the
+# generalized Nyström guide, "Inside the fit").
 RHO0 = 0.3
 _TINY = np.finfo(np.float64).tiny
 
@@ -156,8 +149,7 @@ def closed_form(El, K, S0, lam: float, *, project: bool = False) -> np.ndarray:
     P = E_lᵀE_l/√λ = UΛUᵀ and Q = S₀ + E_lᵀK*E_l/λ; then S̃ᵢⱼ = Q̃ᵢⱼ/(1 + ΛᵢᵢΛⱼⱼ)
     (Q̃ = UᵀQU) and S = U S̃ Uᵀ. With ``project`` the result is clipped to the PSD cone
     (eq. 11) — the paper's initialization, which is far from the constrained optimum at
-    small λ (measured on Digit1 at λ = 10⁻⁵: objective 5661 against 34.5 at the optimum,
-    and 50 projected-gradient steps of size 1/L barely move it).
+    small λ (figures: the generalized Nyström guide, "Inside the fit").
     """
     El = np.asarray(El, dtype=np.float64)
     P = (El.T @ El) / math.sqrt(lam)
@@ -561,9 +553,9 @@ def _optimize_beta(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_d
     every evaluation is a fixed-β solve warm-started from the previous one (its
     solution and, for ADMM, its dual) — 3–8 solves, most of them a few iterations.
 
-    Measured alternative: ADMM on the joint (S, β) step (still closed form, X affine in
-    β) needs 900 iterations at λ = 10³ on twonorm where a fixed-β solve needs 1: the
-    direction S = βW⁺ has curvature from the data term only, invisible to the metric.
+    The alternative, ADMM on the joint (S, β) step (still closed form, X affine in β),
+    needs hundreds of times the iterations of a fixed-β solve at large λ: the direction
+    S = βW⁺ has curvature from the data term only, invisible to the metric.
     """
     root = _BetaRoot(problem, lam, beta, x0, solver, tol, max_iter, restart, eig_dtype)
     b = max(float(beta), _TINY)
@@ -605,8 +597,8 @@ class _BetaRoot:
             # warm start scaled by b/b_prev: still PSD, and exact where the prior
             # dominates (S ≈ βW⁺ at large λ). An unscaled start after a large β step
             # left ADMM far off in the prior directions while its residuals (dominated by
-            # the data directions' weights) were already small — measured: a relative gap
-            # of 0.94 at "convergence", and β brackets built on wrong signs of h.
+            # the data directions' weights) were already small: a large relative gap at
+            # "convergence", and β brackets built on wrong signs of h.
             ratio = b / self.b
             x = ratio * x
             if "u" in restart_b:
