@@ -218,7 +218,10 @@ class GraphRegularizedFactor(TransformerBase):
         chosen from the labeled rows of ``y`` together with a ridge penalty by
         closed-form leave-one-out (:data:`lorak.learn.GRAPH_GAMMA_GRID`, 0 — the plain
         factor — always a candidate; penalties
-        :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; 0: the factor
+        :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; with class labels
+        whose smallest class has fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS`
+        labeled rows, too few for leave-one-out, the graph at full strength when it is
+        informative and not at all otherwise (see ``gamma_rule_``); 0: the factor
         itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
         I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
         :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
