@@ -226,8 +226,7 @@ class GraphRegularizedFactor(TransformerBase):
         I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
         :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
         n / GAMMA_GRID_ROWS, which keeps the graph's weight per row in the range the
-        grid was chosen on (measured: on 1,000 labels of a digits-like set the choice
-        went 0.01 → 0.001 from 10⁵ to 10⁶ rows, and would need 10⁻⁴ at 10⁷).
+        grid was chosen on.
     n_components : "auto", int or None, default="auto"
         How many of the deformed factor's leading principal directions ``transform``
         keeps (the eigenvectors of Rᵀ GᵀG R with the largest eigenvalues: a kernel
@@ -251,11 +250,9 @@ class GraphRegularizedFactor(TransformerBase):
         the labeled rows show that it helps. "best": the lowest LOO error count, then
         squared error; "squared_error": the lowest squared error, no gate; "one_se":
         the weakest graph within one standard error of the best.
-        "gated" is the default by measurement (100 labels; ``lorak bench ssl``): with
-        "best", the 0/1 error count of 100 rows chose the penalty noisily and lost
-        2.5 points to plain Nyström on german; "gated" stays within a point of it on
-        every set measured while keeping the graph's gains (Digit1 3.35 % against
-        plain Nyström's 5.96 %).
+        "gated" is the default: the 0/1 error count of 100 rows chooses the penalty
+        noisily, where the squared error is smooth (the user guide gives the
+        figures).
     knn_method : {"auto", "exact", "nndescent"}, default="auto"
         How the k-NN graph finds neighbours: exactly (scikit-learn's
         ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the

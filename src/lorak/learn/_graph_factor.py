@@ -91,8 +91,7 @@ PENALTY_GRID = tuple(10.0**k for k in range(-6, 3))
 
 
 #: Up to this many neighbours the nearest anchors are found by repeated row minima
-#: (s passes of argmin over the block, each a fraction of a partition's cost: measured
-#: 0.35 s against 4.5 s for ``argpartition`` on 10⁵ rows × 2000 anchors, s = 5); more
+#: (s passes of argmin over the block, each a fraction of a partition's cost); more
 #: neighbours use ``argpartition``.
 _ARGMIN_MAX_NEIGHBORS = 8
 
@@ -530,11 +529,9 @@ def _sym_part(H):
 # --------------------------------------------------------------------------- k-NN graph
 
 #: Rows up to which ``knn_method="auto"`` searches neighbours exactly (scikit-learn's
-#: ``NearestNeighbors``); above, approximately by NN-descent (``pynndescent``). Measured
-#: (10 neighbours, 50 features of intrinsic dimension 20, idle, one run): exact 0.13 /
-#: 0.31 / 1.25 / 3.59 s at n = 5000 / 10000 / 20000 / 40000, NN-descent 0.08 / 4.93 (a
-#: compilation of numba code on its first large call) / 0.32 / 0.71 s: below 20000 rows
-#: the exact search costs about a second at most and has no compilation to pay.
+#: ``NearestNeighbors``); above, approximately by NN-descent (``pynndescent``): below
+#: it the exact search costs about a second at most and has no compilation to pay (the
+#: timings are in the user guide, "Graph-regularized factors").
 KNN_EXACT_MAX = 20000
 
 
@@ -876,10 +873,8 @@ def select_rank(
     A truncated candidate (r below the largest rank) is scored only at penalties whose
     ridge has at most l/2 effective degrees of freedom (l labeled rows): a fit that
     nearly interpolates the labeled rows makes leave-one-out a ratio of two small
-    numbers, and picking the best of many such candidates overfits (measured: with 22
-    labeled responses, R² 0.2 at full rank fell to −1.5 at the rank leave-one-out
-    preferred). The full-rank candidate, the factor as it was, is scored at every
-    penalty."""
+    numbers, and picking the best of many such candidates overfits. The full-rank
+    candidate, the factor as it was, is scored at every penalty."""
     G_l = np.asarray(G_labeled, dtype=np.float64)
     ranks = tuple(int(r) for r in ranks)
     alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))

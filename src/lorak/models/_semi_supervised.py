@@ -703,10 +703,8 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         otherwise ``RidgeCV`` by efficient leave-one-out over
         :data:`lorak.learn.RIDGE_ALPHAS`. Why not always RidgeCV: the learned features
         are built from the labeled responses, so leave-one-out on them sees each
-        response twice and picks too small a penalty — measured
-        (``benchmarks/bench_ssl_regression.py``, the 22 fits that chose a learned
-        kernel) R² on the unlabeled rows −0.008 on average against plain Nyström and
-        −0.49 at worst with RidgeCV, +0.010 and −0.17 with the cross-validated penalty.
+        response twice and picks too small a penalty (the user guide's "Graph-regularized
+        factors" gives the figures).
     feature_scale : "mean_norm", None or float, default="mean_norm"
         As for :class:`SemiSupervisedFactorClassifier`: 1/√(mean ‖qᵢ‖²) over the
         training rows, stored in ``scale_`` and applied to new X.
