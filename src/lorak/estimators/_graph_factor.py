@@ -36,7 +36,9 @@ from ..landmarks import select_landmarks, take_rows
 from ..learn import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
+    GRAPH_GAMMA_GRID,
     GRAPH_INFORMATIVE_RATIO,
+    GRAPH_PENALTY_GRID,
     AnchorGraph,
     anchor_bandwidth,
     anchor_laplacian_gram,
@@ -55,8 +57,6 @@ from ..learn import (
     select_gamma_penalty,
     select_rank,
 )
-from ..learn import GRAPH_GAMMA_GRID as GAMMA_GRID
-from ..learn import GRAPH_PENALTY_GRID as PENALTY_GRID
 from ._base import TransformerBase, check_product_matrix, store_params, validate_new_rows
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
@@ -101,7 +101,7 @@ GAMMA_GRID_ROWS = 100_000
 def gamma_grid(n_samples: int) -> tuple:
     """The relative graph weights ``gamma="auto"`` chooses among for n rows."""
     f = min(1.0, GAMMA_GRID_ROWS / max(int(n_samples), 1))
-    return tuple(float(t) * f for t in GAMMA_GRID)
+    return tuple(float(t) * f for t in GRAPH_GAMMA_GRID)
 
 
 def _sq_spectral_norm(N, n_iter=50) -> float:
@@ -123,7 +123,7 @@ def _sq_spectral_norm(N, n_iter=50) -> float:
 
 def _kernel_rows_map(factor, n_samples):
     """(rows, N) with factor.transform(X) = rows(X) @ N — the factor's kernel rows and
-    its map, from the factor's ``_kernel_rows_map`` (a lorak ``Nystroem``) — when there
+    its map, from the factor's ``kernel_rows_map`` (a lorak ``Nystroem``) — when there
     are more than :data:`KERNEL_ROWS_MIN_SAMPLES` rows and ‖N‖₂² stays within
     :data:`KERNEL_ROWS_MAX_AMPLIFICATION`; else None.
 
@@ -131,7 +131,7 @@ def _kernel_rows_map(factor, n_samples):
     N once at the end, instead of multiplying every row by N: a third less work per
     row at m = 1000. Other factors go through ``transform``.
     """
-    own = getattr(factor, "_kernel_rows_map", None)
+    own = getattr(factor, "kernel_rows_map", None)
     kmap = own() if n_samples > KERNEL_ROWS_MIN_SAMPLES and own is not None else None
     if kmap is None:
         return None
@@ -328,6 +328,10 @@ class GraphRegularizedFactor(TransformerBase):
     # passes over the chunks; the labeled rows are gathered to memory
     _lazy_fit = True
     _array_api_support = True
+    #: A capability the semi-supervised models read: after ``fit``, ``mean_sq_norm_``
+    #: holds the mean squared norm of ``transform`` over the training rows, so a
+    #: feature scale needs no pass over them.
+    reports_mean_sq_norm = True
 
     def __init__(
         self,
@@ -585,7 +589,7 @@ class GraphRegularizedFactor(TransformerBase):
             self.penalty_ = FEW_LABELS_PENALTY
             rho = self.graph_energy_ratio_
             informative = np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO
-            t = FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GAMMA_GRID[-1] if informative else 0.0
+            t = FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GRAPH_GAMMA_GRID[-1] if informative else 0.0
             return t, None
         self.gamma_rule_ = "leave_one_out"
         G_l = self.factor_.transform(X_l)
@@ -596,7 +600,7 @@ class GraphRegularizedFactor(TransformerBase):
             T,
             n,
             ts=gamma_grid(n),
-            alphas=PENALTY_GRID,
+            alphas=GRAPH_PENALTY_GRID,
             classification=kind == "classification",
             rule=self.selection,
         )
@@ -610,7 +614,7 @@ class GraphRegularizedFactor(TransformerBase):
                 T,
                 n,
                 ranks=rank_candidates(defo.eigenvectors.shape[0], c),
-                alphas=PENALTY_GRID,
+                alphas=GRAPH_PENALTY_GRID,
             )
             self.penalty_, self.rank_scores_ = rank.penalty, rank.scores
             return sel.t, rank.map

@@ -252,7 +252,7 @@ class Nystroem(_LandmarkFactor):
         NM = np.asarray(self.normalization_, dtype=np.float64) @ M
         return kernel_product(self.kernel_, X, self.components_, NM.astype(X.dtype, copy=False))
 
-    def _kernel_rows_map(self):
+    def kernel_rows_map(self):
         """(rows, N, max k(x, x)) with ``transform(X) = rows(X) @ N`` — rows the kernel
         rows k(X, components_), N ``normalization_`` as float64 — for a fit on host
         arrays with a kernel function; None otherwise (a precomputed kernel, sparse or

@@ -35,6 +35,7 @@ from .._chunked import (
     validate_lazy,
 )
 from .._validation import UNLABELED, check_in_choices, parse_semi_supervised_y, validate_data
+from ..estimators import GraphRegularizedFactor
 from ..estimators._base import store_params, validate_new_rows
 from ..landmarks import take_rows
 from ..learn import (
@@ -158,11 +159,10 @@ def _train_mean_sq_norm(factor, X):
 
 
 def _scales_itself(factor, X) -> bool:
-    """Whether the fit can skip the training rows' features: a factor that reports
-    their mean squared norm (``mean_sq_norm_``), on in-memory host rows."""
-    from ..estimators import GraphRegularizedFactor  # the estimators sit above the models
-
-    return isinstance(factor, GraphRegularizedFactor) and not foreign_array(X)
+    """Whether the fit can skip the training rows' features: a factor that declares it
+    reports their mean squared norm (``reports_mean_sq_norm``: ``mean_sq_norm_`` after
+    the fit), on in-memory host rows."""
+    return bool(getattr(factor, "reports_mean_sq_norm", False)) and not foreign_array(X)
 
 
 def _linear_heads():
@@ -289,8 +289,6 @@ def _has(attr):
 
 
 def _default_factor():
-    from ..estimators import GraphRegularizedFactor  # the estimators sit above the models
-
     return GraphRegularizedFactor(random_state=0)
 
 
