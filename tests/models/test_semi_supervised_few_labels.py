@@ -13,6 +13,7 @@ from lorak import GraphRegularizedFactor, Nystroem, SemiSupervisedFactorClassifi
 from lorak.learn import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
+    FEW_LABELS_RANK_FRACTION,
     GRAPH_PENALTY_GRID,
     principal_map,
     rank_candidates,
@@ -71,10 +72,17 @@ def test_few_labels_without_a_graph_that_informs(gaussians):
     ys = np.full(y.size, -1)
     ys[[0, 1, 2, 300, 301]] = y[[0, 1, 2, 300, 301]]
     clf = SemiSupervisedFactorClassifier().fit(X, ys)
-    assert clf.factor_.graph_energy_ratio_ > 0.5
-    assert clf.factor_.gamma_ == 0.0
+    f = clf.factor_
+    assert f.graph_energy_ratio_ > 0.5
+    assert f.gamma_ == 0.0
+    m = f.factor_.n_components_
+    assert f.rank_ == max(2, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))) < m
+    assert f.transform(X[:3]).shape == (3, f.rank_)
     # the self-trained head follows the two clusters (the cluster assumption)
     assert np.mean(clf.transduction_ == y) > 0.9
+    # n_components=None keeps every direction
+    full = SemiSupervisedFactorClassifier(GraphRegularizedFactor(n_components=None, random_state=0))
+    assert full.fit(X, ys).factor_.rank_ == m
 
 
 def test_class_prior_options(moons):

@@ -36,6 +36,7 @@ from ..landmarks import select_landmarks, take_rows
 from ..learn import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
+    FEW_LABELS_RANK_FRACTION,
     GRAPH_GAMMA_GRID,
     GRAPH_INFORMATIVE_RATIO,
     GRAPH_PENALTY_GRID,
@@ -579,8 +580,10 @@ class GraphRegularizedFactor(TransformerBase):
         handful of rows); the graph at full strength (t =
         :data:`lorak.learn.FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
         informative — ``graph_energy_ratio_`` below
-        :data:`lorak.learn.GRAPH_INFORMATIVE_RATIO` — else the plain factor, with the
-        penalty :data:`lorak.learn.FEW_LABELS_PENALTY`. Otherwise both by
+        :data:`lorak.learn.GRAPH_INFORMATIVE_RATIO` — else the plain factor cut to its
+        leading principal directions (m · :data:`lorak.learn.FEW_LABELS_RANK_FRACTION`,
+        with ``n_components="auto"``), with the penalty
+        :data:`lorak.learn.FEW_LABELS_PENALTY`. Otherwise both by
         leave-one-out over the labeled rows."""
         kind, _, codes, T = labels
         self.target_type_ = kind
@@ -589,8 +592,14 @@ class GraphRegularizedFactor(TransformerBase):
             self.penalty_ = FEW_LABELS_PENALTY
             rho = self.graph_energy_ratio_
             informative = np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO
-            t = FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GRAPH_GAMMA_GRID[-1] if informative else 0.0
-            return t, None
+            if informative:
+                return FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GRAPH_GAMMA_GRID[-1], None
+            if not isinstance(self.n_components, str):
+                return 0.0, None
+            # no manifold to follow: the clusters, in the kernel's leading directions
+            m, c = defo.eigenvectors.shape[0], T.shape[1]
+            r = min(m, max(2, c, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
+            return 0.0, principal_map(defo, 0.0, r, n)
         self.gamma_rule_ = "leave_one_out"
         G_l = self.factor_.transform(X_l)
         G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)

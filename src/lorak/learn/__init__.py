@@ -66,6 +66,7 @@ from ._csi import CSIResult, csi, csi_q, fit_csi
 from ._few_labels import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
+    FEW_LABELS_RANK_FRACTION,
     GRAPH_INFORMATIVE_RATIO,
     MIN_LABELS_PER_CLASS,
     PRIOR_TEST_LEVEL,
@@ -218,6 +219,7 @@ __all__ = [
     "DEFAULT_LAMBDA_GRID",
     "FEW_LABELS_GAMMA",
     "FEW_LABELS_PENALTY",
+    "FEW_LABELS_RANK_FRACTION",
     "GRAPH_GAMMA_GRID",
     "GRAPH_INFORMATIVE_RATIO",
     "GRAPH_PENALTY_GRID",

@@ -19,7 +19,9 @@ which carry nearly all the information, are not read at all. Three things replac
    GᵀLG ≈ G_cᵀG_c and ρ ≈ 1: the graph says nothing the kernel does not. Where rows
    lie on manifolds or in clusters, neighbours agree and ρ is far below 1. The graph
    is used at full strength when ρ < :data:`GRAPH_INFORMATIVE_RATIO` (1/2: it removes
-   at least half of the variance a random graph would penalize), not at all above.
+   at least half of the variance a random graph would penalize), not at all above; the
+   factor is then cut to its leading principal directions
+   (:data:`FEW_LABELS_RANK_FRACTION` of them), where the data's clusters show.
 2. **Class-mass normalization** (:func:`class_prior`, :func:`balance_offsets`). A
    least-squares score at low label rates is dominated by its intercept, which follows
    the labeled counts: the argmax then puts most rows in one class. The scores are
@@ -48,6 +50,7 @@ from scipy.special import logsumexp
 __all__ = [
     "FEW_LABELS_GAMMA",
     "FEW_LABELS_PENALTY",
+    "FEW_LABELS_RANK_FRACTION",
     "GRAPH_INFORMATIVE_RATIO",
     "MIN_LABELS_PER_CLASS",
     "PRIOR_TEST_LEVEL",
@@ -71,6 +74,11 @@ GRAPH_INFORMATIVE_RATIO = 0.5
 #: informative graph: deep in the range where the deformed kernel no longer changes
 #: with t (the graph's smooth directions dominate; 10²…10⁵ give the same predictions).
 FEW_LABELS_GAMMA = 1e3
+#: With few labels and a graph that is not informative, the factor keeps this share of
+#: its leading principal directions (at least 2, and one per class): with no manifold to
+#: follow, the classes can only be the data's clusters, and those sit in the kernel's
+#: leading directions (chosen on g241c, g241n and Text, and confirmed on splice and dna).
+FEW_LABELS_RANK_FRACTION = 1 / 30
 #: The ridge penalty with few labels (features of unit mean squared row norm).
 FEW_LABELS_PENALTY = 0.1
 #: The unlabeled rows' weights in the self-training's successive refits.

@@ -464,7 +464,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
       count out of a handful of rows. The graph is used at full strength when it is
       informative — when it removes at least half of the variance of the kernel's
       features that a graph of random edges would (``graph_energy_ratio_`` of the
-      factor below 1/2) — and not at all otherwise; the head is a ridge self-trained
+      factor below 1/2) — and otherwise not at all, the factor then cut to its leading
+      principal directions, where clusters show; the head is a ridge self-trained
       on the unlabeled rows under a class prior (:class:`lorak.models.SelfTrainedRidge`:
       class-mass normalization and the cluster assumption).
 
