@@ -47,6 +47,8 @@ import numpy as np
 from scipy.linalg import solve
 from scipy.special import logsumexp
 
+from ._graph_factor import ridge_targets
+
 __all__ = [
     "FEW_LABELS_GAMMA",
     "FEW_LABELS_PENALTY",
@@ -189,12 +191,6 @@ def _two_block_ridge(lab, T_l, unl, T_u, w_u, alpha):
     return W, mu_t - mu_f @ W
 
 
-def _pm_one(codes, c):
-    T = -np.ones((codes.size, c))
-    T[np.arange(codes.size), codes] = 1.0
-    return T
-
-
 @dataclass
 class SelfTrainingFit:
     """The self-trained ridge: decision = F coefᵀ + intercept (offsets included)."""
@@ -225,7 +221,7 @@ def self_training_ridge(
     if prior is None:
         prior = class_prior(np.bincount(codes_l, minlength=c))
     prior = np.asarray(prior, dtype=np.float64)
-    T_l = _pm_one(codes_l, c)
+    T_l = ridge_targets(codes_l, c)
     lab = _Moments(F_l)
     unl = _Moments(F_u)
     W, b = _two_block_ridge(lab, T_l, unl, None, 0.0, alpha)
@@ -237,7 +233,7 @@ def self_training_ridge(
     b = b + offsets
     labels = np.argmax(D + offsets, axis=1)
     for w_u in weights:
-        W, b = _two_block_ridge(lab, T_l, unl, _pm_one(labels, c), float(w_u), alpha)
+        W, b = _two_block_ridge(lab, T_l, unl, ridge_targets(labels, c), float(w_u), alpha)
         D = F_u @ W + b
         offsets = balance_offsets(D, prior)
         b = b + offsets
