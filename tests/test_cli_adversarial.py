@@ -7,7 +7,6 @@ Part of the adversarial sweep: the outcome rules are in ``tests/_adversarial.py`
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -41,8 +40,8 @@ case(
 )
 
 
-# the output folder: an existing file, a folder no one can write into (root included:
-# Linux's /proc), a read-only folder (not for root, who writes anywhere), a `cells`
+# the output folder: an existing file, a folder whose writes fail (for root too: the
+# file creation is made to fail), a read-only folder (not for root, who writes anywhere), a `cells`
 # file where the run saves its data sets — each refused before the run, naming --out;
 # missing parents are created
 def _file(tag):
@@ -51,10 +50,26 @@ def _file(tag):
     return f
 
 
-def _proc():
-    if not os.path.isdir("/proc/self"):
-        pytest.skip("needs Linux's /proc")
-    return Path("/proc/self")
+def _unwritable():
+    """A folder whose writes fail with EACCES — as on a mount without write permission,
+    which no file mode makes so for root: the file creation is made to fail."""
+    d = _tmpdir() / "unwritable"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def _denied(*args, **kwargs):
+    raise PermissionError(13, "Permission denied")
+
+
+def _without_writes(call):
+    from unittest import mock
+
+    def run():
+        with mock.patch("tempfile.mkstemp", _denied):
+            return call()
+
+    return run
 
 
 def _read_only():
@@ -76,28 +91,31 @@ def _cells_file():
 _QUICK = ("nystrom-error", "--quick", "--reps", "1", "--datasets", "wine", "--no-progress")
 for _tag, _out, _pat in (
     ("is-a-file", lambda: _file("out"), r"--out.*cannot create"),
-    ("unwritable", _proc, r"--out.*cannot be written"),
+    ("unwritable", _unwritable, r"--out.*cannot be written"),
     ("read-only", _read_only, r"--out.*cannot be written"),
     ("cells-is-a-file", _cells_file, r"--out.*cells"),
 ):
+    _wrap = _without_writes if _tag == "unwritable" else (lambda call: call)
     case(
         f"cli-out-{_tag}",
-        lambda out=_out: _cli("bench", *_QUICK, "--out", str(out())),
+        _wrap(lambda out=_out: _cli("bench", *_QUICK, "--out", str(out()))),
         check=_cli_error(_pat),
     )
     if _tag == "cells-is-a-file":  # `bench all` saves into out/NAME/cells
         continue
     case(
         f"cli-all-out-{_tag}",
-        lambda out=_out: _cli(
-            "bench",
-            "all",
-            "--quick",
-            "--only",
-            "nystrom-error",
-            "--no-progress",
-            "--out",
-            str(out()),
+        _wrap(
+            lambda out=_out: _cli(
+                "bench",
+                "all",
+                "--quick",
+                "--only",
+                "nystrom-error",
+                "--no-progress",
+                "--out",
+                str(out()),
+            )
         ),
         check=_cli_error(_pat),
     )

@@ -373,7 +373,24 @@ def _psd_solver(A, rtol: float = 1e-12):
 
 
 @dataclass
-class GFBResult:
+class InnerSVMResult:
+    """The record every inner SVM solver of the ℓp-MKL outer loop returns: the dual
+    variables, the kernels' γ, the objective, the iterations, convergence, history,
+    solver details and a warm-start state (see each solver's record for their
+    meaning there)."""
+
+    alpha: np.ndarray
+    gamma: np.ndarray
+    objective: float
+    n_iter: int
+    converged: bool
+    history: np.ndarray
+    info: dict = field(default_factory=dict)
+    state: dict | None = None
+
+
+@dataclass
+class GFBResult(InnerSVMResult):
     """What the inner solvers return.
 
     Attributes
@@ -399,15 +416,6 @@ class GFBResult:
     state : dict or None
         The GFB auxiliary variables, to warm-start a next call with the same factors.
     """
-
-    alpha: np.ndarray
-    gamma: np.ndarray
-    objective: float
-    n_iter: int
-    converged: bool
-    history: np.ndarray
-    info: dict = field(default_factory=dict)
-    state: dict | None = None
 
 
 def _check_common(F, y, d, C, eta, step, relax, scale):

@@ -65,12 +65,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._gfb import FactorStack, best_bias, project_feasible
+from ._gfb import FactorStack, InnerSVMResult, best_bias, project_feasible
 
 __all__ = ["NewtonResult", "svm_newton"]
 
@@ -163,9 +163,9 @@ def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen, system):
 
 
 @dataclass
-class NewtonResult:
-    """What :func:`svm_newton` returns (the attributes of :class:`~lorak.solvers.GFBResult`,
-    so that the ℓp-MKL outer loop takes either solver's record).
+class NewtonResult(InnerSVMResult):
+    """What :func:`svm_newton` returns (the fields every inner solver's record shares, so
+    that the ℓp-MKL outer loop takes either solver's record).
 
     Attributes
     ----------
@@ -187,15 +187,6 @@ class NewtonResult:
     state : dict
         {``b``, ``h``}: the bias and the last width, for a warm start.
     """
-
-    alpha: np.ndarray
-    gamma: np.ndarray
-    objective: float
-    n_iter: int
-    converged: bool
-    history: np.ndarray
-    info: dict = field(default_factory=dict)
-    state: dict | None = None
 
 
 def svm_newton(
