@@ -467,7 +467,11 @@ def _greedy_kmeanspp(S, k, rng, n_trials=None):
 
     def sqdist(idx):  # (len(idx), m)
         C = _toarray(S[idx])
-        D = (S @ C.T).T if sp.issparse(S) else C @ S.T
+        # S is finite (validated input, centred): NumPy's matmul reads the FPU's status
+        # flags after the BLAS call, and BLAS threads running beside it (dask's threaded
+        # scheduler) can leave an "invalid" flag set that this product did not raise
+        with np.errstate(invalid="ignore"):
+            D = (S @ C.T).T if sp.issparse(S) else C @ S.T
         D *= -2.0
         D += sq[idx, None]
         D += sq
