@@ -23,7 +23,7 @@ from .._array_api import (
     on_device,
     to_numpy,
 )
-from .._chunked import gather_rows, is_dask_array, validate_lazy
+from .._chunked import gather_rows, is_dask_array, is_memmap, validate_lazy
 from .._validation import (
     UNLABELED,
     check_generator,
@@ -92,6 +92,10 @@ KERNEL_ROWS_MAX_AMPLIFICATION = 1e6
 #: The mean row of the factor (for ``graph_energy_ratio_``) is taken over all rows up
 #: to this many, over this many drawn at random above.
 MEAN_ROW_SAMPLE = 10_000
+
+#: ``subsample``'s default: above this many rows, the graph's statistics are estimated
+#: on this many rows drawn at random (see ``subsample``).
+GRAPH_SUBSAMPLE = 100_000
 
 #: Rows up to which ``gamma="auto"`` tries :data:`lorak.learn.GRAPH_GAMMA_GRID` as it
 #: is (the sizes its defaults were chosen on); above, its nonzero values are divided by
@@ -190,7 +194,8 @@ class GraphRegularizedFactor(TransformerBase):
     factor : transformer, default=None
         Any inductive factor (``fit``/``transform`` giving rows G with G Gᵀ ≈ K). None:
         :class:`lorak.Nystroem` with a Gaussian kernel of width the mean pairwise squared
-        distance, k-means landmarks and m = ⌈n/3⌉ (at most 1000). It is cloned and
+        distance, k-means landmarks and m = ⌈n/3⌉ (at most 1000), fitted on the rows
+        the graph is learned from (see ``subsample``). A factor you pass is cloned and
         fitted with ``fit(X, y)``.
     graph : "anchor", "knn" or sparse matrix, default="anchor"
         "anchor": the anchor graph of Liu, He & Chang (2010) — each row joined to its
@@ -201,7 +206,8 @@ class GraphRegularizedFactor(TransformerBase):
         Laplacian. A sparse n × n matrix: your symmetric adjacency (normalized
         Laplacian); every row needs an edge.
     n_anchors : int or "auto", default="auto"
-        Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000.
+        Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000 (n: the rows the
+        graph is learned from, at most ``subsample``).
     n_neighbors : int or "auto", default="auto"
         Anchors per row (anchor graph; "auto": 5) or neighbours per row (k-NN graph;
         "auto": 10).
@@ -259,6 +265,17 @@ class GraphRegularizedFactor(TransformerBase):
         ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the
         ``graph`` extra), or "auto": exact up to
         :data:`lorak.learn.KNN_EXACT_MAX` rows, NN-descent above when installed.
+    subsample : int or None, default=100_000
+        The anchor graph on more rows than this: what the fit learns from the rows is
+        averages over them — the m × m matrices GᵀG/n and GᵀLᵖG/n, the anchors'
+        k-means, the bandwidth, the factor's mean row, and the default factor's
+        landmarks and kernel width — so they are estimated on ``subsample`` rows drawn
+        at random (one draw, shared by all of them), and the fit's cost stops growing
+        with n. The labeled rows are always all read; ``transform`` and the models'
+        predictions see every row. None: every statistic over every row (passes over
+        all of them). At most n rows never sample, so results there do not depend on
+        it. A factor you pass is fitted on all rows (it may need them: indices,
+        labels).
     random_state : int, Generator or None, default=None
         Seeds the anchors' k-means, NN-descent and the default factor.
 
@@ -348,6 +365,7 @@ class GraphRegularizedFactor(TransformerBase):
         target="auto",
         knn_method="auto",
         selection="gated",
+        subsample=GRAPH_SUBSAMPLE,
         random_state=None,
     ):
         store_params(self, locals())
@@ -390,6 +408,9 @@ class GraphRegularizedFactor(TransformerBase):
             raise ValueError(f"{name}: n_neighbors must be a positive integer or 'auto'; got {k!r}")
         if n < 2:
             raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
+        ss = self.subsample
+        if ss is not None and (not isinstance(ss, numbers.Integral) or isinstance(ss, bool) or ss < 2):
+            raise ValueError(f"{name}: subsample must be None or an integer ≥ 2; got {ss!r}")
         if self._graph_is("anchor"):
             a = self._resolve_n_anchors(n)
             if k > a and not (isinstance(self.n_anchors, str) or isinstance(self.n_neighbors, str)):
@@ -404,6 +425,14 @@ class GraphRegularizedFactor(TransformerBase):
                     f"rows; got {n}: pass a smaller n_neighbors"
                 )
             raise ValueError(f"{name}: n_neighbors={k} must be below the number of rows, {n}")
+
+    def _rows_learned_from(self, n):
+        """How many rows the graph's statistics are averages over: n, or ``subsample``
+        below it (the anchor graph)."""
+        s = self.subsample
+        if s is None or n <= s or not self._graph_is("anchor"):
+            return n
+        return int(s)
 
     def _graph_is(self, name):
         """Whether ``graph`` is the named graph (it may also be a sparse matrix)."""
@@ -423,6 +452,7 @@ class GraphRegularizedFactor(TransformerBase):
                 raise ValueError(
                     f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}"
                 )
+            n = self._rows_learned_from(n)
             return int(max(1, min(-(-2 * n // 3), 2000, n)))
         if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
             raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
@@ -461,15 +491,22 @@ class GraphRegularizedFactor(TransformerBase):
         Stages: the input and the labeled rows (:meth:`_fit_input`), the inner factor,
         the graph's m × m statistics GᵀG and GᵀLᵖG (:meth:`_graph_grams`), their
         eigendecomposition, γ (:meth:`_choose_gamma`), R(γ)."""
-        raw, X, labels, X_l = self._fit_input(X, y)
+        raw, X, labels, labeled = self._fit_input(X, y)
         n = X.shape[0]
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
-        factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
-        self.factor_ = factor.fit(X, None if labels is None else labels[2])
-        defo = deformation(*self._graph_grams(raw, X, seed), n_rows=n)
+        S, X_l = self._rows_in_memory(raw, X, labeled, seed)
+        if self.factor is None:  # the default factor learns averages: the sample does
+            m = self._rows_learned_from(n)
+            self.factor_ = _default_nystroem(m, seed).fit(X if S is None else S)
+        else:
+            self.factor_ = clone(self.factor).fit(X, None if labels is None else labels[2])
+        defo = deformation(*self._graph_grams(raw, X, S, seed), n_rows=n)
         self.penalty_, self.loo_scores_, self.rank_scores_ = None, None, None
-        self.graph_energy_ratio_ = self._energy_ratio(raw, X, defo, seed)
+        if S is None:
+            self.graph_energy_ratio_ = self._energy_ratio(raw, X, defo, seed, n)
+        else:
+            self.graph_energy_ratio_ = self._energy_ratio(S, S, defo, seed, n)
         t, pmap = (
             (float(self.gamma), None) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
         )
@@ -504,9 +541,8 @@ class GraphRegularizedFactor(TransformerBase):
         return R, float(np.sum(R * (defo.gram @ R))) / n
 
     def _fit_input(self, X, y):
-        """(X as given, X validated, the parsed labels or None, the labeled rows of X in
-        memory when ``gamma="auto"`` — read first, so that a bad one fails before any
-        pass — else None)."""
+        """(X as given, X validated, the parsed labels or None, the indices of the
+        labeled rows when ``gamma="auto"`` reads them, else None)."""
         name = type(self).__name__
         raw = X
         if is_dask_array(X):  # passes over its chunks; the labeled rows gathered to memory
@@ -535,23 +571,75 @@ class GraphRegularizedFactor(TransformerBase):
                 f"{name}: gamma='auto' needs at least 3 labeled rows for its "
                 f"leave-one-out choice; y has {labels[1].size}"
             )
-        X_l = gather_rows(raw, labels[1]) if is_dask_array(raw) else take_rows(X, labels[1])
-        return raw, X, labels, X_l
+        return raw, X, labels, labels[1]
 
-    def _graph_grams(self, raw, X, seed):
+    def _rows_in_memory(self, raw, X, labeled, seed):
+        """(the sample of :meth:`_subsample` or None, the labeled rows or None), read
+        first, so that a bad row fails before any pass; on a dask array in one
+        gather."""
+        idx = self._sample_indices(X.shape[0], seed)
+        if idx is not None and labeled is not None and is_dask_array(raw):
+            both = gather_rows(raw, np.concatenate([labeled, idx]), name="X",
+                               what="the labeled rows and a random sample of the rows")
+            return both[labeled.size :], both[: labeled.size]
+        X_l = None
+        if labeled is not None:
+            X_l = gather_rows(raw, labeled) if is_dask_array(raw) else take_rows(X, labeled)
+        return (None if idx is None else self._sample_rows(raw, X, idx)), X_l
+
+    def _sample_indices(self, n, seed):
+        """Which rows the anchor graph's statistics are estimated on when X has more
+        than ``subsample`` rows: that many drawn at random, sorted; else None (all)."""
+        s = self.subsample
+        if s is None or n <= s or not self._graph_is("anchor"):
+            return None
+        a = self._resolve_n_anchors(n)
+        if a > s:  # "auto" resolves on the sample's size: never above it
+            raise ValueError(
+                f"{type(self).__name__}: subsample={s} is below n_anchors={a}: the anchors "
+                "are k-means centres of the sampled rows; pass a larger subsample (or None)"
+            )
+        return np.sort(np.random.default_rng([seed, 4]).choice(n, int(s), replace=False))
+
+    @staticmethod
+    def _sample_rows(raw, X, idx):
+        """The rows ``idx`` of X in memory (on X's device for an array API X)."""
+        if sp.issparse(X):
+            return X[idx]
+        if is_dask_array(raw) or is_memmap(raw):
+            return gather_rows(raw, idx, name="X", what="a random sample of the rows")
+        return take_rows(X, idx)
+
+    def _graph_grams(self, raw, X, S, seed):
         """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the
         anchor graph's by passes over row chunks (on X's device for an array API X),
-        the others in memory. Sets ``anchors_``."""
+        the others in memory. Sets ``anchors_``.
+
+        With a sample ``S`` (more rows than ``subsample``), the anchors, the bandwidth
+        and the anchor graph's m × m sums come from its rows, the sums scaled by n/|S|:
+        unbiased for GᵀG, and for GᵀLᵖG to the relative order of (anchors / |S|) —
+        each anchor's weight Λ_jj is itself estimated."""
+        n = X.shape[0]
+        if S is not None:
+            GtG, H = self._anchor_grams(S, S, seed, n)
+            f = n / S.shape[0]
+            return GtG * f, H * f
+        if self._graph_is("anchor"):
+            return self._anchor_grams(raw, X, seed, n)
         n, transform = X.shape[0], self.factor_.transform
         self.anchors_ = None
-        if not self._graph_is("anchor"):
-            G = transform(X)
-            G = G.toarray() if sp.issparse(G) else np.asarray(G)
-            if self._graph_is("knn"):
-                A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
-            else:
-                A = self._check_graph(self.graph, n)
-            return graph_laplacian_gram(G, A, self.power)
+        G = transform(X)
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if self._graph_is("knn"):
+            A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
+        else:
+            A = self._check_graph(self.graph, n)
+        return graph_laplacian_gram(G, A, self.power)
+
+    def _anchor_grams(self, raw, X, seed, n):
+        """(GᵀG, GᵀLᵖG) of the anchor graph on the rows of X (all n rows, or a sample of
+        them): its anchors (k-means), bandwidth, and one pass over row chunks."""
+        transform = self.factor_.transform
         a = self._resolve_n_anchors(n)
         anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
         s = min(self._n_neighbors(), a)
@@ -629,18 +717,17 @@ class GraphRegularizedFactor(TransformerBase):
             return sel.t, rank.map
         return sel.t, None
 
-    def _energy_ratio(self, raw, X, defo, seed):
-        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`); the mean
-        row ḡ over all rows up to :data:`MEAN_ROW_SAMPLE`, over that many drawn at
-        random above."""
-        n = X.shape[0]
+    def _energy_ratio(self, raw, X, defo, seed, n):
+        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`) for the n
+        training rows; the mean row ḡ over the rows of X (all n rows, or a sample of
+        them) up to :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
         if defo.scale == 0:  # the graph joins no two rows the factor tells apart
             return float("nan")
-        if n <= MEAN_ROW_SAMPLE:
+        if X.shape[0] <= MEAN_ROW_SAMPLE:
             rows = X
         else:
             idx = np.sort(
-                np.random.default_rng([seed, 3]).choice(n, MEAN_ROW_SAMPLE, replace=False)
+                np.random.default_rng([seed, 3]).choice(X.shape[0], MEAN_ROW_SAMPLE, replace=False)
             )
             rows = gather_rows(raw, idx) if is_dask_array(raw) else take_rows(X, idx)
         G = self.factor_.transform(rows)
