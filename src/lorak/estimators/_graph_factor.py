@@ -78,9 +78,9 @@ BANDWIDTH_SAMPLE = 100_000
 
 #: The anchor graph's pass accumulates the Grams of the kernel rows (N applied once,
 #: after the sum; see :func:`_kernel_rows_map`) above this many rows, where the m × m
-#: product per row it saves is a third of the fit's time; below, the Grams of the
-#: factor's rows, exactly as before.
-KERNEL_ROWS_MIN_SAMPLES = 100_000
+#: product per row it saves is most of the pass; at and below, the Grams of the
+#: factor's rows (the small sets keep the round-off of the factor's own rows).
+KERNEL_ROWS_MIN_SAMPLES = 10_000
 #: ... and only while ‖N‖₂² (1/λ_min of the landmark kernel) is at most this: the
 #: Grams' round-off, eps·n·max k(x, x) on the kernel rows, grows by ‖N‖₂² when N is
 #: applied after the sum (≤ 2·10⁻¹⁰ of the Gram's scale here, against ‖N‖₂·eps on the
