@@ -9,7 +9,9 @@ pytest imports test files in its default mode, by base name, with this folder on
 ``sys.path`` (no ``__init__.py`` anywhere): ``from conftest import readonly`` and
 ``from _naive import ...`` work from every folder, and two folders must not hold the
 same file name (``tests/test_layout.py`` checks). The benchmark harness's tests are in
-``bench/tests``, with their own ``conftest.py``.
+``bench/tests`` (collected by the same run); their helpers are in
+``bench/tests/_bench_testing.py``, as a second ``conftest`` module would take this
+one's place.
 """
 
 import os

@@ -324,10 +324,24 @@ def test_test_file_names_are_unique():
     """pytest imports test files by their base name (rootdir mode, no ``__init__.py``):
     two folders, the harness's tests included, must not hold the same file name."""
     files = [p for p in TESTS.rglob("test_*.py") if "data" not in p.relative_to(TESTS).parts]
-    files += list(BENCH_TESTS.rglob("test_*.py"))
+    files += list(BENCH_TESTS.rglob("*.py"))
     names = collections.Counter(p.name for p in files)
     assert [n for n, c in names.items() if c > 1] == []
     assert not list(TESTS.rglob("__init__.py")) and not list(BENCH_TESTS.rglob("__init__.py"))
+
+
+def test_one_conftest_for_the_run():
+    """One pytest run collects ``tests/`` and ``bench/tests``; test files import
+    ``tests/conftest.py`` by its module name (``from conftest import readonly``), which
+    a second ``conftest.py`` on the way would take over (and ``--doctest-modules``
+    refuses two files of that name): the harness's helpers live in
+    ``bench/tests/_bench_testing.py``."""
+    found = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.rglob("conftest.py")
+        if not {".venv", "build", ".git"} & set(p.relative_to(ROOT).parts)
+    )
+    assert found == ["tests/conftest.py"]
 
 
 def test_pytest_collects_the_library_and_the_harness():

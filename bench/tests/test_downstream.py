@@ -6,11 +6,17 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from conftest import load_benchmark_script
+from _bench_testing import load_benchmark_script, needs_data
 from lorak_bench import get_experiment, run_experiment, write_outputs
 from lorak_bench.experiments import kpca as kpca_exp
 from lorak_bench.experiments import lssvm_usps
 from lorak_bench.experiments._zhang2008 import kmeans_counts
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
 
 # ---------------------------------------------------------------- kpca: the math
 
@@ -181,6 +187,7 @@ def test_outputs_written(tmp_path, name, dataset, plot):
 
 
 @pytest.mark.data
+@needs_data
 def test_usps_pairs_load():
     Xtr, ytr, Xte, yte = lssvm_usps.load_pair("1-7")
     assert Xtr.shape == (1005 + 645, 256) and Xte.shape == (264 + 147, 256)

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import ssl_sets_without_data
+from _bench_testing import needs_data, ssl_sets_without_data
 from lorak.datasets import make_twonorm
 from lorak_bench import DatasetSpec, LoadedData, _ssl, get_experiment, run_experiment
 from lorak_bench._runner import _resolve_specs
@@ -166,6 +166,7 @@ def test_datasets_option_runs_each_set_in_its_own_part_only():
 
 
 @pytest.mark.data
+@needs_data
 def test_loaders_scale_libsvm_sets_and_recode_labels():
     german = _ssl.ssl_spec("german", "german").loader(_ssl.ssl_spec("german", "german"), None)
     assert german.X.min() == -1.0 and german.X.max() == 1.0

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import ssl_sets_without_data
+from _bench_testing import ssl_sets_without_data
 from lorak.datasets import make_twonorm
 from lorak_bench import DatasetSpec, LoadedData, get_experiment, run_experiment
 from lorak_bench._runner import _resolve_specs

@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import load_benchmark_script
+from _bench_testing import load_benchmark_script
 from lorak import LowRankMKLClassifier
 from lorak.learn import fit_lp_mkl
 from lorak_bench import DatasetSpec, LoadedData, get_experiment, run_experiment, write_outputs

@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 
+from _bench_testing import needs_data
 from lorak.constraints import from_labels
 from lorak_bench import get_experiment
 from lorak_bench._reference import load_reference
@@ -76,6 +77,7 @@ def test_full_run_keeps_every_paper_set(key):
 
 
 @pytest.mark.data
+@needs_data
 @pytest.mark.parametrize("key", PARAMS, ids=lambda k: "/".join(k))
 def test_quick_with_data_runs_the_subset(key):
     part = _part(key)

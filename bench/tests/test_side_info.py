@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+from _bench_testing import needs_data
 from lorak_bench import get_experiment, run_experiment
 from lorak_bench._runner import _resolve_specs
 from lorak_bench.experiments import side_info
@@ -43,6 +44,7 @@ def test_labeled_rows_are_drawn_evenly_over_the_classes():
 
 
 @pytest.mark.data
+@needs_data
 def test_quick_runs_the_three_ssl_book_sets():
     part = get_experiment("side-info").part("main")
     specs, _ = _resolve_specs(part, override=None, quick=True, data_home=os.environ["LORAK_DATA"])

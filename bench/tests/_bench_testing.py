@@ -1,35 +1,29 @@
-"""Fixtures and helpers of the harness's tests (``bench/tests``).
+"""Helpers of the harness's tests (``bench/tests``).
 
 These test ``lorak_bench`` (the lorak-bench distribution in ``bench/``) and the
 repository's ``benchmarks/*.py`` scripts that use it. pytest imports test files by base
-name with their folder on ``sys.path`` (no ``__init__.py``): ``from conftest import ...``
-reaches this file from here, and no file name here may repeat one under ``tests/``
-(``tests/test_layout.py`` checks).
+name with their folder on ``sys.path`` (no ``__init__.py``): ``from _bench_testing
+import ...`` reaches this file from here. There is no ``conftest.py`` here on purpose:
+one pytest run collects ``tests/`` too, whose ``conftest.py`` its files import by that
+name, and a second module named ``conftest`` would take its place
+(``tests/test_layout.py`` checks); no file name here may repeat one under ``tests/``.
 """
 
 import importlib.util
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def pytest_collection_modifyitems(config, items):
-    """Skip tests marked ``data`` when LORAK_DATA is not set (with the reason)."""
-    if os.environ.get("LORAK_DATA"):
-        return
-    skip = pytest.mark.skip(reason="needs LORAK_DATA pointing at a folder of benchmark data")
-    for item in items:
-        if "data" in item.keywords:
-            item.add_marker(skip)
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(12345)
+#: For tests marked ``data``: skipped, with the reason, when LORAK_DATA is not set
+#: (``tests/conftest.py`` does the same for every ``data`` test of a run that collects
+#: ``tests/``; this makes ``pytest bench/tests`` alone skip them too).
+needs_data = pytest.mark.skipif(
+    not os.environ.get("LORAK_DATA"),
+    reason="needs LORAK_DATA pointing at a folder of benchmark data",
+)
 
 
 def load_benchmark_script(name: str):
