@@ -1,6 +1,6 @@
-"""What each (part, data set) of a ``lorak bench all`` run cost, read from its cell cache.
+"""What each (part, data set) of a ``lorak-bench all`` run cost, read from its cell cache.
 
-``lorak bench all`` saves every finished (part, data set) of an experiment under
+``lorak-bench all`` saves every finished (part, data set) of an experiment under
 ``OUT/NAME/cells/`` (the cache behind ``--resume``), with the data set's wall seconds
 (loading, preparing, every cell) and each cell's timed wall and CPU seconds. This script
 adds them up per (part, data set) and per experiment, also for an experiment that has

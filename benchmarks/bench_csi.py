@@ -34,11 +34,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from lorak import IncompleteCholesky
-from lorak.bench import LoadGuard, Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import CSI
 from lorak.kernels import Gaussian
 from lorak.learn import csi
+from lorak_bench.timing import LoadGuard, Record, Stopwatch, time_call
 
 HERE = Path(__file__).resolve().parent
 

@@ -34,8 +34,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from lorak import CSI, LowRankMKLClassifier
-from lorak.bench import LoadGuard, Record, Stopwatch
 from lorak.datasets import load
+from lorak_bench.timing import LoadGuard, Record, Stopwatch
 
 MAX_N = 600
 AUDIT = {

@@ -27,7 +27,7 @@ points of it (first set at 20× with m fixed at 0.1 n; revised with the rank cho
 factor's approximation of the problem).
 
 Each LS-SVM time is also given as a multiple of its BLAS floor measured in this run
-(:func:`lorak.bench.blas_floor`): the factor of the training rows (GEMM n × d by d × m and a
+(:func:`lorak_bench.timing.blas_floor`): the factor of the training rows (GEMM n × d by d × m and a
 triangular multiply of the n × m block), its Gram matrix GᵀG (GEMM m × n by n × m) and
 the factor of the test rows (GEMM and triangular multiply at n_test). The load
 average before and after is recorded (``load``); ``--strict-load`` refuses a run on a
@@ -52,7 +52,9 @@ from sklearn.kernel_ridge import KernelRidge
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from lorak import Nystroem
-from lorak.bench import (
+from lorak.kernels import Gaussian, kernel_block
+from lorak.models import LSSVC, LowRankKernelPCA, lssvm_fit_dense
+from lorak_bench.timing import (
     LoadGuard,
     Stopwatch,
     blas_floor,
@@ -61,8 +63,6 @@ from lorak.bench import (
     time_call,
     write_json,
 )
-from lorak.kernels import Gaussian, kernel_block
-from lorak.models import LSSVC, LowRankKernelPCA, lssvm_fit_dense
 
 C = 0.5
 N_KPCA = 10

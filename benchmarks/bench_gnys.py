@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lorak.bench import LoadGuard, Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, Nystroem
 from lorak.kernels import Gaussian, kernel_block
@@ -49,6 +48,7 @@ from lorak.learn import (
     solve_gen_nystrom,
 )
 from lorak.models import SemiSupervisedFactorClassifier
+from lorak_bench.timing import LoadGuard, Record, Stopwatch, time_call
 
 
 def _draw(y, l, rng):
@@ -246,7 +246,7 @@ def scaling(sizes, m=200, seed=0):
 
 def large_rep(name="usps", seed=0):
     """(d): CPU of one repetition per column on a large set, landmarks shared."""
-    from lorak.bench import M_CAP, M_RATIO, draw_labeled
+    from lorak_bench import M_CAP, M_RATIO, draw_labeled
 
     d = load(name)
     X = np.asarray(d.X, dtype=np.float64)

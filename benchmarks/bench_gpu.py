@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lorak.bench import Stopwatch, load_average, time_call
+from lorak_bench.timing import Stopwatch, load_average, time_call
 
 TARGETS = {
     "nystroem_floor_ratio": 1.3,
@@ -83,8 +83,8 @@ def _error(exc) -> dict:
 
 
 class Clock:
-    """Wall time around device work: :func:`lorak.bench.time_call` and
-    :class:`lorak.bench.Stopwatch` with the device synchronized as the timing starts
+    """Wall time around device work: :func:`lorak_bench.timing.time_call` and
+    :class:`lorak_bench.timing.Stopwatch` with the device synchronized as the timing starts
     and as it stops on CUDA (their ``sync`` hook)."""
 
     def __init__(self, torch, device):
@@ -96,7 +96,7 @@ class Clock:
             self.torch.cuda.synchronize()
 
     def stopwatch(self):
-        """A :class:`lorak.bench.Stopwatch` that waits for the device."""
+        """A :class:`lorak_bench.timing.Stopwatch` that waits for the device."""
         return Stopwatch(sync=self.sync)
 
     def time(self, fn, repeats=1, warmup=True, keep=False):

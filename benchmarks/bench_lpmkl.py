@@ -46,12 +46,12 @@ from pathlib import Path
 
 import numpy as np
 
-from lorak.bench import LoadGuard, Stopwatch, capture_environment, time_call, write_json
 from lorak.datasets import load
 from lorak.estimators import LowRankMKLClassifier, default_bank
 from lorak.kernels import KernelBank
 from lorak.learn import GaussianGrams, bank_factors, lp_mkl_full_kernel
 from lorak.solvers import gfb_naive, gfb_split, project_feasible, svm_dual_objective
+from lorak_bench.timing import LoadGuard, Stopwatch, capture_environment, time_call, write_json
 
 OUT = Path(__file__).parent / "out" / "bench_lpmkl.json"
 C = 1000.0
@@ -358,7 +358,7 @@ def _grid_experiment(args):
     """
     import dataclasses
 
-    from lorak.bench.experiments import lpmkl
+    from lorak_bench.experiments import lpmkl
 
     base = lpmkl.ACCURACY
     ps = args.ps
@@ -403,13 +403,13 @@ def part_grid(args):
     """Run the reduced ``lpmkl`` grid; report.md/results.json/plots into --out."""
     import logging
 
-    from lorak.bench import run_experiment, write_outputs
+    from lorak_bench import run_experiment, write_outputs
 
     # one line per fitted cell (accuracy, seconds) in the log, so that a run cut short
     # still leaves its numbers
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("lorak").setLevel(logging.WARNING)
-    logging.getLogger("lorak.bench.experiments.lpmkl").setLevel(logging.INFO)
+    logging.getLogger("lorak_bench.experiments.lpmkl").setLevel(logging.INFO)
     exp = _grid_experiment(args)
     cfg = {
         "bench_lpmkl_grid": {

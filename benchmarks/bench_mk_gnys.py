@@ -36,7 +36,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
-from lorak.bench import Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.estimators import GeneralizedNystroem, MultipleKernelGeneralizedNystroem
 from lorak.kernels import KernelBank
@@ -44,6 +43,7 @@ from lorak.landmarks import select_landmarks
 from lorak.learn import MKGenNystromProblem, fit_mk_gen_nystrom
 from lorak.metrics import ideal_kernel_factor
 from lorak.models import SemiSupervisedFactorClassifier
+from lorak_bench.timing import Record, Stopwatch, time_call
 
 
 def _codes(y):

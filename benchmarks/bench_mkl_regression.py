@@ -41,8 +41,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVR
 
 import lorak
-from lorak.bench import Record, load_average, time_call
 from lorak.kernels import KernelBank
+from lorak_bench.timing import Record, load_average, time_call
 
 OUT = Path(__file__).parent / "out" / "bench_mkl_regression.json"
 

@@ -4,7 +4,7 @@ MKLpy is what users pick today for MKL in Python; it is a benchmark-only depende
 (not a lorak requirement). Protocol: the ``gnys-mkl`` experiment's (Zhang et al. 2017,
 §6.2): its datasets, loaders and scaling, 9 Gaussians b ∈ {2⁻⁴b₀, …, 2⁴b₀}, 100
 labeled rows drawn evenly over the classes with the experiment's seeds (repetition r
-uses the same rows as ``lorak bench gnys-mkl`` repetition r), error (%) on the
+uses the same rows as ``lorak-bench gnys-mkl`` repetition r), error (%) on the
 unlabeled rows, SVM C = 1.
 
 MKLpy works on full kernel matrices: training on the 9 l × l kernels of the labeled
@@ -35,10 +35,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from lorak.bench import N_LABELED, Record, Stopwatch, derive_seed, draw_labeled, get_experiment
 from lorak.estimators import CABMKL, GLMKLClassifier
 from lorak.landmarks import select_landmarks
 from lorak.models import SemiSupervisedFactorClassifier
+from lorak_bench import N_LABELED, derive_seed, draw_labeled, get_experiment
+from lorak_bench.timing import Record, Stopwatch
 
 OUT = Path(__file__).parent / "out" / "bench_mklpy.json"
 warnings.filterwarnings("ignore", category=UserWarning, module="MKLpy")

@@ -72,11 +72,11 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from lorak.bench import LoadGuard, Record, Stopwatch, load_average, time_call
 from lorak.constraints import check_constraints, from_labels
 from lorak.datasets import load
 from lorak.estimators import SimpleNPKL
 from lorak.learn import fit_simple_npkl, knn_graph, normalized_laplacian
+from lorak_bench.timing import LoadGuard, Record, Stopwatch, load_average, time_call
 
 K = 50
 TARGET_LL = 1.0

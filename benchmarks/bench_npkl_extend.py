@@ -24,12 +24,12 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.preprocessing import StandardScaler
 
 from lorak import Nystroem, SimpleNPKL
-from lorak.bench import Stopwatch
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.kernels import scale_gamma
 from lorak.learn import RIDGE_EXTENSION_ALPHA, RIDGE_EXTENSION_LANDMARKS, ridge_map
 from lorak.metrics import pairwise_cluster_accuracy as acc
+from lorak_bench.timing import Stopwatch
 
 LORAK_SETS = {
     "iris": {},

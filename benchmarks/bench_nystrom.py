@@ -13,7 +13,7 @@ Measures, on random data (default n=70000, d=784, m=1000, 2 BLAS threads):
     columns computed ahead in blocks against the column-at-a-time loop, same pivots.
 
 Every time is also reported as a multiple of the BLAS floor measured in this run
-(:func:`lorak.bench.blas_floor`): Nyström's fit_transform and transform against one GEMM
+(:func:`lorak_bench.timing.blas_floor`): Nyström's fit_transform and transform against one GEMM
 (n × d by d × m) plus one triangular multiply of the n × m block, k-means against one
 GEMM (n × d by d × k) per assignment pass (n_iter + 1). The load average before and
 after is recorded; a 1-minute load above the core count flags the run
@@ -43,9 +43,9 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from threadpoolctl import threadpool_limits
 
 import lorak
-from lorak.bench import LoadGuard, Record, Stopwatch, blas_floor, floor_seconds, time_call
 from lorak.kernels import Gaussian
 from lorak.landmarks import quantization_error
+from lorak_bench.timing import LoadGuard, Record, Stopwatch, blas_floor, floor_seconds, time_call
 
 
 def timed(fn, repeats):

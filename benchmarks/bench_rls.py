@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 
 import lorak
-from lorak.bench import LoadGuard, Record, load_average, time_call
 from lorak.datasets import load
 from lorak.kernels import Gaussian
 from lorak.landmarks import DEFAULT_RANK_FRACTION, rls_landmarks
 from lorak.metrics import frobenius_error
+from lorak_bench.timing import LoadGuard, Record, load_average, time_call
 
 # (load name, label, split, min-max scale) as in the nystrom-error experiment
 SETS = (

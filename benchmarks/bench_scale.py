@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lorak.bench import Stopwatch, capture_environment, time_call, write_json
+from lorak_bench.timing import Stopwatch, capture_environment, time_call, write_json
 
 N_CLUSTERS = 30
 SEED = 20261121

@@ -46,12 +46,12 @@ import numpy as np
 from sklearn.cluster import KMeans, SpectralClustering
 
 from lorak import SimpleNPKL
-from lorak.bench import LoadGuard, Record, Stopwatch
 from lorak.constraints import from_labels
 from lorak.datasets import load
 from lorak.learn import DegenerateKernelWarning, auto_C
 from lorak.metrics import pairwise_cluster_accuracy
 from lorak.models import kernel_kmeans_factor
+from lorak_bench.timing import LoadGuard, Record, Stopwatch
 
 RATIO = 0.7
 N_INIT = 10

@@ -18,8 +18,8 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from lorak import GeneralizedNystroem, SemiSupervisedFactorClassifier
-from lorak.bench import Record, time_call
 from lorak.datasets import load
+from lorak_bench.timing import Record, time_call
 
 
 def median_seconds(make, X, y, reps):

@@ -41,7 +41,7 @@ from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
 from lorak import GeneralizedNystroem, SemiSupervisedFactorRegressor
-from lorak.bench import Record, Stopwatch
+from lorak_bench.timing import Record, Stopwatch
 
 N_GENERATED = 600
 

@@ -277,7 +277,7 @@ def run_one(cfg):
 
     from threadpoolctl import threadpool_limits
 
-    from lorak.bench import Stopwatch, load_average
+    from lorak_bench.timing import Stopwatch, load_average
 
     n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
     gen = (cfg["d"], cfg["seed"], cfg)
@@ -400,7 +400,7 @@ def run_in_process(cfg, timeout):
 
 
 def main(argv=None):
-    from lorak.bench import Record
+    from lorak_bench.timing import Record
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lorak.bench import Record, Stopwatch, time_call
 from lorak.datasets import load
 from lorak.kernels import Gaussian
 from lorak.learn import csi
+from lorak_bench.timing import Record, Stopwatch, time_call
 
 HERE = Path(__file__).resolve().parent
 R_SCRIPT = HERE / "crosscheck_kernlab.R"

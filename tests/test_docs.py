@@ -20,7 +20,16 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import lorak_docs  # noqa: E402
 
-DOCS_DEPS = ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "sphinxarg")
+#: What the build imports: the docs extra, and the harness (the command-line page
+#: documents ``lorak-bench``'s options from its parser).
+DOCS_DEPS = (
+    "sphinx",
+    "numpydoc",
+    "sphinx_gallery",
+    "pydata_sphinx_theme",
+    "sphinxarg",
+    "lorak_bench",
+)
 
 
 def _have_docs_deps() -> bool:
@@ -77,7 +86,7 @@ def test_committed_snapshots_cover_the_five_papers():
     assert len(list((DOCS / "reproduction").glob("*.rst"))) == 6  # index + five papers
     for name in used:
         lines = lorak_docs.bench_report_lines(name)
-        assert lines and lines[0].startswith("Snapshot of ``lorak bench")
+        assert lines and lines[0].startswith("Snapshot of ``lorak-bench")
 
 
 def test_docstring_escapes_leave_code_alone():
@@ -104,7 +113,10 @@ def _sphinx(builder, out, *extra, **env_extra):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_docs_deps(), reason="needs the docs extra (pip install .[docs])")
+@pytest.mark.skipif(
+    not _have_docs_deps(),
+    reason="needs the docs extra and the harness (pip install .[docs] ./bench)",
+)
 def test_the_site_builds_without_warnings_and_its_doctests_pass(tmp_path):
     import shutil
 

@@ -1,4 +1,6 @@
-"""The layout of ``src/lorak``, checked from its source with ``ast`` (nothing imported).
+"""The layout of ``src/lorak``, and of the benchmark harness beside it
+(``bench/src/lorak_bench``, the lorak-bench distribution), checked from their source
+with ``ast`` (nothing imported).
 
 - The module import graph (every ``import``, at module level or inside a function) has
   no cycle, and no module imports a package above it except ``persist._allowlist``,
@@ -6,6 +8,8 @@
 - No function name is defined twice at module level, private names included: one
   helper per job, imported where it is needed.
 - No reference to documents users of the package do not have.
+- The library never imports the harness (``lorak bench`` hands over to it, the one
+  exception); the harness imports only the library's public names.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ import ast
 import collections
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "lorak"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "lorak"
+#: The benchmark harness, a distribution of its own (``bench/``).
+BENCH_SRC = ROOT / "bench" / "src" / "lorak_bench"
 
 #: (importer, imported package) pairs allowed to point upwards.
 UPWARD_ALLOWED = {("lorak.persist._allowlist", "lorak")}
@@ -26,15 +33,19 @@ DEFINED_TWICE_ALLOWED = {
     "load": {"lorak.persist", "lorak.datasets._loaders"},
 }
 
-#: bench/ is being reorganized (issue 16, its bench part); its own duplicates are
-#: checked separately and reported, not enforced, until that lands.
-BENCH = "lorak.bench"
+#: The harness's package: its modules are checked beside the library's, by the same
+#: rules, and for what they may import from the library.
+BENCH = "lorak_bench"
+
+#: (library module, harness module) imports allowed: ``lorak bench`` hands its
+#: arguments over to ``lorak-bench`` when the harness is installed.
+LIBRARY_TO_HARNESS_ALLOWED = {("lorak.cli", "lorak_bench.cli")}
 
 
-def _modules() -> dict[str, tuple[Path, bool]]:
+def _modules(src: Path) -> dict[str, tuple[Path, bool]]:
     out = {}
-    for path in sorted(SRC.rglob("*.py")):
-        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    for path in sorted(src.rglob("*.py")):
+        parts = list(path.relative_to(src.parent).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         if is_pkg:
             parts = parts[:-1]
@@ -42,7 +53,8 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
-MODULES = _modules()
+LIBRARY_MODULES = _modules(SRC)
+MODULES = {**LIBRARY_MODULES, **_modules(BENCH_SRC)}
 TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, (path, _) in MODULES.items()}
 
 
@@ -64,7 +76,7 @@ def _targets(module: str, is_pkg: bool, node) -> set[str]:
         target = ".".join(base + ([node.module] if node.module else []))
     else:
         target = node.module or ""
-    if target != "lorak" and not target.startswith("lorak."):
+    if _root(target) not in ("lorak", BENCH):
         return found
     for alias in node.names:
         sub = f"{target}.{alias.name}"
@@ -73,6 +85,10 @@ def _targets(module: str, is_pkg: bool, node) -> set[str]:
         elif target in MODULES:
             found.add(target)
     return found
+
+
+def _root(module: str) -> str:
+    return module.split(".")[0]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -141,11 +157,47 @@ def _check_graph(scope):
 
 
 def test_import_graph_has_no_cycle_and_one_upward_import():
-    _check_graph(lambda m: not m.startswith(BENCH))
+    _check_graph(lambda m: _root(m) == "lorak")
 
 
 def test_bench_import_graph_has_no_cycle_and_no_upward_import():
-    _check_graph(lambda m: m.startswith(BENCH))
+    _check_graph(lambda m: _root(m) == BENCH)
+
+
+def test_the_library_does_not_import_the_harness():
+    graph = import_graph()
+    found = {(a, b) for a in LIBRARY_MODULES for b in graph[a] if _root(b) == BENCH}
+    assert found <= LIBRARY_TO_HARNESS_ALLOWED, found - LIBRARY_TO_HARNESS_ALLOWED
+    assert not [m for m in LIBRARY_MODULES if m.startswith("lorak.bench")]
+
+
+def _names_imported_from_the_library(module: str):
+    """``(module imported from, name)`` of every import of a lorak module by ``module``
+    (``from lorak.x import y`` gives ``("lorak.x", "y")``, ``import lorak.x`` gives
+    ``("lorak.x", None)``)."""
+    for node in ast.walk(TREES[module]):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if _root(node.module) == "lorak":
+                for alias in node.names:
+                    yield node.module, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _root(alias.name) == "lorak":
+                    yield alias.name, None
+
+
+def test_the_harness_uses_only_the_public_api_of_the_library():
+    """No ``from lorak._x import``, no ``lorak.sub._private``, no ``_name``: the harness
+    imports what the library's packages export."""
+    harness = [m for m in MODULES if _root(m) == BENCH]
+    imported = [(m, s, n) for m in harness for s, n in _names_imported_from_the_library(m)]
+    assert imported  # the check sees the harness's imports
+    private = [
+        (m, f"{source}:{name}")
+        for m, source, name in imported
+        if any(p.startswith("_") for p in source.split(".")) or (name or "").startswith("_")
+    ]
+    assert private == []
 
 
 def test_chunked_machinery_is_a_leaf():
@@ -166,8 +218,7 @@ def test_estimators_import_no_private_module_of_another_package():
 
 
 def test_no_function_name_defined_twice_in_the_library():
-    library = [m for m in MODULES if not m.startswith(BENCH)]
-    dup = defined_twice(library)
+    dup = defined_twice(list(LIBRARY_MODULES))
     for name, allowed in DEFINED_TWICE_ALLOWED.items():
         if set(dup.get(name, ())) <= allowed:
             dup.pop(name, None)
@@ -196,15 +247,16 @@ def test_modules_of_one_concern_each_share_no_private_name():
 
 
 def test_no_function_name_defined_twice_in_bench():
-    bench = [m for m in MODULES if m.startswith(BENCH)]
+    bench = [m for m in MODULES if _root(m) == BENCH]
+    assert bench
     assert defined_twice(bench) == {}
 
 
 def test_no_reference_to_documents_outside_the_package():
     hits = [
         name
-        for name, (path, _) in MODULES.items()
-        if not name.startswith(BENCH) and "SPEC" in path.read_text(encoding="utf-8")
+        for name, (path, _) in LIBRARY_MODULES.items()
+        if "SPEC" in path.read_text(encoding="utf-8")
     ]
     assert hits == []
 
@@ -213,7 +265,7 @@ def test_no_reference_to_documents_outside_bench():
     hits = [
         name
         for name, (path, _) in MODULES.items()
-        if name.startswith(BENCH) and "SPEC" in path.read_text(encoding="utf-8")
+        if _root(name) == BENCH and "SPEC" in path.read_text(encoding="utf-8")
     ]
     assert hits == []
 
@@ -264,13 +316,43 @@ def test_flat_test_files_test_a_top_level_module_or_cut_across():
     assert all((TESTS / name).is_file() for name in CROSS_CUTTING)
 
 
+#: The harness's tests, collected in the same pytest run (``testpaths``).
+BENCH_TESTS = ROOT / "bench" / "tests"
+
+
 def test_test_file_names_are_unique():
     """pytest imports test files by their base name (rootdir mode, no ``__init__.py``):
-    two folders must not hold the same file name."""
+    two folders, the harness's tests included, must not hold the same file name."""
     files = [p for p in TESTS.rglob("test_*.py") if "data" not in p.relative_to(TESTS).parts]
+    files += list(BENCH_TESTS.rglob("*.py"))
     names = collections.Counter(p.name for p in files)
     assert [n for n, c in names.items() if c > 1] == []
-    assert not list(TESTS.rglob("__init__.py"))
+    assert not list(TESTS.rglob("__init__.py")) and not list(BENCH_TESTS.rglob("__init__.py"))
+
+
+def test_one_conftest_for_the_run():
+    """One pytest run collects ``tests/`` and ``bench/tests``; test files import
+    ``tests/conftest.py`` by its module name (``from conftest import readonly``), which
+    a second ``conftest.py`` on the way would take over (and ``--doctest-modules``
+    refuses two files of that name): the harness's helpers live in
+    ``bench/tests/_bench_testing.py``."""
+    found = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.rglob("conftest.py")
+        if not {".venv", "build", ".git"} & set(p.relative_to(ROOT).parts)
+    )
+    assert found == ["tests/conftest.py"]
+
+
+def test_pytest_collects_the_library_and_the_harness():
+    """One ``pytest`` run (the README's test command) runs both test trees and both
+    packages' docstring examples."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    paths = config["tool"]["pytest"]["ini_options"]["testpaths"]
+    assert paths == ["tests", "src/lorak", "bench/tests", "bench/src/lorak_bench"]
+    assert all((ROOT / p).is_dir() for p in paths)
 
 
 # ---------------------------------------------------------------- private names
@@ -333,11 +415,21 @@ def test_no_private_name_is_imported_across_packages():
     assert PRIVATE_ACROSS_PENDING - found == set(), "fixed: drop it from the pending list"
 
 
+#: Public function names both packages define on purpose: each command line's entry
+#: point and parser (``lorak.cli`` and ``lorak_bench.cli``; the console scripts and the
+#: docs' argparse pages name them ``module:main`` and ``module:build_parser``).
+SHADOW_ALLOWED = {
+    "main": {"lorak.cli", "lorak_bench.cli"},
+    "build_parser": {"lorak.cli", "lorak_bench.cli"},
+}
+
+
 def test_bench_functions_do_not_shadow_library_functions():
-    """A public function of ``lorak.bench`` does not reuse the name of a public
-    function of the library (``bench._ssl.kmeans_landmarks`` did)."""
-    library = [m for m in MODULES if not m.startswith(BENCH)]
-    bench = [m for m in MODULES if m.startswith(BENCH)]
+    """A public function of ``lorak_bench`` does not reuse the name of a public
+    function of the library (``bench._ssl.kmeans_landmarks`` did), the command lines'
+    entry points aside."""
+    library = list(LIBRARY_MODULES)
+    bench = [m for m in MODULES if _root(m) == BENCH]
 
     def public_functions(modules):
         return {
@@ -348,4 +440,24 @@ def test_bench_functions_do_not_shadow_library_functions():
             and not node.name.startswith("_")
         }
 
-    assert public_functions(bench) & public_functions(library) == set()
+    shared = public_functions(bench) & public_functions(library)
+    for name in set(shared) & set(SHADOW_ALLOWED):
+        where = {
+            m
+            for m in MODULES
+            for node in TREES[m].body
+            if isinstance(node, ast.FunctionDef) and node.name == name
+        }
+        if where <= SHADOW_ALLOWED[name]:
+            shared.discard(name)
+    assert shared == set()
+
+
+def test_ci_runs_the_readme_test_command():
+    """``.ci/run`` runs exactly the README's test command (after choosing LORAK_DATA)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Run the tests:", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    command = block.strip()
+    assert "-e ./bench" in command or '-e "./bench' in command
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == command

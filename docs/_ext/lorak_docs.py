@@ -4,11 +4,11 @@
   build time, so a new public name gets its page without editing the docs.
 * Gallery: :func:`gallery_argv` gives each example its quick-mode arguments.
 * Reproduction notes: the ``bench-report`` directive renders a committed snapshot of
-  ``lorak bench`` output (``docs/_data/bench/NAME.json``): the run's settings, the
+  ``lorak-bench`` output (``docs/_data/bench/NAME.json``): the run's settings, the
   comparison with the paper that the experiment computed, and every result that has a
   paper number beside it. Nothing in those tables is typed by hand.
 
-Refresh the snapshots from a bench output folder (``lorak bench all --quick --out DIR``
+Refresh the snapshots from a bench output folder (``lorak-bench all --quick --out DIR``
 or single runs into ``DIR/NAME``)::
 
     python docs/_ext/lorak_docs.py snapshot DIR
@@ -426,7 +426,7 @@ def run_summary(snap: dict) -> list[str]:
     env = snap.get("environment", {})
     wall = snap.get("wall_seconds")
     head = (
-        f"Snapshot of ``lorak bench {snap['experiment']}{' --quick' if snap.get('quick') else ''}``"
+        f"Snapshot of ``lorak-bench {snap['experiment']}{' --quick' if snap.get('quick') else ''}``"
         f" ({mode} mode, seed {snap.get('seed')}, run {str(snap.get('started_utc', ''))[:10]}"
         + (f", {wall:.0f} s wall" if wall is not None else "")
         + ")."

@@ -2,447 +2,77 @@
 
 ::
 
-    lorak bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
-                           [--threads N]
-    lorak bench all [--quick] [--skip a,b | --only a,b] [--reps N] [--out DIR] [--seed S]
-                    [--threads N]
-    lorak bench --list
     lorak datasets [--data-home DIR]
+    lorak bench ...          (the benchmark harness, when lorak-bench is installed)
     lorak --version
+
+The paper-reproduction benchmarks are a distribution of their own, ``lorak-bench``
+(the ``bench/`` folder of the repository), with its own command ``lorak-bench``;
+``lorak bench ARGS`` hands ``ARGS`` over to it when it is installed and otherwise
+says how to install it.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
 __all__ = ["build_parser", "main"]
 
+#: What ``lorak bench`` prints (to stderr, exit status 1) when the harness is missing.
+BENCH_NOT_INSTALLED = (
+    "lorak bench: the benchmark harness is not installed; install it from the lorak "
+    "repository with `pip install ./bench` (it also provides the `lorak-bench` command)"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``lorak``."""
-    return _build()[0]
-
-
-def _build():
+    """The argument parser of ``lorak``. ``bench`` is listed for the help only: its
+    arguments are those of ``lorak-bench``, which parses them."""
     from ._version import __version__
 
     parser = argparse.ArgumentParser(
-        prog="lorak", description="lorak — LOw-RAnk Kernels: benchmarks and datasets."
+        prog="lorak",
+        description="lorak — LOw-RAnk Kernels: datasets, and the paper benchmarks when "
+        "lorak-bench is installed.",
     )
     parser.add_argument("--version", action="version", version=f"lorak {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    bench = sub.add_parser(
+    sub.add_parser(
         "bench",
-        help="run a paper-reproduction benchmark",
-        description="Run a declared benchmark; writes results.json, raw.json, report.md "
-        "and plots into --out. `lorak bench all` runs every experiment, each into "
-        "--out/NAME, and writes one combined report.md and index.json into --out.",
+        help="run a paper-reproduction benchmark (the lorak-bench command; installed "
+        "separately: pip install ./bench)",
+        description="Hands its arguments over to lorak-bench (see `lorak-bench --help`).",
+        add_help=False,
     )
-    bench.add_argument(
-        "experiment", nargs="?", help="experiment name (see --list), or 'all' for every one"
-    )
-    bench.add_argument("--list", action="store_true", help="list the experiments and exit")
-    _add_selection_arguments(bench)
-    _add_run_arguments(bench)
-
     ds = sub.add_parser("datasets", help="list the datasets and whether their files are present")
     ds.add_argument("--data-home", type=Path, default=None, help="default: $LORAK_DATA")
-    return parser, bench
+    return parser
 
 
-def _add_selection_arguments(bench) -> None:
-    """What ``lorak bench`` runs: data sets, repetitions, size, output, experiments, seed."""
-    bench.add_argument(
-        "--datasets",
-        type=_csv,
-        default=None,
-        help="comma-separated datasets replacing those of every part of the experiment "
-        "(paper labels such as adult1a, or lorak.datasets names)",
-    )
-    bench.add_argument(
-        "--reps",
-        type=_positive_int,
-        default=None,
-        help="repetitions of the randomized methods in every part (default: the experiment's)",
-    )
-    bench.add_argument(
-        "--quick",
-        action="store_true",
-        help="small grid and few repetitions; stand-in datasets when LORAK_DATA is absent",
-    )
-    bench.add_argument(
-        "--out", type=Path, default=None, help="output folder (default bench-out/EXPERIMENT)"
-    )
-    bench.add_argument(
-        "--skip",
-        type=_csv,
-        default=None,
-        help="with 'all': comma-separated experiments to leave out",
-    )
-    bench.add_argument(
-        "--only",
-        type=_csv,
-        default=None,
-        help="with 'all': comma-separated experiments to run (default: every one)",
-    )
-    bench.add_argument(
-        "--seed", type=_nonnegative_int, default=0, help="base seed, >= 0 (default 0)"
-    )
-
-
-def _add_run_arguments(bench) -> None:
-    """How ``lorak bench`` runs: threads, processes, data folder, resume, output."""
-    bench.add_argument(
-        "--threads",
-        type=_nonnegative_int,
-        default=None,
-        help="BLAS/OpenMP threads of the run (0: the libraries' defaults; default: 1 with "
-        "--quick, whose small problems run faster on one thread, else the libraries' "
-        "defaults)",
-    )
-    bench.add_argument(
-        "--jobs",
-        type=_positive_int,
-        default=1,
-        help="with 'all': worker processes at once, each running one experiment, or one "
-        "data set of an experiment that has several (its outputs are then assembled from "
-        "the cell cache), with the BLAS threads split between them (--threads per process; "
-        "default: the cores divided by --jobs), so the cores are never oversubscribed "
-        "(default 1)",
-    )
-    bench.add_argument(
-        "--data-home", type=Path, default=None, help="data folder (default: $LORAK_DATA)"
-    )
-    bench.add_argument(
-        "--resume",
-        action="store_true",
-        help="replay the datasets an earlier, killed run with the same settings finished "
-        "(saved under --out/[NAME/]cells) instead of running them again",
-    )
-    bench.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    bench.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-
-
-def _csv(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("expected at least one dataset name")
-    return items
-
-
-def _int_at_least(low: int):
-    """An argparse type: an integer >= ``low``."""
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}; got {v}")
-        return v
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_nonnegative_int = _int_at_least(0)
-
-
-def _thread_limit(args):
-    """The BLAS/OpenMP limit of a bench run (``--threads``; 1 by default with --quick)."""
-    import contextlib
-
-    n = args.threads if args.threads is not None else (1 if args.quick else 0)
-    if not n:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=int(n))
-
-
-def _quiet_matplotlib(args) -> None:
-    """matplotlib's font fallbacks (mathtext on log axes) warn once per glyph family;
-    they say nothing about the results, so only ``-vv`` shows them."""
-    if args.verbose < 2:
-        logging.getLogger("matplotlib").setLevel(logging.ERROR)
-
-
-def _check_out_dir(bench_parser, out_dir: Path, *, cells: bool = False) -> None:
-    """Create the output folder before the run and make sure files can be written into
-    it: a path that cannot hold it (under a file, an existing file, no permission, a
-    read-only file system) fails now, not after part of the benchmark has run.
-    ``cells``: the run saves its finished data sets in ``out_dir/cells``, which must not
-    be a file."""
-    import os
-    import tempfile
-
+def _cmd_bench(argv: list[str]) -> int:
+    """``lorak bench ARGS``: ``lorak-bench ARGS`` when the harness is installed, else one
+    line saying how to install it."""
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        bench_parser.error(f"--out {str(out_dir)!r}: cannot create the output folder ({exc})")
-    cells_dir = out_dir / "cells"
-    if cells and cells_dir.exists() and not cells_dir.is_dir():
-        bench_parser.error(
-            f"--out {str(out_dir)!r}: {str(cells_dir)!r} is a file; the run saves its "
-            "finished data sets in that folder"
-        )
-    try:  # the honest test (permissions, ACLs, read-only mounts): write a file, remove it
-        fd, probe = tempfile.mkstemp(prefix=".lorak-write-test-", dir=out_dir)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        bench_parser.error(
-            f"--out {str(out_dir)!r}: the output folder cannot be written ({exc}); "
-            "pass a folder you can write to"
-        )
-
-
-def _check_data_home(parser, args) -> None:
-    home = getattr(args, "data_home", None)
-    if home is not None and not Path(home).is_dir():
-        what = "is not a folder" if Path(home).exists() else "does not exist"
-        parser.error(f"--data-home {str(home)!r} {what}")
-
-
-def _cmd_list(out) -> int:
-    from .bench import list_experiments
-    from .bench._registry import IMPORT_ERRORS
-
-    exps = list_experiments()
-    width = max((len(e.name) for e in exps), default=0)
-    for e in exps:
-        out.write(f"{e.name.ljust(width)}  {e.description}\n")
-    for mod, err in sorted(IMPORT_ERRORS.items()):
-        out.write(f"(experiment module {mod!r} failed to import: {err})\n")
-    out.write(f"{'all'.ljust(width)}  every experiment above, one combined report\n")
-    return 0
-
-
-def _cmd_bench(bench_parser, args) -> int:
-    from .bench import ProgressBar, list_experiments, run_experiment, write_outputs
-    from .bench._runner import CellCache
-
-    if args.list:
-        return _cmd_list(sys.stdout)
-    if not args.experiment:
-        names = ", ".join(e.name for e in list_experiments())
-        bench_parser.error(f"an experiment name is required; valid names: {names}, all")
-    if args.experiment == "all":
-        return _cmd_bench_all(bench_parser, args)
-    exp = _one_experiment(bench_parser, args)
-    _configure_logging(args)
-    out_dir = args.out if args.out is not None else Path("bench-out") / exp.name
-    _check_data_home(bench_parser, args)
-    _check_out_dir(bench_parser, out_dir, cells=True)
-    progress = None if args.no_progress else ProgressBar(sys.stderr)
-    result = run_experiment(
-        exp,
-        datasets=args.datasets,
-        reps=args.reps,
-        quick=args.quick,
-        seed=args.seed,
-        data_home=args.data_home,
-        progress=progress,
-        config=_bench_config(exp, args, out_dir),
-        cache=CellCache(out_dir / "cells", resume=args.resume),
-    )
-    result.config["out"] = str(out_dir)
-    paths = write_outputs(result, out_dir)
-    return _report_bench(result, paths)
-
-
-def _one_experiment(bench_parser, args):
-    """The experiment ``args.experiment`` names (``--skip``/``--only`` refused)."""
-    from .bench import get_experiment
-
-    if args.skip or args.only:
-        bench_parser.error("--skip and --only apply to 'lorak bench all' only")
-    try:
-        return get_experiment(args.experiment)
-    except ValueError as exc:
-        bench_parser.error(str(exc))
-
-
-def _configure_logging(args) -> None:
-    """Log to stderr at WARNING, INFO with -v, DEBUG with -vv; matplotlib quieter."""
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    _quiet_matplotlib(args)
-
-
-def _bench_config(exp, args, out_dir) -> dict:
-    """The command and options a single-experiment run records."""
-    return {
-        "command": "bench",
-        "options": {
-            "experiment": exp.name,
-            "datasets": args.datasets,
-            "reps": args.reps,
-            "quick": args.quick,
-            "out": str(out_dir),
-            "seed": args.seed,
-            "threads": args.threads,
-            "data_home": None if args.data_home is None else str(args.data_home),
-            "resume": args.resume,
-        },
-    }
-
-
-def _report_bench(result, paths) -> int:
-    """Print the summary of a single-experiment run; its exit status (1: no results)."""
-    from .bench._report import experiment_summary
-
-    print(experiment_summary(result))
-    print(
-        f"\nwrote {paths['results']}, {paths['report']}"
-        + (f" and {len(paths['plots'])} plot(s)" if paths["plots"] else "")
-    )
-    print(
-        f"wall time {result.wall_seconds:.1f} s (timed fit + transform "
-        f"{result.fit_seconds:.1f} s over {len(result.records)} cells)"
-    )
-    if result.failures:
-        print(f"{len(result.failures)} failure(s); see the Failures section of report.md")
-    if not result.rows:
-        print(
-            "no results: every dataset failed to load or run (set LORAK_DATA, pass "
-            "--data-home, or use --quick for stand-in datasets)",
-            file=sys.stderr,
-        )
+        from lorak_bench.cli import main as bench_main
+    except ImportError as exc:
+        if exc.name not in ("lorak_bench", "lorak_bench.cli"):
+            raise  # the harness is there but broken: its own error is the useful one
+        print(BENCH_NOT_INSTALLED, file=sys.stderr)
         return 1
-    return 0
-
-
-def _cmd_bench_all(bench_parser, args) -> int:
-    import datetime as _dt
-    import time
-
-    from .bench import ProgressBar
-    from .bench._env import capture_environment
-    from .bench._registry import IMPORT_ERRORS
-    from .bench._report import write_combined
-    from .bench._runner import run_all
-
-    exps, skip = _selected_experiments(bench_parser, args)
-    _configure_logging(args)
-    out_dir = args.out if args.out is not None else Path("bench-out") / "all"
-    _check_data_home(bench_parser, args)
-    _check_out_dir(bench_parser, out_dir)
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    options = _all_options(args, out_dir, skip)
-    t0 = time.perf_counter()
-    names_all = [e.name for e in exps]
-
-    def meta_now(done):
-        return {
-            "quick": bool(args.quick),
-            "seed": int(args.seed),
-            "reps": args.reps,
-            "started_utc": started,
-            "wall_seconds": round(time.perf_counter() - t0, 3),
-            "skipped": skip,
-            "pending": [n for n in names_all if n not in {e.name for e in done}],
-            "import_errors": dict(IMPORT_ERRORS),
-            "environment": env,
-        }
-
-    env = capture_environment()
-    entries = run_all(
-        exps,
-        out_dir,
-        reps=args.reps,
-        quick=args.quick,
-        seed=args.seed,
-        data_home=args.data_home,
-        progress_factory=None
-        if args.no_progress or args.jobs > 1
-        else (lambda: ProgressBar(sys.stderr)),
-        config={"command": "bench all", "options": options},
-        log=lambda line: print(line, flush=True),
-        on_entry=lambda done: write_combined(done, out_dir, meta=meta_now(done)),
-        resume=args.resume,
-        jobs=args.jobs,
-        threads=args.threads or (1 if args.quick else None),
-    )
-    wall = time.perf_counter() - t0
-    paths = write_combined(entries, out_dir, meta=meta_now(entries))
-    return _report_all(entries, wall, paths)
-
-
-def _selected_experiments(bench_parser, args):
-    """``(experiments, skipped names)`` of ``lorak bench all`` after --only and --skip."""
-    from .bench import list_experiments
-
-    if args.datasets:
-        bench_parser.error(
-            "--datasets cannot be used with 'all' (every experiment has its own datasets)"
-        )
-    exps = list_experiments()
-    names = {e.name for e in exps}
-    skip = list(args.skip or [])
-    for opt, given in (("--skip", skip), ("--only", args.only or [])):
-        unknown = [s for s in given if s not in names]
-        if unknown:
-            bench_parser.error(
-                f"{opt}: unknown experiment(s) {', '.join(unknown)}; valid names: "
-                + ", ".join(sorted(names))
-            )
-    if args.only:
-        exps = [e for e in exps if e.name in args.only]
-    exps = [e for e in exps if e.name not in skip]
-    if not exps:
-        bench_parser.error("no experiment left to run")
-    return exps, skip
-
-
-def _all_options(args, out_dir, skip) -> dict:
-    """The options ``lorak bench all`` records."""
-    return {
-        "experiment": "all",
-        "reps": args.reps,
-        "quick": args.quick,
-        "out": str(out_dir),
-        "seed": args.seed,
-        "skip": skip,
-        "only": args.only,
-        "threads": args.threads,
-        "data_home": None if args.data_home is None else str(args.data_home),
-        "resume": args.resume,
-        "jobs": args.jobs,
-    }
-
-
-def _report_all(entries, wall, paths) -> int:
-    """Print the summary of ``lorak bench all``; its exit status (1: an experiment gave
-    no results or failed to import)."""
-    from .bench._registry import IMPORT_ERRORS
-
-    bad = [e.name for e in entries if e.status in ("error", "no results")]
-    print(
-        f"\n{len(entries)} experiment(s) in {wall:.1f} s; wrote {paths['report']} and "
-        f"{paths['index']}"
-    )
-    for mod, err in sorted(IMPORT_ERRORS.items()):
-        print(f"experiment module {mod!r} failed to import: {err}", file=sys.stderr)
-    if bad:
-        print(f"no results from: {', '.join(bad)}", file=sys.stderr)
-        return 1
-    return 1 if IMPORT_ERRORS else 0
+    return bench_main(argv, prog="lorak bench")
 
 
 def _cmd_datasets(parser, args) -> int:
     from .datasets import ManifestError, describe_available
 
+    home = args.data_home
+    if home is not None and not Path(home).is_dir():
+        what = "is not a folder" if Path(home).exists() else "does not exist"
+        parser.error(f"--data-home {str(home)!r} {what}")
     try:
-        table = describe_available(args.data_home)
+        table = describe_available(home)
     except ManifestError as exc:  # a malformed MANIFEST.json: say where, no traceback
         parser.error(f"datasets: {exc}")
     print(table)
@@ -451,13 +81,12 @@ def _cmd_datasets(parser, args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``lorak`` command; returns the exit status."""
-    parser, bench_parser = _build()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # lorak has no option that could come before a command
+        return _cmd_bench(argv[1:])
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "bench":
-        with _thread_limit(args):
-            return _cmd_bench(bench_parser, args)
     if args.command == "datasets":
-        _check_data_home(parser, args)
         return _cmd_datasets(parser, args)
     parser.print_help()
     return 2

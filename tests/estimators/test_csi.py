@@ -1,5 +1,6 @@
 """CSI (Bach & Jordan 2005): the algorithm against a brute-force reference, its exact
-cases, the estimator's contract, and the csi-rank experiment's helpers."""
+cases and the estimator's contract (the csi-rank experiment's helpers are tested with
+the harness, ``bench/tests/test_csi_rank.py``)."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,6 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from _naive import naive_csi
 from conftest import readonly
-from lorak.bench.experiments import csi_rank
 from lorak.decompose import incomplete_cholesky
 from lorak.estimators import CSI
 from lorak.learn._csi import _hysteresis_argmax, csi, csi_q
@@ -360,44 +360,6 @@ def test_constant_y_is_fine_without_the_prediction_term(blobs):
     X, _ = blobs
     c = CSI(n_components=5, kappa=0.0, target="regression").fit(X, np.ones(300))
     assert c.n_components_ == 5
-
-
-# ---------------------------------------------------------------- csi-rank helpers
-
-
-def test_experiment_helpers():
-    assert csi_rank.stop_rank([1e-2, 1e-3, 5e-5, 1e-2]) == 3
-    assert csi_rank.stop_rank([1e-2, 1e-3]) == 2
-    assert csi_rank.minimal_rank([1, 2, 3, 5], [0.3, 0.2, 0.1, 0.05], 0.1) == 3
-    assert csi_rank.minimal_rank([1, 2], [0.3, 0.2], 0.1) is None
-    g = csi_rank.rank_grid(1000)
-    assert g[:50] == tuple(range(1, 51)) and g[-1] == 1000 and len(set(g)) == len(g)
-    table = [
-        {"icd": 10, "csi": 3},
-        {"icd": None, "csi": 30},
-        {"icd": 5, "csi": 5},
-        {"icd": 4, "csi": None},
-        {"icd": None, "csi": None},
-    ]
-    assert csi_rank.compare_ranks(table) == {"smaller": 2, "equal": 1, "larger": 1, "neither": 1}
-
-
-def test_experiment_curve_on_a_small_set():
-    """One split of the sweep on a generated set: CSI reaches a lower error early."""
-    from lorak.bench import Task
-    from lorak.bench._spec import DatasetSpec, LoadedData
-    from lorak.datasets import make_ringnorm
-
-    X, y = make_ringnorm(240, random_state=0)
-    data = LoadedData(spec=DatasetSpec("ringnorm"), X=X, y=y)
-    ctx = {"classes": np.unique(y), "gamma": 0.05, "C": 1.0, "curves": {}}
-    task = Task(data=data, params={"rank": 3}, rep=0, seed=1, context=ctx, quick=True)
-    full = csi_rank._curve(task, "full")
-    icd = csi_rank._curve(task, "icd")
-    c = csi_rank._curve(task, "csi")
-    assert np.all(full["error"] == full["error"][0])
-    assert c["error_nostop"][:10].min() <= icd["error_nostop"][:10].min()
-    assert np.all(c["rank_used"] <= c["rank_used_nostop"])
 
 
 # ---------------------------------------------------------------- slow / data

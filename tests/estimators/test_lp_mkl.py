@@ -460,13 +460,3 @@ def test_svmguide1_close_to_the_full_kernel_reference():
         np.where(dec + svc.intercept_[0] > 0, 1, -1) == np.where(yte == clf.classes_[1], 1, -1)
     )
     assert clf.score(Xte, yte) >= acc_full - 0.02
-
-
-def test_lpmkl_experiment_is_declared():
-    from lorak.bench import get_experiment
-    from lorak.bench.experiments.lpmkl import split_indices
-
-    exp = get_experiment("lpmkl")
-    assert [p.name for p in exp.parts] == ["accuracy", "solvers"]
-    tr, te = split_indices(100, seed=3)
-    assert tr.size == 70 and te.size == 30 and not np.intersect1d(tr, te).size

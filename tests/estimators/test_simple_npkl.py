@@ -464,32 +464,3 @@ def test_a1a_linear_loss_pataki():
     V = est.fit_transform(d.X, **c)
     assert V.shape == (1605, est.max_rank_)
     assert np.sum(est.eigenvalues_**2) == pytest.approx(1605)
-
-
-# ---------------------------------------------------------------- benchmark pieces
-
-
-def test_sdp_baseline_linear_is_the_top_eigenvector():
-    pytest.importorskip("cvxpy")
-    from lorak.bench.experiments.npkl_uci import sdp_npkl
-
-    X, y, L, pairs, signs = problem(n=30)
-    V, status = sdp_npkl(X, pairs, signs, C=0.3, loss="linear", n_neighbors=5, B=1.0)
-    assert status in ("optimal", "optimal_inaccurate")
-    A = 0.3 * dense_T(pairs, signs, 30) - L.toarray()
-    lam, P = np.linalg.eigh(A)
-    # max tr(AK) s.t. tr(K) ≤ 1, K ⪰ 0 is attained at v vᵀ, v the top eigenvector
-    np.testing.assert_allclose(V @ V.T, np.outer(P[:, -1], P[:, -1]), atol=1e-3)
-
-
-@pytest.mark.slow
-def test_npkl_uci_experiment_runs_on_iris():
-    from lorak.bench import get_experiment, run_experiment
-
-    exp = get_experiment("npkl-uci")
-    res = run_experiment(exp, datasets=["iris"], reps=1, quick=True)
-    assert not [f for f in res.failures if f["part"] == "table2"]
-    text = exp.checks(res)
-    assert "Table 2" in text and "iris (paper)" in text
-    acc = res.select(part="table2", dataset="iris", method="simplenpkl_linear", metric="accuracy")
-    assert acc[0]["mean"] > 85

@@ -45,15 +45,26 @@ def test_allowlist_contents_and_registration(tmp_path):
     )
 
 
-def test_bench_classes_are_left_out(tmp_path):
-    """The benchmark harness's classes are never rebuilt from a file, even once imported."""
-    import lorak.bench  # noqa: F401  (imports the harness, so its classes are in sys.modules)
-    from lorak.persist._allowlist import EXCLUDED_PACKAGES
+def test_classes_of_other_packages_are_left_out(monkeypatch):
+    """Only ``lorak`` and ``lorak.*`` modules are searched: a dataclass of another
+    package whose name merely starts with "lorak" (the benchmark harness is
+    ``lorak_bench``) is never rebuilt from a file, even once imported."""
+    import dataclasses
+    import types
 
-    assert EXCLUDED_PACKAGES == ("lorak.bench",)
-    bench_modules = [m for m in sys.modules if m.startswith("lorak.bench")]
-    assert bench_modules
-    assert not [k for k in trusted_classes() if k.startswith("lorak.bench")]
+    mod = types.ModuleType("lorak_elsewhere")
+
+    @dataclasses.dataclass
+    class Settings:
+        x: int = 0
+
+    Settings.__qualname__ = "Settings"  # as if defined at the module's top level
+    Settings.__module__ = "lorak_elsewhere"
+    mod.Settings = Settings
+    monkeypatch.setitem(sys.modules, "lorak_elsewhere", mod)
+    allow = trusted_classes()
+    assert Settings not in allow.values()
+    assert not [k for k in allow if k.startswith("lorak_")]
 
 
 def test_register_trusted_takes_classes_only():

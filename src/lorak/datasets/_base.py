@@ -209,17 +209,6 @@ def read_manifest(home: Path) -> dict[str, Any]:
     return validate_manifest(manifest, repr(str(path)))
 
 
-def try_read_manifest(home: Path | None) -> dict[str, Any] | None:
-    """Like :func:`read_manifest` but ``None`` when there is no usable manifest."""
-    if home is None or not (home / MANIFEST_NAME).is_file():
-        return None
-    try:
-        return read_manifest(home)
-    except ValueError as exc:
-        logger.warning("ignoring the manifest of %s: %s", home, exc)
-        return None
-
-
 def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
     """Hex sha256 digest of a file, read in chunks."""
     h = hashlib.sha256()

@@ -581,13 +581,6 @@ def dual_objective(alpha, w_pos, B: float, C: float) -> float:
     )
 
 
-def linear_objective(L, V, pairs, signs, C: float, kij=None) -> float:
-    """Eq. (6) at K = VVᵀ: tr(LK) − C Σ_ordered T_ij K_ij."""
-    if kij is None:
-        kij = pair_values(V, pairs)
-    return laplacian_term(L, V) - 2.0 * C * float(signs @ kij)
-
-
 # ---------------------------------------------------------------- solvers
 
 

@@ -1,9 +1,10 @@
 """The allowlist: the classes :func:`lorak.load` may rebuild.
 
 Data-driven: lorak's own classes are found in the lorak modules already imported
-(estimators, kernels, kernel banks and dataclasses, outside the packages named in
-:data:`EXCLUDED_PACKAGES`), scikit-learn's are the fixed table :data:`SKLEARN_TRUSTED`,
-and :func:`register_trusted` adds more. Nothing here imports a module named in a file.
+(estimators, kernels, kernel banks and dataclasses of ``lorak`` and ``lorak.*``; other
+distributions, the benchmark harness ``lorak_bench`` included, are not lorak's),
+scikit-learn's are the fixed table :data:`SKLEARN_TRUSTED`, and :func:`register_trusted`
+adds more. Nothing here imports a module named in a file.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ SKLEARN_TRUSTED = {
     "sklearn.pipeline": ("Pipeline",),
     "sklearn.dummy": ("DummyClassifier", "DummyRegressor"),
 }
-
-#: lorak packages whose classes are never persisted (the benchmark harness).
-EXCLUDED_PACKAGES = ("lorak.bench",)
 
 #: Classes added with :func:`register_trusted`, by :func:`qualname`.
 EXTRA_TRUSTED: dict[str, type] = {}
@@ -69,8 +67,6 @@ def trusted_classes() -> dict[str, type]:
     out: dict[str, type] = {}
     for modname, mod in list(sys.modules.items()):
         if mod is None or not (modname == "lorak" or modname.startswith("lorak.")):
-            continue
-        if any(modname == p or modname.startswith(p + ".") for p in EXCLUDED_PACKAGES):
             continue
         for obj in list(vars(mod).values()):
             if (

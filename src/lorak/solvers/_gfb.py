@@ -185,10 +185,6 @@ class FactorStack:
     def block(self, k: int) -> slice:
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
-    def column_kernel(self) -> np.ndarray:
-        """(Σ r_k,) index of the kernel each stacked column belongs to."""
-        return np.repeat(np.arange(self.n_kernels), self.ranks)
-
     # ------------------------------------------------------------------ products
     def rmatvec(self, U) -> np.ndarray:
         """Vᵀ U for U of shape (ℓ,) or (ℓ, c), in float64.
