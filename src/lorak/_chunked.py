@@ -344,7 +344,7 @@ def norm_stats(B):
     return np.einsum("ij,ij->", B, B), B.sum(axis=0), B.shape[0]
 
 
-def gather_rows(X, rows, *, name: str = "X") -> np.ndarray:
+def gather_rows(X, rows, *, name: str = "X", what: str = "the labeled rows") -> np.ndarray:
     """The rows ``rows`` (host integer indices) of a dask array, memmap or ndarray as an
     in-memory float array (float32 kept), each checked finite.
 
@@ -369,8 +369,8 @@ def gather_rows(X, rows, *, name: str = "X") -> np.ndarray:
     if bad.any():
         raise ValueError(
             f"{name}: row {int(rows[np.flatnonzero(bad)[0]])} contains NaN or infinity "
-            f"({int(bad.sum())} of the {rows.size} rows gathered to memory, the labeled "
-            "rows, are not finite)"
+            f"({int(bad.sum())} of the {rows.size} rows gathered to memory, {what}, are "
+            "not finite)"
         )
     return block
 

@@ -112,14 +112,15 @@ class Rows:
         return self.kind == "array_api"
 
     # ------------------------------------------------------------ reading rows
-    def take(self, idx) -> Rows:
+    def take(self, idx, *, what: str | None = None) -> Rows:
         """The rows ``idx`` in memory (in the rows' namespace, on their device).
 
         A dask array computes only the chunks that hold them and a memmap reads only
         them; a row with NaN or infinity among them is named
-        (:func:`lorak._chunked.gather_rows`)."""
+        (:func:`lorak._chunked.gather_rows`, ``what`` saying which rows they are)."""
         if self.is_chunked:
-            return _block(gather_rows(self.source, idx), self)
+            named = {} if what is None else {"what": what}
+            return _block(gather_rows(self.source, idx, **named), self)
         if self.on_device:
             at = self.xp.asarray(np.asarray(idx, dtype=np.int64), device=self.device)
             return _block(self.xp.take(self.data, at, axis=0), self)
@@ -129,12 +130,29 @@ class Rows:
         """The labeled rows ``idx``, gathered once per fit: asked again for the same
         rows (by the factor the fit hands these Rows to), the same block comes back, and
         it keeps the features computed from it."""
+        kept = self._labeled_kept(idx)
+        return kept if kept is not None else self._keep_labeled(idx, self.take(idx))
+
+    def labeled_with(self, idx, sample, *, what: str) -> tuple:
+        """(the labeled rows ``idx`` as :meth:`labeled` gives them, the rows ``sample``
+        as :meth:`take` does): a dask array read once for both, unless the labeled rows
+        were gathered already."""
+        if not self.is_lazy or self._labeled_kept(idx) is not None:
+            return self.labeled(idx), self.take(sample, what=what)
         idx = np.asarray(idx)
+        both = gather_rows(
+            self.source, np.concatenate([idx, sample]), what=f"the labeled rows and {what}"
+        )
+        labeled = self._keep_labeled(idx, _block(both[: idx.size], self))
+        return labeled, _block(both[idx.size :], self)
+
+    def _labeled_kept(self, idx):
         kept = self._kept.get("labeled")
-        if kept is not None and np.array_equal(kept[0], idx):
-            return kept[1]
-        block = replace(self.take(idx), keeps_features=True, _kept={})
-        self._kept["labeled"] = (idx, block)
+        return kept[1] if kept is not None and np.array_equal(kept[0], idx) else None
+
+    def _keep_labeled(self, idx, block):
+        block = replace(block, keeps_features=True, _kept={})
+        self._kept["labeled"] = (np.asarray(idx), block)
         return block
 
     def features(self, factor):

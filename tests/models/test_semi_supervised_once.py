@@ -150,3 +150,20 @@ def test_lorak_factors_declare_that_they_take_resolved_input():
     assert Nystroem().takes_resolved_input is True
     assert Nystroem(kernel="precomputed").takes_resolved_input is False
     assert not getattr(lorak.IncompleteCholesky(), "takes_resolved_input", False)
+
+
+def test_a_sampled_graph_reads_the_labeled_rows_once_too(moons, monkeypatch):
+    """Above ``subsample`` rows the graph learns from a random sample: on dask the
+    labeled rows (gathered by the model) are not read again, the sample is read once."""
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X, ys, labeled = moons
+    validations = _count(monkeypatch, validate_data, validate_lazy, check_data)
+    gathers = _count(monkeypatch, gather_rows)
+    factor = GraphRegularizedFactor(subsample=400, random_state=0)
+    with dask.config.set(scheduler="synchronous"):
+        SemiSupervisedFactorClassifier(factor).fit(da.from_array(X, chunks=(128, 2)), ys)
+    assert [name for name, _ in validations] == ["validate_lazy"]
+    read = [args[1] for _, args in gathers]
+    assert len(read) == 2 and np.array_equal(read[0], labeled) and read[1].size == 400
+    assert not np.isin(read[1], labeled).all()  # the sample, not the labeled rows again

@@ -70,9 +70,9 @@ BANDWIDTH_SAMPLE = 100_000
 
 #: The anchor graph's pass accumulates the Grams of the kernel rows (N applied once,
 #: after the sum; see :func:`_kernel_rows_map`) above this many rows, where the m × m
-#: product per row it saves is a third of the fit's time; below, the Grams of the
-#: factor's rows, exactly as before.
-KERNEL_ROWS_MIN_SAMPLES = 100_000
+#: product per row it saves is most of the pass; at and below, the Grams of the
+#: factor's rows (the small sets keep the round-off of the factor's own rows).
+KERNEL_ROWS_MIN_SAMPLES = 10_000
 #: ... and only while ‖N‖₂² (1/λ_min of the landmark kernel) is at most this: the
 #: Grams' round-off, eps·n·max k(x, x) on the kernel rows, grows by ‖N‖₂² when N is
 #: applied after the sum (≤ 2·10⁻¹⁰ of the Gram's scale here, against ‖N‖₂·eps on the
@@ -84,6 +84,12 @@ KERNEL_ROWS_MAX_AMPLIFICATION = 1e6
 #: The mean row of the factor (for ``graph_energy_ratio_``) is taken over all rows up
 #: to this many, over this many drawn at random above.
 MEAN_ROW_SAMPLE = 10_000
+
+#: ``subsample``'s default: above this many rows, the graph's statistics are estimated
+#: on this many rows drawn at random (see ``subsample``).
+GRAPH_SUBSAMPLE = 100_000
+#: What the sample of ``subsample`` is called where a bad row of it is named.
+_SAMPLE_ROWS = "a random sample of the rows"
 
 #: Rows up to which ``gamma="auto"`` tries :data:`lorak.learn.GRAPH_GAMMA_GRID` as it
 #: is (the sizes its defaults were chosen on); above, its nonzero values are divided by
@@ -182,7 +188,8 @@ class GraphRegularizedFactor(TransformerBase):
     factor : transformer, default=None
         Any inductive factor (``fit``/``transform`` giving rows G with G Gᵀ ≈ K). None:
         :class:`lorak.Nystroem` with a Gaussian kernel of width the mean pairwise squared
-        distance, k-means landmarks and m = ⌈n/3⌉ (at most 1000). It is cloned and
+        distance, k-means landmarks and m = ⌈n/3⌉ (at most 1000), fitted on the rows
+        the graph is learned from (see ``subsample``). A factor you pass is cloned and
         fitted with ``fit(X, y)``.
     graph : "anchor", "knn" or sparse matrix, default="anchor"
         "anchor": the anchor graph of Liu, He & Chang (2010) — each row joined to its
@@ -193,7 +200,8 @@ class GraphRegularizedFactor(TransformerBase):
         Laplacian. A sparse n × n matrix: your symmetric adjacency (normalized
         Laplacian); every row needs an edge.
     n_anchors : int or "auto", default="auto"
-        Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000.
+        Anchors of the anchor graph. "auto": ⌈2n/3⌉, at most 2000 (n: the rows the
+        graph is learned from, at most ``subsample``).
     n_neighbors : int or "auto", default="auto"
         Anchors per row (anchor graph; "auto": 5) or neighbours per row (k-NN graph;
         "auto": 10).
@@ -251,6 +259,17 @@ class GraphRegularizedFactor(TransformerBase):
         ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the
         ``graph`` extra), or "auto": exact up to
         :data:`lorak.learn.KNN_EXACT_MAX` rows, NN-descent above when installed.
+    subsample : int or None, default=100_000
+        The anchor graph on more rows than this: what the fit learns from the rows is
+        averages over them — the m × m matrices GᵀG/n and GᵀLᵖG/n, the anchors'
+        k-means, the bandwidth, the factor's mean row, and the default factor's
+        landmarks and kernel width — so they are estimated on ``subsample`` rows drawn
+        at random (one draw, shared by all of them), and the fit's cost stops growing
+        with n. The labeled rows are always all read; ``transform`` and the models'
+        predictions see every row. None: every statistic over every row (passes over
+        all of them). At most n rows never sample, so results there do not depend on
+        it. A factor you pass is fitted on all rows (it may need them: indices,
+        labels).
     random_state : int, Generator or None, default=None
         Seeds the anchors' k-means, NN-descent and the default factor.
 
@@ -345,6 +364,7 @@ class GraphRegularizedFactor(TransformerBase):
         target="auto",
         knn_method="auto",
         selection="gated",
+        subsample=GRAPH_SUBSAMPLE,
         random_state=None,
     ):
         store_params(self, locals())
@@ -387,6 +407,11 @@ class GraphRegularizedFactor(TransformerBase):
             raise ValueError(f"{name}: n_neighbors must be a positive integer or 'auto'; got {k!r}")
         if n < 2:
             raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
+        ss = self.subsample
+        if ss is not None and (
+            not isinstance(ss, numbers.Integral) or isinstance(ss, bool) or ss < 2
+        ):
+            raise ValueError(f"{name}: subsample must be None or an integer ≥ 2; got {ss!r}")
         if self._graph_is("anchor"):
             a = self._resolve_n_anchors(n)
             if k > a and not (isinstance(self.n_anchors, str) or isinstance(self.n_neighbors, str)):
@@ -401,6 +426,14 @@ class GraphRegularizedFactor(TransformerBase):
                     f"rows; got {n}: pass a smaller n_neighbors"
                 )
             raise ValueError(f"{name}: n_neighbors={k} must be below the number of rows, {n}")
+
+    def _rows_learned_from(self, n):
+        """How many rows the graph's statistics are averages over: n, or ``subsample``
+        below it (the anchor graph)."""
+        s = self.subsample
+        if s is None or n <= s or not self._graph_is("anchor"):
+            return n
+        return int(s)
 
     def _graph_is(self, name):
         """Whether ``graph`` is the named graph (it may also be a sparse matrix)."""
@@ -420,6 +453,7 @@ class GraphRegularizedFactor(TransformerBase):
                 raise ValueError(
                     f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}"
                 )
+            n = self._rows_learned_from(n)
             return int(max(1, min(-(-2 * n // 3), 2000, n)))
         if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
             raise ValueError(f"{name}: n_anchors must be a positive integer or 'auto'; got {a!r}")
@@ -462,15 +496,21 @@ class GraphRegularizedFactor(TransformerBase):
         Stages: the input and the labeled rows (:meth:`_fit_input`), the inner factor,
         the graph's m × m statistics GᵀG and GᵀLᵖG (:meth:`_graph_grams`), their
         eigendecomposition, γ (:meth:`_choose_gamma`), R(γ)."""
-        rows, labels, X_l = self._fit_input(X, y)
+        rows, labels, labeled = self._fit_input(X, y)
         n = rows.n_rows
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
-        factor = _default_nystroem(n, seed) if self.factor is None else clone(self.factor)
-        self.factor_ = factor.fit(rows.input_for(factor), None if labels is None else labels[2])
-        defo = deformation(*self._graph_grams(rows, seed), n_rows=n)
+        S, X_l = self._rows_in_memory(rows, labeled, seed)
+        learned = rows if S is None else S  # the rows the graph's averages are over
+        if self.factor is None:  # the default factor learns averages: the sample does
+            factor = _default_nystroem(self._rows_learned_from(n), seed)
+            self.factor_ = factor.fit(learned.input_for(factor))
+        else:
+            factor = clone(self.factor)
+            self.factor_ = factor.fit(rows.input_for(factor), None if labels is None else labels[2])
+        defo = deformation(*self._graph_grams(rows, S, seed), n_rows=n)
         self.penalty_, self.loo_scores_, self.rank_scores_ = None, None, None
-        self.graph_energy_ratio_ = self._energy_ratio(rows, defo, seed)
+        self.graph_energy_ratio_ = self._energy_ratio(learned, defo, seed, n)
         t, pmap = (
             (float(self.gamma), None) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
         )
@@ -502,9 +542,9 @@ class GraphRegularizedFactor(TransformerBase):
         return R, float(np.sum(R * (defo.gram @ R))) / n
 
     def _fit_input(self, X, y):
-        """(the rows of X, resolved; the parsed labels or None; the labeled rows of X in
-        memory when ``gamma="auto"`` — read first, so that a bad one fails before any
-        pass — else None). A dask X is read by passes over its chunks."""
+        """(the rows of X, resolved; the parsed labels or None; the indices of the
+        labeled rows when ``gamma="auto"`` reads them, else None). A dask X is read by
+        passes over its chunks."""
         name = type(self).__name__
         rows = resolve_rows(self, X)
         self._check_lazy_params(rows)
@@ -526,21 +566,65 @@ class GraphRegularizedFactor(TransformerBase):
                 f"{name}: gamma='auto' needs at least 3 labeled rows for its "
                 f"leave-one-out choice; y has {labels[1].size}"
             )
-        return rows, labels, rows.labeled(labels[1])
+        return rows, labels, labels[1]
 
-    def _graph_grams(self, rows, seed):
+    def _rows_in_memory(self, rows, labeled, seed):
+        """(the sample of :meth:`_sample_indices` as rows, or None; the labeled rows or
+        None), read first, so that a bad row fails before any pass; on a dask array in
+        one gather (unless the labeled rows were gathered already, by the model that
+        handed these rows down)."""
+        idx = self._sample_indices(rows.n_rows, seed)
+        if labeled is None:
+            return (None if idx is None else rows.take(idx, what=_SAMPLE_ROWS)), None
+        if idx is None:
+            return None, rows.labeled(labeled)
+        X_l, S = rows.labeled_with(labeled, idx, what=_SAMPLE_ROWS)
+        return S, X_l
+
+    def _sample_indices(self, n, seed):
+        """Which rows the anchor graph's statistics are estimated on when X has more
+        than ``subsample`` rows: that many drawn at random, sorted; else None (all)."""
+        s = self.subsample
+        if s is None or n <= s or not self._graph_is("anchor"):
+            return None
+        a = self._resolve_n_anchors(n)
+        if a > s:  # "auto" resolves on the sample's size: never above it
+            raise ValueError(
+                f"{type(self).__name__}: subsample={s} is below n_anchors={a}: the anchors "
+                "are k-means centres of the sampled rows; pass a larger subsample (or None)"
+            )
+        return np.sort(np.random.default_rng([seed, 4]).choice(n, int(s), replace=False))
+
+    def _graph_grams(self, rows, S, seed):
         """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the
         anchor graph's by passes over row chunks (on X's device for an array API X),
-        the others in memory. Sets ``anchors_``."""
-        X, n, transform = rows.data, rows.n_rows, rows.block_transform(self.factor_)
+        the others in memory. Sets ``anchors_``.
+
+        With a sample ``S`` (more rows than ``subsample``), the anchors, the bandwidth
+        and the anchor graph's m × m sums come from its rows, the sums scaled by n/|S|:
+        unbiased for GᵀG, and for GᵀLᵖG to the relative order of (anchors / |S|) —
+        each anchor's weight Λ_jj is itself estimated."""
+        n = rows.n_rows
+        if S is not None:
+            GtG, H = self._anchor_grams(S, seed, n)
+            f = n / S.n_rows
+            return GtG * f, H * f
+        if self._graph_is("anchor"):
+            return self._anchor_grams(rows, seed, n)
         self.anchors_ = None
-        if not self._graph_is("anchor"):
-            G = as_dense(rows.features(self.factor_))
-            if self._graph_is("knn"):
-                A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
-            else:
-                A = self._check_graph(self.graph, n)
-            return graph_laplacian_gram(G, A, self.power)
+        G = as_dense(rows.features(self.factor_))
+        if self._graph_is("knn"):
+            A = knn_adjacency(
+                rows.data, self._n_neighbors(), method=self.knn_method, random_state=seed
+            )
+        else:
+            A = self._check_graph(self.graph, n)
+        return graph_laplacian_gram(G, A, self.power)
+
+    def _anchor_grams(self, rows, seed, n):
+        """(GᵀG, GᵀLᵖG) of the anchor graph on the rows (all n rows, or a sample of
+        them): its anchors (k-means), bandwidth, and one pass over row chunks."""
+        X, transform = rows.data, rows.block_transform(self.factor_)
         a = self._resolve_n_anchors(n)
         anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
         s = min(self._n_neighbors(), a)
@@ -618,16 +702,15 @@ class GraphRegularizedFactor(TransformerBase):
             return sel.t, rank.map
         return sel.t, None
 
-    def _energy_ratio(self, rows, defo, seed):
-        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`); the mean
-        row ḡ over all rows up to :data:`MEAN_ROW_SAMPLE`, over that many drawn at
-        random above."""
-        n = rows.n_rows
+    def _energy_ratio(self, rows, defo, seed, n):
+        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`) for the n
+        training rows; the mean row ḡ over ``rows`` (all n rows, or a sample of them) up
+        to :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
         if defo.scale == 0:  # the graph joins no two rows the factor tells apart
             return float("nan")
-        if n > MEAN_ROW_SAMPLE:
+        if rows.n_rows > MEAN_ROW_SAMPLE:
             idx = np.sort(
-                np.random.default_rng([seed, 3]).choice(n, MEAN_ROW_SAMPLE, replace=False)
+                np.random.default_rng([seed, 3]).choice(rows.n_rows, MEAN_ROW_SAMPLE, replace=False)
             )
             rows = rows.take(idx)
         G = to_numpy(as_dense(rows.features(self.factor_)))

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["exp_neg_sqdist_inplace", "n_elementwise_threads"]
+__all__ = ["exp_neg_sqdist_inplace", "n_elementwise_threads", "sparse_dense_product"]
 
 _TILE_BYTES = 1 << 19  # 512 KiB per tile: comfortably inside L2
 _MIN_PARALLEL = 1 << 20  # entries below which threads cost more than they save
@@ -97,3 +97,34 @@ def exp_neg_sqdist_inplace(G: np.ndarray, xn: np.ndarray, zn: np.ndarray) -> np.
     for f in futures:
         f.result()
     return G
+
+
+def _rows_product(X, D, out, start, stop):
+    out[start:stop] = X[start:stop] @ D
+
+
+def sparse_dense_product(X, D, out=None) -> np.ndarray:
+    """X @ D for a CSR matrix X (n × d) and a dense D (d × m), written into ``out`` (a
+    C-contiguous n × m array of the result's dtype) or a new array.
+
+    SciPy's sparse product runs on one core but releases the GIL, so the rows are
+    split into contiguous slabs, one per thread (the BLAS thread count, as for the
+    exponential): each row's values are those of ``X @ D``, computed the same way."""
+    n, m = X.shape[0], D.shape[1]
+    D = np.ascontiguousarray(D)
+    if out is None:
+        out = np.empty((n, m), dtype=np.result_type(X.dtype, D.dtype))
+    threads = n_elementwise_threads() if n * m >= _MIN_PARALLEL else 1
+    if threads <= 1 or n < 2 * threads:
+        out[...] = X @ D
+        return out
+    bounds = np.linspace(0, n, threads + 1).astype(int)
+    pool = _get_pool(threads)
+    futures = [
+        pool.submit(_rows_product, X, D, out, int(a), int(b))
+        for a, b in itertools.pairwise(bounds)
+        if b > a
+    ]
+    for f in futures:
+        f.result()
+    return out

@@ -57,6 +57,7 @@ __all__ = [
     "lloyd_sample_rows",
 ]
 
+from ..kernels._elementwise import sparse_dense_product
 from ._base import take_rows
 
 logger = logging.getLogger(__name__)
@@ -388,6 +389,11 @@ def _as_float(X):
     return X
 
 
+def _product(A, W):
+    """A @ W; sparse rows A split among threads (SciPy's product runs on one core)."""
+    return sparse_dense_product(A, W) if sp.issparse(A) else A @ W
+
+
 def _toarray(A):
     return A.toarray() if sp.issparse(A) else A
 
@@ -471,7 +477,7 @@ def _greedy_kmeanspp(S, k, rng, n_trials=None):
         # flags after the BLAS call, and BLAS threads running beside it (dask's threaded
         # scheduler) can leave an "invalid" flag set that this product did not raise
         with np.errstate(invalid="ignore"):
-            D = (S @ C.T).T if sp.issparse(S) else C @ S.T
+            D = _product(S, C.T).T if sp.issparse(S) else C @ S.T
         D *= -2.0
         D += sq[idx, None]
         D += sq
@@ -704,7 +710,7 @@ class _HostPasses:
         nearest.
         """
         for dst in self._pieces(rows, self.block):
-            G = self._rows(dst) @ W
+            G = _product(self._rows(dst), W)
             G += b
             a = np.argmin(G, axis=1)
             r = np.arange(G.shape[0])
@@ -732,7 +738,7 @@ class _HostPasses:
         if movers.size:
             Wm, bm = np.ascontiguousarray(W[:, movers]), b[movers]
             for sl in self._pieces(slice(0, n), _THIN_BLOCK_ROWS):
-                G = self._rows(sl) @ Wm
+                G = _product(self._rows(sl), Wm)
                 G += bm
                 G[lab[sl, None] == movers[None, :]] = np.inf
                 dm = np.sqrt(np.maximum(self.xsq[sl] + G.min(axis=1), 0.0))
