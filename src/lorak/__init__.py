@@ -7,8 +7,9 @@ labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — a
 downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means).
 
 Below the estimators and their math (the layering is stated in :mod:`lorak.estimators`):
-kernels/, landmarks/, solvers/, metrics/ and the leaf
-modules (_validation, _chunked, _linalg, _config); nothing below imports what is above.
+kernels/, landmarks/, solvers/, metrics/, _rows (where an input's rows live, resolved
+once per fit) and the leaf modules (_validation, _array_api, _chunked, _linalg,
+_config); nothing below imports what is above.
 """
 
 from . import constraints, plot  # plot imports matplotlib only when called

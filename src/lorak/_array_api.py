@@ -20,6 +20,7 @@ scikit-learn vendors (``sklearn.externals.array_api_compat``) is used.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._config import array_api_dispatch_enabled
 
@@ -29,23 +30,29 @@ except ImportError:  # pragma: no cover - exercised only where it is not install
     from sklearn.externals import array_api_compat as compat
 
 __all__ = [
+    "array_api_dispatched",
     "array_namespace",
+    "as_dense",
     "compat",
     "device_of",
-    "foreign_array",
     "has_float64",
     "is_foreign",
     "like_input",
+    "mean_sq_row_norm",
+    "move_like",
     "namespace_name",
     "numpy_dtype",
     "on_device",
     "solve_triangular",
+    "to_host",
     "to_numpy",
 ]
 
 
 def is_foreign(X) -> bool:
-    """True for an array API array that is not NumPy's (torch, cupy, array-api-strict, …).
+    """What X is: an array API array that is not NumPy's (torch, cupy, array-api-strict,
+    …), whatever the dispatch setting (:func:`array_api_dispatched` says what lorak does
+    with it).
 
     SciPy sparse matrices, dask arrays, NumPy arrays and scalars, lists and pandas
     frames are not foreign: they take lorak's usual paths.
@@ -61,8 +68,10 @@ def is_foreign(X) -> bool:
         return False
 
 
-def foreign_array(X) -> bool:
-    """Whether X is to be computed on in its own namespace: foreign and dispatch on."""
+def array_api_dispatched(X) -> bool:
+    """What lorak does with X: compute on it in its own namespace and on its own device —
+    X is foreign (:func:`is_foreign`) and array API dispatch is enabled. A foreign X with
+    dispatch off is copied to NumPy instead."""
     return is_foreign(X) and array_api_dispatch_enabled()
 
 
@@ -107,6 +116,34 @@ def to_numpy(A):
         return np.asarray(A)
     except Exception:
         return np.from_dlpack(A)
+
+
+def to_host(A):
+    """A foreign array copied to NumPy; anything else (NumPy, sparse, dask, lists, None)
+    as it is."""
+    return to_numpy(A) if is_foreign(A) else A
+
+
+def as_dense(A):
+    """A as a dense array of its own namespace: a sparse matrix densified, a foreign
+    array as it is, anything else as a NumPy array."""
+    if is_foreign(A):
+        return A
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
+def move_like(X, A):
+    """A host array ``A`` on the device of X when X is foreign, else ``A`` as it is."""
+    return on_device(A, array_namespace(X), device_of(X)) if is_foreign(X) else A
+
+
+def mean_sq_row_norm(Q) -> float:
+    """The mean squared row norm of Q (NumPy, accumulated in float64; or any array API
+    namespace, on Q's device)."""
+    if is_foreign(Q):
+        xp = array_namespace(Q)
+        return float(xp.mean(xp.sum(Q * Q, axis=1)))
+    return float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
 
 
 def on_device(A, xp, device, dtype=None):

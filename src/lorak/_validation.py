@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numbers
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +28,7 @@ from ._config import array_api_dispatch_enabled
 
 __all__ = [
     "UNLABELED",
+    "SemiSupervisedTargets",
     "as_float64",
     "check_bool",
     "check_classification_y",
@@ -477,6 +479,48 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
             "regression target needs at least 2"
         )
     return rows, y[rows]
+
+
+@dataclass(frozen=True)
+class SemiSupervisedTargets:
+    """The y of a semi-supervised fit, parsed once: which rows are labeled, what they hold.
+
+    A semi-supervised model parses y and hands this record, in place of y, to a factor
+    that declares ``takes_resolved_input`` (see :mod:`lorak._rows`), so that y is not
+    parsed again; any other factor is given ``coded``.
+
+    Attributes
+    ----------
+    kind : "classification" or "regression".
+    rows : (l,) the labeled rows, increasing.
+    values : (l,) their labels (classification) or responses (regression, float64).
+    coded : (n,) y as a factor reads it: the class codes with −1 on the unlabeled rows,
+        or the responses with NaN there.
+    classes : (c,) the labeled classes, sorted (classification), else None.
+    codes : (l,) the labeled rows' class codes 0 … c−1 (classification), else None.
+    """
+
+    kind: str
+    rows: np.ndarray
+    values: np.ndarray
+    coded: np.ndarray
+    classes: np.ndarray | None = None
+    codes: np.ndarray | None = None
+
+    @classmethod
+    def of_classes(cls, rows, labels, n_samples: int) -> SemiSupervisedTargets:
+        """From the labeled rows and their class labels (a parser's output)."""
+        classes, codes = np.unique(labels, return_inverse=True)
+        coded = np.full(n_samples, UNLABELED, dtype=np.int64)
+        coded[rows] = codes
+        return cls("classification", rows, labels, coded, classes, codes)
+
+    @classmethod
+    def of_responses(cls, rows, responses, n_samples: int) -> SemiSupervisedTargets:
+        """From the labeled rows and their real-valued responses (a parser's output)."""
+        coded = np.full(n_samples, np.nan)
+        coded[rows] = responses
+        return cls("regression", rows, responses, coded)
 
 
 def _row_list(rows, shown: int = 5) -> str:

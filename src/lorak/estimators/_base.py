@@ -7,8 +7,9 @@ normalization_`` — rows G with G Gᵀ ≈ K — computed chunk by chunk so tha
 n × r output is ever n-sized.
 
 What every estimator and model of lorak uses from here: :func:`store_params` (the body
-of each ``__init__``), :func:`validate_new_rows` (the fitted check and validation of
-new rows) and :class:`TransformerBase` (the base of every transformer).
+of each ``__init__``), :func:`new_rows` and :func:`validate_new_rows` (the fitted check
+and validation of new rows) and :class:`TransformerBase` (the base of every
+transformer).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._chunked import ChunkedRowsMixin, is_dask_array, validate_lazy
+from .._chunked import ChunkedRowsMixin
+from .._rows import Rows, resolve_rows
 from .._validation import check_data, check_generator, check_n_components, validate_data
 from ..decompose import pivot_transform_matrix
 from ..kernels import KernelColumns, kernel_product, make_kernel
@@ -29,6 +31,7 @@ from ..learn import shared_landmarks
 __all__ = [
     "TransformerBase",
     "check_symmetric_block",
+    "new_rows",
     "shared_landmarks",
     "store_params",
     "store_record",
@@ -82,14 +85,18 @@ def store_record(estimator, record, *, skip=()) -> None:
             setattr(estimator, f.name + "_", getattr(record, f.name))
 
 
-def validate_new_rows(estimator, X, fitted: str):
-    """New rows X for a fitted estimator's ``transform``/``predict``: NotFittedError
-    until ``fitted`` is set, then X checked against the training X (its features and
-    names), CSR or dense, float32 kept float32."""
+def new_rows(estimator, X, fitted: str) -> Rows:
+    """New rows X for a fitted estimator's ``transform``/``predict``, resolved
+    (:func:`lorak._rows.resolve_rows`): NotFittedError until ``fitted`` is set, then X
+    checked against the training X (its features and names), CSR or dense, float32
+    kept float32. Rows resolved by the caller are not checked again."""
     check_is_fitted(estimator, fitted)
-    return validate_data(
-        estimator, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
-    )
+    return resolve_rows(estimator, X, reset=False)
+
+
+def validate_new_rows(estimator, X, fitted: str):
+    """The validated array of :func:`new_rows`."""
+    return new_rows(estimator, X, fitted).data
 
 
 def check_product_matrix(M, n_components: int) -> np.ndarray:
@@ -176,11 +183,8 @@ class _KernelFactor(TransformerBase):
 
     # ------------------------------------------------------------ shared steps
     def _validate_fit_X(self, X):
-        if is_dask_array(X):  # only classes with _lazy_fit = True get here
-            return validate_lazy(self, X, reset=True)
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
-        )
+        """The validated training X (a dask X only for classes with ``_lazy_fit``)."""
+        return resolve_rows(self, X).data
 
     def _check_n_components(self, n_samples):
         return check_n_components(self.n_components, n_samples)
@@ -189,7 +193,7 @@ class _KernelFactor(TransformerBase):
         """Store a pivoted Cholesky factor (ICD, CSI): ``G_`` of the training rows and
         ``transform(X) = k(X, X[pivots]) L⁻ᵀ`` with L = G[pivots] (X: the training
         points, or the precomputed K; no components for a KernelColumns)."""
-        if isinstance(getattr(self, "kernel_", None), str) and isinstance(X, np.ndarray):
+        if isinstance(getattr(self, "kernel_", None), str) and not isinstance(X, KernelColumns):
             check_symmetric_block(
                 X[np.ix_(pivots, pivots)], X.dtype, "the pivot block K[pivots][:, pivots]"
             )

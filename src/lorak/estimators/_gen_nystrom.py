@@ -22,16 +22,8 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._array_api import (
-    array_namespace,
-    device_of,
-    foreign_array,
-    is_foreign,
-    like_input,
-    on_device,
-    to_numpy,
-)
-from .._chunked import is_dask_array
+from .._array_api import is_foreign, to_host, to_numpy
+from .._rows import refuse_device, resolve_rows
 from .._validation import (
     UNLABELED,
     check_generator,
@@ -39,10 +31,9 @@ from .._validation import (
     check_lambda,
     parse_class_labels,
     parse_semi_supervised_response,
-    validate_data,
 )
 from ..kernels import check_device_kernel, kernel_block, kernel_product
-from ..landmarks import select_landmarks
+from ..landmarks import select_landmarks, take_rows
 from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
@@ -53,7 +44,7 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
-from ._base import _LandmarkFactor, store_params
+from ._base import _LandmarkFactor, new_rows, store_params
 
 __all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
 
@@ -425,9 +416,10 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             Instead of y: a group id per row (−1 = no constraint); rows sharing an id
             must be linked (§3.3).
         """
-        X = self._validate_fit_X(X)
-        if is_foreign(X):
-            return self._fit_host(X, y, must_link)
+        rows = resolve_rows(self, X)
+        if rows.on_device:
+            return self._fit_host(rows, y, must_link)
+        X = rows.data
         self._check_params()
         n = X.shape[0]
         m = self._resolve_n_components(n) if self.prior is None else None
@@ -449,9 +441,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
         Z = lm.points
         Z64 = Z.astype(np.float64)
-        Xl = X[rows]
-        if is_dask_array(Xl):  # only the labeled rows are brought into memory
-            Xl = Xl.compute()
+        Xl = take_rows(X, rows)  # only the labeled rows are brought into memory
         Xl = Xl.astype(np.float64) if Xl.dtype != np.float64 else Xl
         El = kernel_block(self.kernel_, Xl, Z64)
         W = kernel_block(self.kernel_, Z64, Z64)
@@ -520,7 +510,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             fit.n_iter,
         )
 
-    def _fit_host(self, X, y, must_link):
+    def _fit_host(self, rows, y, must_link):
         """The fit of an array API X (dispatch enabled): on a NumPy copy, on the host.
 
         The fit's work is O(n d) for the bandwidth and landmarks plus the m × m
@@ -531,13 +521,9 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             raise TypeError(
                 f"{type(self).__name__} with a prior has no array API path: pass NumPy arrays"
             )
-        xp, dev = array_namespace(X), device_of(X)
-        y = to_numpy(y) if is_foreign(y) else y
-        must_link = to_numpy(must_link) if is_foreign(must_link) else must_link
-        self.fit(to_numpy(X), y, must_link=must_link)
+        self.fit(to_numpy(rows.data), to_host(y), must_link=to_host(must_link))
         check_device_kernel(self.kernel_)  # transform computes k(X, Z) on the device
-        self.components_ = on_device(self.components_, xp, dev, X.dtype)
-        self.normalization_ = on_device(self.normalization_, xp, dev, X.dtype)
+        self.components_, self.normalization_ = rows.like(self.components_, self.normalization_)
         return self
 
     def _fit_prior(self, X, y, must_link, rows, classes, kind):
@@ -554,10 +540,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             y_prior[rows] = np.searchsorted(classes, column_or_1d(y)[rows])
         self.prior_ = clone(self.prior)
         self.prior_.fit(X, y_prior)
-        Xl = X[rows]
-        if is_dask_array(Xl):
-            Xl = Xl.compute()
-        El = self.prior_.transform(Xl)
+        El = self.prior_.transform(take_rows(X, rows))
         El = El.toarray() if sp.issparse(El) else np.asarray(El)
         if El.ndim != 2 or El.shape[0] != rows.size or El.shape[1] < 1:
             raise ValueError(
@@ -574,20 +557,17 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         check_is_fitted(self, "normalization_")
         prior = getattr(self, "prior_", None)
         if prior is None:
-            if is_foreign(X) or is_foreign(self.normalization_):
-                # array API input, or a fit on one: k(X, Z) N on X's device
-                X = validate_data(
-                    self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
-                )
-                if foreign_array(X):
-                    check_device_kernel(self.kernel_)
-                Z, N = like_input(X, self.components_, self.normalization_)
-                return kernel_product(self.kernel_, X, Z, N)
-            return super().transform(X)
-        if foreign_array(X):
-            raise TypeError(
-                f"{type(self).__name__} with a prior has no array API path: pass NumPy arrays"
-            )
+            rows = new_rows(self, X, "normalization_")
+            if rows.on_device:
+                check_device_kernel(self.kernel_)
+            if is_foreign(X):  # with dispatch off too: the fitted arrays in X's float dtype
+                Z, N = rows.like(self.components_, self.normalization_)
+            else:  # k(X, Z) N on the host, or on X's device for a fit on one
+                Z, N = rows.operands(self.components_, self.normalization_)
+            return kernel_product(self.kernel_, rows.data, Z, N)
+        refuse_device(
+            X, f"{type(self).__name__} with a prior has no array API path: pass NumPy arrays"
+        )
         Phi = prior.transform(X)
         Phi = Phi.toarray() if sp.issparse(Phi) else np.asarray(Phi)
         dtype = Phi.dtype if Phi.dtype in (np.float32, np.float64) else np.float64

@@ -14,25 +14,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from .._array_api import (
-    array_namespace,
-    device_of,
-    is_foreign,
-    like_input,
-    numpy_dtype,
-    on_device,
-    to_numpy,
-)
-from .._chunked import gather_rows, is_dask_array, is_memmap, validate_lazy
+from .._array_api import as_dense, like_input, namespace_name, to_numpy
+from .._rows import host_targets, resolve_rows
 from .._validation import (
     UNLABELED,
+    SemiSupervisedTargets,
     check_generator,
     check_in_choices,
     parse_class_labels,
     parse_semi_supervised_response,
-    validate_data,
 )
-from ..landmarks import select_landmarks, take_rows
+from ..landmarks import select_landmarks
 from ..learn import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
@@ -58,7 +50,7 @@ from ..learn import (
     select_gamma_penalty,
     select_rank,
 )
-from ._base import TransformerBase, check_product_matrix, store_params, validate_new_rows
+from ._base import TransformerBase, check_product_matrix, new_rows, store_params
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
 
@@ -96,6 +88,8 @@ MEAN_ROW_SAMPLE = 10_000
 #: ``subsample``'s default: above this many rows, the graph's statistics are estimated
 #: on this many rows drawn at random (see ``subsample``).
 GRAPH_SUBSAMPLE = 100_000
+#: What the sample of ``subsample`` is called where a bad row of it is named.
+_SAMPLE_ROWS = "a random sample of the rows"
 
 #: Rows up to which ``gamma="auto"`` tries :data:`lorak.learn.GRAPH_GAMMA_GRID` as it
 #: is (the sizes its defaults were chosen on); above, its nonzero values are divided by
@@ -350,6 +344,11 @@ class GraphRegularizedFactor(TransformerBase):
     #: holds the mean squared norm of ``transform`` over the training rows, so a
     #: feature scale needs no pass over them.
     reports_mean_sq_norm = True
+    #: A capability the semi-supervised models read: ``fit``, ``transform`` and
+    #: ``transform_product`` take X as the model resolved it (:class:`lorak._rows.Rows`)
+    #: and ``fit`` y as the model parsed it
+    #: (:class:`lorak._validation.SemiSupervisedTargets`), so neither is checked again.
+    takes_resolved_input = True
 
     def __init__(
         self,
@@ -409,7 +408,9 @@ class GraphRegularizedFactor(TransformerBase):
         if n < 2:
             raise ValueError(f"{name}: a graph needs at least 2 rows; got n_samples={n}")
         ss = self.subsample
-        if ss is not None and (not isinstance(ss, numbers.Integral) or isinstance(ss, bool) or ss < 2):
+        if ss is not None and (
+            not isinstance(ss, numbers.Integral) or isinstance(ss, bool) or ss < 2
+        ):
             raise ValueError(f"{name}: subsample must be None or an integer ≥ 2; got {ss!r}")
         if self._graph_is("anchor"):
             a = self._resolve_n_anchors(n)
@@ -465,23 +466,27 @@ class GraphRegularizedFactor(TransformerBase):
 
     # ------------------------------------------------------------ labels
     def _targets(self, y, n):
-        """(kind, labeled rows, y passed to the factor, ridge targets) or None."""
-        name = type(self).__name__
+        """(kind, labeled rows, y passed to the factor, ridge targets) or None. y parsed
+        by a semi-supervised model is taken as it is when its kind is ``target``'s."""
         if y is None:
             return None
-        kind = resolve_target_type(y, self.target, owner=name)
-        if kind == "regression":
-            rows, y_l = parse_semi_supervised_response(y, n, owner=name)
-            y_all = np.full(n, np.nan)
-            y_all[rows] = y_l
-            sd = float(np.std(y_l))
-            T = ((y_l - y_l.mean()) / (sd if sd > 0 else 1.0))[:, None]
-            return kind, rows, y_all, T
+        t = y if isinstance(y, SemiSupervisedTargets) else None
+        if t is None or self.target not in ("auto", t.kind):
+            t = self._parse_targets(y if t is None else t.coded, n)
+        if t.kind == "regression":
+            sd = float(np.std(t.values))
+            T = ((t.values - t.values.mean()) / (sd if sd > 0 else 1.0))[:, None]
+            return t.kind, t.rows, t.coded, T
+        return t.kind, t.rows, t.coded, ridge_targets(t.codes, t.classes.size)
+
+    def _parse_targets(self, y, n):
+        name = type(self).__name__
+        if resolve_target_type(y, self.target, owner=name) == "regression":
+            return SemiSupervisedTargets.of_responses(
+                *parse_semi_supervised_response(y, n, owner=name), n
+            )
         rows, y_l, _ = parse_class_labels(y, n, owner=name)
-        classes, codes_l = np.unique(y_l, return_inverse=True)
-        codes = np.full(n, UNLABELED, dtype=np.int64)
-        codes[rows] = codes_l
-        return kind, rows, codes, ridge_targets(codes_l, classes.size)
+        return SemiSupervisedTargets.of_classes(rows, y_l, n)
 
     # ------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -491,32 +496,28 @@ class GraphRegularizedFactor(TransformerBase):
         Stages: the input and the labeled rows (:meth:`_fit_input`), the inner factor,
         the graph's m × m statistics GᵀG and GᵀLᵖG (:meth:`_graph_grams`), their
         eigendecomposition, γ (:meth:`_choose_gamma`), R(γ)."""
-        raw, X, labels, labeled = self._fit_input(X, y)
-        n = X.shape[0]
+        rows, labels, labeled = self._fit_input(X, y)
+        n = rows.n_rows
         rng = check_generator(self.random_state)
         seed = int(rng.integers(2**31 - 1))
-        S, X_l = self._rows_in_memory(raw, X, labeled, seed)
+        S, X_l = self._rows_in_memory(rows, labeled, seed)
+        learned = rows if S is None else S  # the rows the graph's averages are over
         if self.factor is None:  # the default factor learns averages: the sample does
-            m = self._rows_learned_from(n)
-            self.factor_ = _default_nystroem(m, seed).fit(X if S is None else S)
+            factor = _default_nystroem(self._rows_learned_from(n), seed)
+            self.factor_ = factor.fit(learned.input_for(factor))
         else:
-            self.factor_ = clone(self.factor).fit(X, None if labels is None else labels[2])
-        defo = deformation(*self._graph_grams(raw, X, S, seed), n_rows=n)
+            factor = clone(self.factor)
+            self.factor_ = factor.fit(rows.input_for(factor), None if labels is None else labels[2])
+        defo = deformation(*self._graph_grams(rows, S, seed), n_rows=n)
         self.penalty_, self.loo_scores_, self.rank_scores_ = None, None, None
-        if S is None:
-            self.graph_energy_ratio_ = self._energy_ratio(raw, X, defo, seed, n)
-        else:
-            self.graph_energy_ratio_ = self._energy_ratio(S, S, defo, seed, n)
+        self.graph_energy_ratio_ = self._energy_ratio(learned, defo, seed, n)
         t, pmap = (
             (float(self.gamma), None) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
         )
-        device = is_foreign(X)
-        dtype = numpy_dtype(array_namespace(X), X.dtype) if device else X.dtype
-        dtype = np.float32 if dtype == np.float32 else np.float64
         self.gamma_ = float(t)
         self.laplacian_weight_ = defo.gamma(t)
         R, self.mean_sq_norm_ = self._components(defo, t, n, pmap)
-        self.components_ = R.astype(dtype)
+        self.components_ = R.astype(rows.dtype)
         self.n_components_ = int(self.components_.shape[1])
         return self
 
@@ -541,25 +542,19 @@ class GraphRegularizedFactor(TransformerBase):
         return R, float(np.sum(R * (defo.gram @ R))) / n
 
     def _fit_input(self, X, y):
-        """(X as given, X validated, the parsed labels or None, the indices of the
-        labeled rows when ``gamma="auto"`` reads them, else None)."""
+        """(the rows of X, resolved; the parsed labels or None; the indices of the
+        labeled rows when ``gamma="auto"`` reads them, else None). A dask X is read by
+        passes over its chunks."""
         name = type(self).__name__
-        raw = X
-        if is_dask_array(X):  # passes over its chunks; the labeled rows gathered to memory
-            X = validate_lazy(self, X, reset=True)
-            y = y.compute() if is_dask_array(y) else y
-            self._check_lazy_params()
-        else:
-            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
-        n = X.shape[0]
+        rows = resolve_rows(self, X)
+        self._check_lazy_params(rows)
+        n = rows.n_rows
         self._check_params(n)
         _check_inner_factor(self.factor)
-        if is_foreign(X):
-            self._check_device_params(X)
-            y = to_numpy(y) if is_foreign(y) else y
-        labels = self._targets(y, n)
+        self._check_device_params(rows)
+        labels = self._targets(host_targets(y), n)
         if not isinstance(self.gamma, str):
-            return raw, X, labels, None
+            return rows, labels, None
         if labels is None:
             raise ValueError(
                 f"{name}: gamma='auto' chooses the Laplacian's weight from labeled rows; "
@@ -571,21 +566,20 @@ class GraphRegularizedFactor(TransformerBase):
                 f"{name}: gamma='auto' needs at least 3 labeled rows for its "
                 f"leave-one-out choice; y has {labels[1].size}"
             )
-        return raw, X, labels, labels[1]
+        return rows, labels, labels[1]
 
-    def _rows_in_memory(self, raw, X, labeled, seed):
-        """(the sample of :meth:`_subsample` or None, the labeled rows or None), read
-        first, so that a bad row fails before any pass; on a dask array in one
-        gather."""
-        idx = self._sample_indices(X.shape[0], seed)
-        if idx is not None and labeled is not None and is_dask_array(raw):
-            both = gather_rows(raw, np.concatenate([labeled, idx]), name="X",
-                               what="the labeled rows and a random sample of the rows")
-            return both[labeled.size :], both[: labeled.size]
-        X_l = None
-        if labeled is not None:
-            X_l = gather_rows(raw, labeled) if is_dask_array(raw) else take_rows(X, labeled)
-        return (None if idx is None else self._sample_rows(raw, X, idx)), X_l
+    def _rows_in_memory(self, rows, labeled, seed):
+        """(the sample of :meth:`_sample_indices` as rows, or None; the labeled rows or
+        None), read first, so that a bad row fails before any pass; on a dask array in
+        one gather (unless the labeled rows were gathered already, by the model that
+        handed these rows down)."""
+        idx = self._sample_indices(rows.n_rows, seed)
+        if labeled is None:
+            return (None if idx is None else rows.take(idx, what=_SAMPLE_ROWS)), None
+        if idx is None:
+            return None, rows.labeled(labeled)
+        X_l, S = rows.labeled_with(labeled, idx, what=_SAMPLE_ROWS)
+        return S, X_l
 
     def _sample_indices(self, n, seed):
         """Which rows the anchor graph's statistics are estimated on when X has more
@@ -601,16 +595,7 @@ class GraphRegularizedFactor(TransformerBase):
             )
         return np.sort(np.random.default_rng([seed, 4]).choice(n, int(s), replace=False))
 
-    @staticmethod
-    def _sample_rows(raw, X, idx):
-        """The rows ``idx`` of X in memory (on X's device for an array API X)."""
-        if sp.issparse(X):
-            return X[idx]
-        if is_dask_array(raw) or is_memmap(raw):
-            return gather_rows(raw, idx, name="X", what="a random sample of the rows")
-        return take_rows(X, idx)
-
-    def _graph_grams(self, raw, X, S, seed):
+    def _graph_grams(self, rows, S, seed):
         """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the
         anchor graph's by passes over row chunks (on X's device for an array API X),
         the others in memory. Sets ``anchors_``.
@@ -619,39 +604,40 @@ class GraphRegularizedFactor(TransformerBase):
         and the anchor graph's m × m sums come from its rows, the sums scaled by n/|S|:
         unbiased for GᵀG, and for GᵀLᵖG to the relative order of (anchors / |S|) —
         each anchor's weight Λ_jj is itself estimated."""
-        n = X.shape[0]
+        n = rows.n_rows
         if S is not None:
-            GtG, H = self._anchor_grams(S, S, seed, n)
-            f = n / S.shape[0]
+            GtG, H = self._anchor_grams(S, seed, n)
+            f = n / S.n_rows
             return GtG * f, H * f
         if self._graph_is("anchor"):
-            return self._anchor_grams(raw, X, seed, n)
-        n, transform = X.shape[0], self.factor_.transform
+            return self._anchor_grams(rows, seed, n)
         self.anchors_ = None
-        G = transform(X)
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        G = as_dense(rows.features(self.factor_))
         if self._graph_is("knn"):
-            A = knn_adjacency(X, self._n_neighbors(), method=self.knn_method, random_state=seed)
+            A = knn_adjacency(
+                rows.data, self._n_neighbors(), method=self.knn_method, random_state=seed
+            )
         else:
             A = self._check_graph(self.graph, n)
         return graph_laplacian_gram(G, A, self.power)
 
-    def _anchor_grams(self, raw, X, seed, n):
-        """(GᵀG, GᵀLᵖG) of the anchor graph on the rows of X (all n rows, or a sample of
+    def _anchor_grams(self, rows, seed, n):
+        """(GᵀG, GᵀLᵖG) of the anchor graph on the rows (all n rows, or a sample of
         them): its anchors (k-means), bandwidth, and one pass over row chunks."""
-        transform = self.factor_.transform
+        X, transform = rows.data, rows.block_transform(self.factor_)
         a = self._resolve_n_anchors(n)
         anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
         s = min(self._n_neighbors(), a)
-        if is_foreign(X):  # the passes on X's device; the m × m results on the host
-            self.anchors_ = anchors = on_device(anchors, array_namespace(X), device_of(X), X.dtype)
+        if rows.on_device:  # the passes on X's device; the m × m results on the host
+            (anchors,) = rows.like(anchors)
+            self.anchors_ = anchors
             sigma2 = device_anchor_bandwidth(X, anchors, s)
             GtG, H, _ = device_anchor_laplacian_gram(X, transform, anchors, s, sigma2, self.power)
             return GtG, H
         anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors, np.float64)
         self.anchors_ = anchors
-        rows = self._bandwidth_rows(raw if is_dask_array(raw) else X, seed)
-        graph = AnchorGraph(anchors, s, anchor_bandwidth(rows, anchors, s), self.weights)
+        sample = self._bandwidth_rows(rows, seed)
+        graph = AnchorGraph(anchors, s, anchor_bandwidth(sample, anchors, s), self.weights)
         kmap = _kernel_rows_map(self.factor_, n)
         if kmap is None:
             GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
@@ -689,8 +675,7 @@ class GraphRegularizedFactor(TransformerBase):
             r = min(m, max(2, c, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
             return 0.0, principal_map(defo, 0.0, r, n)
         self.gamma_rule_ = "leave_one_out"
-        G_l = self.factor_.transform(X_l)
-        G_l = G_l.toarray() if sp.issparse(G_l) else to_numpy(G_l)
+        G_l = to_numpy(as_dense(X_l.features(self.factor_)))
         sel = select_gamma_penalty(
             G_l,
             defo,
@@ -717,60 +702,55 @@ class GraphRegularizedFactor(TransformerBase):
             return sel.t, rank.map
         return sel.t, None
 
-    def _energy_ratio(self, raw, X, defo, seed, n):
+    def _energy_ratio(self, rows, defo, seed, n):
         """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`) for the n
-        training rows; the mean row ḡ over the rows of X (all n rows, or a sample of
-        them) up to :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
+        training rows; the mean row ḡ over ``rows`` (all n rows, or a sample of them) up
+        to :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
         if defo.scale == 0:  # the graph joins no two rows the factor tells apart
             return float("nan")
-        if X.shape[0] <= MEAN_ROW_SAMPLE:
-            rows = X
-        else:
+        if rows.n_rows > MEAN_ROW_SAMPLE:
             idx = np.sort(
-                np.random.default_rng([seed, 3]).choice(X.shape[0], MEAN_ROW_SAMPLE, replace=False)
+                np.random.default_rng([seed, 3]).choice(rows.n_rows, MEAN_ROW_SAMPLE, replace=False)
             )
-            rows = gather_rows(raw, idx) if is_dask_array(raw) else take_rows(X, idx)
-        G = self.factor_.transform(rows)
-        G = G.toarray() if sp.issparse(G) else to_numpy(G)
+            rows = rows.take(idx)
+        G = to_numpy(as_dense(rows.features(self.factor_)))
         g = np.asarray(G, dtype=np.float64).mean(axis=0)
         H = defo.eigenvalues  # tr(H) = Σ eigenvalues (0 when the graph carries nothing)
         return graph_energy_ratio(defo.gram, np.diag(H), g, n)
 
     @staticmethod
-    def _bandwidth_rows(X, seed):
+    def _bandwidth_rows(rows, seed):
         """The rows σ² is the mean over: all of X up to :data:`BANDWIDTH_SAMPLE` rows,
         else that many drawn at random (the same draw for every backend; on a dask
         array or a memmap they are gathered to memory)."""
-        n = X.shape[0]
+        n = rows.n_rows
         if n <= BANDWIDTH_SAMPLE:
-            return X
-        rows = np.sort(np.random.default_rng([seed, 2]).choice(n, BANDWIDTH_SAMPLE, replace=False))
-        if sp.issparse(X):
-            return X[rows]
-        return gather_rows(X, rows)
+            return rows.data
+        idx = np.sort(np.random.default_rng([seed, 2]).choice(n, BANDWIDTH_SAMPLE, replace=False))
+        return rows.take(idx).data
 
-    def _check_lazy_params(self):
+    def _check_lazy_params(self, rows):
         """What a dask X cannot have: a graph that needs all rows in memory."""
         if not self._graph_is("anchor"):
             g = repr(self.graph) if isinstance(self.graph, str) else "a matrix"
-            raise TypeError(
+            rows.refuse_lazy(
                 f"{type(self).__name__}: graph={g} needs all rows in memory, and X is a "
                 "dask array; use graph='anchor' (the default: passes over the chunks), or "
                 "compute X first"
             )
 
-    def _check_device_params(self, X):
+    def _check_device_params(self, rows):
         """What the array API path does not cover gets a clear error."""
         name = type(self).__name__
-        where = f"X is a {type(X).__module__.split('.')[0]} array"
+        where = f"X is a {namespace_name(rows.data)} array"
         if not self._graph_is("anchor"):
             g = repr(self.graph) if isinstance(self.graph, str) else "a matrix"
-            raise TypeError(
+            rows.refuse_device(
                 f"{name}: graph={g} runs on the host only ({where}); use graph='anchor' "
                 "(the default) on a device, or pass NumPy arrays"
             )
         if self.weights != "kernel":
-            raise TypeError(
+            rows.refuse_device(
                 f"{name}: weights={self.weights!r} runs on the host only ({where}); use "
                 "weights='kernel' (the default) on a device, or pass NumPy arrays"
             )
@@ -792,35 +772,27 @@ class GraphRegularizedFactor(TransformerBase):
 
     def transform(self, X):
         """Rows of the deformed factor: factor.transform(X) @ R."""
-        X = validate_new_rows(self, X, "components_")
-        G = self.factor_.transform(X)
-        if is_foreign(G):  # on the input's device: R moves there
-            if self._is_identity():
-                return G
-            (R,) = like_input(G, self.components_)
-            return G @ R
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        rows = new_rows(self, X, "components_")
+        G = as_dense(rows.features(self.factor_))
         if self._is_identity():  # γ = 0 at full rank: the factor itself, exactly
             return G
-        return G @ self.components_.astype(G.dtype, copy=False)
+        (R,) = like_input(G, self.components_)  # on the input's device, in G's dtype
+        return G @ R
 
     def transform_product(self, X, M):
         """``transform(X) @ M`` for a small M (r × c), without the n × r rows when the
         inner factor has a ``transform_product`` of its own (a Nyström factor: the
         kernel rows times N R M) — what a linear model on the factor needs to predict.
         """
-        X = validate_new_rows(self, X, "components_")
+        rows = new_rows(self, X, "components_")
         M = check_product_matrix(M, self.n_components_)
         RM = M if self._is_identity() else self.components_.astype(np.float64) @ M
         inner = getattr(self.factor_, "transform_product", None)
-        if inner is not None and not is_foreign(X):
-            return inner(X, RM)
-        G = self.factor_.transform(X)
-        if is_foreign(G):
-            (RM,) = like_input(G, RM)
-            return G @ RM
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        return G @ RM.astype(G.dtype, copy=False)
+        if inner is not None:
+            return inner(rows.input_for(self.factor_), RM)
+        G = as_dense(rows.features(self.factor_))
+        (RM,) = like_input(G, RM)  # on the input's device, in G's dtype
+        return G @ RM
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,17 +14,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import (
+    array_api_dispatched,
     array_namespace,
     device_of,
-    foreign_array,
     has_float64,
-    is_foreign,
     like_input,
-    numpy_dtype,
     on_device,
-    to_numpy,
+    to_host,
 )
-from .._chunked import is_dask_array, is_memmap
+from .._rows import refuse_device, resolve_rows
 from .._validation import check_generator, validate_data
 from ..decompose import (
     default_rtol,
@@ -33,13 +31,14 @@ from ..decompose import (
     top_eigenpairs,
 )
 from ..kernels import check_device_kernel, kernel_block, kernel_product
-from ..landmarks import select_landmarks, take_rows
+from ..landmarks import select_landmarks
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import (
     _KernelFactor,
     _LandmarkFactor,
     check_product_matrix,
     check_symmetric_block,
+    new_rows,
     store_params,
 )
 
@@ -136,6 +135,14 @@ class Nystroem(_LandmarkFactor):
 
     _array_api_support = True
 
+    @property
+    def takes_resolved_input(self) -> bool:
+        """A capability the estimators that wrap a factor read: ``fit``, ``transform``
+        and ``transform_product`` take X as they resolved it (:class:`lorak._rows.Rows`),
+        so it is not validated again. Not with a precomputed kernel (X is a kernel
+        matrix there)."""
+        return not (isinstance(self.kernel, str) and self.kernel == "precomputed")
+
     def __init__(
         self,
         kernel="rbf",
@@ -189,32 +196,30 @@ class Nystroem(_LandmarkFactor):
 
     def fit(self, X, y=None):
         """Choose landmarks on X and factor the landmark kernel W."""
-        return self._fit_validated(self._validate_fit_X(X))
+        return self._fit_validated(resolve_rows(self, X))
 
     def fit_transform(self, X, y=None):
         """Fit on X and return its factor rows, ``fit(X).transform(X)`` with X checked once.
 
-        (The finiteness check is a pass over X; on in-memory data the rows validated
-        for the fit are transformed as they are.)
+        (The finiteness check is a pass over X; the rows validated for the fit are
+        transformed as they are: read again in chunks for a dask array or a memmap. A
+        precomputed kernel goes through ``transform``'s checks.)
         """
-        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        if precomputed or self.fit_inverse_transform or is_dask_array(X) or is_memmap(X):
-            return self.fit(X, y).transform(X)
-        X = self._validate_fit_X(X)
-        self._fit_validated(X)
-        Z, N = self._factor_arrays(X)
-        return kernel_product(self.kernel_, X, Z, N, upper_triangular=self.normalization_is_upper_)
+        rows = resolve_rows(self, X)
+        self._fit_validated(rows)
+        if not self.takes_resolved_input:
+            return self.transform(rows.source)
+        return rows.map(self, "transform")
 
-    def _factor_arrays(self, X):
-        """``(components_, normalization_)`` in X's namespace, device and float dtype."""
-        if is_foreign(X) and sp.issparse(self.components_):
-            raise TypeError(
+    def _factor_arrays(self, rows):
+        """``(components_, normalization_)`` for computing on ``rows``: in their
+        namespace, on their device, in their float dtype."""
+        if sp.issparse(self.components_):
+            rows.refuse_device(
                 "this Nystroem was fitted on sparse data: its landmarks are sparse and "
                 "cannot move to an array API device; transform NumPy or SciPy input"
             )
-        if not is_foreign(X) and not is_foreign(self.components_):  # the NumPy path
-            return self.components_, self.normalization_.astype(X.dtype, copy=False)
-        return like_input(X, self.components_, self.normalization_)
+        return rows.operands(self.components_, self.normalization_)
 
     def transform(self, X):
         """Factor rows G(X) = k(X, components_) normalization_ (n × r), in row chunks.
@@ -225,15 +230,13 @@ class Nystroem(_LandmarkFactor):
         """
         check_is_fitted(self, "normalization_")
         if isinstance(getattr(self, "kernel_", None), str):  # precomputed
-            if foreign_array(X):
-                raise TypeError(
-                    "kernel='precomputed' has no array API path: pass the kernel matrix as "
-                    "a NumPy array"
-                )
+            refuse_device(X, _PRECOMPUTED_ON_DEVICE)
             return super().transform(X)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        Z, N = self._factor_arrays(X)
-        return kernel_product(self.kernel_, X, Z, N, upper_triangular=self.normalization_is_upper_)
+        rows = new_rows(self, X, "normalization_")
+        Z, N = self._factor_arrays(rows)
+        return kernel_product(
+            self.kernel_, rows.data, Z, N, upper_triangular=self.normalization_is_upper_
+        )
 
     def transform_product(self, X, M):
         """``transform(X) @ M`` for a small M (r × c): k(X, components_) (N M), in row
@@ -242,14 +245,16 @@ class Nystroem(_LandmarkFactor):
         ``transform``."""
         check_is_fitted(self, "normalization_")
         M = check_product_matrix(M, self.n_components_)
-        if isinstance(getattr(self, "kernel_", None), str) or foreign_array(X):
+        if isinstance(getattr(self, "kernel_", None), str):  # precomputed
             G = self.transform(X)
-            if is_foreign(G):
-                (Md,) = like_input(G, M)
-                return G @ Md
             return G @ M.astype(G.dtype, copy=False)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        rows = new_rows(self, X, "normalization_")
+        if rows.on_device:
+            G = self.transform(rows)
+            (Md,) = like_input(G, M)
+            return G @ Md
         NM = np.asarray(self.normalization_, dtype=np.float64) @ M
+        X = rows.data
         return kernel_product(self.kernel_, X, self.components_, NM.astype(X.dtype, copy=False))
 
     def kernel_rows_map(self):
@@ -261,20 +266,21 @@ class Nystroem(_LandmarkFactor):
         if type(self).transform is not Nystroem.transform or isinstance(self.kernel_, str):
             return None
         Z, N = self.components_, self.normalization_
-        if is_foreign(Z) or is_foreign(N) or sp.issparse(Z):
+        if not isinstance(Z, np.ndarray):  # sparse landmarks, or a fit on a device
             return None
         Z = np.asarray(Z)
         max_diag = float(np.max(np.asarray(self.kernel_.diag(Z[:1]), dtype=np.float64)))
         return functools.partial(_kernel_rows, self.kernel_, Z), np.asarray(N, np.float64), max_diag
 
-    def _fit_validated(self, X):
+    def _fit_validated(self, rows):
+        X = rows.data
         rng = check_generator(self.random_state)
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         m = None if given else self._check_n_components(X.shape[0])
         if self.rtol is not None and not (0 <= self.rtol < 1):
             raise ValueError(f"rtol must be in [0, 1); got {self.rtol!r}")
-        if is_foreign(X):
-            return self._fit_device(X, m, rng)
+        if rows.on_device:
+            return self._fit_device(rows, m, rng)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
             return self._fit_precomputed(X, m, rng)
         if self.__sklearn_tags__().input_tags.positive_only and not sp.issparse(X):
@@ -293,6 +299,13 @@ class Nystroem(_LandmarkFactor):
         # is then evaluated once per unordered landmark pair, as scikit-learn does
         W = np.asarray(self.kernel_(Z64), dtype=np.float64)
         norm = _normalization(self.kernel_, W, lm.weights, self.rtol, X.dtype)
+        self._store_landmarks(lm, Z, norm, X.dtype)
+        if self.fit_inverse_transform:
+            self._fit_inverse(rows, rng)
+        return self
+
+    def _store_landmarks(self, lm, Z, norm, dtype):
+        """The fitted attributes of landmarks ``lm`` (points Z) and W's normalization."""
         self.normalization_ = norm.N
         self.normalization_is_upper_ = norm.upper_triangular
         self.n_components_ = norm.rank
@@ -300,12 +313,9 @@ class Nystroem(_LandmarkFactor):
         self.component_indices_ = lm.indices
         self.landmark_weights_ = lm.weights
         self.landmark_info_ = dict(lm.info or {})
-        self.rtol_ = default_rtol(X.dtype) if self.rtol is None else self.rtol
-        if self.fit_inverse_transform:
-            self._fit_inverse(X, rng)
-        return self
+        self.rtol_ = default_rtol(dtype) if self.rtol is None else self.rtol
 
-    def _fit_device(self, X, m, rng):
+    def _fit_device(self, rows, m, rng):
         """The fit on an array API X, in its namespace and on its device.
 
         The same steps as on NumPy (bandwidth rule, landmarks, W = k(Z, Z) in float64
@@ -314,16 +324,13 @@ class Nystroem(_LandmarkFactor):
         (:func:`lorak.decompose.device_nystrom_normalization`).
         """
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            raise TypeError(
-                "kernel='precomputed' has no array API path: pass the kernel matrix as a "
-                "NumPy array"
-            )
-        xp = array_namespace(X)
+            raise TypeError(_PRECOMPUTED_ON_DEVICE)
+        X, xp = rows.data, rows.xp
         self.kernel_ = self._build_kernel(X, rng)
         check_device_kernel(self.kernel_)
         lm = select_landmarks(self.landmarks, X, m, rng=rng, kernel=self.kernel_)
         Z = lm.points
-        wide = xp.float64 if has_float64(xp, device_of(X)) else xp.float32
+        wide = xp.float64 if has_float64(xp, rows.device) else xp.float32
         W = kernel_block(self.kernel_, xp.astype(Z, wide), xp.astype(Z, wide))
         norm = device_nystrom_normalization(
             W,
@@ -332,38 +339,21 @@ class Nystroem(_LandmarkFactor):
             dtype=X.dtype,
             psd=getattr(self.kernel_, "psd", True),
         )
-        self.normalization_ = norm.N
-        self.normalization_is_upper_ = norm.upper_triangular
-        self.n_components_ = norm.rank
-        self.components_ = Z
-        self.component_indices_ = lm.indices
-        self.landmark_weights_ = lm.weights
-        self.landmark_info_ = dict(lm.info or {})
-        np_dtype = numpy_dtype(xp, X.dtype)
-        self.rtol_ = default_rtol(np_dtype) if self.rtol is None else self.rtol
+        self._store_landmarks(lm, Z, norm, rows.dtype)
         if self.fit_inverse_transform:
-            self._fit_inverse(X, rng)
+            self._fit_inverse(rows, rng)
         return self
 
-    def _fit_inverse(self, X, rng):
-        if is_foreign(X):
-            # the map is fitted on the host (≤ 2000 rows), stored on X's device
-            check_alpha(self.alpha)
-            pick = preimage_rows(X.shape[0], rng)
-            rows = X if pick is None else take_rows(X, pick)
-            pmap = fit_preimage(to_numpy(self.transform(rows)), to_numpy(rows), self.alpha)
-            xp, dev = array_namespace(X), device_of(X)
-            self.inverse_kernel_ = pmap.kernel
-            self.X_transformed_fit_ = on_device(pmap.features, xp, dev)
-            self.dual_coef_ = on_device(pmap.dual_coef, xp, dev)
-            return
+    def _fit_inverse(self, rows, rng):
+        """The pre-image map, fitted on the host on at most 2000 training rows and
+        stored where the rows live."""
         check_alpha(self.alpha)
-        pick = preimage_rows(X.shape[0], rng)
-        rows = X if pick is None else X[pick]
-        pmap = fit_preimage(self.transform(rows), rows, self.alpha)
+        pick = preimage_rows(rows.n_rows, rng)
+        sub = rows if pick is None else rows.take(pick)
+        G = to_host(sub.features(self))
+        pmap = fit_preimage(G, to_host(sub.data), self.alpha)
         self.inverse_kernel_ = pmap.kernel
-        self.X_transformed_fit_ = pmap.features
-        self.dual_coef_ = pmap.dual_coef
+        self.X_transformed_fit_, self.dual_coef_ = rows.put(pmap.features, pmap.dual_coef)
 
     def inverse_transform(self, X):
         """Pre-images: points whose factor rows are close to the rows of X (n × r).
@@ -378,7 +368,7 @@ class Nystroem(_LandmarkFactor):
                 "pre-image map: set fit_inverse_transform=True and fit again (it needs the "
                 "points: not with kernel='precomputed')"
             )
-        if foreign_array(X):  # on X's device, in float64 where the device has it
+        if array_api_dispatched(X):  # on X's device, in float64 where the device has it
             xp, dev = array_namespace(X), device_of(X)
             F = on_device(self.X_transformed_fit_, xp, dev)
             D = on_device(self.dual_coef_, xp, dev)
@@ -389,13 +379,9 @@ class Nystroem(_LandmarkFactor):
                 )
             G = xp.astype(X, F.dtype)
             return kernel_block(self.inverse_kernel_, G, F) @ D
-        if is_foreign(X):  # dispatch off: NumPy, as scikit-learn does
-            X = to_numpy(X)
-        features, dual = self.X_transformed_fit_, self.dual_coef_
-        if is_foreign(features):
-            features, dual = to_numpy(features), to_numpy(dual)
-        pmap = PreImageMap(self.inverse_kernel_, features, dual)
-        return preimage(X, pmap)
+        # dispatch off: NumPy, as scikit-learn does; a map fitted on a device comes back
+        X, features, dual = to_host(X), to_host(self.X_transformed_fit_), to_host(self.dual_coef_)
+        return preimage(X, PreImageMap(self.inverse_kernel_, features, dual))
 
     def partial_fit(self, X, y=None):
         """Fit on the first batch; later batches only check their shape.
@@ -478,6 +464,11 @@ class Nystroem(_LandmarkFactor):
         self.landmark_info_ = dict(lm.info or {})
         self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
         return self
+
+
+_PRECOMPUTED_ON_DEVICE = (
+    "kernel='precomputed' has no array API path: pass the kernel matrix as a NumPy array"
+)
 
 
 def _normalization(kernel, W, weights, rtol, dtype):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import array_namespace, device_of, foreign_array, has_float64, to_numpy
+from .._array_api import array_api_dispatched, array_namespace, device_of, has_float64, to_numpy
 
 __all__ = [
     "BANDWIDTH_RULES",
@@ -168,7 +168,7 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
         )
     if is_dask_array(X):  # by reductions over the row chunks
         s = lazy_bandwidth_scale(rule, X, rng)
-    elif foreign_array(X):  # in X's namespace, on its device
+    elif array_api_dispatched(X):  # in X's namespace, on its device
         s = device_bandwidth_scale(rule, X, rng)
     else:
         s = fn(X, rng)

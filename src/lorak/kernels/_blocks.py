@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 from scipy.linalg.blas import dtrmm, strmm
 
-from .._array_api import array_namespace, device_of, foreign_array, is_foreign, to_numpy
+from .._array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
 from .._config import get_config
 from .._validation import float_dtype
 
@@ -63,7 +63,7 @@ def _inputs(X, Z, R=None):
     dispatch is off), else the namespace every input is moved into (X's device)."""
     if not any(is_foreign(A) for A in (X, Z, R)):
         return X, Z, R, None
-    if not any(foreign_array(A) for A in (X, Z, R)):
+    if not any(array_api_dispatched(A) for A in (X, Z, R)):
         return (
             *(A if not is_foreign(A) else _host(A, n) for A, n in ((X, "X"), (Z, "Z"), (R, "R"))),
             None,

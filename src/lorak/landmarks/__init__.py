@@ -76,10 +76,10 @@ def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     On an array API X (dispatch enabled) Lloyd runs on X's device
     (:func:`lorak.landmarks._kmeans.device_kmeans_landmarks`).
     """
-    from .._array_api import foreign_array
+    from .._array_api import array_api_dispatched
     from ._kmeans import device_kmeans_landmarks, kmeans_landmarks
 
-    if foreign_array(X):
+    if array_api_dispatched(X):
         centers, info = device_kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
         return Landmarks(points=centers, info=info)
 
@@ -201,9 +201,9 @@ def select_landmarks(
     ``"kmeans"`` runs Lloyd on the device; the kernel-dependent strategies
     (``"column_norm"``, ``"rls"``) are refused with a ``TypeError``.
     """
-    from .._array_api import foreign_array
+    from .._array_api import array_api_dispatched
 
-    if foreign_array(X):
+    if array_api_dispatched(X):
         if isinstance(landmarks, str) and landmarks in LANDMARK_STRATEGIES:
             if landmarks not in DEVICE_STRATEGIES:
                 raise TypeError(

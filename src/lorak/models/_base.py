@@ -18,14 +18,17 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from .._array_api import compat, move_like, to_numpy
 from .._config import get_config
 
 __all__ = [
     "centered_cross_products",
     "column_mean",
+    "decision_codes",
     "fit_factor",
     "iter_row_chunks",
     "solve_spd",
+    "take_classes",
     "transform_factor",
 ]
 
@@ -103,6 +106,26 @@ def _check_rows(G, n):
             f"found {G.shape}"
         )
     return G
+
+
+def decision_codes(d):
+    """Class codes 0 … c−1 from a linear classifier's decision values d, as it reads
+    them: the sign of a 1-D d or of its one column, else the argmax; in d's namespace,
+    on its device."""
+    xp = compat.array_namespace(d)
+    if d.ndim == 2 and d.shape[1] == 1:
+        d = d[:, 0]
+    return xp.astype(d > 0, xp.int64) if d.ndim == 1 else xp.argmax(d, axis=1)
+
+
+def take_classes(classes, codes):
+    """``classes[codes]`` (classes a NumPy array, codes integers): in the codes'
+    namespace, on their device, for numeric classes; a NumPy array for others (strings
+    have no device)."""
+    if classes.dtype.kind not in "biuf":
+        return classes[np.asarray(to_numpy(codes), dtype=np.intp)]
+    xp = compat.array_namespace(codes)
+    return xp.take(move_like(codes, classes), xp.astype(codes, xp.int64), axis=0)
 
 
 def iter_row_chunks(n_rows: int, n_cols: int, itemsize: int = 8):

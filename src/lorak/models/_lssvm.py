@@ -54,22 +54,18 @@ from .._array_api import (
     on_device,
     to_numpy,
 )
-from .._chunked import (
-    ChunkedRowsMixin,
-    is_dask_array,
-    lazy_targets,
-    merge_moments,
-    row_moments,
-    validate_lazy,
-)
-from .._validation import check_classification_y, check_positive, validate_data
-from ..estimators._base import store_params, validate_new_rows
+from .._chunked import ChunkedRowsMixin, is_dask_array, merge_moments, row_moments
+from .._rows import resolve_rows
+from .._validation import check_classification_y, check_positive
+from ..estimators._base import new_rows, store_params
 from ._base import (
     centered_cross_products,
     column_mean,
+    decision_codes,
     fit_factor,
     iter_row_chunks,
     solve_spd,
+    take_classes,
     transform_factor,
 )
 
@@ -154,7 +150,7 @@ def lssvm_moments(G, T):
     merged on the cluster) and :meth:`LSSVC.partial_fit` (batch by batch) get them.
     O(n (m + k)²) time; G may be sparse, float32, dask or a memmap.
     """
-    T = _as_2d_targets(T) if not is_dask_array(T) else T
+    T = _as_2d_targets(T)  # n values per target: in memory, beside a dask G too
     if is_dask_array(G):
         return row_moments(G, T)
     n = G.shape[0]
@@ -198,7 +194,7 @@ def device_lssvm_moments(G, T):
     return n, np.concatenate([to_numpy(g_mean).astype(np.float64), t_mean]), scatter
 
 
-def _device_factor(factor, X, y):
+def _device_factor(factor, X, y=None):
     """``fit_factor`` for an array API X: the factor's rows stay on X's device."""
     from sklearn.base import clone
 
@@ -227,6 +223,44 @@ def _device_rows(G, X):
             f"{tuple(getattr(G, 'shape', ()))}"
         )
     return G
+
+
+def _device_transform(factor_, X):
+    """``transform_factor`` for an array API X: the factor's rows on X's device."""
+    return X if factor_ is None else _device_rows(factor_.transform(X), X)
+
+
+def _device_decision(G, coef, intercept):
+    """G coefᵀ + intercept on G's device (w and b moved there)."""
+    xp, dev = array_namespace(G), device_of(G)
+    w = on_device(np.asarray(coef.T), xp, dev, G.dtype)
+    b = on_device(np.asarray(intercept, dtype=np.float64), xp, dev, G.dtype)
+    return G @ w + b
+
+
+def _host_decision(G, coef, intercept):
+    """G coefᵀ + intercept on the host (G dense or sparse)."""
+    return safe_sparse_dot(G, coef.T, dense_output=True) + intercept
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """Where an LS-SVM's steps run, for rows of one kind: the factor's fit and
+    transform, the moments of its rows, the decision values."""
+
+    fit: object
+    transform: object
+    moments: object
+    decision: object
+
+
+_HOST = _Steps(fit_factor, transform_factor, lssvm_moments, _host_decision)
+_DEVICE = _Steps(_device_factor, _device_transform, device_lssvm_moments, _device_decision)
+
+
+def _steps(rows) -> _Steps:
+    """The steps for ``rows``: on their device for array API rows, else on the host."""
+    return _DEVICE if rows.on_device else _HOST
 
 
 def merge_lssvm_moments(a, b):
@@ -285,10 +319,6 @@ def lssvm_fit_dense(K, T, C: float):
 # ---------------------------------------------------------------- estimators
 
 
-def _moments(G, T):
-    return device_lssvm_moments(G, T) if is_foreign(G) else lssvm_moments(G, T)
-
-
 def _is_fitted(est) -> bool:
     try:
         check_is_fitted(est)
@@ -298,8 +328,9 @@ def _is_fitted(est) -> bool:
 
 
 def _n_rows(a):
-    if sp.issparse(a) or is_dask_array(a) or is_foreign(a):
-        return a.shape[0]
+    shape = getattr(a, "shape", None)  # arrays and matrices of any kind, data frames
+    if shape is not None and len(shape):
+        return shape[0]
     try:
         shape = np.shape(np.asarray(a) if hasattr(a, "__array__") else a)
     except ValueError:  # ragged nested lists: let validation report them
@@ -324,31 +355,20 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
     def __init__(self, factor=None, *, C=1.0):
         store_params(self, locals())
 
-    def _validate(self, X, y, **kw):
+    def _validate(self, X, y, *, reset=True, **kw):
+        """(the rows of X, resolved; y; C): y validated with X, or in memory beside a
+        dask X."""
         _check_y_length(X, y)
         C = check_positive(self.C, "C")
-        if is_dask_array(X):
-            X = validate_lazy(self, X, reset=True)
-            return X, lazy_targets(y, X.shape[0]), float(C)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kw)
-        return X, y, float(C)
+        rows, y = resolve_rows(self, X, y, reset=reset, **kw)
+        return rows, y, float(C)
 
     _array_api_support = True  # array API X: factor rows and moments on its device
 
-    def _factor_rows(self, X, y=None, *, fit=True):
-        """The factor's rows of X: ``(factor_, G)`` when ``fit``, else G; an array API X
-        keeps them on its device."""
-        if is_foreign(X):
-            if fit:
-                return _device_factor(self.factor, X, y)
-            return X if self.factor_ is None else _device_rows(self.factor_.transform(X), X)
-        if fit:
-            return fit_factor(self.factor, X, y)
-        return transform_factor(self.factor_, X)
-
-    def _fit_targets(self, X, y, T, C):
-        self.factor_, G = self._factor_rows(X, y)
-        self._set_moments(_moments(G, T))
+    def _fit_targets(self, rows, y, T, C):
+        steps = _steps(rows)
+        self.factor_, G = steps.fit(self.factor, rows.data, y)
+        self._set_moments(steps.moments(G, T))
         self.n_components_ = int(G.shape[1])
         return lssvm_solve_moments(self._moments(), self.n_components_, C)
 
@@ -361,12 +381,13 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
     def _moments(self):
         return self.n_samples_seen_, self.stats_mean_, self.stats_scatter_
 
-    def _partial_fit_targets(self, X, y, T, C):
+    def _partial_fit_targets(self, rows, y, T, C):
         """Merge this batch's statistics into the running ones and re-solve (O(m³)).
 
         First call (or after nothing was fitted): the factor is fitted on this batch —
         or used as it is when ``factor`` is already fitted.
         """
+        steps = _steps(rows)
         if not hasattr(self, "stats_scatter_"):
             if (
                 self.factor is not None
@@ -374,41 +395,28 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
                 and _is_fitted(self.factor)
             ):
                 self.factor_ = self.factor
-                G = self._factor_rows(X, fit=False)
+                G = steps.transform(self.factor_, rows.data)
             else:
-                self.factor_, G = self._factor_rows(X, y)
+                self.factor_, G = steps.fit(self.factor, rows.data, y)
             self.n_components_ = int(G.shape[1])
             prev = (0, None, None)
         else:
-            G = self._factor_rows(X, fit=False)
+            G = steps.transform(self.factor_, rows.data)
             prev = self._moments()
         if sp.issparse(G):
             G = G.toarray()
-        self._set_moments(merge_lssvm_moments(prev, _moments(G, T)))
+        self._set_moments(merge_lssvm_moments(prev, steps.moments(G, T)))
         return lssvm_solve_moments(self._moments(), self.n_components_, C)
 
     def _validate_partial(self, X, y, **kw):
-        if not hasattr(self, "stats_scatter_"):
-            return self._validate(X, y, **kw)
-        _check_y_length(X, y)
-        C = float(check_positive(self.C, "C"))
-        if is_dask_array(X):
-            X = validate_lazy(self, X, reset=False)
-            return X, lazy_targets(y, X.shape[0]), C
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False, **kw
-        )
-        return X, y, C
+        return self._validate(X, y, reset=not hasattr(self, "stats_scatter_"), **kw)
 
     def _decision(self, X):
-        X = validate_new_rows(self, X, "coef_")
-        G = self._factor_rows(X, fit=False)
-        if is_foreign(G):  # on the device: w and b are moved there
-            xp, dev = array_namespace(G), device_of(G)
-            coef = on_device(np.asarray(self.coef_.T), xp, dev, G.dtype)
-            b = on_device(np.asarray(self.intercept_, dtype=np.float64), xp, dev, G.dtype)
-            return G @ coef + b
-        return safe_sparse_dot(G, self.coef_.T, dense_output=True) + self.intercept_
+        """g(x)ᵀ w + b, (n, k): on X's device for an array API X (w and b moved there)."""
+        rows = new_rows(self, X, "coef_")
+        steps = _steps(rows)
+        G = steps.transform(self.factor_, rows.data)
+        return steps.decision(G, self.coef_, self.intercept_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -469,7 +477,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
 
     def fit(self, X, y):
         """Fit the factor on X and solve the LS-SVM for the labels y."""
-        X, y, C = self._validate(X, y)
+        rows, y, C = self._validate(X, y)
         check_classification_y(y)
         lb = LabelBinarizer(neg_label=-1, pos_label=1)
         T = lb.fit_transform(y)
@@ -478,7 +486,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
             raise ValueError(
                 f"y has 1 class ({self.classes_[0]!r}); LSSVC needs at least 2 classes"
             )
-        sol = self._fit_targets(X, y, T.astype(np.float64), C)
+        sol = self._fit_targets(rows, y, T.astype(np.float64), C)
         self.coef_ = np.ascontiguousarray(sol.coef.T)
         self.intercept_ = sol.intercept
         return self
@@ -495,7 +503,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
         on the first call. A :meth:`fit` before starts the stream with its rows.
         """
         first = not hasattr(self, "stats_scatter_")
-        X, y, C = self._validate_partial(X, y)
+        rows, y, C = self._validate_partial(X, y)
         check_classification_y(y)
         if first:
             if classes is None:
@@ -510,7 +518,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
         if unseen.size:
             raise ValueError(f"y has labels {unseen!r} not in classes {self.classes_!r}")
         lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(self.classes_)
-        sol = self._partial_fit_targets(X, y, lb.transform(y).astype(np.float64), C)
+        sol = self._partial_fit_targets(rows, y, lb.transform(y).astype(np.float64), C)
         self.coef_ = np.ascontiguousarray(sol.coef.T)
         self.intercept_ = sol.intercept
         return self
@@ -518,9 +526,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     def decision_function(self, X):
         """f(x) = g(x)ᵀ w + b: (n,) for two classes, (n, n_classes) otherwise."""
         d = self._decision(X)
-        if is_foreign(d):
-            return array_namespace(d).reshape(d, (-1,)) if d.shape[1] == 1 else d
-        return d.ravel() if d.shape[1] == 1 else d
+        return d[:, 0] if d.shape[1] == 1 else d
 
     def predict(self, X):
         """The class with the largest decision value (sign of f for two classes).
@@ -528,15 +534,8 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
         For an array API X the labels are in its namespace, on its device, when they
         are numbers (NumPy otherwise: strings have no device).
         """
-        d = self.decision_function(X)
-        if is_foreign(d):
-            xp, dev = array_namespace(d), device_of(d)
-            idx = xp.astype(d > 0, xp.int64) if d.ndim == 1 else xp.argmax(d, axis=1)
-            if self.classes_.dtype.kind in "biuf":
-                return xp.take(on_device(self.classes_, xp, dev), idx, axis=0)
-            return self.classes_[to_numpy(idx)]
-        idx = (d > 0).astype(np.intp) if d.ndim == 1 else d.argmax(axis=1)
-        return self.classes_[idx]
+        codes = decision_codes(self.decision_function(X))  # checks the fit first
+        return take_classes(self.classes_, codes)
 
 
 class LSSVR(RegressorMixin, _BaseLSSVM):
@@ -565,8 +564,8 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
 
     def fit(self, X, y):
         """Fit the factor on X and solve the LS-SVM regression for y."""
-        X, y, C = self._validate(X, y, y_numeric=True, multi_output=True)
-        sol = self._fit_targets(X, y, _as_2d_targets(y), C)
+        rows, y, C = self._validate(X, y, y_numeric=True, multi_output=True)
+        sol = self._fit_targets(rows, y, _as_2d_targets(y), C)
         self._set_solution(sol, np.ndim(y))
         return self
 
@@ -576,12 +575,12 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
         As :meth:`LSSVC.partial_fit`: the m × m statistics merge exactly over batches;
         the factor is fitted on the first batch unless it is already fitted.
         """
-        X, y, C = self._validate_partial(X, y, y_numeric=True, multi_output=True)
+        rows, y, C = self._validate_partial(X, y, y_numeric=True, multi_output=True)
         if hasattr(self, "stats_scatter_"):
             k = self.stats_mean_.shape[0] - self.n_components_
             if (1 if np.ndim(y) == 1 else np.shape(y)[1]) != k:
                 raise ValueError(f"y has a different number of targets than before ({k})")
-        sol = self._partial_fit_targets(X, y, _as_2d_targets(y), C)
+        sol = self._partial_fit_targets(rows, y, _as_2d_targets(y), C)
         self._set_solution(sol, np.ndim(y))
         return self
 

@@ -18,25 +18,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
 from .._array_api import (
-    array_namespace,
-    device_of,
-    foreign_array,
     is_foreign,
     like_input,
-    on_device,
+    mean_sq_row_norm,
+    move_like,
     to_numpy,
 )
-from .._chunked import (
-    ChunkedRowsMixin,
-    gather_rows,
-    is_dask_array,
-    is_memmap,
-    map_rows,
-    validate_lazy,
-)
-from .._validation import UNLABELED, check_in_choices, parse_semi_supervised_y, validate_data
+from .._chunked import ChunkedRowsMixin
+from .._rows import hand_down, host_targets, resolve_rows
+from .._validation import SemiSupervisedTargets, check_in_choices, parse_semi_supervised_y
 from ..estimators import GraphRegularizedFactor
-from ..estimators._base import store_params, validate_new_rows
+from ..estimators._base import new_rows, store_params
 from ..landmarks import take_rows
 from ..learn import (
     FEW_LABELS_PENALTY,
@@ -47,16 +39,9 @@ from ..learn import (
     self_training_ridge,
 )
 from ..learn import class_prior as class_prior_test
+from ._base import decision_codes, take_classes
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
-
-
-def _mean_sq_norm(Q) -> float:
-    """The mean squared row norm of Q (NumPy, or any array API namespace)."""
-    if is_foreign(Q):
-        xp = array_namespace(Q)
-        return float(xp.mean(xp.sum(Q * Q, axis=1)))
-    return float(np.mean(np.einsum("ij,ij->i", Q, Q, dtype=np.float64)))
 
 
 def _scale_from(ms) -> float:
@@ -73,18 +58,9 @@ def _coef_intercept(head):
     return np.atleast_2d(np.asarray(coef, dtype=np.float64)), icpt
 
 
-def _decision_codes(d, xp=np):
-    """Class codes from decision values d (n × c) as a linear classifier reads them: the
-    sign of one column, else the argmax."""
-    if d.shape[1] == 1:
-        return xp.astype(d[:, 0] > 0, xp.int64) if xp is not np else (d[:, 0] > 0).astype(np.intp)
-    return xp.argmax(d, axis=1)
-
-
 def _linear_decision(head, Q):
-    """A fitted head's decision values on Q (n × k), in Q's namespace and on its device:
-    Q coefᵀ + intercept for a linear head (``coef_``), else the head's own
-    ``decision_function`` or ``predict`` on a host copy of Q, moved back."""
+    """A fitted linear head's (``coef_``) decision values Q coefᵀ + intercept (n × k), in
+    Q's namespace and on its device; None for another head."""
     parts = _coef_intercept(head)
     if parts is not None:
         C, b = like_input(Q, *parts)
@@ -93,12 +69,28 @@ def _linear_decision(head, Q):
 
 
 def _host_call(method, Q):
-    """``method`` of a head that has no device path, on a host copy of Q; the result
-    moved back to Q's device."""
+    """``method`` of a head on a host copy of Q; a numeric result moved back to Q's
+    device."""
     out = np.asarray(method(to_numpy(Q)))
-    if out.dtype.kind not in "biuf":
-        return out
-    return on_device(out, array_namespace(Q), device_of(Q))
+    return move_like(Q, out) if out.dtype.kind in "biuf" else out
+
+
+def _head_call(head, method: str, Q, *, codes: bool = False):
+    """The fitted head's ``method`` ("predict", "decision_function", "predict_proba") on
+    the feature rows Q.
+
+    The head was fitted on the host. On an array API Q, a linear head's decision values
+    Q coefᵀ + intercept are computed in Q's namespace, on its device (read as class
+    codes for ``codes``, as the head's ``predict`` reads them), and any other call runs
+    on a host copy of Q, its result moved back."""
+    if not is_foreign(Q):
+        return np.asarray(getattr(head, method)(Q))
+    d = None if method == "predict_proba" else _linear_decision(head, Q)
+    if d is None:
+        return _host_call(getattr(head, method), Q)
+    if codes:
+        return decision_codes(d)
+    return d[:, 0] if d.shape[1] == 1 else d
 
 
 def _check_parts(**parts):
@@ -140,40 +132,33 @@ def _dense_rows(Q):
     return Q.toarray() if sp.issparse(Q) else Q
 
 
-def _factor_sq_norms(block, transform):
-    Q = _dense_rows(transform(block))
-    return np.einsum("ij,ij->i", Q, Q, dtype=np.float64)
-
-
-def _train_mean_sq_norm(factor, X):
-    """The mean squared row norm of the fitted factor's rows of the training X (dask or
-    in memory): the factor's own ``mean_sq_norm_`` when it has one (no pass), else one
-    pass over row chunks of X."""
+def _train_mean_sq_norm(factor, rows):
+    """The mean squared row norm of the fitted factor's rows of the training X: the
+    factor's own ``mean_sq_norm_`` when it has one (no pass), else one pass over the
+    rows (:meth:`lorak._rows.Rows.mean_sq_norm`)."""
     ms = getattr(factor, "mean_sq_norm_", None)
     if ms is not None:
         return float(ms)
-    if is_dask_array(X):
-        Q = factor.transform(X)  # lazy, chunk by chunk
-        return float((Q * Q).sum(axis=1).mean().compute())
-    return float(np.mean(map_rows(lambda b: _factor_sq_norms(b, factor.transform), X)))
+    return rows.mean_sq_norm(factor)
 
 
-def _scales_itself(factor, X) -> bool:
-    """Whether the fit can skip the training rows' features: a factor that declares it
-    reports their mean squared norm (``reports_mean_sq_norm``: ``mean_sq_norm_`` after
-    the fit), on in-memory host rows."""
-    return bool(getattr(factor, "reports_mean_sq_norm", False)) and not foreign_array(X)
+def _reports_mean_sq_norm(factor) -> bool:
+    """Whether ``factor`` declares that it reports its training rows' mean squared norm
+    (``reports_mean_sq_norm``: ``mean_sq_norm_`` after the fit)."""
+    return bool(getattr(factor, "reports_mean_sq_norm", False))
 
 
-def _linear_heads():
-    """Heads whose predictions are read off Q coefᵀ + intercept exactly as they do it
-    themselves: the sign (one column) or the argmax, for the classifiers; the value,
-    for the regressors."""
+def _reads_linearly(head) -> bool:
+    """Whether a head's predictions are read off Q coefᵀ + intercept exactly as it reads
+    them itself (the sign of one column or the argmax, for a classifier; the value, for
+    a regressor): scikit-learn's linear models, and heads that declare it
+    (``linear_decision``)."""
     from sklearn import linear_model as lm
     from sklearn.svm import LinearSVC
 
-    return (lm.LinearRegression, lm.LogisticRegression, lm.Ridge, lm.RidgeClassifier,
-            lm.RidgeClassifierCV, lm.RidgeCV, LinearSVC, SelfTrainedRidge)  # fmt: skip
+    linear = (lm.LinearRegression, lm.LogisticRegression, lm.Ridge, lm.RidgeClassifier,
+              lm.RidgeClassifierCV, lm.RidgeCV, LinearSVC)  # fmt: skip
+    return isinstance(head, linear) or bool(getattr(head, "linear_decision", False))
 
 
 #: The self-trained head reads at most this many unlabeled rows (drawn at random
@@ -240,6 +225,11 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
     n_changed_ : list, unlabeled rows whose label changed at each refit.
     """
 
+    #: A capability the semi-supervised models read: ``decision_function`` is
+    #: F coefᵀ + intercept and ``predict`` its sign (one column) or argmax, so a model
+    #: may compute them from ``coef_`` and ``intercept_`` itself.
+    linear_decision = True
+
     def __init__(self, alpha=FEW_LABELS_PENALTY, class_prior="auto"):
         self.alpha = alpha
         self.class_prior = class_prior
@@ -274,8 +264,8 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class codes of the rows of X."""
-        d = self.decision_function(X)
-        return self.classes_[_decision_codes(d[:, None] if d.ndim == 1 else d)]
+        codes = decision_codes(self.decision_function(X))  # checks the fit first
+        return self.classes_[codes]
 
 
 def _has(attr):
@@ -357,7 +347,7 @@ def _chosen_penalty(factor, ms_all, Q_l, scale):
             or getattr(factor, "target_type_", None) != "regression"
         ):
             return None
-        alpha, ms = getattr(factor, "cv_penalty_", None), _mean_sq_norm(Q_l)
+        alpha, ms = getattr(factor, "cv_penalty_", None), mean_sq_row_norm(Q_l)
     if alpha is None:
         return None
     return float(alpha) * scale * scale * ms if ms > 0 else None
@@ -376,62 +366,64 @@ class _FactorAndHead(ChunkedRowsMixin, BaseEstimator):
     _array_api_support = True
 
     def _fit_input(self, X, y):
-        """(X as given, X validated, y on the host, whether X is read in chunks), once
-        ``feature_scale`` is checked. A dask X is validated lazily (each chunk when it
-        is computed), a memmap stays on disk."""
+        """(the rows of X, resolved; y on the host), once ``feature_scale`` is checked.
+        A dask X is validated lazily (each chunk when it is computed), a memmap stays on
+        disk."""
         _check_feature_scale(self.feature_scale)
-        y = to_numpy(y) if is_foreign(y) else y
-        if is_dask_array(X):
-            y = y.compute() if is_dask_array(y) else y
-            return X, validate_lazy(self, X, reset=True), y, True
-        chunked = is_memmap(X)
-        Xv = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
-        return X, Xv, y, chunked
+        y = host_targets(y)
+        return resolve_rows(self, X), y
 
-    def _fit_features(self, raw, X, factor, target, rows, chunked):
-        """Fit ``factor`` (a clone, stored as ``factor_``) on X with the coded target and
-        store the feature scale as ``scale_``; return (Q, the labeled rows of Q, the
-        mean squared row norm over all rows), Q not yet scaled.
+    def _fit_features(self, rows, factor, targets):
+        """Fit ``factor`` (a clone, stored as ``factor_``) on the rows with the parsed
+        targets and store the feature scale as ``scale_``; return (Q, the labeled rows
+        of Q, the mean squared row norm over all rows), Q not yet scaled.
 
         In memory Q is the factor's n rows, except for a factor that reports its
         training rows' mean squared norm (:class:`lorak.GraphRegularizedFactor`): then,
         as for X read in chunks (a dask array, a memmap), Q is None — the labeled rows
-        are gathered (first, so that a bad one fails before the passes) and go through
-        the fitted factor, and the mean squared norm comes from the factor
-        (``mean_sq_norm_``) or one more pass. Nothing n × m is formed.
+        are gathered (first, so that a bad one fails before the passes; once: the
+        factor gets the same rows) and go through the fitted factor, and the mean
+        squared norm comes from the factor (``mean_sq_norm_``) or one more pass.
+        Nothing n × m is formed.
         """
         self.factor_ = factor
-        if chunked or _scales_itself(factor, X):
-            X_l = gather_rows(raw, rows) if chunked else take_rows(X, rows)
-            factor.fit(X, target)
-            ms = _train_mean_sq_norm(factor, X)
-            Q, Q_l = None, _dense_rows(factor.transform(X_l))
+        X, y = hand_down(factor, rows, targets)
+        if rows.is_chunked or (_reports_mean_sq_norm(factor) and not rows.on_device):
+            X_l = rows.labeled(targets.rows)
+            factor.fit(X, y)
+            ms = _train_mean_sq_norm(factor, rows)
+            Q, Q_l = None, _dense_rows(X_l.features(factor))
         else:
-            Q = _dense_rows(factor.fit_transform(X, target))
-            ms, Q_l = _mean_sq_norm(Q), to_numpy(take_rows(Q, rows))
+            Q = _dense_rows(factor.fit_transform(X, y))
+            ms, Q_l = mean_sq_row_norm(Q), to_numpy(take_rows(Q, targets.rows))
         self.scale_ = _feature_scale(self.feature_scale, ms)
         return Q, Q_l, ms
 
-    def _linear_rows(self, X):
-        """A linear head's raw outputs on new X, Q coefᵀ + intercept (n × c), through the
-        factor's ``transform_product`` — the kernel rows times one m × c matrix, no
+    def _store_transduction(self, rows, Q, read):
+        """``transduction_``: ``read`` (labels or responses) of the scaled Q, or, where Q
+        was not formed, ``predict`` of the training rows (in chunks for a memmap); not
+        built for a dask X (``predict(X)`` is the same, lazily)."""
+        if Q is not None:
+            self.transduction_ = read(Q * self.scale_ if self.scale_ != 1.0 else Q)
+        elif not rows.is_lazy:
+            self.transduction_ = rows.map(self, "predict")
+
+    def _linear_rows(self, rows):
+        """A linear head's raw outputs on new rows, Q coefᵀ + intercept (n × c), through
+        the factor's ``transform_product`` — the kernel rows times one m × c matrix, no
         n × m rows — or None where that does not apply (another head, a factor without
         it, an array API X)."""
-        head = getattr(self, self._head, None)  # None when unfitted: _features says so
-        parts = _coef_intercept(head) if isinstance(head, _linear_heads()) else None
-        product = getattr(getattr(self, "factor_", None), "transform_product", None)
-        if parts is None or product is None or foreign_array(X):
+        head = getattr(self, self._head)
+        parts = _coef_intercept(head) if _reads_linearly(head) else None
+        product = getattr(self.factor_, "transform_product", None)
+        if parts is None or product is None or rows.on_device:
             return None
-        X = validate_new_rows(self, X, self._head)
         coef, icpt = parts
-        return np.asarray(product(X, (coef * self.scale_).T)) + icpt
+        return np.asarray(product(rows.input_for(self.factor_), (coef * self.scale_).T)) + icpt
 
-    def _features(self, X):
-        """The scaled factor rows of new X (validated here)."""
-        X = validate_new_rows(self, X, self._head)
-        Q = self.factor_.transform(X)
-        if sp.issparse(Q):  # pragma: no cover - lorak factors are dense
-            Q = Q.toarray()
+    def _features(self, rows):
+        """The scaled factor rows of new rows."""
+        Q = _dense_rows(rows.features(self.factor_))
         return Q * self.scale_ if self.scale_ != 1.0 else Q
 
     def __sklearn_tags__(self):
@@ -548,17 +540,17 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
-        raw, X, y, chunked = self._fit_input(X, y)
-        name = type(self).__name__
-        rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
-        classes, codes_l = np.unique(y_l, return_inverse=True)
+        rows, y = self._fit_input(X, y)
+        n = rows.n_rows
+        targets = SemiSupervisedTargets.of_classes(
+            *parse_semi_supervised_y(y, n, owner=type(self).__name__), n
+        )
+        classes, codes_l = targets.classes, targets.codes
         prior = resolve_class_prior(self.class_prior, np.bincount(codes_l, minlength=classes.size))
-        codes = np.full(X.shape[0], UNLABELED, dtype=np.int64)
-        codes[rows] = codes_l
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
-        Q, Q_l, ms = self._fit_features(raw, X, clone(factor), codes, rows, chunked)
+        Q, Q_l, ms = self._fit_features(rows, clone(factor), targets)
         alpha = None
         if self.classifier is None:
             alpha = _chosen_penalty(self.factor_, ms, Q_l, self.scale_)
@@ -569,7 +561,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         if self.few_labels_:
             if alpha is None:  # FEW_LABELS_PENALTY at this feature scale
                 alpha = FEW_LABELS_PENALTY * self.scale_**2 * ms if ms > 0 else FEW_LABELS_PENALTY
-            Q_u = self._unlabeled_features(raw, X, Q, rows)
+            Q_u = self._unlabeled_features(rows, Q, targets.rows)
             head = SelfTrainedRidge(alpha=alpha, class_prior=prior)
             self.classifier_ = head.fit(Q_l, codes_l, Q_u)
         else:
@@ -580,19 +572,16 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
                 clf, self.head_cv_errors_ = _cv_head((ridge, _linear_svc()), Q_l, codes_l)
             self.classifier_ = clone(clf).fit(Q_l, codes_l)
         self.classes_ = classes
-        self.labeled_indices_ = rows
-        if Q is not None:
-            self.transduction_ = self._labels(Q * self.scale_ if self.scale_ != 1.0 else Q)
-        elif not is_dask_array(raw):  # in memory or a memmap: chunk by chunk
-            self.transduction_ = self.predict(raw)
+        self.labeled_indices_ = targets.rows
+        self._store_transduction(rows, Q, self._labels)
         return self
 
-    def _unlabeled_features(self, raw, X, Q, rows):
+    def _unlabeled_features(self, rows, Q, labeled):
         """The scaled features of the unlabeled rows the self-trained head reads: all
         of them up to :data:`SELF_TRAINING_ROWS`, that many drawn at random above (the
         same draw for every backend), on the host."""
-        n = X.shape[0]
-        unl = np.setdiff1d(np.arange(n), rows)
+        n = rows.n_rows
+        unl = np.setdiff1d(np.arange(n), labeled)
         if unl.size > SELF_TRAINING_ROWS:
             rng = np.random.default_rng(0)
             unl = np.sort(rng.choice(unl, SELF_TRAINING_ROWS, replace=False))
@@ -601,55 +590,38 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         if Q is not None:
             Q_u = to_numpy(take_rows(Q, unl))
         else:
-            X_u = (
-                gather_rows(raw, unl) if is_dask_array(raw) or is_memmap(raw) else take_rows(X, unl)
-            )
-            Q_u = to_numpy(_dense_rows(self.factor_.transform(X_u)))
+            Q_u = to_numpy(_dense_rows(rows.take(unl).features(self.factor_)))
         Q_u = np.asarray(Q_u, dtype=np.float64)
         return Q_u * self.scale_ if self.scale_ != 1.0 else Q_u
 
     def _labels(self, Q):
         """Class labels of the feature rows Q; on Q's device for an array API Q (numeric
         classes; other labels come back as a NumPy array)."""
-        if not is_foreign(Q):
-            return self.classes_[np.asarray(self.classifier_.predict(Q), dtype=np.intp)]
-        xp = array_namespace(Q)
-        d = _linear_decision(self.classifier_, Q)
-        codes = _host_call(self.classifier_.predict, Q) if d is None else _decision_codes(d, xp)
-        if self.classes_.dtype.kind not in "biuf":
-            return self.classes_[np.asarray(to_numpy(codes), dtype=np.intp)]
-        labels = on_device(self.classes_, xp, device_of(Q))
-        return xp.take(labels, xp.astype(codes, xp.int64), axis=0)
+        return take_classes(self.classes_, _head_call(self.classifier_, "predict", Q, codes=True))
 
     def predict(self, X):
         """Class labels for X (any rows, not only the training ones)."""
-        d = self._linear_rows(X)
+        rows = new_rows(self, X, self._head)
+        d = self._linear_rows(rows)
         if d is None:
-            return self._labels(self._features(X))
+            return self._labels(self._features(rows))
         # the head was fitted on the codes 0 … k−1 of classes_
-        return self.classes_[_decision_codes(d)]
+        return self.classes_[decision_codes(d)]
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
         """The classifier's decision function on the features of X."""
-        d = self._linear_rows(X)
+        rows = new_rows(self, X, self._head)
+        d = self._linear_rows(rows)
         if d is not None:
             return d[:, 0] if d.shape[1] == 1 else d
-        Q = self._features(X)  # checks the fit first
-        if is_foreign(Q):
-            d = _linear_decision(self.classifier_, Q)
-            if d is None:
-                return _host_call(self.classifier_.decision_function, Q)
-            return d[:, 0] if d.shape[1] == 1 else d
-        return self.classifier_.decision_function(Q)
+        return _head_call(self.classifier_, "decision_function", self._features(rows))
 
     @available_if(_has("predict_proba"))
     def predict_proba(self, X):
         """The classifier's class probabilities on the features of X."""
-        Q = self._features(X)  # checks the fit first
-        if is_foreign(Q):
-            return _host_call(self.classifier_.predict_proba, Q)
-        return self.classifier_.predict_proba(Q)
+        rows = new_rows(self, X, self._head)
+        return _head_call(self.classifier_, "predict_proba", self._features(rows))
 
 
 def _default_regressor():
@@ -743,11 +715,14 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
-        raw, X, y, chunked = self._fit_input(X, y)
-        name = type(self).__name__
-        rows, y_l = parse_semi_supervised_response(y, X.shape[0], owner=name)
+        rows, y = self._fit_input(X, y)
+        name, n = type(self).__name__, rows.n_rows
+        targets = SemiSupervisedTargets.of_responses(
+            *parse_semi_supervised_response(y, n, owner=name), n
+        )
+        y_l = targets.values
         n_minus = int(np.count_nonzero(y_l == -1))
-        if rows.size == X.shape[0] and n_minus >= 2 and np.any(y_l != np.round(y_l)):
+        if targets.rows.size == n and n_minus >= 2 and np.any(y_l != np.round(y_l)):
             warnings.warn(
                 f"{name}: y has no NaN and {n_minus} entries equal to -1 among real-valued "
                 "responses; every row is read as labeled and -1 as a response. For "
@@ -758,9 +733,7 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         factor = _default_factor() if self.factor is None else self.factor
         reg = _default_regressor() if self.regressor is None else self.regressor
         _check_parts(factor=(factor, "transform"), regressor=(reg, "predict"))
-        y_all = np.full(X.shape[0], np.nan)
-        y_all[rows] = y_l
-        Q, Q_l, ms = self._fit_features(raw, X, _as_regression_factor(factor), y_all, rows, chunked)
+        Q, Q_l, ms = self._fit_features(rows, _as_regression_factor(factor), targets)
         if self.regressor is None:
             alpha = _chosen_penalty(self.factor_, ms, Q_l, self.scale_)
             if alpha is not None:
@@ -770,24 +743,18 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
         if self.scale_ != 1.0:
             Q_l = Q_l * self.scale_
         self.regressor_ = clone(reg).fit(Q_l, y_l)
-        self.labeled_indices_ = rows
-        if Q is not None:
-            self.transduction_ = self._responses(Q * self.scale_ if self.scale_ != 1.0 else Q)
-        elif not is_dask_array(raw):  # in memory or a memmap: chunk by chunk
-            self.transduction_ = self.predict(raw)
+        self.labeled_indices_ = targets.rows
+        self._store_transduction(rows, Q, self._responses)
         return self
 
     def _responses(self, Q):
-        if not is_foreign(Q):
-            return np.asarray(self.regressor_.predict(Q))
-        d = _linear_decision(self.regressor_, Q)
-        if d is None:
-            return _host_call(self.regressor_.predict, Q)
-        return d[:, 0] if d.shape[1] == 1 else d
+        """Predicted responses of the feature rows Q (on Q's device for an array API Q)."""
+        return _head_call(self.regressor_, "predict", Q)
 
     def predict(self, X):
         """Predicted responses for X (any rows, not only the training ones)."""
-        d = self._linear_rows(X)
+        rows = new_rows(self, X, self._head)
+        d = self._linear_rows(rows)
         if d is not None:
             return d[:, 0] if np.ndim(self.regressor_.coef_) == 1 else d
-        return self._responses(self._features(X))
+        return self._responses(self._features(rows))
