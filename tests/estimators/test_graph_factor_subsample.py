@@ -126,8 +126,9 @@ def test_the_sampled_fit_is_the_fit_on_the_sample(moons, sparse):
     np.testing.assert_array_equal(got.anchors_, ref.anchors_)
     want = ref.factor_.components_
     have = got.factor_.components_
-    np.testing.assert_array_equal(have.toarray() if sp.issparse(have) else have,
-                                  want.toarray() if sp.issparse(want) else want)
+    np.testing.assert_array_equal(
+        have.toarray() if sp.issparse(have) else have, want.toarray() if sp.issparse(want) else want
+    )
     # γ's scale tr(GᵀG)/tr(GᵀLG) is a ratio of the two sums: n/s cancels
     assert got.laplacian_weight_ == pytest.approx(ref.laplacian_weight_, rel=1e-9)
 
