@@ -357,7 +357,7 @@ def run_one(cfg):
     out.update(
         fit_seconds=sw_fit.wall,
         predict_seconds=sw_pred.wall,
-        us_per_row=1e6 * (sw_fit.wall + sw_pred.wall) / n,
+        us_per_row=1e6 * (sw_fit.wall + sw_pred.wall) / X.shape[0],
         stage_seconds=stages,
         # the rest of fit: validation, the factor's rows (in memory), the m × m algebra
         other_fit_seconds=sw_fit.wall - sum(stages.values()),

@@ -425,3 +425,31 @@ def test_a_zero_laplacian_gives_the_plain_factor_with_a_warning(rng):
     graph = _anchor_graph(rng, X)
     defo = deformation(*anchor_laplacian_gram(X, lambda B: np.tanh(B @ P), graph)[:2], n_rows=60)
     assert 0 < defo.scale < 1e6
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_loo_with_more_labeled_rows_than_features_uses_the_small_gram(monkeypatch, classification):
+    """Above LOO_GRAM_ROWS labeled rows and fewer features, the r × r Gram gives the
+    same leave-one-out table as the l × l one and as the explicit hat matrix."""
+    import lorak.learn._graph_factor as gfm
+
+    rng = np.random.default_rng(7)
+    l, r = gfm.LOO_GRAM_ROWS + 200, 60
+    F = rng.standard_normal((l, r)) * np.logspace(0, -3, r)
+    Y = ridge_targets(rng.integers(0, 3, l), 3) if classification else rng.standard_normal((l, 1))
+    alphas = (1e-4, 1e-1, 10.0)
+    small, rows_small = gfm.loo_ridge_scores(
+        F, Y, alphas, classification=classification, per_row=True
+    )
+    monkeypatch.setattr(gfm, "LOO_GRAM_ROWS", 10 * l)
+    big, rows_big = gfm.loo_ridge_scores(F, Y, alphas, classification=classification, per_row=True)
+    np.testing.assert_allclose(small[:, 1], big[:, 1], rtol=1e-9)
+    if classification:
+        np.testing.assert_array_equal(rows_small, rows_big)
+    Fc = F - F.mean(axis=0)
+    for k, a in enumerate(alphas):
+        H = Fc @ np.linalg.solve(Fc.T @ Fc + a * np.eye(r), Fc.T) + 1.0 / l
+        fit = H @ (Y - Y.mean(axis=0)) + Y.mean(axis=0)
+        loo = Y - (Y - fit) / (1 - np.diag(H))[:, None]
+        want = np.mean(np.sum((Y - loo) ** 2, axis=1)) / Y.shape[1]
+        assert small[k, 1] == pytest.approx(want, rel=1e-9)

@@ -657,6 +657,12 @@ def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
 # --------------------------------------------------------------------------- selection
 
 
+#: Labeled rows up to which :func:`loo_ridge_scores` diagonalizes their l × l Gram
+#: (at most about 0.2 s) whatever the features' width r; above, the r × r Gram when
+#: r < l.
+LOO_GRAM_ROWS = 1000
+
+
 def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool = False):
     """Closed-form leave-one-out of a ridge with an unpenalized intercept.
 
@@ -676,12 +682,16 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool
     l = F.shape[0]
     mu = Y.mean(axis=0)
     Fc = F - F.mean(axis=0)
-    # the left singular pairs of the centred features from their l × l Gram (l is the
-    # number of labeled rows, small): U and s² of Fc, without an SVD of the l × r block
-    s2_all, U = eigh(Fc @ Fc.T)
+    # the left singular pairs of the centred features from one of their two Grams: the
+    # l × l one (l labeled rows, usually the fewer; up to LOO_GRAM_ROWS always), else
+    # the r × r one with U = Fc V / s — ten thousand labeled rows cost r³, not l³
+    wide = l <= max(Fc.shape[1], LOO_GRAM_ROWS)
+    s2_all, U = eigh(Fc @ Fc.T if wide else Fc.T @ Fc)
     top = float(s2_all[-1]) if s2_all.size else 0.0
     keep = s2_all > top * 1e-12 if top > 0 else np.zeros(s2_all.shape, bool)
     U, s = U[:, keep], np.sqrt(s2_all[keep])
+    if not wide:
+        U = (Fc @ U) / s
     UtY = U.T @ (Y - mu)
     s2 = s * s
     truth = Y.argmax(axis=1)
