@@ -317,11 +317,13 @@ class GraphRegularizedFactor(TransformerBase):
     error says so). y is read on the host.
 
     A dask array X (the anchor graph only: the k-NN graph and a given matrix need all
-    rows in memory and are refused) is fitted by passes over its row chunks: the
-    factor's fit, the anchors' k-means, the bandwidth and GᵀLᵖG (each chunk cut into
-    blocks of the memory budget on its worker); the labeled rows are gathered to
-    memory for the choice of γ. ``transform`` of a dask array is lazy, with its row
-    chunks.
+    rows in memory and are refused) with more than ``subsample`` rows is read once: the
+    sample and the labeled rows in one gather, everything else learned in memory from
+    them. At most ``subsample`` rows (or ``subsample=None``), it is fitted by passes over
+    its row chunks: the factor's fit, the anchors' k-means, the bandwidth and GᵀLᵖG
+    (each chunk cut into blocks of the memory budget on its worker); the labeled rows
+    are gathered to memory for the choice of γ. ``transform`` of a dask array is lazy,
+    with its row chunks.
 
     Examples
     --------
