@@ -144,7 +144,7 @@ def alignment_lambda_path(
     lam : "auto" or a positive number.
     lam_grid : λ values searched by eq. (15) (default 10⁻⁵ … 10⁵, 11 values).
     beta : "heuristic" (eq. 8), "optimize" (Appendix A) or a positive number.
-    solver : "auto", "admm", "fista" or "pg" (see the module docstring).
+    solver : "auto", "admm", "fista" or "pg" (see :ref:`guide-gnys-solver`).
     tol : relative tolerance of the final solve.
     path_tol : tolerance along the λ path (default max(tol, 1e-2)).
     max_iter : iteration cap per solve.
