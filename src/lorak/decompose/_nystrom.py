@@ -111,7 +111,7 @@ def nystrom_normalization(
     method : ``"auto"`` (Cholesky when well conditioned, else eigen) or ``"eigh"``.
     psd : bool, default=True. False where the kernel may be indefinite: a clearly
         indefinite W then enters by the magnitudes of its eigenvalues, as in
-        scikit-learn (see the module docstring).
+        scikit-learn (see :ref:`guide-nystrom-normalization`).
 
     Raises ``ValueError`` when W holds NaN or infinity.
     """

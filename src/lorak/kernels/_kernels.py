@@ -5,28 +5,11 @@ diagonal k(x, x), and how to fix data-dependent parameters (``resolve``: a bandw
 rule such as ``"mean_pairwise"`` becomes a number). Chunking under a memory budget
 lives in :mod:`lorak.kernels._blocks`; estimators never call ``_block`` directly.
 
-Kernels (the papers' parameterization first, scikit-learn's accepted too):
-
-=====================  ==========================================  =================
-name                   k(x, z)                                     parameters
-=====================  ==========================================  =================
-``gaussian``/``rbf``   exp(−‖x − z‖² / b)                          bandwidth b or gamma = 1/b
-``laplacian``          exp(−γ ‖x − z‖₁)  (scikit-learn's)         gamma γ or bandwidth σ = 1/γ
-``laplacian_l2``       exp(−‖x − z‖ / σ)  (the papers')            bandwidth σ or gamma = 1/σ
-``inverse_distance``   1 / (ε + ‖x − z‖ / σ)  (Zhang 2008 §3.4)    bandwidth σ, eps ε
-``polynomial``/``poly`` (γ ⟨x, z⟩ + c₀)^degree                     gamma, coef0, degree
-``linear``             ⟨x, z⟩                                      —
-callable               f(X, Z) → block, or f(x, z) → float          kwargs
-=====================  ==========================================  =================
-
 Every name that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` knows means scikit-learn's
 kernel with scikit-learn's parameters (``"laplacian"`` is its ℓ₁ form); lorak's own
-kernels take names that scikit-learn does not use. Both Laplacians are the class
-:class:`Laplacian`, told apart by its ``norm`` (``"l1"`` or ``"l2"``), which the name
-fixes.
-
-Bandwidths may be numbers or rule names (:mod:`lorak.kernels._bandwidth`). For the
-Laplacian and inverse-distance kernels a rule's squared-distance scale s gives σ = √s.
+kernels (``gaussian``, ``laplacian_l2``, ``inverse_distance``, …) take names that
+scikit-learn does not use. The table of kernels and their parameters is in the user
+guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
 """
 
 from __future__ import annotations

@@ -584,7 +584,7 @@ class _CSI:
         return old
 
     def _gain_coefficients(self, old, o, z, b):
-        """The coefficients of the gain updates (module notes) from the old blocks and
+        """The coefficients of the gain updates (user guide) from the old blocks and
         the first columns o, z of the transpositions' Q₁, Q₂: P = Wᵀ Glᵀ (4 × n), aᵀg,
         Yᵀq_k, and for an added column ‖â‖² and Yᵀâ."""
         dl, k = old.dl, self.k
@@ -629,7 +629,7 @@ class _CSI:
         self.GtG[k : q + 1, k : self.kadv] = T.T
 
     def _update_gains(self, g, old, up) -> float:
-        """A, B, C updated to the new look-ahead block (module notes); returns ‖g‖²."""
+        """A, B, C updated to the new look-ahead block (user guide); returns ‖g‖²."""
         gnorm2 = float(g @ g)
         A, B, P = self.A, self.B, up.P
         tmp = gnorm2 * g

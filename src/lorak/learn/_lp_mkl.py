@@ -12,24 +12,13 @@ with kernel Σ_k d_k V_k V_kᵀ, then the closed-form weights (3) of Kloft et al
 (d_k², not the paper's eq. (5) d_k: the RKHS norm of f_k = d_k Σ_i α_i y_i K_k(x_i, ·)).
 Stop when max_k |Δd_k| < tol.
 
-Contents
---------
-- :func:`lp_norm_weights` — eq. (3); :func:`kernel_norms` — ‖f_k‖² from the factors.
-- :func:`kkt_bias` — b from the KKT conditions of the free support vectors.
-- :func:`lp_mkl` — the outer loop on factors (warm-started inner solves): the split
-  GFB, the naive GFB, ``solver="shared"`` (the naive GFB on the single factor of
-  Σ_k d_k V_k V_kᵀ in the shared basis) or ``solver="newton"`` (primal Newton on that
-  factor's explicit features, :mod:`lorak.solvers._newton`; the default: the GFB's
-  iteration count grows with C and its relative-change stopping rule stops far from
-  the optimum at the paper's C = 1000).
-- :func:`bank_factors` — the factors V_k = B S_k of a kernel bank on shared landmarks,
-  compressed to a shared basis B by a pivoted Cholesky factor of the Gram;
-  :func:`lp_mkl_factors` — the factor stage of a fit.
-- :func:`fit_lp_mkl` — the classifier's one entry (one-vs-rest beyond two classes;
-  the decision function's landmark coefficients, :func:`bank_decision`); returns an
-  :class:`LpMKLFit`.
-- :func:`lp_mkl_full_kernel` — the full-kernel reference with scikit-learn's ``SVC``
-  (small n), with :class:`GaussianGrams`.
+:func:`lp_norm_weights` is eq. (3), :func:`kernel_norms` ‖f_k‖² from the factors,
+:func:`kkt_bias` b from the KKT conditions of the free support vectors; the entries
+(:func:`fit_lp_mkl`, the outer loop :func:`lp_mkl`, the factor stage
+:func:`bank_factors`, the full-kernel reference) are mapped in :mod:`lorak.learn`.
+Primal Newton (``solver="newton"``) is the default inner solver: the GFB's iteration
+count grows with C and its relative-change stopping rule stops far from the optimum at
+the paper's C = 1000.
 
 The derivations (the factor form of ‖f_k‖², the shared basis and its exact error, the
 inner solvers) are in the user guide, "ℓp-norm MKL on low-rank kernels", section "The
@@ -461,7 +450,7 @@ def bank_factors(
         Storage of V (or of the basis B); the normalizations and S stay float64.
     compress : bool, default=True
         Return V = B S through an orthonormal basis of the leading eigenspace of VᵀV
-        (module notes).
+        (:ref:`guide-lpmkl-solvers`).
     compress_rtol : float, default=1e-10
         Eigenvalues of VᵀV at or below compress_rtol · λ_max are dropped.
     compress_rows : int or None, default=20000

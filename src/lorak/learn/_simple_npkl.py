@@ -243,32 +243,15 @@ def positive_eigenpairs(
 
     ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs; while the smallest
     returned is still positive (so more positive ones may exist) and fewer than
-    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense
-    ``eigh`` takes over when n ≤ 64, or when the next request would reach n/24 and
-    n ≤ 5000: Lanczos with many wanted eigenpairs then costs more than the dense O(n³)
-    solve. Up to n = 8192 the dense solve also takes over when a request for every
-    positive eigenpair (k below ``max_rank``) would reach n/24 — those requests end at
-    the crowded zero crossing of the spectrum, where Lanczos is slowest — or a request
-    for the top ``max_rank`` would reach n/7. (The user guide's SimpleNPKL page gives
-    the timings behind these thresholds.)
-
-    **Polynomial filter** (n ≥ 2000 by default). The wanted eigenvalues sit in a dense
-    part of A's spectrum, so ARPACK needs many restarts, and its full
-    reorthogonalization (which reads all ``ncv`` Lanczos vectors twice per step) costs
-    more than the sparse products. Lanczos then runs on p(A)
-    (:func:`chebyshev_operator`, odd degree 5, interval [≈λ_min, θ]): same
-    eigenvectors, the wanted eigenvalues (> θ) stretched apart and the rest squeezed
-    into [−1, 1], so far fewer Lanczos steps are needed. The eigenvalues of A are then
-    recomputed by a Rayleigh–Ritz step on the returned vectors (exact: the positive
-    ones span an invariant subspace). ``theta`` (≥ 0, default 0) is a hint from the
-    caller: when only the top ``max_rank`` pairs are kept and they are expected to lie
-    above θ.
-
-    The policy, in order: a filtered solve while the filter is on; if ARPACK fails on
-    p(A) or its Ritz residuals are not at round-off level, the unfiltered solve for the
-    same k; if a returned eigenvalue is ≤ θ > 0 (the hint was too high), the filtered
-    solve again with θ = 0; if the unfiltered ARPACK fails, the dense solve (n ≤ 5000)
-    or a RuntimeError.
+    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense ``eigh``
+    takes over where Lanczos with many wanted eigenpairs costs more (n ≤ 64, or the
+    request reaches n/24 with n ≤ 5000, or up to n = 8192 n/24 below ``max_rank`` and
+    n/7 at it). From n = 2000 Lanczos runs on a Chebyshev filter p(A)
+    (:func:`chebyshev_operator`) with the eigenvalues recomputed by Rayleigh–Ritz; a
+    failed or inaccurate filtered solve falls back to the unfiltered one, a too high
+    ``theta`` to θ = 0, a failed ARPACK to the dense solve (n ≤ 5000) or a RuntimeError.
+    The policy and its timings: the user guide, "SimpleNPKL: a kernel from pairwise
+    constraints", sections "The solver in detail" and "The eigen-solves, measured".
 
     Parameters
     ----------

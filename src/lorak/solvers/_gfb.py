@@ -579,8 +579,8 @@ def gfb_split(
         ≤ tol, checked every ``check_every`` iterations (one more product with V; a
         certificate, where the objective change can stall far from the optimum).
     step, relax, scale : float
-        ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see the
-        module notes). Paper: 1, 1, 1.
+        ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see
+        :ref:`guide-lpmkl-solvers`). Paper: 1, 1, 1.
     weights : {"uniform", "blockwise"}, default="uniform"
         ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate,
         so γ_k, which only its own affine set acts on, is averaged with M + 1 copies
@@ -661,7 +661,7 @@ def _objective(dcol, q, alpha, eta):
 class _SplitCopies:
     """The auxiliary variables of Algorithm 2 and the constants of their updates.
 
-    The M affine copies share the form Z_k,α = a + Y V_k s_k (module notes): ``a``,
+    The M affine copies share the form Z_k,α = a + Y V_k s_k (user guide): ``a``,
     the stacked ``s``, and their γ parts — ``gdiag`` (γ_k of the k-th copy) and, with
     uniform weights, ``goff`` (γ_k of the other copies, all equal); ``zeq`` and
     ``zbox`` are the α parts of the copies of {yᵀα = 0} and of the box.

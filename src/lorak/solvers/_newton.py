@@ -161,7 +161,7 @@ def svm_newton(
     warm_widen: float = 10.0,
     system: str = "auto",
 ) -> NewtonResult:
-    """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (module notes).
+    """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (:ref:`guide-lpmkl-solvers`).
 
     Parameters
     ----------
@@ -322,7 +322,7 @@ def _scaled_margins(y, o, b, h):
 
 
 class _NewtonSystem:
-    """The generalized Hessian system of a Newton step in its two forms (module notes),
+    """The generalized Hessian system of a Newton step in its two forms (user guide),
     each kept up to date between steps: the primal Hessian in feature space
     (Hφ = Φ_SᵀΦ_S, sφ = Φ_Sᵀ1, updated with the rows that entered or left the zone) and
     the zone rows with their Gram matrix (:class:`_ZoneRows`)."""
@@ -371,7 +371,7 @@ class _NewtonSystem:
         else:
             cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
         cost_primal += q**3 / 3.0
-        if 2 * nzone > q:  # rows of P near dependent: see the module notes
+        if 2 * nzone > q:  # rows of P near dependent: see the user guide
             cost_zone = math.inf
         else:
             cost_zone = self.zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0
