@@ -50,15 +50,6 @@ class PairwiseKernel(Kernel):
         K = pairwise_kernels(Xd, Zd, metric=self.name, **self._params())
         return _into(out, np.asarray(K, dtype=dtype))
 
-    def diag(self, X):
-        dtype = _float_dtype_of(X)
-        out = np.empty(X.shape[0], dtype=dtype)
-        for s in range(0, X.shape[0], 256):
-            Xc = X[s : s + 256]
-            Zd, aux = self._prepare(Xc, dtype)
-            out[s : s + 256] = np.diagonal(self._block(Xc, Zd, aux, dtype))
-        return out
-
 
 class Chi2(PairwiseKernel):
     """Exponentiated χ² kernel exp(−γ Σ (xᵢ − zᵢ)²/(xᵢ + zᵢ)) for non-negative data."""
