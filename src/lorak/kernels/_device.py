@@ -306,6 +306,8 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
     -------
     B @ N, in B's namespace, dtype and device.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from array_api_compat import array_namespace
     >>> from lorak.kernels import upper_triangular_product
