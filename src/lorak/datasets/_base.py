@@ -1,13 +1,9 @@
 """Shared pieces of the dataset loaders: the result record, errors, the data home.
 
-The data home is a folder laid out like the project's shared benchmark data::
-
-    <data home>/MANIFEST.json
-    <data home>/<name>/<name>.<split>.libsvm.bz2
-    <data home>/ssl/data<i>.mat, splits<i>-labeled<k>.mat
-
-It is found from the ``data_home`` argument, else from the environment variable
-``LORAK_DATA``. Nothing in the package refers to a machine-specific path.
+The data home (a folder laid out like the project's shared benchmark data: the user
+guide, "Benchmark datasets", section "The data home") is found from the ``data_home``
+argument, else from the environment variable ``LORAK_DATA``. Nothing in the package
+refers to a machine-specific path.
 """
 
 from __future__ import annotations

@@ -1,44 +1,11 @@
 """Synthetic benchmark generators with their published definitions.
 
-Every generator takes ``n_samples`` and ``random_state`` (None, an int, a
-``numpy.random.Generator``, a ``SeedSequence``/``BitGenerator``, or a legacy
-``RandomState`` from which a seed is drawn) and returns ``(X, y)`` with ``X`` float64
-of shape (n_samples, n_features) and ``y`` int64 class ids ``0..K-1``. Classes get
-equal counts (``n_samples // K``, the first ``n_samples % K`` classes one more) and
-the rows are shuffled unless ``shuffle=False`` (then they are grouped by class).
-
-Definitions and default sizes
------------------------------
-``make_twonorm`` (Breiman 1996, *Bias, variance and arcing classifiers*, TR 460)
-    20-D; class 0 ~ N(a·1, I), class 1 ~ N(−a·1, I), a = 2/√20. Bayes error ≈ 2.3 %.
-``make_ringnorm`` (same report)
-    20-D; class 0 ~ N(0, 4I), class 1 ~ N(a·1, I), a = 1/√20. Bayes error ≈ 1.3 %.
-    For other ``n_features`` = d the means use a = 2/√d and 1/√d, which keeps the
-    distance between the class means (and the twonorm Bayes error) unchanged.
-``make_waveform`` (Breiman, Friedman, Olshen & Stone 1984, *CART*, pp. 49–55; in the
-    form of Hastie, Tibshirani & Friedman, *ESL* §12.3)
-    21 features x_i, i = 1..21, from three triangular base waves
-    h1(i) = max(6 − |i − 11|, 0), h2(i) = h1(i − 4), h3(i) = h1(i + 4), with
-    u ~ U(0, 1) per row and ε_i ~ N(0, 1):
-    class 0: u·h1 + (1 − u)·h2 + ε; class 1: u·h1 + (1 − u)·h3 + ε;
-    class 2: u·h2 + (1 − u)·h3 + ε. Bayes error ≈ 14 %.
-``make_chessboard`` (the SimpleNPKL paper's "Chessboard", 100 points, 2 features)
-    points uniform on [0, c)² (c = ``n_cells`` = 4) labelled by the parity of their
-    cell: y = (⌊x₁⌋ + ⌊x₂⌋) mod 2. Drawn class by class (a uniform cell of that
-    colour, then a uniform point in it), which is the uniform distribution
-    conditioned on the class counts.
-``make_double_spiral`` (the SimpleNPKL paper's "Double-Spiral", 100 points)
-    two interleaved Archimedean spirals: angle θ ∈ [π/2, π/2 + 2π·turns], radius
-    r = θ/θ_max; class 0 at (r cos θ, r sin θ), class 1 rotated by π; θ is drawn
-    uniformly along the arc length; Gaussian noise of standard deviation ``noise``
-    on every coordinate. The paper lists 3 features but does not publish its
-    construction; ``n_features=3`` appends the height (θ − θ_min)/(θ_max − θ_min)
-    (a pair of conical helices).
-
-Default ``n_samples`` are the sizes used in the papers this package reproduces: the CSI
-paper (Bach & Jordan 2005, Fig. 2) uses twonorm 4000, ringnorm 1000 and waveform 2000
-rows; SimpleNPKL (Zhuang, Tsang & Hoi 2009, Table 1) chessboard 100 and double spiral
-100. (The DELVE copies of twonorm/ringnorm/waveform have 7400 rows.)
+Every generator takes ``n_samples`` and ``random_state`` and returns ``(X, y)``, ``X``
+float64 and ``y`` int64 class ids ``0..K-1``, with equal class counts, shuffled unless
+``shuffle=False``: Breiman's twonorm and ringnorm, the CART book's waveform, and
+SimpleNPKL's chessboard and double spiral, at the sizes the reproduced papers use.
+Their definitions, sources, Bayes errors and default sizes are in the user guide,
+"Benchmark datasets", section "The generators".
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """LIBSVM-format datasets listed in the data home's ``MANIFEST.json``.
 
-Manifest entry (per dataset name)::
-
-    {"files": {"train": {"file": "a1a/a1a.train.libsvm.bz2", "n_features": 123,
-                         "n_samples": 1605, "classes": {"-1.0": 1210, "1.0": 395},
-                         "sha256": "..."},
-               "test": {...}},
-     "source": "...", "notes": "...", "used_in": "..."}
-
-The files are bz2-compressed LIBSVM text with 1-based feature indices, read by
-``sklearn.datasets.load_svmlight_file`` from an open ``bz2`` stream with the
+Each entry names a file per split (the manifest's schema: the user guide, "Benchmark
+datasets"). The files are bz2-compressed LIBSVM text with 1-based feature indices,
+read by ``sklearn.datasets.load_svmlight_file`` from an open ``bz2`` stream with the
 manifest's ``n_features`` (so that train and test agree on the width even when the
 last features are all zero in one of them).
 """

@@ -1,17 +1,10 @@
 """``load``, ``available`` and ``describe_available``: one entry point for every dataset.
 
-Name resolution (case-insensitive; ``-`` and ``_`` are interchangeable):
-
-1. ``ssl-<set>``: an SSL-book set (``ssl-digit1``, ``ssl-usps``, ...).
-2. a generator name (``twonorm``, ``ringnorm``, ``waveform``, ``chessboard``,
-   ``double_spiral``).
-3. a scikit-learn bundled set (``iris``, ``wine``, ``breast_cancer``, ``digits``).
-4. a LIBSVM set: any name with a ``files`` entry in the data home's manifest, plus the
-   names of the shared data (``KNOWN_LIBSVM``), which are recognised without a data
-   home so that the error can say how to provide one.
-5. a bare SSL-book name that is not a LIBSVM name (``digit1``, ``coil2``, ``g241c``,
-   ...). ``usps`` is always the LIBSVM set (7291 + 2007 digits, 256 features, 10
-   classes); the SSL-book USPS (1500 × 241, two classes) is ``ssl-usps``.
+Name resolution (case-insensitive; ``-`` and ``_`` are interchangeable), in order:
+``ssl-<set>``, a generator, a scikit-learn bundled set, a LIBSVM set (the manifest's,
+plus :data:`KNOWN_LIBSVM` without a data home, so that the error can say how to
+provide one), a bare SSL-book name that is not a LIBSVM name (``usps`` is always the
+LIBSVM set). The rules in full: the user guide, "Benchmark datasets", section "Names".
 """
 
 from __future__ import annotations
@@ -174,7 +167,7 @@ def load(
     Parameters
     ----------
     name : str
-        Dataset name, case-insensitive (see the module docstring for the rules):
+        Dataset name, case-insensitive (the rules: :ref:`guide-datasets`):
         a LIBSVM set of the data home's manifest (``"a1a"``, ``"usps"``, ...), an
         SSL-book set (``"ssl-digit1"``, ``"ssl-usps"``, ...; bare ``"digit1"`` too),
         a scikit-learn set (``"iris"``, ``"wine"``, ``"breast_cancer"``,

@@ -1,21 +1,12 @@
 """The schema of a data home's ``MANIFEST.json``, and its validation.
 
-The manifest is one JSON object (UTF-8) from set name to entry:
-
-- a LIBSVM set: ``{"files": {<split>: <file>, ...}, "source": str, "notes": str,
-  "format": str, "used_in": str}`` with at least one split, each split
-  ``{"file": <path relative to the data home>, "n_features": int >= 1,
-  "n_samples": int >= 0, "classes": {<label>: int >= 0, ...}, "sha256": <64 hex>}``
-  (``classes`` and ``sha256`` optional; labels are numbers written as strings);
-- the SSL-book sets, under the key ``"ssl"``: ``{"format": str, "source": str,
-  "sets": {<book title>: {"files": [str, ...], "n_features": int >= 1,
-  "n_samples": int >= 0, "classes": {...}, "sha256": <64 hex>}, ...}}`` (every key
-  optional).
-
-Keys beyond these are allowed and ignored. :func:`validate_manifest` checks a decoded
-manifest against this schema and raises :class:`ManifestError` naming the manifest,
-the set, the key and what was expected, so that every reader (``load``,
-``available``, ``lorak datasets``) can rely on the types it reads.
+The manifest is one JSON object (UTF-8) from set name to entry: a LIBSVM set's
+``files`` per split, the SSL-book sets under the key ``"ssl"`` (the schema: the user
+guide, "Benchmark datasets", section "The data home"). Keys beyond these are allowed
+and ignored. :func:`validate_manifest` checks a decoded manifest against the schema and
+raises :class:`ManifestError` naming the manifest, the set, the key and what was
+expected, so that every reader (``load``, ``available``, ``lorak datasets``) can rely
+on the types it reads.
 """
 
 from __future__ import annotations

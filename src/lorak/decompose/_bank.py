@@ -1,19 +1,10 @@
 """One factor per kernel of a bank, on one shared landmark set: the multiple-kernel factor.
 
-Every multiple-kernel method and baseline (the uniform / alignment
-kernel sums, multiple-kernel generalized Nyström, low-rank ℓp-MKL) works on the same
-object: M kernels k_j, landmarks Z shared by all of them (chosen once; see
-``shared_landmarks`` in ``estimators/_base``), one m × r_j matrix N_j per kernel, and
-the weighted factor
-
-    G(X) = [s_1 k_1(X, Z) N_1, …, s_M k_M(X, Z) N_M]    (blocks with s_j = 0 or r_j = 0
-                                                          are left out)
-
-so that G Gᵀ = Σ_j s_j² k_j(X, Z) N_j N_jᵀ k_j(Z, X). With N_j the Nyström
-normalization of W_j = k_j(Z, Z) this is Σ_j s_j² K̃_j; a learned method stores its own
-N_j (generalized Nyström's F_j with F_j F_jᵀ = T_j). The transform runs in row chunks:
-one chunk holds the M kernel blocks (rows × m each) — for an all-Gaussian bank they
-share one squared-distance product — so only the n × Σ r_j output is n-sized.
+G(X) = [s_1 k_1(X, Z) N_1, …, s_M k_M(X, Z) N_M] (blocks with s_j = 0 or r_j = 0 left
+out), so that G Gᵀ = Σ_j s_j² k_j(X, Z) N_j N_jᵀ k_j(Z, X): Σ_j s_j² K̃_j with the
+Nyström normalizations N_j, or a learned method's own N_j. The transform runs in row
+chunks sharing one squared-distance product for an all-Gaussian bank. The user guide,
+"Low-rank factors and landmarks", section "Banks of kernels", has the details.
 """
 
 from __future__ import annotations
@@ -59,7 +50,7 @@ def resolve_kernel_bank(kernels, X, rng, *, default: Callable[[], KernelBank]) -
 
 @dataclass(frozen=True)
 class FactorBank:
-    """M factors G_j(X) = s_j k_j(X, Z) N_j on shared landmarks Z (module docstring).
+    """M factors G_j(X) = s_j k_j(X, Z) N_j on shared landmarks Z (:ref:`guide-kernel-banks`).
 
     Attributes
     ----------

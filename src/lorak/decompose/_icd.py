@@ -6,25 +6,11 @@ K ≈ G Gᵀ with G (n × r) built one column per step from diag(K) and one kern
     G(:, k) = (K(:, i_k) − G(:, :k) G(i_k, :k)ᵀ) / G(i_k, k),
     d ← d − G(:, k)²,
 
-where d = diag(K − G Gᵀ) is the residual diagonal. O(r² n) time, O(r n) memory;
-the full K is never formed. The residual K − GGᵀ is PSD, so its trace Σ d is its
-trace norm, which is what the stopping rule and ``residual_trace`` use.
-
-Kernel columns in blocks. A kernel column k(X, x_i) is a matrix–vector product that
-reads all of X for 2nd flops: memory-bound. Given ``columns(idx)`` (a block of kernel
-columns), the columns of the current b largest residual diagonals are computed at once
-(one GEMM) and kept; the next pivots are still chosen greedily as above, and taken from
-the kept block when they are in it. The pivots, hence the factor, are those of the
-column-at-a-time loop (up to the GEMM's rounding); most pivots come from the kept
-block, and the run takes a fraction of the column loop's time (the user guide's
-Cholesky page has the timings). The update of a kept block by the factor so far,
-K(:, B) − G G(B, :)ᵀ, is one GEMM too; a pivot taken from the block later subtracts
-only the columns added since.
-
-Inductive extension (Bach & Jordan 2005, §6.2): the pivot rows L = G(I, :) form a
-lower-triangular r×r matrix and K(:, I) = G Lᵀ exactly, so G = K(:, I) L⁻ᵀ. A new
-point x gets the row k(x, X_I) L⁻ᵀ — only kernel columns at the pivots are needed,
-and training rows are reproduced up to round-off.
+where d = diag(K − G Gᵀ) is the residual diagonal: O(r² n) time, O(r n) memory. The
+kernel columns of the b largest residuals are computed at once (one GEMM) and later
+pivots taken from that block when they are in it, with the same pivots. New points get
+the row k(x, X_I) L⁻ᵀ, L = G(I, :) the pivot rows. The details are in the user guide,
+"Incomplete Cholesky and CSI".
 """
 
 from __future__ import annotations
@@ -64,7 +50,7 @@ def incomplete_cholesky(
 
     ``columns(idx)``, optional, returns K(:, idx) (n × len(idx)); with it, kernel
     columns are computed ``block`` at a time for the largest residual diagonals and
-    used when they become pivots (see the module docstring). Same pivots.
+    used when they become pivots (see :ref:`guide-cholesky`). Same pivots.
     """
     d = np.array(diag, dtype=np.float64)
     n = d.shape[0]

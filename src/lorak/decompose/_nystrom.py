@@ -1,38 +1,14 @@
 """Nyström normalization: K ≈ E W⁺ Eᵀ written as a factor G = E N.
 
-With landmarks Z, E = k(X, Z) (n×m) and W = k(Z, Z) (m×m). Optional column weights
-D = diag(w) (Drineas–Mahoney rescaling) give E D and D W D. From the eigenpairs
-D W D = U Λ Uᵀ we keep those with λ > rtol · λ_max and set N = D U Λ^{-1/2}, so
-
-    G Gᵀ = E D U Λ⁻¹ Uᵀ D Eᵀ = E D (D W D)⁺ D Eᵀ,
-
-which is E W⁻¹ Eᵀ whenever W is invertible (the weights then cancel) and the
-pseudo-inverse reconstruction otherwise. Small and negative eigenvalues are dropped,
-never inverted: W is singular when landmarks coincide and slightly indefinite in
-floating point. The eigenproblem is solved in float64 with LAPACK's divide-and-
-conquer driver (``evd``), about 3× faster than the SVD that scikit-learn uses.
-
-Fast path. When D W D is well conditioned (the usual case: distinct landmarks), we
-use its Cholesky factor D W D = L Lᵀ instead and N = D L⁻ᵀ, which is upper
-triangular: G = E N then costs n m² flops as an in-place triangular multiply (BLAS
-``trmm``) instead of 2 n m² for a general product, and needs no second n × m buffer.
-G differs from the eigen version by an orthogonal rotation only (same G Gᵀ).
-Kernels that are not positive semi-definite (scikit-learn's sigmoid and additive χ²,
-and a precomputed K, which may be either): ``psd=False``. Where W then has a negative
-eigenvalue beyond √eps·max|λ| (eps of the output dtype: far above the round-off of a
-PSD W), its eigenpairs enter by magnitude, N = U |Λ|^{-1/2} over |λ| > rtol·max|λ|, so
-G Gᵀ = E U |Λ|⁻¹ Uᵀ Eᵀ: what scikit-learn's SVD-based normalization gives for every
-kernel (its named and precomputed paths alike). Otherwise W is treated as PSD, as
-above. Every path first checks that W is finite.
-
-Well conditioned means: LAPACK's estimate of W's 1-norm condition number from its
-Cholesky factor (``pocon``) is below 1/(4 rtol), a margin for the estimate;
-otherwise we fall back to the eigen path, which drops the small eigenvalues. For
-symmetric W the 2-norm condition λ_max/λ_min is at most the 1-norm one, so the test
-is conservative, but far less so than squaring the condition estimate of L
-(``trcon``), which sent well-conditioned float32 factors (rtol = 1e-6) down the eigen
-path: an m × m eigendecomposition and a general n × m × m product instead of the
-in-place triangular one (the user guide's scaling page has the comparison).
+With landmarks Z, E = k(X, Z) (n×m), W = k(Z, Z) (m×m) and optional column weights
+D = diag(w): N = D U Λ^{-1/2} from the eigenpairs D W D = U Λ Uᵀ with λ > rtol · λ_max,
+so G Gᵀ = E D (D W D)⁺ D Eᵀ (small and negative eigenvalues dropped, never inverted).
+Fast path: when LAPACK's condition estimate (``pocon``) says D W D is well conditioned,
+N = D L⁻ᵀ from its Cholesky factor, and G = E N is one in-place triangular multiply
+(same G Gᵀ, G rotated). ``psd=False`` (kernels that are not PSD) lets eigenpairs of a
+clearly indefinite W enter by magnitude, as scikit-learn's SVD does. The derivation,
+the conditioning test and its reasons are in the user guide, "Low-rank factors and
+landmarks", section "The normalization in detail".
 """
 
 from __future__ import annotations
@@ -135,7 +111,7 @@ def nystrom_normalization(
     method : ``"auto"`` (Cholesky when well conditioned, else eigen) or ``"eigh"``.
     psd : bool, default=True. False where the kernel may be indefinite: a clearly
         indefinite W then enters by the magnitudes of its eigenvalues, as in
-        scikit-learn (see the module docstring).
+        scikit-learn (see :ref:`guide-nystrom-normalization`).
 
     Raises ``ValueError`` when W holds NaN or infinity.
     """

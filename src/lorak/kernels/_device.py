@@ -1,26 +1,14 @@
 """Kernel blocks on array API inputs (PyTorch, CuPy, array-api-strict, …), on their device.
 
 The array API twin of the NumPy blocks in :mod:`lorak.kernels._kernels`, for the
-kernels whose blocks are a GEMM plus elementwise work: Gaussian, Laplacian (ℓ₁ and
-ℓ₂), inverse distance, polynomial and linear. The same formulas, the same guards:
-
-- Z is centred on its mean when it lies far from the origin compared with the
-  bandwidth (else the expansion ‖x‖² − 2xᵀz + ‖z‖² cancels), and the expansion is
-  replaced by differences, one feature at a time, where it cannot resolve the bandwidth
-  at all (``direct``);
-- non-finite rows, a negative base of a real power, and an overflowing polynomial are
-  errors, with the NumPy path's messages.
-
-On PyTorch the elementwise passes run in place and the Gaussian block is written
-straight into the caller's output (``out``): the block starts as −‖x‖²/b − ‖z‖²/b, one
-``addmm_`` accumulates 2xᵀz/b onto it, then the clip at 0 and the exponential, in
-place; row norms are a fused reduction (no rows × d temporary). Where that leaves no
-temporary beyond O(rows) (:func:`gaussian_in_place`) the caller evaluates the block of
-all rows in one pass. Other namespaces use the standard's out-of-place functions on
-chunk-sized blocks.
-
-Callable and scikit-learn pairwise kernels (sigmoid, χ², cosine) have no array API path:
-:func:`check_device_kernel` raises a ``TypeError`` naming the kernels that do.
+kernels whose blocks are a GEMM plus elementwise work (Gaussian, both Laplacians,
+inverse distance, polynomial, linear), with the same formulas and guards. On PyTorch
+the Gaussian block is written in place into the caller's output
+(:func:`gaussian_in_place`); other namespaces use the standard's out-of-place
+functions on chunk-sized blocks. Callable and scikit-learn pairwise kernels have no
+array API path (:func:`check_device_kernel`). The guards and the in-place steps are
+described in the user guide, "On the GPU: array API inputs", section "What runs on
+the device".
 """
 
 from __future__ import annotations
@@ -318,6 +306,8 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
     -------
     B @ N, in B's namespace, dtype and device.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from array_api_compat import array_namespace
     >>> from lorak.kernels import upper_triangular_product

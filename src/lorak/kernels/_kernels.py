@@ -5,28 +5,11 @@ diagonal k(x, x), and how to fix data-dependent parameters (``resolve``: a bandw
 rule such as ``"mean_pairwise"`` becomes a number). Chunking under a memory budget
 lives in :mod:`lorak.kernels._blocks`; estimators never call ``_block`` directly.
 
-Kernels (the papers' parameterization first, scikit-learn's accepted too):
-
-=====================  ==========================================  =================
-name                   k(x, z)                                     parameters
-=====================  ==========================================  =================
-``gaussian``/``rbf``   exp(−‖x − z‖² / b)                          bandwidth b or gamma = 1/b
-``laplacian``          exp(−γ ‖x − z‖₁)  (scikit-learn's)         gamma γ or bandwidth σ = 1/γ
-``laplacian_l2``       exp(−‖x − z‖ / σ)  (the papers')            bandwidth σ or gamma = 1/σ
-``inverse_distance``   1 / (ε + ‖x − z‖ / σ)  (Zhang 2008 §3.4)    bandwidth σ, eps ε
-``polynomial``/``poly`` (γ ⟨x, z⟩ + c₀)^degree                     gamma, coef0, degree
-``linear``             ⟨x, z⟩                                      —
-callable               f(X, Z) → block, or f(x, z) → float          kwargs
-=====================  ==========================================  =================
-
 Every name that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` knows means scikit-learn's
 kernel with scikit-learn's parameters (``"laplacian"`` is its ℓ₁ form); lorak's own
-kernels take names that scikit-learn does not use. Both Laplacians are the class
-:class:`Laplacian`, told apart by its ``norm`` (``"l1"`` or ``"l2"``), which the name
-fixes.
-
-Bandwidths may be numbers or rule names (:mod:`lorak.kernels._bandwidth`). For the
-Laplacian and inverse-distance kernels a rule's squared-distance scale s gives σ = √s.
+kernels (``gaussian``, ``laplacian_l2``, ``inverse_distance``, …) take names that
+scikit-learn does not use. The table of kernels and their parameters is in the user
+guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
 """
 
 from __future__ import annotations
@@ -229,8 +212,17 @@ class Kernel:
         """
         return False
 
-    def diag(self, X) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def diag(self, X) -> np.ndarray:
+        """k(x, x) for every row of X: the diagonals of blocks of 256 rows (subclasses
+        with a closed form override it)."""
+        dtype = _float_dtype_of(X)
+        out = np.empty(X.shape[0], dtype=dtype)
+        step = 256
+        for s in range(0, X.shape[0], step):
+            Xc = X[s : s + step]
+            Zd, aux = self._prepare(Xc, dtype)
+            out[s : s + step] = np.diagonal(self._block(Xc, Zd, aux, dtype))
+        return out
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -332,38 +324,25 @@ class _Stationary(Kernel):
         direct = not (np.finfo(dtype).eps * r2 <= 2.0**-10 * b)
         return Zd, _ZAux(zn, center, direct)
 
-    def _scaled_sqdist(self, X, Zd, aux, dtype, out=None):
-        """‖x − z‖² / (b or σ²) for one chunk (normalized; no overflow at tiny σ)."""
+    def _sqdist(self, X, Zd, aux, dtype, out=None, *, scaled=False):
+        """‖x − z‖² for one chunk (``aux`` from ``_prepare``); ``scaled``: divided by
+        b or σ² (normalized; no overflow at tiny σ)."""
         if aux.direct:
-            return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+            inv_len = self._inv_len() if scaled else 1.0
+            return _direct_sqdist(X, Zd, aux.center, inv_len, dtype, out=out)
         Xc = X if aux.center is None else _centered(X, aux.center, dtype)
         with np.errstate(over="ignore", invalid="ignore"):
             xn = sq_norms(Xc, dtype)
         if not np.all(np.isfinite(xn)):
             _check_finite_rows(X, "X")
-            return _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+            inv_len = self._inv_len() if scaled else 1.0
+            return _direct_sqdist(X, Zd, aux.center, inv_len, dtype, out=out)
         D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
         D += xn[:, None]
         D += aux.zn[None, :]
         np.maximum(D, 0, out=D)
-        D *= dtype.type(1.0 / self._sq_scale())
-        return D
-
-    def _sqdist(self, X, Zd, aux, dtype, out=None):
-        """‖x − z‖² for one chunk (``aux`` from ``_prepare``)."""
-        if aux.direct:
-            D = _direct_sqdist(X, Zd, aux.center, 1.0, dtype, out=out)
-            return D
-        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            xn = sq_norms(Xc, dtype)
-        if not np.all(np.isfinite(xn)):
-            _check_finite_rows(X, "X")
-            return _direct_sqdist(X, Zd, aux.center, 1.0, dtype, out=out)
-        D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
-        D += xn[:, None]
-        D += aux.zn[None, :]
-        np.maximum(D, 0, out=D)
+        if scaled:
+            D *= dtype.type(1.0 / self._sq_scale())
         return D
 
 
@@ -438,7 +417,7 @@ class Laplacian(_Stationary):
             D = _into(out, np.asarray(manhattan_distances(Xc, Zd), dtype=dtype))
             D *= dtype.type(-1.0 / self.scale)
         else:
-            D = self._scaled_sqdist(X, Zd, zn, dtype, out=out)  # ‖x − z‖² / σ²
+            D = self._sqdist(X, Zd, zn, dtype, out=out, scaled=True)  # ‖x − z‖² / σ²
             np.sqrt(D, out=D)
             np.negative(D, out=D)
         np.exp(D, out=D)
@@ -457,7 +436,7 @@ class InverseDistance(_Stationary):
         self.eps = _check_number(eps, "eps")
 
     def _block(self, X, Zd, zn, dtype, out=None):
-        D = self._scaled_sqdist(X, Zd, zn, dtype, out=out)  # ‖x − z‖² / σ²
+        D = self._sqdist(X, Zd, zn, dtype, out=out, scaled=True)  # ‖x − z‖² / σ²
         np.sqrt(D, out=D)
         D += dtype.type(self.eps)
         np.reciprocal(D, out=D)
@@ -621,16 +600,6 @@ class CallableKernel(Kernel):
         if not np.all(np.isfinite(K)):
             raise ValueError(f"kernel function {self.function!r} returned NaN or inf")
         return _into(out, np.asarray(K, dtype=dtype))
-
-    def diag(self, X):
-        dtype = _float_dtype_of(X)
-        out = np.empty(X.shape[0], dtype=dtype)
-        step = 256
-        for s in range(0, X.shape[0], step):
-            Xc = X[s : s + step]
-            Zd, aux = self._prepare(Xc, dtype)
-            out[s : s + step] = np.diagonal(self._block(Xc, Zd, aux, dtype))
-        return out
 
 
 def _float_dtype_of(X) -> np.dtype:

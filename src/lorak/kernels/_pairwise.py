@@ -1,21 +1,12 @@
 """scikit-learn's remaining pairwise kernels, as :class:`Kernel` objects.
 
 ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` names nine kernels; lorak has its
-own fast blocks for rbf, laplacian, polynomial and linear. The rest are evaluated here
-by scikit-learn's own functions, block by block, with scikit-learn's parameters and
-defaults, so that ``Nystroem(kernel="chi2")`` means what it means in scikit-learn:
-
-==================  =====================================  ==========================
-name                k(x, z)                                parameters (default)
-==================  =====================================  ==========================
-``chi2``            exp(−γ Σ (xᵢ − zᵢ)² / (xᵢ + zᵢ))       gamma (1.0); X ≥ 0
-``additive_chi2``   −Σ (xᵢ − zᵢ)² / (xᵢ + zᵢ)               —; X ≥ 0 (not PSD)
-``sigmoid``         tanh(γ ⟨x, z⟩ + c₀)                     gamma (1/n_features), coef0 (1)
-``cosine``          ⟨x, z⟩ / (‖x‖ ‖z‖)                      —
-==================  =====================================  ==========================
-
-The sigmoid and additive χ² kernels are not positive semi-definite: their Nyström
-factor keeps the positive part of the landmark kernel only, as scikit-learn's does.
+own fast blocks for rbf, laplacian, polynomial and linear. The rest (``chi2``,
+``additive_chi2``, ``sigmoid``, ``cosine``) are evaluated here by scikit-learn's own
+functions, block by block, with scikit-learn's parameters and defaults, so that
+``Nystroem(kernel="chi2")`` means what it means in scikit-learn. The sigmoid and
+additive χ² kernels are not positive semi-definite. Their formulas and parameters are
+in the user guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
 """
 
 from __future__ import annotations
@@ -58,15 +49,6 @@ class PairwiseKernel(Kernel):
         Xd = _writable(X, dtype)
         K = pairwise_kernels(Xd, Zd, metric=self.name, **self._params())
         return _into(out, np.asarray(K, dtype=dtype))
-
-    def diag(self, X):
-        dtype = _float_dtype_of(X)
-        out = np.empty(X.shape[0], dtype=dtype)
-        for s in range(0, X.shape[0], 256):
-            Xc = X[s : s + 256]
-            Zd, aux = self._prepare(Xc, dtype)
-            out[s : s + 256] = np.diagonal(self._block(Xc, Zd, aux, dtype))
-        return out
 
 
 class Chi2(PairwiseKernel):

@@ -1,42 +1,15 @@
 """k-means centres as Nyström landmarks (Zhang, Tsang & Kwok 2008, "Improved Nyström").
 
 The paper takes the centres of k-means, capped at 10 Lloyd iterations, as landmarks.
-The cost is in the seeding and in the Lloyd products. The defaults below were chosen
-with ``benchmarks/study_kmeans_init.py`` (results in ``benchmarks/out/kmeans_init.json``);
-the user guide's page on factors and landmarks gives the timings and errors.
-
-What is done
-------------
-Seeding (``init="auto"`` = ``"subsample++"``): greedy k-means++ — 2 + ⌊ln k⌋
-candidates per centre drawn ∝ D², keep the one lowering the potential most, as
-scikit-learn's default — on ``m = min(n, max(2000, 10 k))`` rows drawn at random, and,
-when d > 128 (dense), on their projection onto the sample's 64 leading principal
-directions (randomized range finder). Each step is one thin product of the sample with
-the candidates, run on one BLAS thread (threads only add synchronisation to thin
-products). The centres are rows of X.
-
-Lloyd (``max_iter`` iterations on all rows): our own, blocked, not scikit-learn's, one
-loop (:func:`_lloyd`) whatever holds the rows — in memory, dask chunks, an array API
-device — with the passes over the rows as the only difference. Assignments are one
-GEMM of a row block with the centres per block; float32 stays float32 and float64 data
-is multiplied in float32 block by block (sums, centres and the reported inertia stay
-float64). In memory, distance bounds (Hamerly-style, with the 64 centres that moved
-most computed exactly) let rows whose centre cannot have changed skip the GEMM. Empty
-clusters are moved to the rows farthest from their centres, as scikit-learn does. From
-the same seeds, labels and centres equal those of
-``KMeans(init=<seeds>, algorithm="lloyd", tol=0)`` (tests).
-
-Why these defaults
-------------------
-* Seeding on a subsample: k-means++ on all rows costs one pass over X per centre, and
-  10 k random rows come within a fraction of a percent of its quantization error
-  (random seeding is several times further off on structured data).
-* The 64-dimensional principal-component sketch: the same seeding quality at a
-  fraction of the seeding time when d is large.
-* The distance bounds: Lloyd dominates the time, and the bounds skip a quarter to a
-  half of the rows in most iterations, with the same centres.
-* float32 products for float64 data: the same inertia to all digits at about two
-  thirds of the time of float64 products.
+Seeding (``init="auto"`` = ``"subsample++"``): greedy k-means++ on
+``min(n, max(2000, 10 k))`` random rows, sketched onto 64 principal directions when
+d > 128 — a full k-means++ costs one pass over X per centre for a fraction of a
+percent. Lloyd: one blocked loop (:func:`_lloyd`) whatever holds the rows (in memory,
+dask chunks, an array API device), float32 products, distance bounds in memory, empty
+clusters moved to the farthest rows; from the same seeds it gives the centres of
+scikit-learn's Lloyd. The details, the defaults' reasons and the timings
+(``benchmarks/study_kmeans_init.py``) are in the user guide, "Low-rank factors and
+landmarks", section "How the k-means landmarks are computed".
 """
 
 from __future__ import annotations
@@ -93,7 +66,7 @@ _PRUNE_MIN_SKIP = 0.1
 
 def default_init_sample(n_samples: int, n_landmarks: int) -> int:
     """Subsample size of ``init="subsample++"`` when ``init_sample`` is None:
-    min(n, max(2000, 10 k)) rows (fewer lose accuracy, more gain none: module notes)."""
+    min(n, max(2000, 10 k)) rows (fewer lose accuracy, more gain none: the user guide)."""
     return int(min(n_samples, max(_SAMPLE_MIN, _SAMPLE_PER_CENTER * n_landmarks)))
 
 
@@ -168,7 +141,7 @@ def kmeans_landmarks(
         ``"subsample++"``: the same on ``init_sample`` rows drawn at random, projected
         on their ``sketch`` leading principal directions when d > 2 ``sketch``.
         ``"random"``: k distinct rows. ``"auto"``: currently ``"subsample++"`` (the
-        module notes say why). An array: the initial centres
+        user guide says why). An array: the initial centres
         themselves (Lloyd from given seeds, as ``KMeans(init=array)``; no random draw
         is made for the seeding; ``info["init"]`` is ``"given"``). Not modified.
     init_sample : int, optional

@@ -1,57 +1,17 @@
 """Landmarks sampled by approximate ridge leverage scores, without the n × n kernel.
 
-The λ-ridge leverage score of row i is
+The λ-ridge leverage score of row i is ℓᵢ(λ) = (K (K + λI)⁻¹)ᵢᵢ, and sampling
+Nyström landmarks with probabilities ∝ ℓᵢ(λ) is the landmark choice with the strongest
+guarantees (Alaoui & Mahoney 2015; Musco & Musco 2017). Exact scores need K; here they
+are estimated bottom-up on nested prefixes of the shuffled rows, each a quarter of the
+one above, by the Woodbury identity on a weighted sample of the level below,
 
-    ℓᵢ(λ) = (K (K + λI)⁻¹)ᵢᵢ,      Σᵢ ℓᵢ(λ) = d_eff(λ), the effective dimension,
+    ℓ̃ᵢ = (k(xᵢ, xᵢ) − k(xᵢ, S) (K_SS + λ D⁻²)⁻¹ k(S, xᵢ)) / λ,
 
-and sampling Nyström landmarks with probabilities ∝ ℓᵢ(λ) is the landmark choice with
-the strongest guarantees (Alaoui & Mahoney 2015; Musco & Musco 2017, "Recursive
-sampling for the Nyström method"; Rudi et al. 2018, BLESS). Computing ℓ exactly needs
-K. This module estimates it bottom-up, in the spirit of Musco & Musco's recursive
-scheme:
-
-1. Shuffle the rows once and cut nested prefixes P₀ ⊃ P₁ ⊃ … ⊃ P_L with
-   |P_{l+1}| = ⌈|P_l| / 4⌉, stopping at the first prefix of at most ``s`` rows (``s``
-   is ``sample_size``, default ⌈m/2⌉). P_L itself is the first sample S, with weights
-   1. (Musco & Musco halve; a quarter keeps the same kind of argument — a uniform
-   fraction f of the rows has scores at most 1/f times larger — and makes the levels
-   above the last cost n/3 rows instead of n.)
-2. Going up, l = L − 1, …, 0: given a weighted sample (S, D) of P_{l+1}, estimate the
-   scores of every row of P_l by the Woodbury identity in feature space,
-
-       ℓ̃ᵢ = (k(xᵢ, xᵢ) − k(xᵢ, S) (K_SS + λ D⁻²)⁻¹ k(S, xᵢ)) / λ,
-
-   which is exact when S = P_l and, whenever Σ_{j∈S} w_j² φ_j φ_jᵀ + λI is within a
-   factor (1 ± ε) of the level's Φ Φᵀ + λI, lies within [ℓᵢ/(1+ε), ℓᵢ/(1−ε)]
-   (Musco & Musco, Lemma 6). Then draw the next sample by independent coin flips with
-   pᵢ = min(1, t ℓ̃ᵢ), t set so that Σ pᵢ = s, and weights w = 1/√p (unbiased:
-   E[S D² Sᵀ] = I).
-3. On P₀ = all rows, draw the m landmarks without replacement with probabilities
-   ∝ ℓ̃ᵢ (Efraimidis–Spirakis keys Eᵢ/ℓ̃ᵢ, Eᵢ ~ Exp(1): the m smallest).
-
-Each level costs one kernel block |P_l| × s, evaluated in row chunks under the memory
-budget (:func:`lorak.kernels.kernel_product`, with the upper-triangular inverse
-Cholesky factor of K_SS + λ D⁻² applied in place), and one s × s eigen- and Cholesky
-decomposition; Σ|P_l| ≤ 4n/3, so the total is O(n s (d + s) + L s³) time and
-O(chunk · s + n) memory. The scores are computed in float64 whatever X's dtype.
-
-Choice of λ (scale-free)
-------------------------
-At each level, λ is read off the weighted sample's own spectrum σ₁ ≥ σ₂ ≥ … of
-D K_SS D (an estimate of the level's kernel spectrum): with k = ⌈``rank_fraction`` · m⌉,
-
-    λ = (Σ_{i>k} σᵢ) / k,
-
-the tail mass beyond the top k divided by k (Musco & Musco's choice). For this λ,
-d_eff(λ) ≤ k + Σ_{i>k} σᵢ/λ = 2k: the scores concentrate on about the top k directions
-of K, and the landmarks spread over them. λ is unchanged when the kernel is multiplied
-by a constant, so it needs no unit. A user ``lam`` (a number) overrides it at every
-level. The default ``rank_fraction`` = 0.1 was the best of 0.5, 0.25, 0.1 on the data
-sets of Zhang, Tsang & Kwok (2008) (``benchmarks/bench_rls.py``), by a few per cent.
-
-Leverage sampling beats uniform sampling where the spectrum decays fast and matches it
-where the spectrum is flat; k-means landmarks stay ahead, at about twice the time (the
-figures: the user guide's page on factors, ``benchmarks/bench_rls.py``).
+in O(n s (d + s) + L s³) time and O(chunk · s + n) memory, with λ = (Σ_{i>k} σᵢ)/k
+read off the sample's own spectrum (scale-free). The levels, the sampling, the cost
+and the choice of λ are in the user guide, "Low-rank factors and landmarks", section
+"How the leverage scores are estimated".
 """
 
 from __future__ import annotations
@@ -71,7 +31,7 @@ __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 
 #: ``rank_fraction`` of :func:`rls_landmarks`: the tail rule's λ is set from the top
 #: k = ⌈0.1 · m⌉ eigenvalues of the sample (the best of 0.5, 0.25, 0.1 on the benchmark
-#: sets; see the module docstring).
+#: sets; see the user guide, "How the leverage scores are estimated").
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
 
@@ -179,7 +139,7 @@ def ridge_leverage_scores(
     sample_size=None,
     budget=None,
 ):
-    """Approximate λ-ridge leverage scores of every row of X (see the module docstring).
+    """Approximate λ-ridge leverage scores of every row of X (see :ref:`guide-rls`).
 
     Parameters
     ----------

@@ -33,18 +33,11 @@ stages of :mod:`._graph_factor` in turn):
   the factors on shared landmarks, then :func:`combination_weights`), and the
   group-lasso MKL's alternation :func:`fit_glmkl` (→ :class:`GLMKLFit`);
 - :mod:`._gen_nystrom` — generalized Nyström (Zhang et al. 2017), a package with one
-  module per concern; the estimators' one call each, which decides how λ is chosen:
-  :func:`fit_generalized_nystroem` (→ :class:`GenNystromFit`) and
-  :func:`fit_mk_generalized_nystroem` (→ :class:`MKGenNystromFit`), over the λ path of
-  the alignment criterion :func:`alignment_lambda_path` (old name
-  :func:`fit_gen_nystrom`; :func:`prior_fit` is its λ = ∞ end), λ by cross-validation
-  over the labeled rows :func:`fit_gen_nystrom_cv` /
-  :func:`fit_mk_gen_nystrom_cv` (the fit and its :class:`LambdaCV`), and the
-  multiple-kernel method of §4 :func:`fit_mk_gen_nystrom`; below them the targets
-  (:func:`ideal_kernel`, :func:`regression_target`, :func:`must_link_target`,
-  :func:`resolve_target_type`) and objective (7) with its solvers
-  (:class:`GenNystromProblem`, :class:`MKGenNystromProblem`, :func:`solve_gen_nystrom`,
-  :func:`closed_form`);
+  module per concern, mapped in its own docstring; the estimators' one call each, which
+  decides how λ is chosen: :func:`fit_generalized_nystroem` (→ :class:`GenNystromFit`)
+  and :func:`fit_mk_generalized_nystroem` (→ :class:`MKGenNystromFit`), over the λ path
+  (:func:`alignment_lambda_path`), the cross-validation (:func:`fit_gen_nystrom_cv`,
+  :func:`fit_mk_gen_nystrom_cv`) and objective (7) with its solvers;
 - :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
   form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks
   (:func:`anchor_laplacian_gram`, :func:`graph_laplacian_gram`), the deformation R(γ)

@@ -3,94 +3,18 @@
 This is the math of :class:`lorak.CSI` (estimators/_csi).
 
 F. R. Bach and M. I. Jordan, *Predictive low-rank decomposition for kernel methods*,
-ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ (G n × m, lower triangular
-on its pivot rows, Section 2.1) whose pivots are chosen greedily to decrease
+ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ whose pivots are chosen
+greedily to decrease
 
-    J(G) = λ tr(K − GGᵀ) + μ (tr YᵀY − tr YᵀG(GᵀG)⁻¹GᵀY)                    (2)
-         = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F,   λ = (1 − κ)/tr K,  μ = κ/‖Y‖²_F,
+    J(G) = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F,   λ = (1 − κ)/tr K,  μ = κ/‖Y‖²_F,
 
-where G = QR (QR of ΠG with Π = I − 11ᵀ/n when centering, Section 5.4, and Y then
-centered too). Y (n × d) is the side information: one-hot class indicators or
-regression responses. Both terms equal 1 at G = 0, so J ∈ [0, 1] and κ ∈ [0, 1] is
-the weight of the prediction term.
-
-Algorithm (Figure 1)
---------------------
-Gadv = [G_{k−1}, look-ahead columns] is an incomplete Cholesky factor with δ extra
-columns (pivots H_k) and Qadv Radv its QR. At step k:
-
-a. *Approximate gains* (Section 5.1, eqs. 5–10) of every remaining pivot i, with the
-   unknown kernel columns replaced by those of Ladv = Gadv Gadvᵀ. With
-   Gl = Gadv(:, k:kadv) the look-ahead block, u_i = (Ladv − L_{k−1})(:, i) = Gl Gl(i,:)ᵀ,
-   D = diag(K − L_{k−1}) and Dadv = diag(K − Ladv):
-
-       ΔJ_K(i) ≈ (A(i) + D(i)² − (D(i) − Dadv(i))²) / D(i),     A(i) = ‖u_i‖²     (9)
-       ΔJ_Y(i) ≈ C(i) / B(i),  B(i) = ‖(I − QQᵀ)Πu_i‖²,  C(i) = ‖Yᵀ(I − QQᵀ)Πu_i‖²  (10)
-
-   and gain(i) = λ ΔJ_K(i) + μ ΔJ_Y(i). The correction term of (9) makes ΔJ_K the
-   incomplete-Cholesky lower bound D(i) when δ = 0; for i ∈ H_k all of it is exact.
-b. The pivot with the largest gain is taken. If it is not a look-ahead pivot, one
-   Cholesky + QR step (Sections 2.1, 4.1) adds its column to Gadv; if it is, the
-   look-ahead is refilled by one step with the incomplete-Cholesky rule (largest Dadv).
-c. The pivot is moved to position k by successive transpositions of neighbouring
-   pivots (Appendix A): for P = (s, s+1), G(P,P)ᵀ = Q₁R₁, G(:,P) ← G(:,P)Q₁,
-   R(:,P) ← R(:,P)Q₁, R(P,P) = Q₂R₂, R(P,:) ← Q₂ᵀR(P,:), Q(:,P) ← Q(:,P)Q₂ — O(n)
-   each, G stays lower triangular on its pivot rows and ΠG = QR stays exact.
-d. The true gain λ‖g_k‖² + μ‖Yᵀq_k‖² is recorded; the run stops after a step whose
-   true gain is below ``tol`` (that column is kept, as in the paper's loop), at rank
-   ``max_rank``, or when no pivot with a positive residual is left.
-
-Cost: only diag(K) and the kernel columns of the pivots of Gadv are computed
-(at most m + δ columns). Per step: one Cholesky and one QR step on ≤ m + δ columns,
-O((m + δ) n); the transpositions, O(δ n); and the gain updates below, O((δ + d) n):
-O((m + δ)² n + m d n) in all, O((m + δ + d) n) memory.
-
-Implementation decisions
-------------------------
-- *Weights.* λ = (1 − κ)/tr K on the approximation term, μ = κ/‖Y‖² on the prediction
-  term, as in the paper (Section 3.2: "κ calibrates the trade-off") and the authors'
-  reference code (and R's kernlab ``csi``, a port of it). κ = 0.99 therefore weights
-  prediction; κ = 0 with δ = 0 is exactly pivoted incomplete Cholesky.
-- *Gain updates in O((δ + d) n).* The rows of ``u_i`` change between steps by
-  u' = u + a a(i) − g g(i) (a: the column added to Gadv, g: the committed column k;
-  the block Gl' satisfies Gl'Gl'ᵀ = GlGlᵀ + aaᵀ − ggᵀ). Expanding ‖u'‖², the new
-  projection w' = (I − Q_kQ_kᵀ)Πu' = w − q_k s + a(i) â with s = q_kᵀu_i and
-  â = (I − Q_kQ_kᵀ)Πa, and Yᵀw' gives A, B and c_i = Yᵀw_i (C = ‖c_i‖²) from one
-  product Gl·W (W is δ × 4, built from the small Gram matrix GlᵀGl and from R, so
-  that no other n-sized pass is needed). Round-off accumulates in these sums, so
-  they are recomputed exactly (O(δ²n)) every ``refresh`` steps.
-- *Transpositions.* Appendix A's Q₁ (restoring G(P,P) lower triangular) only depends
-  on the moving pivot's own row, so the rotation angles come from that row alone; the
-  Q₂ (re-triangularizing R(P,P) after R(:,P) ← R(:,P)Q₁) are computed on the small
-  (q−k+1)² block of R. Both are plain Givens rotations (``drot``'s convention), applied
-  to the n-sized columns of G (and Q when kept) in place, O(n) each, and accumulated in
-  closed form for the small matrices (R outside the block, QᵀY, GlᵀGl, 1ᵀG). The
-  reference code uses the positive-diagonal 2 × 2 QR instead, a reflection; the two
-  differ by column signs only, which are normalized where they are observable: the
-  committed column's pivot entry is made positive, and R's diagonal at the end.
-- *QR.* With every row labeled, Q is not stored: R's new column is R⁻ᵀ(ΠG)ᵀΠa and
-  R(t,t)² = ‖Πa‖² − ‖R(:t,t)‖², which needs one pass over G (GᵀΠa) where Gram–Schmidt
-  needs two to four over Q, and no n-sized Q rotations; QᵀY is kept small. These
-  semi-normal equations lose accuracy as cond(ΠG)², so a residual below 1e-7·‖Πa‖
-  counts as no new direction. With a labeled subset (n_L small, ΠG(L,:) often
-  rank-deficient) Q is explicit: classical Gram–Schmidt with one re-orthogonalization
-  when the norm drops below 1/√2 of its start ("twice is enough"). Either way, where
-  ΠG loses rank the new Q column and R row are zero; ΠG = QR remains exact and every
-  projection formula holds (tests check both against a brute-force reference).
-- *Degenerate candidates.* A pivot whose residual is numerically zero (D ≤ n·eps·max
-  diag K) is never taken; a candidate outside the look-ahead with Dadv ≈ 0 is skipped
-  too (its Cholesky column in Gadv would divide by zero; the reference code does not
-  guard this). B(i) below 1e-11·max A counts as no new direction (ΔJ_Y = 0), and
-  ΔJ_Y is clipped to σ_max(Y)², the largest possible gain of one unit column.
-- *Ties* go to the lowest row index (``np.argmax``). ``selection="reference"``
-  reproduces the reference code's scan instead: candidates are visited in its
-  internal order and a later one replaces the current best only when its gain is
-  above best/0.9 (look-ahead refills: above best/0.99), with its absolute 1e-12
-  thresholds. It exists for the cross-check against kernlab; the default is the
-  paper's "select the best pivot".
-- *Unlabeled rows* (``labeled`` mask): all rows enter the Cholesky part and the
-  approximation term; the prediction term is ‖Y_L − Q_L Q_Lᵀ Y_L‖² over the labeled
-  rows L only (Eq. 1 with the loss summed over L), so Q is the QR of Π_L G(L, :).
+with ΠG = QR (Π the centering) and Y the side information. The gain of every candidate
+pivot is approximated from δ look-ahead Cholesky steps (eqs. 9–10), the best is moved
+into place by O(n) transpositions (Appendix A). The user guide (page "Incomplete
+Cholesky and CSI") has the steps, where the arrays named below (Gadv, Gl, u_i, D, Dadv,
+A, B, C) are defined, in "CSI step by step", and the decisions (gain updates, Givens
+transpositions, implicit Q, degenerate candidates, ties, unlabeled rows) in "CSI:
+implementation decisions".
 """
 
 from __future__ import annotations
@@ -170,7 +94,7 @@ def csi(
     κ ‖Y − QQᵀY‖²/‖Y‖² (Bach & Jordan 2005, Eq. 2 with the normalization of
     Section 3.2), with δ = ``lookahead`` look-ahead Cholesky steps to approximate the
     gains (Section 5) and the pivot moved into place by transpositions (Appendix A).
-    See the module docstring for the algorithm and the decisions taken.
+    The algorithm and the decisions taken: the user guide, "CSI step by step".
 
     Parameters
     ----------
@@ -254,7 +178,7 @@ def fit_csi(
 
 
 class _CSI:
-    """State of one CSI run (arrays named as in the module docstring)."""
+    """State of one CSI run (arrays named as in the user guide, "CSI step by step")."""
 
     def __init__(
         self, diag, column, Y, max_rank, kappa, lookahead, tol, centering, labeled, refresh, sel, qr
@@ -660,7 +584,7 @@ class _CSI:
         return old
 
     def _gain_coefficients(self, old, o, z, b):
-        """The coefficients of the gain updates (module notes) from the old blocks and
+        """The coefficients of the gain updates (user guide) from the old blocks and
         the first columns o, z of the transpositions' Q₁, Q₂: P = Wᵀ Glᵀ (4 × n), aᵀg,
         Yᵀq_k, and for an added column ‖â‖² and Yᵀâ."""
         dl, k = old.dl, self.k
@@ -705,7 +629,7 @@ class _CSI:
         self.GtG[k : q + 1, k : self.kadv] = T.T
 
     def _update_gains(self, g, old, up) -> float:
-        """A, B, C updated to the new look-ahead block (module notes); returns ‖g‖²."""
+        """A, B, C updated to the new look-ahead block (user guide); returns ‖g‖²."""
         gnorm2 = float(g @ g)
         A, B, P = self.A, self.B, up.P
         tmp = gnorm2 * g

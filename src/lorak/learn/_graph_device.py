@@ -1,18 +1,12 @@
 """The anchor graph's passes over the rows on an array API device (PyTorch, CuPy, …).
 
 The same statistics as :func:`lorak.learn.anchor_laplacian_gram` and
-:func:`lorak.learn.anchor_bandwidth`, computed where the rows live. On the host the
-anchor graph's rows are sparse (s weights per row, a CSR block); a device has no
-portable sparse scatter, so each chunk's rows of Z are built dense (chunk × a): the
-s nearest anchors of a row are those within its s-th smallest squared distance, and
-Zᵀ G, Σᵢ Zᵢⱼ and, for p = 2, G − Z B are matrix products. A tie at the s-th distance
-(two anchors exactly as far from a row) shares the weight among them; with real
-data that has measure zero, and the host path breaks such ties by anchor index.
-
-The reductions (GᵀG, ZᵀG, Λ and the p = 2 Gram) are accumulated in float64 where the
-device has it — GᵀLG is a difference of two Grams, which float32 accumulation over
-millions of rows would swamp — and come back to the host as float64 NumPy arrays:
-they are m × m and a × m, and the deformation's eigendecomposition runs on the host.
+:func:`lorak.learn.anchor_bandwidth`, computed where the rows live. A device has no
+portable sparse scatter, so each chunk's rows of Z are built dense (chunk × a) and
+Zᵀ G, Σᵢ Zᵢⱼ and, for p = 2, G − Z B are matrix products; the m × m and a × m
+reductions are accumulated in float64 where the device has it and come back to the
+host as NumPy arrays. The ties and the precision: the user guide, "On the GPU: array
+API inputs", section "What runs on the device".
 """
 
 from __future__ import annotations

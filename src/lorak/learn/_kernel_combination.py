@@ -4,28 +4,15 @@ This is the math of the kernel-combination baselines
 (estimators/_kernel_combination).
 
 Two-stage MKL baselines of the generalized Nyström paper (Zhang et al. 2017, Table 2):
-
-- uniform: μ_j = 1/M;
-- ABMKL, alignment-based: μ_j ∝ A(K_j, K*), the alignment (cosine) of each base kernel
-  with the ideal kernel K* = Y Yᵀ of the labeled rows (Cristianini et al. 2002, used
-  as a heuristic weighting by Qiu & Lane 2009);
-- CABMKL, centered alignment (Cortes, Mohri & Rostamizadeh 2010, Prop. 9): the
-  combination maximizing the centered alignment A(Σ μ_j K_j^c, K*^c) over μ ≥ 0 is
-  μ ∝ v*, v* = argmin_{v ≥ 0} vᵀ M v − 2 vᵀ a with M_ij = ⟨K_i^c, K_j^c⟩_F and
-  a_j = ⟨K_j^c, K*^c⟩_F — a nonnegative quadratic program of size M, solved here
-  as a nonnegative least-squares problem (:func:`scipy.optimize.nnls`).
-
-Everything is computed from *factors* of the base kernels on the labeled rows, G_j
-(l × r_j) with K_j = G_j G_jᵀ: ⟨K_i, K_j⟩_F = ‖G_iᵀ G_j‖²_F, ⟨K_j, Y Yᵀ⟩_F =
-‖G_jᵀ Y‖²_F and centering K ↦ H K H is G ↦ G − mean(G) — O(l r² M²), never l × l.
-:func:`alignment_statistics_from_kernels` does the same from explicit kernel matrices
-(small problems, tests).
+uniform, ABMKL (μ_j ∝ the alignment of K_j with the ideal kernel K* = Y Yᵀ) and CABMKL
+(the μ ≥ 0 maximizing the centred alignment, a nonnegative least-squares problem of
+size M), all computed from factors G_j of the base kernels on the labeled rows —
+O(l r² M²), never l × l; :func:`alignment_statistics_from_kernels` does the same from
+explicit kernel matrices (small problems, tests). Weights sum to 1. The formulas are in
+the user guide, "The generalized Nyström method", section "Many kernels".
 
 :func:`fit_kernel_combination` is the transformers' one entry (the factors on shared
 landmarks, then the weights); :func:`fit_glmkl` the group-lasso MKL's alternation.
-
-Weights are returned normalized to sum 1 (uniform = 1/M), so that the combined kernel
-has the scale of one base kernel and a fixed SVM C means the same for every weighting.
 """
 
 from __future__ import annotations

@@ -4,73 +4,25 @@ This is the math of :class:`lorak.LowRankMKLClassifier`
 (estimators/_lp_mkl).
 
 Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*. The
-ℓp-MKL primal (1)
+ℓp-MKL primal (1) is solved by alternation (Algorithm 1): for fixed d the SVM dual (4)
+with kernel Σ_k d_k V_k V_kᵀ, then the closed-form weights (3) of Kloft et al. (2011)
 
-    min_{d ≥ 0, ‖d‖_p ≤ 1, f_k, b}  Σ_k ‖f_k‖²_{H_k} / d_k + C Σ_i max(0, 1 − y_i(Σ_k f_k(x_i) + b))
+    d_k = ‖f_k‖^{2/(p+1)} / (Σ_j ‖f_j‖^{2p/(p+1)})^{1/p},   ‖f_k‖² = d_k² αᵀY K_k Yα
 
-is solved by alternation (Algorithm 1): for fixed d the SVM dual (4) with kernel
-Σ_k d_k V_k V_kᵀ (:func:`lorak.solvers._gfb.gfb_split`, or the naive GFB), then the
-closed-form weights (3) of Kloft et al. (2011)
+(d_k², not the paper's eq. (5) d_k: the RKHS norm of f_k = d_k Σ_i α_i y_i K_k(x_i, ·)).
+Stop when max_k |Δd_k| < tol.
 
-    d_k = ‖f_k‖^{2/(p+1)} / (Σ_j ‖f_j‖^{2p/(p+1)})^{1/p},   ‖f_k‖² = d_k² αᵀY K_k Yα,
+:func:`lp_norm_weights` is eq. (3), :func:`kernel_norms` ‖f_k‖² from the factors,
+:func:`kkt_bias` b from the KKT conditions of the free support vectors; the entries
+(:func:`fit_lp_mkl`, the outer loop :func:`lp_mkl`, the factor stage
+:func:`bank_factors`, the full-kernel reference) are mapped in :mod:`lorak.learn`.
+Primal Newton (``solver="newton"``) is the default inner solver: the GFB's iteration
+count grows with C and its relative-change stopping rule stops far from the optimum at
+the paper's C = 1000.
 
-which satisfy ‖d‖_p = 1 exactly. The paper's eq. (5) writes ‖f_k‖² with d_k to the
-first power; with f_k = d_k Σ_i α_i y_i K_k(x_i, ·) the RKHS norm carries d_k² (the
-standard ℓp-MKL form of Kloft et al.), which is what we use. In the factor form
-‖f_k‖² = d_k² ‖V_kᵀ(y∘α)‖² = d_k ‖γ_k‖², O(ℓ Σ r_k) (no kernel matrix). Stop when
-max_k |Δd_k| < tol.
-
-Contents
---------
-- :func:`lp_norm_weights` — eq. (3); :func:`kernel_norms` — ‖f_k‖² from the factors.
-- :func:`kkt_bias` — b from the KKT conditions of the free support vectors.
-- :func:`lp_mkl` — the outer loop on factors (warm-started inner solves), with the
-  split GFB (Algorithm 2), the naive GFB, ``solver="shared"``: the naive GFB on the
-  single factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`),
-  r + 1 constraints, the fastest GFB; or ``solver="newton"``: primal Newton on the
-  explicit r-dimensional features of that factor (:mod:`lorak.solvers._newton`).
-- :func:`bank_factors` — the factors V_k of a kernel bank on shared landmarks, with the
-  shared-basis compression described below; :func:`lp_mkl_factors` — the factor stage
-  of a fit (shared landmarks, then :func:`bank_factors`).
-- :func:`fit_lp_mkl` — the classifier's one entry: :func:`lp_mkl` per binary problem
-  (one-vs-rest beyond two classes) on the factors, and the landmark coefficients of
-  the decision function (:func:`bank_decision`); returns an :class:`LpMKLFit`.
-- :func:`lp_mkl_full_kernel` — the same outer loop with scikit-learn's ``SVC`` on the
-  precomputed n × n kernel Σ d_k K_k (the full-kernel reference, small n only), with
-  :class:`GaussianGrams` to evaluate Σ d_k K_k from one squared-distance matrix.
-
-Inner solvers
--------------
-The GFB's iteration count grows with C, primal Newton's (``solver="newton"``) barely
-(``tests/solvers/test_newton.py``), and the paper's inner stopping rule (relative
-objective change) stops far from the optimum at its C = 1000: Newton on the duality
-gap is the default, the GFB solvers the paper's comparison paths. The user guide's
-ℓp-MKL page gives the runs (time, accuracy, gap on ijcnn1 and svmguide1).
-
-Shared landmarks and the shared basis
--------------------------------------
-All M kernels use one landmark set Z (m points): the squared distances ‖x − z‖² are
-computed once per row chunk and every Gaussian block is an elementwise exp of them
-(:meth:`lorak.kernels.KernelBank.blocks`), the landmarks are selected once, and
-prediction needs one distance matrix. A second, larger gain follows: the Σ r_k columns
-of V = [V₁ … V_M] are functions exp(−‖x − z_j‖²/b_k) of m landmarks at M widths, and for
-each landmark the M widths span only a handful of numerical dimensions (a bank of 50
-Gaussians compresses about tenfold; the user guide's ℓp-MKL page). :func:`bank_factors`
-therefore returns V = B S with an orthonormal basis B (ℓ × r) and S (r × Σ r_k), r the
-numerical rank: the solver's products cost O(ℓ r) instead of O(ℓ Σ r_k) and the stored
-factors O(ℓ r) memory. The eigenvalues dropped bound the change of every K_k:
-Σ_k ‖V_k − B S_k‖²_F = Σ dropped eigenvalues of VᵀV (``info["compression_error"]``,
-relative to ‖V‖²_F).
-
-The basis comes without an eigendecomposition of the whole Gram (O((Σ r_k)³), the
-largest cost of a fit at R = 200 before: 50 kernels give Σ r_k ≈ 10⁴). A pivoted
-Cholesky factor of the Gram, VᵀV ≈ UᵀU over k pivot columns (LAPACK ``pstrf``, O(Σ r_k
-k²)), is run to pivots well below the cut-off (:data:`PIVOT_RTOL`); the eigenvalue
-cut-off is then applied inside the span of the pivot columns, to the k × k matrix
-UUᵀ. B = V_P U₁₁⁻¹ W needs only the k pivot columns of V, and the error is exact: the
-part outside the pivots' span (trace(VᵀV) − ‖U‖²_F) plus the eigenvalues dropped
-inside it. With fewer rows than columns the same is done on V Vᵀ. At R = 200 this
-makes the factor stage several times faster, with the same rank and error.
+The derivations (the factor form of ‖f_k‖², the shared basis and its exact error, the
+inner solvers) are in the user guide, "ℓp-norm MKL on low-rank kernels", section "The
+solvers in detail".
 """
 
 from __future__ import annotations
@@ -498,7 +450,7 @@ def bank_factors(
         Storage of V (or of the basis B); the normalizations and S stay float64.
     compress : bool, default=True
         Return V = B S through an orthonormal basis of the leading eigenspace of VᵀV
-        (module notes).
+        (:ref:`guide-lpmkl-solvers`).
     compress_rtol : float, default=1e-10
         Eigenvalues of VᵀV at or below compress_rtol · λ_max are dropped.
     compress_rows : int or None, default=20000

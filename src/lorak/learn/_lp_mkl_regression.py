@@ -5,29 +5,11 @@ This is the math of :class:`lorak.LowRankMKLRegressor`
 
 The primal is the ℓp-MKL problem of :mod:`lorak.learn._lp_mkl` with the hinge replaced by
 a regression loss: the squared loss (:func:`lp_mkl_ridge`, below) or Vapnik's
-ε-insensitive loss max(0, |r| − ε) (:func:`lp_mkl_svr`, at the end). For the squared loss,
-
-    min_{d ≥ 0, ‖d‖_p ≤ 1, f_k, b}  ½ Σ_k ‖f_k‖²_{H_k} / d_k + (C/2) Σ_i (y_i − Σ_k f_k(x_i) − b)²,
-
-solved by the same alternation: for fixed d a kernel ridge regression with kernel
-K_d = Σ_k d_k V_k V_kᵀ and an unregularized bias, then the closed-form weights
-d_k ∝ ‖f_k‖^{2/(p+1)} (Kloft et al. 2011). With the dual α = C·(y − f − b) of the ridge
-problem, f_k = d_k Σ_i α_i K_k(x_i, ·) and ‖f_k‖² = d_k² ‖V_kᵀα‖².
-
-The inner problem is solved exactly, in closed form, and costs no pass over the data.
-Write the factors as V = A S: A is the stored matrix (the stacked V with S = I, or the
-shared basis B of :func:`lorak.learn.bank_factors`) and S the coefficients. The
-products AᵀA, Aᵀy and Aᵀ1 do not depend on d and are formed once (O(ℓ r²)). For given
-d, with L Lᵀ = S D Sᵀ the features are Φ = A L and the ridge normal equations with a
-centred bias are
-
-    (Lᵀ (AᵀA − Aᵀ1 1ᵀA / ℓ) L + I / C) w = Lᵀ (Aᵀy − Aᵀ1 ȳ),   b = ȳ − 1ᵀA L w / ℓ,
-
-an r × r system; Aᵀα = C (Aᵀy − AᵀA L w − b Aᵀ1) then gives every ‖f_k‖² without touching
-the ℓ rows again. In the solver the same system is written for β = Aᵀα directly,
-(I + C Gc H) β = C g with H = S D Sᵀ (Gc, g the centred moments), which needs no root
-of H: one LU solve, and H = Σ_k d_k S_k S_kᵀ from cached per-kernel products. Each outer
-iteration is O(M r² + r³); the whole fit is one O(ℓ r²) pass plus the factors themselves.
+ε-insensitive loss max(0, |r| − ε) (:func:`lp_mkl_svr`, at the end). For fixed weights
+d the squared loss is a kernel ridge regression on K_d = Σ_k d_k V_k V_kᵀ, solved
+exactly as one r × r system in the moments AᵀA, Aᵀy, Aᵀ1 of the stored factors, formed
+once (no pass over the data per iteration); the derivation is in the user guide,
+"ℓp-norm MKL on low-rank kernels", section "Regression: the exact ridge solve".
 
 :func:`fit_lp_mkl_regression` is the estimator's one entry: C by GCV, the weights
 (ℓp-MKL, then the GCV choice among candidates), the rank doubling, as named stages on

@@ -3,46 +3,15 @@
 This is part of the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
-The rule
---------
-With T the symmetric constraint matrix (eq. 1) and L = I − N the normalized Laplacian
-of the kNN graph (N = D^{-1/2} S D^{-1/2}), the linear loss learns K ∝ A₊ with
-
-    A = C·T − L = N − (I − C·T).
-
-``C="auto"`` sets **C = 0.7 / λ_max(T)**: 70 % of the largest C with C·T ⪯ I. At
-C ≤ 1/λ_max(T), I − C·T ⪰ 0, so every direction u with uᵀAu > 0 has uᵀNu > 0: K only
-holds directions that the kNN graph itself supports. A vector localized on
-constrained points that are not graph neighbours (uᵀNu = 0) can no longer be positive
-— which is exactly the collapse of larger C: A₊ fills with eigenvectors living on the
-constrained pairs (eigenvalue ≈ C·uᵀTu − 1), the learned kernel stops propagating the
-constraints to the other rows, and kernel k-means on it falls to chance. The 30 %
-margin keeps out the directions that sit just above the bound with little graph
-support (bumps around one constrained pair and its neighbours), which compete with the
-class-scale directions when constraints are sparse.
-
-The rule is scale-free (L has a unit diagonal whatever the units of X; T is ±1) and
-adapts to the amount of side information: λ_max(T) grows with the number of
-constraints per row (a point with d constraints gives λ_max(T) ≥ √d), so C shrinks
-as constraints pile up on the same rows. λ_max(T) ≥ 1 for any non-empty constraint
-set, so C ≤ 0.7.
-
-The margin's reason: on the six UCI sets of SimpleNPKL's Table 2, at three constraint
-densities, c = 0.7 never lost to k-means on the raw features, where c = 1 sometimes did
-and larger c collapsed; with dense constraints it gives up points to the best C picked
-by the truth, for never collapsing (figures: the SimpleNPKL guide, "Choosing C").
-
-Degenerate kernels
-------------------
-:func:`kernel_degeneracy` measures the collapse directly: the share of tr(K) carried
-by eigenvectors u of K with uᵀWu > 1, W the weighted constraint matrix (C·T for the
-linear loss, Σ α_ij T_ij for the square hinge) — directions that the constraints
-alone make positive, that would be in K even with no kNN graph. Under the rule this
-share is 0 for the linear loss by construction (C·T ⪯ 0.7·I). A kernel with a share
-above :data:`DEGENERATE_SHARE` (more than half of its trace) is flagged as degenerate:
-on the UCI sets such kernels clustered at or near chance at moderate constraint
-densities. The flag describes the kernel, not the clustering: with dense constraints a
-high share can cluster well (figures: the SimpleNPKL guide, "Choosing C").
+``C="auto"`` sets **C = 0.7 / λ_max(T)** (T the symmetric constraint matrix): 70 % of
+the largest C with C·T ⪯ I. Below that bound, A = C·T − L = N − (I − C·T) is positive
+only in directions that the kNN graph supports, so the learned kernel cannot fill with
+directions living on the constrained pairs alone (the collapse of larger C, where
+kernel k-means falls to chance). :func:`kernel_degeneracy` measures that collapse: the
+share of tr(K) in directions u with uᵀWu > 1, W the weighted constraint matrix; above
+:data:`DEGENERATE_SHARE` the kernel is flagged. The argument, the margin's reason and
+the figures are in the user guide, "SimpleNPKL: a kernel from pairwise constraints",
+section "Choosing C".
 """
 
 from __future__ import annotations
@@ -125,7 +94,7 @@ def constraint_spectral_radius(
 
 
 def auto_C(pairs: np.ndarray, signs: np.ndarray, *, rng=None, scale: float = AUTO_SCALE) -> float:
-    """``C="auto"``: ``scale`` / λ_max(T) (see the module docstring)."""
+    """``C="auto"``: ``scale`` / λ_max(T) (why: :ref:`the user guide <guide-npkl-auto>`)."""
     return float(scale) / constraint_spectral_radius(pairs, signs, rng=rng)
 
 

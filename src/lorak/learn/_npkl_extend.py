@@ -3,30 +3,14 @@
 This is part of the math of :class:`lorak.SimpleNPKL`
 (estimators/_simple_npkl).
 
-SimpleNPKL learns K = V Vᵀ on the training rows only: V = U diag(√λ) with U the positive
-eigenvectors of A = W_T − L (W_T the weighted constraint matrix, C·T for the linear
-loss, Σ α_ij T_ij for the square hinge; L = I − D^{-1/2} S D^{-1/2} the normalized
-Laplacian of the kNN graph S). Two extensions to a new row x, both O(n) memory:
-
-- ``"graph"`` (the Nyström extension of the eigen-equation): a new row carries no
-  constraint, so row x of A u = w u reads Σ_j S_xj u_j / √(d_x d_j) − u_x = w u_x, i.e.
-  u_x = Σ_j S_xj u_j / (√(d_x d_j) (1 + w)). S_x· are x's ``n_neighbors`` nearest
-  training rows (d_x = n_neighbors), d_j the training degrees. Per column of V:
-  v_x = (1/√d_x) Σ_{j ∈ N(x)} V_j / √d_j ⊘ (1 + w). On an unconstrained training row
-  whose neighbour set and degree are those of the graph this is the eigen-equation
-  itself, i.e. it reproduces V exactly (:func:`graph_extension` with the graph's own
-  rows); only the kNN search of the new rows against the training rows is needed.
-- ``"ridge"``: a linear map from base-kernel features Φ(x) (a Nyström factor of an RBF
-  kernel on landmarks) to V, W = (ΦᵀΦ + α·I)⁻¹ ΦᵀV, and v_x = Φ(x) W
-  (:func:`ridge_map`); :class:`lorak.SimpleNPKL` takes Φ on
-  :data:`RIDGE_EXTENSION_LANDMARKS` uniform landmarks and the relative ridge
-  :data:`RIDGE_EXTENSION_ALPHA`.
-
-Which one :class:`lorak.SimpleNPKL` uses is chosen by measurement (see its
-``extension`` parameter). ``SimpleNPKL.transform`` applies it to every row it is
-given, training rows included: it never looks a row up among the training rows (a
-lookup by value would depend on the row's storage — dense or CSR, −0.0 or 0.0), so
-the learned embedding of the training rows is ``embedding_`` / ``fit_transform``.
+SimpleNPKL learns K = V Vᵀ on the training rows only, V from the positive eigenpairs of
+A = W_T − L. Two extensions to a new row x, both O(n) memory: ``"graph"``, the row of
+the eigen-equation A u = w u at x through its ``n_neighbors`` nearest training rows
+(:func:`graph_extension`, exact on the graph's own unconstrained rows), and ``"ridge"``,
+a ridge map from a Nyström factor Φ(x) of an RBF kernel to V (:func:`ridge_map`, with
+:data:`RIDGE_EXTENSION_LANDMARKS` landmarks and the relative ridge
+:data:`RIDGE_EXTENSION_ALPHA`). The derivation is in the user guide, "SimpleNPKL: a
+kernel from pairwise constraints", section "New rows".
 """
 
 from __future__ import annotations

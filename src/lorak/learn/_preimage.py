@@ -1,19 +1,11 @@
 """Pre-images by kernel ridge regression (Bakır, Weston & Schölkopf 2004).
 
 This is the pre-image math shared by :class:`lorak.Nystroem`
-(estimators/_nystrom) and :class:`lorak.LowRankKernelPCA` (models/_kpca).
-
-A transformer maps rows x to feature rows g(x) (a factor's rows, kernel PCA scores). A
-pre-image of a feature row g is a point x̂ with g(x̂) ≈ g; we learn the map g ↦ x from
-training pairs (g(xᵢ), xᵢ) by kernel ridge regression with a Gaussian kernel on the
-feature rows (the approach of scikit-learn's ``KernelPCA(fit_inverse_transform=True)``):
-
-    A = κ(G, G) + α I,   D = A⁻¹ X,   x̂(g) = κ(g, G) D.
-
-The Gaussian bandwidth is the mean squared distance of the feature rows to their
-centroid (scale-free: it follows the features' scale). The regression is fitted on at
-most ``max_rows`` training rows (an s × s solve, s ≤ 2000): the map is smooth, more rows
-buy little and cost s³.
+(estimators/_nystrom) and :class:`lorak.LowRankKernelPCA` (models/_kpca): the map
+g ↦ x from the training pairs (g(xᵢ), xᵢ) by kernel ridge regression with a Gaussian
+kernel on the feature rows, x̂(g) = κ(g, G) (κ(G, G) + α I)⁻¹ X, on at most
+``max_rows`` rows (the bandwidth and the row cap: the user guide, "Downstream models
+on any factor", section "Kernel PCA").
 """
 
 from __future__ import annotations

@@ -9,74 +9,14 @@ Functions here take validated arrays and return arrays or a :class:`NPKLResult`;
 solve with C="auto" stepping, the checks), returning a :class:`SimpleNPKLFit` that
 :class:`lorak.SimpleNPKL` stores.
 
-The problem
------------
-Given a kNN graph with normalized Laplacian L = I − D^{-1/2} S D^{-1/2} (eq. 3) and
-the symmetric constraint matrix T (eq. 1: +1 must-link, −1 cannot-link), learn
-K ⪰ 0 with tr(KK) ≤ B (eq. 5):
-
-- linear loss (eq. 6): min_K tr(LK) − C Σ_(i,j) T_ij K_ij
-  = max_K tr(AK) with A = C·T − L. Proposition 1 (eq. 8): K* = A₊ √(B / tr(A₊²)),
-  A₊ the positive part of A; only A's positive eigenpairs are needed.
-- square hinge (eq. 9–10): min_K tr(LK) + (C/2) Σ_(i,j) max(0, 1 − T_ij K_ij)²,
-  solved through the saddle-point problem (eq. 12)
-  J(K, α) = tr((L − Σ α_ij T_ij e_i e_jᵀ) K) − (1/2C) Σ α_ij² + Σ α_ij, α ≥ 0,
-  by Algorithm 1: K_t = argmin_K J(K, α_{t−1}) in closed form (eq. 8), then a
-  projected gradient step α_t = (α_{t−1} + η_t ∂J/∂α)₊ with
-  ∂J/∂α_ij = 1 − T_ij K_ij − α_ij / C.
-
-Conventions and decisions
--------------------------
-- **Pairs.** The sums Σ_(i,j) in eq. (4), (6), (9), (12) run over the nonzero entries
-  of the symmetric T, i.e. over *ordered* pairs: each unordered constraint {i, j}
-  appears twice, so Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L exactly as written. One α
-  per unordered constraint is stored (the optimal α is symmetric).
-- **Graph.** S_ij = 1 when j is among the ``n_neighbors`` nearest neighbours of i or
-  i among those of j (the symmetrized kNN graph); ``mutual=True`` keeps only mutual
-  neighbours (the paper's literal "among each other's"). A row of S without any
-  neighbour (possible with ``mutual=True``) gets D^{-1/2} = 0, i.e. L_ii = 1.
-- **Positive eigenpairs.** ``scipy.sparse.linalg.eigsh(A, k, which="LA")`` with a
-  seeded start vector, k first set from Pataki's bound r(r + 1)/2 ≤ m (Prop. 2,
-  m = number of constraints) and doubled until the smallest returned eigenvalue is
-  ≤ 0 (then every positive eigenvalue is among those returned). When k would reach
-  n/24 with n ≤ 5000, or with n ≤ 8192 below the rank cap, or n/7 with n ≤ 8192
-  (Lanczos no longer pays), or n is tiny, a dense ``eigh`` restricted to the
-  eigenvalues > 0 is used instead (O(n²) memory, so only there).
-  Eigenvalues at or below 1e-10·‖A‖ count as 0: components of the kNN graph that no
-  constraint touches give exact zeros of A.
-- **Eigenvector signs** are fixed (largest-magnitude entry positive) so that the
-  embedding is reproducible, not only K.
-- **Square-hinge steps.** ``step="adaptive"`` (default): projected gradient ascent on
-  the concave dual D(α) = min_K J(K, α) = Σ(α − α²/2C) − √B‖A₊(α)‖_F, starting at
-  η = C (η = C is the exact best response of eq. 14), then Barzilai–Borwein trial
-  steps (capped at C), accepting a step when D increases (monotone ascent) and halving
-  η otherwise. Each trial costs one eigen-decomposition, whose K is the next
-  iterate's, so nothing is wasted on accepted steps. ``"harmonic"``:
-  η_t = step_size·C/t (the paper's O(1/t) rule); ``"constant"``: η_t = step_size·C.
-- **Stopping.** When the KKT residual ‖α − C(1 − T∘K)₊‖ / ‖α‖ of eq. (14) or the
-  relative duality gap P(K_t) − D(α_{t−1}) ≥ 0 (primal objective (9) at K_t minus
-  the dual value at the α that produced it; both bound the optimum, §3.2.2) falls
-  below ``tol``. The returned α is the one K was computed from, so
-  K = argmin_K J(K, α) holds exactly.
-- **Initial α.** α⁰ = C on every constraint, so that K₁ is the linear-loss solution at
-  the same C (the paper's α⁰ = 1 is this at its C = 1; with C < 1, α⁰ = 1 would start
-  from the linear loss at a different C).
-- **Zero kernel.** If A has no positive eigenvalue, eq. (8) gives K = 0 (the embedding
-  has no column). It is a valid iterate of Algorithm 1 (α then grows) and never
-  produces a NaN; the estimator turns a zero final kernel into a clear error.
-- **Warm start.** Iteration t starts Lanczos from v0 = V_{t−1} w (a random
-  combination of the previous eigenvectors) and requests the previous rank plus a
-  margin, so that the doubling loop rarely runs twice. (Lanczos itself hardly profits,
-  and a block Lanczos seeded with all previous eigenvectors costs more: they move too
-  much from one A to the next; the user guide's SimpleNPKL page has the runs.)
-- **Filter cut with a rank cap.** With ``max_rank`` = r reached, the smallest Ritz
-  value of the next A on the previous r eigenvectors is a lower bound of its r-th
-  eigenvalue (Cauchy interlacing); 0.9 times it is the filter's cut θ
-  (:func:`filter_cut`), so the polynomial stretches only the top of the spectrum:
-  fewer Lanczos steps per solve late in Algorithm 1. The bound is rigorous, so the cut
-  never has to be undone; the eigenpairs are the same.
-  ``cut_from_previous=False`` (:func:`simple_npkl_sqhinge`, :func:`fit_simple_npkl`)
-  keeps θ = 0 in every solve: the same iterates, more Lanczos steps.
+With L the normalized Laplacian of the kNN graph and T the constraint matrix, the
+linear loss gives K* = A₊ √(B / tr(A₊²)) with A = C·T − L (Proposition 1, eq. 8): only
+A's positive eigenpairs are needed. The square hinge alternates that closed form with
+a projected gradient step on the dual variables α (Algorithm 1). The conventions (pairs
+counted twice, the graph, signs, α⁰ = C, the zero kernel) and the decisions (the
+eigen-solver policy, the adaptive step, the stopping rules, warm starts, the filter
+cut) are in the user guide, "SimpleNPKL: a kernel from pairwise constraints", section
+"The solver in detail".
 """
 
 from __future__ import annotations
@@ -303,32 +243,15 @@ def positive_eigenpairs(
 
     ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs; while the smallest
     returned is still positive (so more positive ones may exist) and fewer than
-    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense
-    ``eigh`` takes over when n ≤ 64, or when the next request would reach n/24 and
-    n ≤ 5000: Lanczos with many wanted eigenpairs then costs more than the dense O(n³)
-    solve. Up to n = 8192 the dense solve also takes over when a request for every
-    positive eigenpair (k below ``max_rank``) would reach n/24 — those requests end at
-    the crowded zero crossing of the spectrum, where Lanczos is slowest — or a request
-    for the top ``max_rank`` would reach n/7. (The user guide's SimpleNPKL page gives
-    the timings behind these thresholds.)
-
-    **Polynomial filter** (n ≥ 2000 by default). The wanted eigenvalues sit in a dense
-    part of A's spectrum, so ARPACK needs many restarts, and its full
-    reorthogonalization (which reads all ``ncv`` Lanczos vectors twice per step) costs
-    more than the sparse products. Lanczos then runs on p(A)
-    (:func:`chebyshev_operator`, odd degree 5, interval [≈λ_min, θ]): same
-    eigenvectors, the wanted eigenvalues (> θ) stretched apart and the rest squeezed
-    into [−1, 1], so far fewer Lanczos steps are needed. The eigenvalues of A are then
-    recomputed by a Rayleigh–Ritz step on the returned vectors (exact: the positive
-    ones span an invariant subspace). ``theta`` (≥ 0, default 0) is a hint from the
-    caller: when only the top ``max_rank`` pairs are kept and they are expected to lie
-    above θ.
-
-    The policy, in order: a filtered solve while the filter is on; if ARPACK fails on
-    p(A) or its Ritz residuals are not at round-off level, the unfiltered solve for the
-    same k; if a returned eigenvalue is ≤ θ > 0 (the hint was too high), the filtered
-    solve again with θ = 0; if the unfiltered ARPACK fails, the dense solve (n ≤ 5000)
-    or a RuntimeError.
+    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense ``eigh``
+    takes over where Lanczos with many wanted eigenpairs costs more (n ≤ 64, or the
+    request reaches n/24 with n ≤ 5000, or up to n = 8192 n/24 below ``max_rank`` and
+    n/7 at it). From n = 2000 Lanczos runs on a Chebyshev filter p(A)
+    (:func:`chebyshev_operator`) with the eigenvalues recomputed by Rayleigh–Ritz; a
+    failed or inaccurate filtered solve falls back to the unfiltered one, a too high
+    ``theta`` to θ = 0, a failed ARPACK to the dense solve (n ≤ 5000) or a RuntimeError.
+    The policy and its timings: the user guide, "SimpleNPKL: a kernel from pairwise
+    constraints", sections "The solver in detail" and "The eigen-solves, measured".
 
     Parameters
     ----------
@@ -731,8 +654,8 @@ def simple_npkl_sqhinge(
     Stops when the KKT residual (:func:`kkt_residual`) or the relative duality gap
     (P(K_t) − D(α_{t−1})) / max(1, |P(K_t)|) is ≤ ``tol``. With ``max_rank`` set, K_t
     is the best K of that rank and the gap need not close (the rank-constrained
-    problem is not convex); the KKT residual still measures stationarity. See the
-    module docstring for the step rules. ``cut_from_previous`` (with ``max_rank``): the
+    problem is not convex); the KKT residual still measures stationarity. The step
+    rules: :ref:`guide-npkl-solver`. ``cut_from_previous`` (with ``max_rank``): the
     Chebyshev filter of each eigen-solve after the first cuts at a lower bound of the
     r-th eigenvalue from the previous eigenvectors (:func:`filter_cut`); False keeps
     the cut at 0 — the same eigenpairs, found with more Lanczos steps.

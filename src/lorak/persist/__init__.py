@@ -1,32 +1,13 @@
 """Save and load fitted estimators without pickle.
 
-``save(estimator, path)`` writes one zip file with three members:
-
-``lorak.json``
-    The header: format name, ``format_version``, the lorak version that wrote it, and
-    the SHA-256 of the two other members.
-``state.json``
-    The object tree as JSON: parameters and fitted scalars, strings, lists and dicts
-    as they are; every array, numpy scalar and sparse matrix as a reference into
-    ``arrays.npz``; every nested object (estimators, kernels, kernel banks, landmark
-    and result dataclasses, the scikit-learn classifiers lorak wraps) as a class name
-    plus its attribute dict.
-``arrays.npz``
-    The arrays, written by :func:`numpy.savez` and read with ``allow_pickle=False``.
-
-``load(path)`` never unpickles and never imports a module named in the file: a
-class name is looked up in an allowlist built from classes already imported —
-lorak's own estimators, kernels, kernel banks and dataclasses (found generically, so
-new estimators need no code here) and a fixed set of scikit-learn estimators that
-lorak estimators wrap (``LinearSVC``, ``LogisticRegression``, ``SVC``, …). Anything
-else is refused with :class:`PersistenceError` — when saving (functions, lambdas,
-open files, unknown objects) and when loading (a class name not in the allowlist).
-
-The checksums detect truncated or altered files; they do not authenticate the file
-(whoever edits it can recompute them). What makes loading an untrusted file safe is
-that it cannot run code: only allowlisted classes are instantiated, with
-``object.__new__`` and their attribute dict (no ``__init__``, ``__reduce__`` or
-``__setstate__`` of an unknown class is ever called).
+``save(estimator, path)`` writes one zip file: a header (``lorak.json``: format,
+version, SHA-256 of the other members), the object tree as JSON (``state.json``) and
+the arrays (``arrays.npz``). ``load(path)`` never unpickles and never imports a module
+named in the file: only classes of an allowlist built from classes already imported
+(lorak's own, and the scikit-learn estimators lorak wraps) are rebuilt, with
+``object.__new__`` and their attribute dict; anything else is refused with
+:class:`PersistenceError`. The checksums detect accidents, not forgery; what makes
+loading an untrusted file safe is that nothing in it can run.
 
 >>> import numpy as np, tempfile, os
 >>> from lorak import Nystroem, save, load
@@ -37,29 +18,11 @@ that it cannot run code: only allowlisted classes are instantiated, with
 >>> np.array_equal(load(path).transform(X), est.transform(X))
 True
 
-skops compatibility
--------------------
 Every lorak estimator can also be written in `skops <https://skops.readthedocs.io>`_'s
-secure format (the optional extra ``lorak[skops]``), either with
-``save(est, path, format="skops")`` or with skops itself::
-
-    import skops.io
-    skops.io.dump(est, "est.skops")
-    est = skops.io.load("est.skops", trusted=lorak.persist.skops_trusted_types())
-
-skops refuses every type it does not trust by default (lorak's classes, scipy's CSR
-containers) unless the caller names it; :func:`skops_trusted_types` names exactly
-lorak's allowlist (:func:`trusted_classes`) plus the two sparse classes lorak
-estimators store, so a file holding anything else (a function, say a callable kernel)
-is still refused (skops itself also trusts some types by default, e.g. every
-scikit-learn estimator). :func:`load` recognises a skops file and is stricter: besides
-skops's audit it reads the file's schema and accepts only the allowlist (plus its
-``trusted`` argument) and plain data (builtin containers and scalars, numpy arrays,
-number scalars and random states); anything else raises :class:`PersistenceError`,
-and ``save(..., format="skops")`` refuses to write such a file. skops rebuilds a
-trusted class with ``cls.__new__`` and ``__setstate__``/``__dict__`` and reads arrays
-with ``allow_pickle=False``; skops files carry no lorak checksum or lorak format
-version (a truncated or damaged one still fails with :class:`PersistenceError`).
+secure format (``save(est, path, format="skops")``, or skops itself with
+``trusted=`` :func:`skops_trusted_types`); :func:`load` reads it more strictly than
+skops. The file format, what loading refuses and the skops route in full: the user
+guide, :ref:`guide-persistence`.
 
 The package, one module per concern: :mod:`._native` (the format above),
 :mod:`._skops` (skops files), :mod:`._allowlist` (the classes ``load`` may rebuild),

@@ -1,77 +1,18 @@
 """Generalized forward–backward splitting for the SVM with a sum of low-rank kernels.
 
 Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*,
-§3. With base kernels K_k ≈ V_k V_kᵀ (V_k: ℓ × r_k) and fixed weights d_k ≥ 0 the SVM
-dual (4)
+§3. With base kernels K_k ≈ V_k V_kᵀ and fixed weights d_k ≥ 0 the SVM dual (4) is
+solved in its lifted form (6), with γ_k = √d_k V_kᵀ Y α, by the generalized
+forward–backward algorithm (GFB, Raguet, Fadili & Peyré 2013): :func:`gfb_split`
+projects on the M affine sets separately (Algorithm 2, M + 2 averaged copies),
+:func:`gfb_naive` on all equality constraints as one affine set (§5.4).
+:func:`duality_gap` certifies any feasible α. Line 20 of the paper's Algorithm 2 is
+implemented as Proposition 1 of Raguet et al. gives it, like every other copy.
 
-    min_α  ½ αᵀY(Σ_k d_k V_k V_kᵀ)Yα − 1ᵀα   s.t.  yᵀα = 0,  0 ≤ α ≤ C
-
-is solved in its lifted form (6)
-
-    min_{α, γ}  ½ Σ_k ‖γ_k‖² − 1ᵀα (+ η/2 ‖α‖², Remark 1)
-    s.t.  γ_k = √d_k V_kᵀ Y α  (k = 1..M),   yᵀα = 0,   0 ≤ α ≤ C
-
-by the generalized forward–backward algorithm (GFB, Raguet, Fadili & Peyré 2013;
-Proposition 1 of the paper) with F₀ the smooth objective and one indicator function per
-constraint set:
-
-:func:`gfb_split` — Algorithm 2: the M affine sets {γ_k = √d_k V_kᵀYα} separately, the
-    set {yᵀα = 0} and the box: M + 2 proximal operators averaged. The projection onto
-    the k-th affine set needs (A_k A_kᵀ)⁻¹ = (I + d_k V_kᵀV_k)⁻¹, an r_k × r_k matrix
-    factored once per call: O(M r³ + ℓ Σ r_k²) set-up.
-:func:`gfb_naive` — the same GFB with all Σ r_k + 1 equality constraints in one affine
-    set (the paper's "GFB merged constraints", §5.4): its projection needs the
-    (Σ r_k + 1)² matrix A Aᵀ, whose Gram part Σ_kj V_kᵀV_j costs O(ℓ (Σ r_k)²) and
-    whose Cholesky factor O((Σ r_k)³).
-The QP reference (tests, benchmark) is an interior-point solver, Clarabel through
-cvxpy, on the same lifted problem (6); :func:`duality_gap` certifies any feasible α.
-
-Line 20 of the paper's Algorithm 2 reads Z_{m+2} ← P_box(z'); Proposition 1 (Raguet et
-al.) gives Z_{m+2} ← Z_{m+2} + λ(P_box(z') − z_n) like every other copy, which is what
-we implement (``tests/solvers/test_gfb.py`` checks our iterates against a dense Algorithm 2).
-
-Convergence
------------
-- The paper's stopping rule (relative objective change < 1e-4) can stop far from the
-  optimum: α moves by about ζ per iteration, the objective of the averaged iterate
-  changes slowly, and the rule fires with a large duality gap at large C.
-  ``criterion="gap"`` stops on the duality gap instead, a certificate.
-- With M + 2 averaged copies the split GFB needs many more iterations than the naive
-  GFB with 2 copies; its advantage is the set-up, O(M r³ + ℓ Σ r_k²) against
-  O((Σ r_k)³ + ℓ (Σ r_k)²), and the per-iteration cost when Σ r_k is large.
-  (The user guide's ℓp-MKL page gives the runs, from ``tests/solvers/test_gfb.py`` and
-  ``benchmarks/bench_lpmkl.py``.)
-
-Implementation notes
---------------------
-*One pass over the factors per product.* All M affine copies of the GFB share the
-structure Z_k,α = a + Y V_k s_k (a common ℓ-vector a, a coefficient s_k ∈ R^{r_k}):
-the relaxation update keeps this form, because the projection onto the k-th affine set
-moves α only along the columns of Y V_k. So instead of M separate ℓ-vectors and M
-matrix–vector products, an iteration needs one product Vᵀ(y∘u) with the stacked
-V = [V₁ … V_M] and one product V s: O(ℓ Σ r_k) flops, O(ℓ) memory for the copies. The
-iterates are exactly those of Algorithm 2.
-
-*Factors as an operator.* The solvers see the factors only through
-:class:`FactorStack`: the stacked V itself, or V = B S through a shared basis B (ℓ × r)
-and a small coefficient matrix S (r × Σ r_k). With shared landmarks the Σ r_k columns of
-a bank of Gaussians at 50 widths span only a few hundred dimensions (a few per
-landmark), so B S makes each product much cheaper than the stacked V (see
-:mod:`lorak.learn._lp_mkl`). Products run in the storage dtype of B (float32 halves the
-memory traffic); every R-dimensional quantity and every ℓ-vector of the iteration is
-float64.
-
-*Metric.* ``scale`` = c solves (6) in the variables (γ/c, α): ∇F₀ has Lipschitz
-constant L = max(c², η), the step is ζ = ``step``/L and the k-th affine set becomes
-γ'_k = (√d_k / c) V_kᵀYα. c = 1, ``step`` = 1, ``relax`` = 1 is the paper's setting
-(ζ = λ = 1). Any c > 0 has the same solution; c trades the pace of α (its gradient is
-the constant −1, so α moves by about ζ per iteration and needs ~C/ζ iterations to reach
-the upper bound C) against the pace of γ.
-
-*Stopping.* As in the paper: the relative change of the dual objective (4), evaluated
-at the averaged iterate α_n, below ``tol``, or ``max_iter`` iterations. The objective is
-evaluated at the cost of a second column in the product Vᵀ(y∘u) (memory bound, so nearly
-free).
+The derivation, the convergence notes and the implementation notes (one pass over the
+factors per product, :class:`FactorStack`, the ``scale`` metric, the stopping rule)
+are in the user guide, "ℓp-norm MKL on low-rank kernels", section "Generalized
+forward–backward splitting".
 """
 
 from __future__ import annotations
@@ -638,8 +579,8 @@ def gfb_split(
         ≤ tol, checked every ``check_every`` iterations (one more product with V; a
         certificate, where the objective change can stall far from the optimum).
     step, relax, scale : float
-        ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see the
-        module notes). Paper: 1, 1, 1.
+        ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see
+        :ref:`guide-lpmkl-solvers`). Paper: 1, 1, 1.
     weights : {"uniform", "blockwise"}, default="uniform"
         ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate,
         so γ_k, which only its own affine set acts on, is averaged with M + 1 copies
@@ -720,7 +661,7 @@ def _objective(dcol, q, alpha, eta):
 class _SplitCopies:
     """The auxiliary variables of Algorithm 2 and the constants of their updates.
 
-    The M affine copies share the form Z_k,α = a + Y V_k s_k (module notes): ``a``,
+    The M affine copies share the form Z_k,α = a + Y V_k s_k (user guide): ``a``,
     the stacked ``s``, and their γ parts — ``gdiag`` (γ_k of the k-th copy) and, with
     uniform weights, ``goff`` (γ_k of the other copies, all equal); ``zeq`` and
     ``zbox`` are the α parts of the copies of {yᵀα = 0} and of the box.

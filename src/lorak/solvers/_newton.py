@@ -1,64 +1,17 @@
 """Primal Newton solver of the SVM with a sum of low-rank kernels (explicit features).
 
-For fixed weights d the kernel of problem (4) is K_d = Σ_k d_k V_k V_kᵀ. With the
-factors through a shared basis, V = B S (:class:`~lorak.solvers._gfb.FactorStack`),
-K_d = B H Bᵀ with the r × r matrix H = S D Sᵀ; with L Lᵀ = H the SVM is a *linear*
-SVM on the explicit features Φ = B L (ℓ × q, q ≤ r a few hundred):
+For fixed weights d, K_d = Σ_k d_k V_k V_kᵀ = B H Bᵀ through the shared basis B
+(:class:`~lorak.solvers._gfb.FactorStack`); with L Lᵀ = H the SVM is a linear SVM on
+the features Φ = B L (ℓ × q), solved in the primal (Chapelle 2007) with the hinge
+replaced by its Huber smoothing of width h, by Newton's method: the generalized
+Hessian over the rows S of the quadratic zone is a (q + 1)² system, or an s × s one
+through the zone rows when s = |S| ≤ q/2 (``system="auto"``; both kept up to date
+between steps), with an exact line search. The width is decreased (continuation)
+until the duality gap of the unsmoothed SVM, certified at the projected dual α, is
+below ``tol``. The cost hardly depends on C; Φ is never formed.
 
-    min_{w, b}  ½‖w‖² + C Σ_i max(0, 1 − y_i(Φ_i w + b))      (bias unregularized).
-
-Following Chapelle (2007, *Training a support vector machine in the primal*) we solve
-it in the primal with the hinge replaced by its Huber smoothing of width h,
-
-    ℓ_h(m) = 0 (m ≥ 1 + h),  (1 + h − m)²/(4h) (|1 − m| < h),  1 − m (m ≤ 1 − h),
-
-a C¹ piecewise-quadratic function, by Newton's method: the gradient is
-g = (w − Φᵀ(y∘α), −yᵀα) with α_i = C·clip((1 + h − m_i)/(2h), 0, 1) ∈ [0, C]
-(m_i = y_i(Φ_i w + b)), and the generalized Hessian is
-
-    [[I + c Φ_SᵀΦ_S, c Φ_Sᵀ1], [c 1ᵀΦ_S, c|S|]],   c = C/(2h),
-
-over the rows S in the quadratic zone: a (q + 1)² system, O(|S| q²) to form (updated
-with the rows that enter or leave S), O(q³) to factor. Near the optimum the zone holds
-only the margin rows, s = |S| ≪ q, and the same system is solved through them instead
-(:func:`_zone_solve`): with P = Φ_S and z = c(P Δw + 1 Δb),
-
-    Δw = g_w − Pᵀz,   (PPᵀ + I/c) z = P g_w + 1 Δb,   1ᵀz = g_b,
-
-an s × s Cholesky factor, O(s³), plus one step of iterative refinement on the
-(q + 1)² system (the elimination loses digits when c‖P‖² is large, at small widths).
-Both forms are kept up to date between steps: the primal Hessian in feature space
-(Φ_SᵀΦ_S, updated with the rows that entered or left the zone: no LᵀGL product per
-step), and the zone rows P with their Gram PPᵀ (only the rows that entered are
-computed); each step takes the form with fewer flops (``system="auto"``), the zone
-form only while s ≤ q/2: as s nears q the s rows of P in q dimensions come close to
-dependent, and the elimination's z = O(c) cancels in Δw = g_w − Pᵀz (allowing it
-further stalls the ℓp-MKL outer loop; the user guide's ℓp-MKL page gives the runs
-behind both rules). The step length is the exact minimizer along the Newton direction
-(the objective is piecewise quadratic along a line: safeguarded Newton on its
-piecewise-linear derivative, O(ℓ) per trial).
-The width is then decreased (continuation h → h·``h_factor``, warm-started) until the
-duality gap of the *unsmoothed* SVM is below ``tol``.
-
-The dual variables come for free: at the smoothed optimum w = Φᵀ(y∘α) and yᵀα = 0
-(stationarity in the unregularized b), α ∈ [0, C]. They are the exact dual solution of
-the SVM with an added (h/C)·‖α‖²-type term, so the hinge duality gap at α shrinks
-linearly with h (a relative gap of about h when most α are at C). The returned α is
-the Euclidean projection of these onto {0 ≤ α ≤ C, yᵀα = 0} (a tiny move at a
-converged point), certified by the duality gap of (4):
-
-    primal  P = ½‖w‖² + C Σ max(0, 1 − y_i(Φ_i w + b*))   (b* the best bias for w),
-    dual    D = 1ᵀα − ½ ‖Φᵀ(y∘α)‖²,   relative gap (P − D)/|D|,
-
-the same definitions as :func:`lorak.solvers._gfb.duality_gap` (whose primal point is
-the one induced by α; any primal point bounds the optimum from above).
-
-Unlike the GFB, whose iteration count grows with C (α moves by about the step per
-iteration), the Newton solver's cost hardly depends on C: a few Newton steps per width,
-each O(ℓ q) for the two products with B plus the Hessian update.
-
-Memory: B (the factors, ℓ × r) plus O(ℓ) vectors and O(r²) matrices; Φ is never formed
-(products go through B and L).
+The derivation (the Hessian, the zone system, the dual variables and the gap) is in
+the user guide, "ℓp-norm MKL on low-rank kernels", section "Newton in the primal".
 """
 
 from __future__ import annotations
@@ -208,7 +161,7 @@ def svm_newton(
     warm_widen: float = 10.0,
     system: str = "auto",
 ) -> NewtonResult:
-    """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (module notes).
+    """Solve the SVM (4) with kernel Σ_k d_k V_k V_kᵀ by primal Newton (:ref:`guide-lpmkl-solvers`).
 
     Parameters
     ----------
@@ -369,7 +322,7 @@ def _scaled_margins(y, o, b, h):
 
 
 class _NewtonSystem:
-    """The generalized Hessian system of a Newton step in its two forms (module notes),
+    """The generalized Hessian system of a Newton step in its two forms (user guide),
     each kept up to date between steps: the primal Hessian in feature space
     (Hφ = Φ_SᵀΦ_S, sφ = Φ_Sᵀ1, updated with the rows that entered or left the zone) and
     the zone rows with their Gram matrix (:class:`_ZoneRows`)."""
@@ -418,7 +371,7 @@ class _NewtonSystem:
         else:
             cost_primal = (changed[0].size + changed[1].size) * (r_A * q + q * q)
         cost_primal += q**3 / 3.0
-        if 2 * nzone > q:  # rows of P near dependent: see the module notes
+        if 2 * nzone > q:  # rows of P near dependent: see the user guide
             cost_zone = math.inf
         else:
             cost_zone = self.zone_rows.missing(zidx) * (r_A * q + nzone * q) + nzone**3 / 3.0

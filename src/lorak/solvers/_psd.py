@@ -1,38 +1,18 @@
 """Numerics over the cone of positive semidefinite (PSD) matrices.
 
 Everything here takes symmetric ``m × m`` arrays and operators on them (callables);
-nothing knows about kernels or labels. Three solvers for
+nothing knows about kernels or labels. Three solvers for min f(X) s.t. X ⪰ 0, f smooth
+and convex, each returning a :class:`SolverResult`: :func:`admm_psd` (ADMM from the
+prox of f), :func:`fista_psd` (accelerated projected gradient) and
+:func:`armijo_projected_gradient` (the literal baseline of Zhang et al. 2017, eq. 9–10,
+in the Frobenius metric). The first two work in a *diagonal congruence metric*
+‖H‖²_d = Σᵢⱼ dᵢ dⱼ Hᵢⱼ², in which the PSD projection is still closed form,
 
-    minimize f(X)  subject to  X ⪰ 0
+    argmin_{X⪰0} Σ dᵢdⱼ (Xᵢⱼ − Mᵢⱼ)² = D^{-1/2} Π(D^{1/2} M D^{1/2}) D^{-1/2};
 
-with f smooth and convex, each returning a :class:`SolverResult`:
-
-:func:`admm_psd`
-    ADMM on the splitting X = Z, Z ⪰ 0, given the proximal operator of f in a
-    *diagonal congruence metric* ‖H‖²_d = Σᵢⱼ dᵢ dⱼ Hᵢⱼ² (d > 0). Each iteration is one
-    prox step (closed form for the problems in :mod:`lorak.learn`) and one PSD
-    projection in that metric. Over-relaxation and residual balancing of ρ
-    (Boyd et al. 2011, §3.4.1 and §3.4.3).
-:func:`fista_psd`
-    Accelerated projected gradient (FISTA, Beck & Teboulle 2009) in the same metric,
-    for f whose Hessian is bounded by L·diag(d dᵀ); function-value adaptive restart
-    (O'Donoghue & Candès 2015). Needs only f and its gradient.
-:func:`armijo_projected_gradient`
-    The plain gradient mapping with Armijo–Goldstein backtracking on the step
-    (Nemirovski 1994), in the Frobenius metric — what Zhang et al. (2017, eq. 9–10)
-    describe; kept as the literal baseline.
-
-Why a metric. For the weighted problem min Σ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)², X ⪰ 0, whose weights
-span many orders of magnitude (w = λ + a aᵀ in the generalized Nyström method), a
-Frobenius-metric method moves at the pace of the *largest* weight in every direction.
-The projection in the congruence metric D^{1/2}·D^{1/2} is still closed form,
-
-    argmin_{X⪰0} Σ dᵢdⱼ (Xᵢⱼ − Mᵢⱼ)² = D^{-1/2} Π(D^{1/2} M D^{1/2}) D^{-1/2},
-
-and choosing dᵢ = √wᵢᵢ makes every diagonal weight exactly 1 and every off-diagonal
-one at most 1 (wᵢⱼ ≤ √(wᵢᵢ wⱼⱼ) for w = λ11ᵀ + aaᵀ by Cauchy–Schwarz) — a diagonal
-preconditioner that takes the generalized Nyström problems from hundreds of thousands
-of Frobenius-metric iterations to tens (``tests/estimators/test_gen_nystrom.py``).
+dᵢ = √wᵢᵢ preconditions the weighted problems of generalized Nyström, whose weights
+span many decades (why: the user guide, "The generalized Nyström method", section
+"The solver at one λ: decisions").
 """
 
 from __future__ import annotations

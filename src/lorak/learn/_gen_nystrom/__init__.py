@@ -1,18 +1,15 @@
 """Generalized Nyström (Zhang et al. 2017): a low-rank kernel learned from a few labels.
 
-Notation (the paper's §3): landmarks Z (m of them), E_l = k(X_l, Z) (l × m) for the
-labeled rows, W = k(Z, Z), K* the l × l target (the ideal kernel of eq. 6), S₀ = β W⁺
-the prior (eq. 5). The method learns the inverse dictionary kernel S (m × m) of the
-learned kernel E S Eᵀ:
+With landmarks Z, E_l = k(X_l, Z) for the labeled rows, W = k(Z, Z), K* the target
+(the ideal kernel of eq. 6) and S₀ = β W⁺ the prior (eq. 5), the method learns the
+inverse dictionary kernel S (m × m) of the learned kernel E S Eᵀ:
 
     minimize_S  J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F    s.t.  S ⪰ 0        (7)
 
-Nothing here needs E and W to come from landmarks: on the rows Φ(x) of any prior
-factor (``GeneralizedNystroem(prior=...)``) the same problem runs with E_l = Φ(X_l) and
-W = I, so that S₀ = β I in the prior's whitened coordinates.
-
-With M kernels on shared landmarks (§4) the blocks T^(j) = α_j S^(j) and weights α solve
-objective (17). One module per concern, the names shared between them exported here:
+(on a prior factor Φ: E_l = Φ(X_l), W = I). With M kernels on shared landmarks (§4)
+the blocks T^(j) = α_j S^(j) and weights α solve objective (17). The notation and the
+derivations: the user guide, "The generalized Nyström method", section "The fit in
+detail". One module per concern, the names shared between them exported here:
 
 - :mod:`._targets` — K*: :func:`ideal_kernel`, :func:`regression_target`,
   :func:`must_link_target`, and :func:`resolve_target_type` (what a ``y`` holds);

@@ -1,57 +1,15 @@
 """λ of the generalized Nyström factor chosen by cross-validation over the labeled rows.
 
-The paper picks λ by an alignment criterion (eq. 15). On the data sets the project
-has (``benchmarks/bench_side_info.py``) that criterion often picks the bottom
-of the grid, which overfits the labels, and then the learned kernel classifies worse
-than the plain Nyström kernel it started from. Here λ is chosen the way a user would
-check it: by the error of the downstream linear classifier on labeled rows held out
-of the fit.
-
-Protocol (transductive, the same for every data set)
-----------------------------------------------------
-- The landmarks, E = k(X, Z) and W = k(Z, Z) come from all rows and are shared by
-  every fold: only the labeled *target* changes. The labeled rows are split into k
-  folds stratified by class (``n_splits`` = 5; fewer when a class has fewer labeled
-  rows, at least 2 — one labeled row of a class cannot be held out and learned from).
-- Per fold, objective (7) is built from the training rows' E_l and ideal kernel
-  (W⁺ is factored once for all folds; the eigenbasis of E_lᵀE_l is the fold's own)
-  and solved along the λ grid from the largest λ down, each λ warm-started from the
-  previous one, to ``path_tol`` (as in the eq. 15 path).
-- Candidates: the grid and λ = ∞, i.e. S = β W⁺ exactly — the plain Nyström kernel
-  on the same landmarks. When the labels do not help, the selection falls back to it.
-- Score: the features of every labeled row, Q = E_l F with F Fᵀ = S, scaled to unit
-  mean squared row norm over the labeled rows (an unbiased estimate of the scaling
-  that :class:`~lorak.estimators.SemiSupervisedFactorClassifier` applies over all
-  rows, and independent of the labels), a ``LinearSVC`` (the pipeline's default
-  classifier) trained on the fold's training rows, and the number of held-out rows
-  it misclassifies, summed over the folds.
-- Choice: the held-out error counts are smoothed along the candidates (weights ¼, ½, ¼
-  over the neighbours, the ends repeated — the expected error varies smoothly with
-  log λ, the count of 100 held-out rows does not), the smallest smoothed count wins,
-  ties go to the smaller held-out hinge loss (the classifier's own, continuous loss),
-  then to the larger λ — toward the plain Nyström prior.
-
-Regression targets (real-valued y, target K* = ỹỹᵀ of
-:func:`~lorak.learn.regression_target`) follow the same protocol with three changes:
-the folds are plain k-fold (random, no classes to stratify; k = min(``n_splits``,
-l), at least 3 labeled rows); the held-out score is the squared error of a ridge
-regression with intercept on the same scaled features, over the penalties
-:data:`RIDGE_ALPHAS` (the ridge penalty plays the role of C and is chosen jointly
-with λ, as :class:`~lorak.models.SemiSupervisedFactorRegressor`'s RidgeCV head chooses
-it on the final features); the error rate is that squared error over the labeled
-rows' total sum of squares (≈ 1 − R² out of fold), summed over
-:data:`REGRESSION_CV_REPEATS` fresh splits. The choice keeps λ = ∞ (plain Nyström)
-unless a learned kernel's held-out errors beat it by more than
-:data:`PAIRED_SE_MARGIN` standard errors of the paired per-row differences
-(:func:`_choose_regression`). The margin is there because with few labeled rows a
-learned kernel of small λ can look better out of fold and still lose on the unlabeled
-rows (figures: the generalized Nyström guide, "Inside the fit").
-
-The classification rule (smoothed counts, ties to the hinge loss, then the larger λ)
-beat the other fixed rules tried on the same folds — margins toward the prior, the
-hinge loss alone, repeated splits, C chosen jointly — and every other decade of the
-grid ranks as well as every decade at half the solves (figures: the same guide
-section).
+The paper picks λ by an alignment criterion (eq. 15), which often picks the bottom of
+the grid and overfits the labels. Here λ is chosen by the error of the downstream
+linear classifier on labeled rows held out of the fit: landmarks, E and W shared by
+every fold, the grid plus λ = ∞ (plain Nyström) as candidates, smoothed held-out error
+counts, ties to the hinge loss and then to the larger λ. Regression targets are scored
+by a ridge's held-out squared error over :data:`RIDGE_ALPHAS`, summed over
+:data:`REGRESSION_CV_REPEATS` splits, and keep λ = ∞ unless a learned kernel beats it
+by :data:`PAIRED_SE_MARGIN` paired standard errors. The protocol and its reasons are
+in the user guide, "The generalized Nyström method", section "λ by cross-validation:
+the protocol".
 """
 
 from __future__ import annotations

@@ -1,69 +1,17 @@
 """Generalized Nyström with multiple kernels (Zhang et al. 2017, §4), pure functions.
 
-Notation (the paper's §4): M base kernels on one shared landmark set Z
-(m̃ points), E_l^(j) = k_j(X_l, Z) (l × m̃), W_j = k_j(Z, Z), priors S₀^(j) = W_j⁺, the
-ideal kernel K* (l × l). With T^(j) = α_j S^(j) the objective (17) reads
+M base kernels on one shared landmark set, blocks T^(j) = α_j S^(j) and weights α:
 
     J(T, α) = λ Σ_j ‖T^(j) − α_j S₀^(j)‖²_F + ‖Σ_j E_l^(j) T^(j) E_l^(j)ᵀ − K*‖²_F
-    s.t.  T^(j) ⪰ 0,  α_j ≥ 0,
+    s.t.  T^(j) ⪰ 0,  α_j ≥ 0                                                  (17)
 
-and the learned kernel is K̃ = Σ_j E^(j) T^(j) E^(j)ᵀ = 𝐄 𝐓 𝐄ᵀ (eq. 20–22).
-
-Algorithm (§4.1), one *alternation*:
-
-1. with α fixed, for j = 1..M in turn: the single-kernel problem (7) in T^(j) with prior
-   α_j S₀^(j) and the residual target K* − Σ_{k≠j} E_l^(k) T^(k) E_l^(k)ᵀ, solved by
-   :func:`lorak.learn.solve_gen_nystrom` (ADMM in the eigenbasis of E_l^(j)ᵀE_l^(j),
-   warm-started from the current T^(j) and, at the same λ, its previous multiplier);
-2. with T fixed, α_j = max(tr(S₀^(j) T^(j)ᵀ) / tr(S₀^(j) S₀^(j)ᵀ), 0) (eq. 19);
-3. (``rescale=True``, ours) a *subspace step*: T^(j) ← c_j T^(j) + e_j S₀^(j) with
-   c, e ∈ ℝ^M_+ minimizing J (α re-set by eq. 19) — a nonnegative least-squares
-   problem in 2M unknowns, solved exactly.
-
-Each step minimizes J over its variables (step 1 up to the inner tolerance; a block
-whose solve does not lower J is left as it was), so J never increases. J is jointly
-convex in (T, α) and the constraints are separable over the blocks, so the cyclic
-minimization converges to the global minimum. Stop when an alternation lowers J by
-less than ``tol`` relative.
-
-Decisions
----------
-- Subspace step: with α free, the prior only penalizes the part of T^(j) outside
-  the direction of S₀^(j); at large λ each T^(j) is pinned to α_j S₀^(j) and the plain
-  alternation moves α by O(1/λ) per pass (eq. 19 re-fits α to a T that was fitted to
-  the old α). The step over the 2M directions {T^(j), S₀^(j)} solves that mode
-  exactly (c_j T + e_j S₀ stays PSD for c, e ≥ 0): at large λ the verbatim
-  alternation stalls well above the optimum where a few dozen alternations with the
-  step reach it (figures: the generalized Nyström guide, "Inside the fit").
-- Convergence is still slow in the directions that exchange mass between strongly
-  correlated kernels (Gaussians one octave apart, same landmarks) — the objective is
-  flat there and α is poorly determined by (17): against an interior-point solution
-  the objective is close at the default tolerance while the weights can still differ
-  much. Tried and dropped: a joint accelerated projected gradient (α eliminated, FISTA
-  with backtracking; not faster), and an extrapolation direction T^(j) − T^(j)_prev
-  (free sign, projected back to the cone) in the subspace step, which stalled on a
-  3-kernel case (figures: the generalized Nyström guide, "Inside the fit").
-- β: S₀^(j) = W_j⁺. A factor β in the prior is absorbed by α (J depends on α_j β
-  only), so the single-kernel β options do not apply; with M = 1 the method is the
-  single-kernel one with β optimized (Appendix A).
-- Labeled-row compression: everything the fit needs from the l labeled rows lives in
-  the span of the stacked 𝐄_l (l × M m̃). When l > M m̃ the rows are compressed once by
-  a thin QR, 𝐄_l = Q R, and the fit works with QᵀE_l^(j) and QᵀK*Q (r × r,
-  r = min(l, M m̃)) plus the constant ‖K*‖² − ‖QᵀK*Q‖², exactly; K* is given as a
-  factor Y (K* = Y Yᵀ, l × c), so nothing l × l is formed. Per alternation the
-  residual targets cost O(M (r² m̃ + r m̃²)) on top of the M ADMM solves (O(m̃³) per
-  iteration).
-- λ path (``lam="auto"``): the grid from the largest λ down, each λ warm-started from
-  the previous (T, α), at ``path_tol`` = max(tol, 1e-3), each block visit one
-  warm-started ADMM iteration (``path_inner_max_iter``; about a third of the ADMM
-  iterations of block solves to the path tolerance, for the same λ* — figures: the
-  generalized Nyström guide, "Inside the fit"); the chosen λ* is then refined to
-  ``tol`` with full block solves. Shared across the grid: the per-kernel eigenbases, W_j⁺,
-  the compressed blocks.
-- Criterion (§6.2): Π_j ρ[α_j S^(j), α_j S₀^(j)] · ρ[Σ_i E_l^(i) T^(i) E_l^(i)ᵀ, K*]
-  with centered alignment (14); α_j S^(j) = T^(j), so the j-th factor is ρ[T^(j),
-  S₀^(j)] (or ρ[W T W, W] with ``criterion="kernel"``). Blocks with T^(j) = 0 do
-  not enter the kernel and are left out of the product.
+One alternation (§4.1): each block T^(j) by the single-kernel solver on the residual
+target, α in closed form (eq. 19), then (``rescale=True``, ours) an exact subspace step
+over {T^(j), S₀^(j)}, a nonnegative least-squares problem in 2M unknowns. J never
+increases and the cyclic minimization converges to the global minimum. The algorithm
+and the decisions (the subspace step, slow directions, β, labeled-row compression,
+the λ path, the criterion) are in the user guide, "The generalized Nyström method",
+section "Many kernels: the alternation in detail".
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The λ path of generalized Nyström: λ chosen by the alignment criterion (eq. 14–15),
 and the λ = ∞ end of the path, the prior itself.
 
-Decisions
----------
-- λ path (λ = "auto", eq. 14–15): the grid is solved from the largest λ down, each λ
-  warm-started from the previous solution, to ``path_tol`` = max(tol, 10⁻²); the
-  chosen λ* is then refined to ``tol`` from its path solution and dual. The path
-  tolerance only has to rank the grid: 10⁻² chooses the same λ as 10⁻³, with fewer
-  projections. Shared by every λ: E_l, W⁺, the eigendecomposition of A, B̃, P̃ and the
-  centered prior — the λ-specific work is the ADMM iterations alone. The warm start
-  saves projections against cold starts from each λ's projected closed form;
-  predicting the new solution from the previous multiplier, X ≈ Π(T(λ') + Λ/2w(λ')),
-  costs more (figures: the generalized Nyström guide, "Inside the fit").
-- Criterion (15): ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] with centered alignment (14). The first
-  factor is the alignment of the m × m matrices themselves, as the paper writes it,
-  computed in the V basis: ⟨HSH, HS₀H⟩ = ⟨X, H̃P̃H̃⟩ and ‖HSH‖² = ‖X‖² − 2‖Xv‖² +
-  (vᵀXv)² with v = Vᵀ1/√m; β cancels.
+The grid is solved from the largest λ down, each λ warm-started from the previous
+solution to ``path_tol`` = max(tol, 10⁻²), and the chosen λ* refined to ``tol``; the
+criterion ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (centred alignments) is computed in the
+eigenbasis of A. The decisions are in the user guide, "The generalized Nyström
+method", section "Eq. 15 along the λ path".
 """
 
 from __future__ import annotations
@@ -144,7 +134,7 @@ def alignment_lambda_path(
     lam : "auto" or a positive number.
     lam_grid : λ values searched by eq. (15) (default 10⁻⁵ … 10⁵, 11 values).
     beta : "heuristic" (eq. 8), "optimize" (Appendix A) or a positive number.
-    solver : "auto", "admm", "fista" or "pg" (see the module docstring).
+    solver : "auto", "admm", "fista" or "pg" (see :ref:`guide-gnys-solver`).
     tol : relative tolerance of the final solve.
     path_tol : tolerance along the λ path (default max(tol, 1e-2)).
     max_iter : iteration cap per solve.

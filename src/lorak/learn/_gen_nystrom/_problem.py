@@ -1,72 +1,18 @@
 """Objective (7) of generalized Nyström and its solvers: one λ, β heuristic or optimized.
 
-Notation (the paper's §3): landmarks Z (m of them), E_l = k(X_l, Z) (l × m) for the labeled
-rows, W = k(Z, Z), K* the l × l ideal kernel (eq. 6), S₀ = β W⁺ the prior (eq. 5). The
-method learns the inverse dictionary kernel S (m × m) of the learned kernel E S Eᵀ:
+Notation as in the package docstring (the paper's §3): the inverse dictionary kernel S
+(m × m) minimizes J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F over S ⪰ 0. In the
+eigenbasis of A = E_lᵀE_l = V diag(a) Vᵀ (one m × m eigendecomposition for every λ and
+β), with X = Vᵀ S V the objective separates entrywise,
 
-    minimize_S  J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F    s.t.  S ⪰ 0        (7)
+    J = Σᵢⱼ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)² + const,   w = λ11ᵀ + aaᵀ,  T = (λβP̃ + B̃) / w,
 
-with must-link groups (§3.3) the data term becomes ‖T ⊙ (E_l S E_lᵀ − K*)‖²_F.
-
-Everything is computed in the eigenbasis of A = E_lᵀE_l = V diag(a) Vᵀ, shared by every
-λ and β (one m × m eigendecomposition per fit). With X = Vᵀ S V, M = E_l V (so
-MᵀM = diag(a)), B̃ = Mᵀ K* M and P̃ = Vᵀ W⁺ V the objective separates entrywise:
-
-    J = Σᵢⱼ (λ + aᵢaⱼ) Xᵢⱼ² − 2 Σᵢⱼ (λβ P̃ᵢⱼ + B̃ᵢⱼ) Xᵢⱼ + const
-      = Σᵢⱼ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)² + const,   w = λ11ᵀ + aaᵀ,  T = (λβP̃ + B̃) / w.
-
-T is the unconstrained minimizer — the closed form of eq. 12–13 (the paper writes it with
-P = A/√λ = U Λ Uᵀ and S̃ᵢⱼ = Q̃ᵢⱼ/(1 + ΛᵢᵢΛⱼⱼ); same thing, see :func:`closed_form`).
-So (7) is the *weighted nearest PSD matrix* problem min_{X⪰0} Σ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)², with
-weights spanning λ … λ + a²_max (10⁻⁵ … 10⁷ on Digit1).
-
-Decisions
----------
-- Solver (default ``"admm"``): ADMM on X = Z, Z ⪰ 0 in the diagonal congruence metric
-  dᵢ = √(λ + aᵢ²) (:func:`lorak.solvers.admm_psd`). Its X-step is the closed form above
-  with the weights shifted by ρ dᵢdⱼ (entrywise), its Z-step one PSD projection. The
-  metric matters: the weights span many decades, and the paper's projected closed
-  form, its Frobenius-metric projected gradient and Frobenius-metric ADMM stay far from
-  the certified optimum where ADMM and ``"fista"`` (accelerated projected gradient in
-  the same metric, L = 2) in the metric reach it in tens to a hundred iterations
-  (figures: the generalized Nyström guide, "Inside the fit"). ``"pg"`` is the paper's
-  solver (eq. 9–10 with the sign typo fixed), kept for
-  comparison. With must-link groups the X-step has no closed form and ``"auto"``
-  uses ``"fista"`` (the metric still majorizes the Hessian: ‖T ⊙ (M H Mᵀ)‖ ≤
-  ‖M H Mᵀ‖).
-- Stopping (ADMM): a certified relative duality gap ≤ ``tol`` — the iterate is
-  feasible and the ADMM multiplier Λ ⪰ 0 gives the lower bound
-  g(Λ) = min_X J(X) − ⟨Λ, X⟩ in closed form, X = (λβP̃ + B̃ + Λ/2)/w — or relative
-  primal and dual residuals ≤ ``tol``, whichever first (the dual estimate can lag).
-  The initial penalty ρ = 0.3 (in the metric, where the Hessian weights lie in (0, 1])
-  needs the fewest iterations in the worst case of the values tried (:data:`RHO0`);
-  residual balancing (×2 when the residuals differ 10×) adapts it.
-- Precision: the projections' eigendecompositions run in float32 when the tolerance
-  is ≥ 10⁻⁵ (2–3× cheaper at m = 150–1000; their ~10⁻⁷ relative error is far below the
-  tolerance), in float64 below. The returned S is made exactly PSD by the eigenvalue
-  clip of :func:`psd_factor` (the estimator's ``S_`` = F Fᵀ).
-- β heuristic (8): ‖E_l⁺ K* (E_lᵀ)⁺‖_F / ‖W⁺‖_F, with E_l⁺ from the SVD of E_l
-  truncated like MATLAB's and numpy's ``pinv`` (singular values ≤ max(l, m)·eps·σ_max
-  dropped). The number is sensitive to that cut-off (E_l's smallest singular values
-  enter squared); with K* uncentered it is the paper's literal β.
-- β optimized (Appendix A): the joint problem min over S ⪰ 0 and β ≥ 0 of (7) with
-  S₀ = βW⁺ is jointly convex; β is the root of φ'(β) = 0 for the convex
-  φ(β) = min_S J(S; β), found by bracketing and regula falsi on warm-started fixed-β
-  solves (:func:`_optimize_beta`; ADMM on the joint (S, β) step stalls at large λ).
-  Each solve starts from the previous solution and dual scaled by β_new/β_old (PSD,
-  and exact where the prior dominates). The bracket comes from a bound on the slope:
-  h' lies in [−‖P̃‖², −Σ aᵢaⱼP̃ᵢⱼ²/wᵢⱼ], the right end being the slope of the
-  unconstrained problem (a projection can only steepen h), so a Newton step with it
-  reaches or passes the root, in fewer projections than ×4 bracketing steps. With β
-  optimized λ* is always refined to ``tol``: the path solve's duality gap certifies
-  its fixed-β subproblem, not β. The scaled warm start matters: unscaled, ADMM stopped
-  on its residuals far above the optimum after a β step, the bracket was built on
-  wrong signs of h and the fitted β varied with the tolerance (figures: the
-  generalized Nyström guide, "Inside the fit").
-- W⁺: eigenvalues of W at or below ``rtol``·λ_max (default 10⁻¹⁰) are dropped. W is
-  well conditioned on the benchmark sets: the result does not depend on the cut-off
-  over a wide range, while a coarse one cuts the rank and hurts (figures: the
-  generalized Nyström guide, "Inside the fit").
+a weighted nearest PSD matrix problem whose weights span many decades. Hence the
+default solver, ADMM in the diagonal metric dᵢ = √(λ + aᵢ²) stopped on a certified
+duality gap; β by the heuristic (8) or optimized by bracketing and regula falsi on
+warm-started fixed-β solves (Appendix A). The derivation and the decisions (solver,
+stopping, ρ₀, float32 projections, β, the cut-off of W⁺) are in the user guide, "The
+generalized Nyström method", section "The fit in detail".
 """
 
 from __future__ import annotations
