@@ -1,42 +1,13 @@
 """Few labels: what replaces leave-one-out when a class has a handful of labeled rows.
 
 The math of the semi-supervised default's few-label regime (used by
-:class:`lorak.GraphRegularizedFactor` and :class:`lorak.SemiSupervisedFactorClassifier`).
-
-Why leave-one-out stops working
--------------------------------
-With 1–5 labeled rows per class, the leave-one-out (or cross-validated) error of a
-candidate is a count out of ten or so: ties and noise decide, and the unlabeled rows,
-which carry nearly all the information, are not read at all. Three things replace it:
-
-1. **Whether the graph carries information** (:func:`graph_energy_ratio`). On the
-   factor's rows G (n × m, centred: G_c = G − 1ḡᵀ) the ratio
-
-       ρ = tr(GᵀLG) / tr(G_cᵀG_c)
-
-   is the graph's Dirichlet energy of the kernel's own features per unit of their
-   variance. For a graph whose edges join random rows, GᵀAG/deg ≈ n ḡḡᵀ, so
-   GᵀLG ≈ G_cᵀG_c and ρ ≈ 1: the graph says nothing the kernel does not. Where rows
-   lie on manifolds or in clusters, neighbours agree and ρ is far below 1. The graph
-   is used at full strength when ρ < :data:`GRAPH_INFORMATIVE_RATIO` (1/2: it removes
-   at least half of the variance a random graph would penalize), not at all above; the
-   factor is then cut to its leading principal directions
-   (:data:`FEW_LABELS_RANK_FRACTION` of them), where the data's clusters show.
-2. **Class-mass normalization** (:func:`class_prior`, :func:`balance_offsets`). A
-   least-squares score at low label rates is dominated by its intercept, which follows
-   the labeled counts: the argmax then puts most rows in one class. The scores are
-   read instead under a class prior π: per-class offsets b such that argmax(D + b)
-   gives the unlabeled rows the proportions π (Zhu, Ghahramani & Lafferty 2003). π is
-   uniform unless the labeled counts reject equal classes (an exact binomial test for
-   two classes, χ² for more, at level :data:`PRIOR_TEST_LEVEL`); then the labeled
-   proportions. A handful of labels rarely rejects: 2 of 10 positives does not
-   (p = 0.11).
-3. **The cluster assumption** (:func:`self_training_ridge`): the decision boundary
-   should cross regions of low density. A ridge on the labeled rows labels the
-   unlabeled ones under π; the ridge is refitted on all rows with the unlabeled rows'
-   weight raised step by step (:data:`SELF_TRAINING_WEIGHTS`), their labels re-read
-   under π after each step — the annealing of a transductive SVM (Chapelle & Zien
-   2005) with a squared loss, each step one m × m solve.
+:class:`lorak.GraphRegularizedFactor` and :class:`lorak.SemiSupervisedFactorClassifier`):
+whether the graph carries information (:func:`graph_energy_ratio`, ρ = tr(GᵀLG) /
+tr(G_cᵀG_c), about 1 for a graph of random edges), class-mass normalization under a
+class prior (:func:`class_prior`, :func:`balance_offsets`) and the cluster assumption
+by a self-trained ridge (:func:`self_training_ridge`). The reasons and the numbers
+behind each rule are in the user guide, "Graph-regularized factors", section "Few
+labels".
 """
 
 from __future__ import annotations

@@ -1,48 +1,11 @@
 """Graph-regularized low-rank factors: manifold regularization in factor form.
 
-The math of :class:`lorak.GraphRegularizedFactor`.
-
-The deformed kernel
--------------------
-Let K be a kernel on the n training rows with a factor K = G Gᵀ whose new rows map
-inductively, k_x = G g(x) (true of a Nyström factor: g(x) = W^{-1/2} k(Z, x)), and let
-L be a graph Laplacian on the n rows (any power of it: M = γ Lᵖ, γ ≥ 0). The point-cloud
-kernel of Sindhwani, Niyogi & Belkin (2005) is
-
-    k̃(x, z) = k(x, z) − k_xᵀ (I + M K)⁻¹ M k_z .
-
-Any ordinary learner (ridge, SVM) on k̃ is the manifold-regularized learner (LapRLS,
-LapSVM) on k, inductive by construction. With K = G Gᵀ and k_x = G g(x), the
-push-through identity (I + M G Gᵀ)⁻¹ M G = M G (I + Gᵀ M G)⁻¹ gives
-
-    k̃(x, z) = g(x)ᵀ [I − Gᵀ M G (I + Gᵀ M G)⁻¹] g(z) = g(x)ᵀ (I + Gᵀ M G)⁻¹ g(z),
-
-so the deformed factor is G̃ = G R with R Rᵀ = (I + γ GᵀLᵖG)⁻¹. Everything n-sized is
-the m × m matrix H = GᵀLᵖG, one pass over row chunks; its eigendecomposition
-H = V D Vᵀ gives R(γ) = V diag((1 + γD)^{-1/2}) Vᵀ for every γ at once. γ = 0 is the
-plain factor (R = I).
-
-Graphs
-------
-- **Anchor graph** (Liu, He & Chang 2010): each row is joined to its s nearest of a
-  anchors (k-means centres) with weights z_i on the simplex — kernel weights
-  exp(−‖x_i − u_j‖²/σ²) normalized to sum 1 (σ² = the mean squared distance of a row
-  to its s-th nearest anchor), or local anchor embedding (``"lle"``: the simplex
-  weights that best reconstruct x_i from its anchors). With Λ = diag(Zᵀ1) the
-  adjacency A = Z Λ⁻¹ Zᵀ has unit row sums, so L = I − Z Λ⁻¹ Zᵀ is already normalized
-  and GᵀLG = GᵀG − (ZᵀG)ᵀ Λ⁻¹ (ZᵀG): two reductions per chunk of rows, no n × n
-  matrix and no neighbour search among the rows. For p = 2, (LG)ᵀ(LG) needs a second
-  pass (LG = G − Z Λ⁻¹ (ZᵀG) row by row).
-- **k-NN graph**: symmetrized k-NN 0/1 adjacency A, normalized Laplacian
-  L = I − D^{-1/2} A D^{-1/2}, GᵀLG = GᵀG − (D^{-1/2}G)ᵀ A (D^{-1/2}G) by one sparse
-  product.
-- **Your graph**: a symmetric sparse n × n adjacency; normalized as the k-NN graph.
-
-Choosing γ
-----------
-γ is scale-free: ``gamma`` = t means γ = t · tr(GᵀG) / tr(GᵀLᵖG). With labels, t and the
-ridge penalty α of the head are chosen together by closed-form leave-one-out over the
-labeled rows (:func:`loo_ridge_scores`), t = 0 (the plain factor) always a candidate.
+The math of :class:`lorak.GraphRegularizedFactor`: the deformed factor G R with
+R Rᵀ = (I + γ GᵀLᵖG)⁻¹ (the point-cloud kernel of Sindhwani, Niyogi & Belkin 2005
+through the push-through identity), the m × m Grams GᵀG and GᵀLᵖG of the anchor graph
+(passes over row chunks), the k-NN graph or a given one, and the leave-one-out choice
+of γ, the ridge penalty and the rank over the labeled rows. The derivations are in the
+user guide, "Graph-regularized factors".
 """
 
 from __future__ import annotations
