@@ -586,8 +586,8 @@ class GraphRegularizedFactor(TransformerBase):
     def _sample_indices(self, n, seed):
         """Which rows the anchor graph's statistics are estimated on when X has more
         than ``subsample`` rows: that many drawn at random, sorted; else None (all)."""
-        s = self.subsample
-        if s is None or n <= s or not self._graph_is("anchor"):
+        s = self._rows_learned_from(n)
+        if s == n:
             return None
         a = self._resolve_n_anchors(n)
         if a > s:  # "auto" resolves on the sample's size: never above it
@@ -595,7 +595,7 @@ class GraphRegularizedFactor(TransformerBase):
                 f"{type(self).__name__}: subsample={s} is below n_anchors={a}: the anchors "
                 "are k-means centres of the sampled rows; pass a larger subsample (or None)"
             )
-        return np.sort(np.random.default_rng([seed, 4]).choice(n, int(s), replace=False))
+        return np.sort(np.random.default_rng([seed, 4]).choice(n, s, replace=False))
 
     def _graph_grams(self, rows, S, seed):
         """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the

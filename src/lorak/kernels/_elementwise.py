@@ -86,17 +86,18 @@ def exp_neg_sqdist_inplace(G: np.ndarray, xn: np.ndarray, zn: np.ndarray) -> np.
     if threads <= 1 or n < 2 * step:
         _tile_pass(G, xn, zn, 0, n, step)
         return G
-    # Contiguous slabs of whole tiles, one per thread.
+    _in_slabs(n, threads, lambda a, b: _tile_pass(G, xn, zn, a, b, step))
+    return G
+
+
+def _in_slabs(n: int, threads: int, work) -> None:
+    """``work(start, stop)`` on contiguous slabs of the n rows, one per thread, waited for
+    (NumPy's ufunc loops and SciPy's sparse products release the GIL)."""
     bounds = np.linspace(0, n, threads + 1).astype(int)
     pool = _get_pool(threads)
-    futures = [
-        pool.submit(_tile_pass, G, xn, zn, int(a), int(b), step)
-        for a, b in itertools.pairwise(bounds)
-        if b > a
-    ]
+    futures = [pool.submit(work, int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
     for f in futures:
         f.result()
-    return G
 
 
 def _rows_product(X, D, out, start, stop):
@@ -118,13 +119,5 @@ def sparse_dense_product(X, D, out=None) -> np.ndarray:
     if threads <= 1 or n < 2 * threads:
         out[...] = X @ D
         return out
-    bounds = np.linspace(0, n, threads + 1).astype(int)
-    pool = _get_pool(threads)
-    futures = [
-        pool.submit(_rows_product, X, D, out, int(a), int(b))
-        for a, b in itertools.pairwise(bounds)
-        if b > a
-    ]
-    for f in futures:
-        f.result()
+    _in_slabs(n, threads, lambda a, b: _rows_product(X, D, out, a, b))
     return out
