@@ -33,7 +33,7 @@ def _fit(X, ys, **kw):
 
 
 def test_at_or_below_subsample_rows_nothing_changes(moons):
-    assert GraphRegularizedFactor().subsample == 100_000
+    assert GraphRegularizedFactor().subsample == 50_000
     X, _, ys = moons
     ref = _fit(X, ys, subsample=None)
     for s in (N, 10 * N):

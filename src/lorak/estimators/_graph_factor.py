@@ -87,7 +87,7 @@ MEAN_ROW_SAMPLE = 10_000
 
 #: ``subsample``'s default: above this many rows, the graph's statistics are estimated
 #: on this many rows drawn at random (see ``subsample``).
-GRAPH_SUBSAMPLE = 100_000
+GRAPH_SUBSAMPLE = 50_000
 #: What the sample of ``subsample`` is called where a bad row of it is named.
 _SAMPLE_ROWS = "a random sample of the rows"
 
@@ -259,7 +259,7 @@ class GraphRegularizedFactor(TransformerBase):
         ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the
         ``graph`` extra), or "auto": exact up to
         :data:`lorak.learn.KNN_EXACT_MAX` rows, NN-descent above when installed.
-    subsample : int or None, default=100_000
+    subsample : int or None, default=50_000
         The anchor graph on more rows than this: what the fit learns from the rows is
         averages over them — the m × m matrices GᵀG/n and GᵀLᵖG/n, the anchors'
         k-means, the bandwidth, the factor's mean row, and the default factor's

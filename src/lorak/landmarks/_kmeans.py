@@ -371,6 +371,18 @@ def _toarray(A):
     return A.toarray() if sp.issparse(A) else A
 
 
+def _sparse_rows_as_columns(S, idx):
+    """The rows ``idx`` of the CSR matrix S as the columns of a dense, C-contiguous
+    (d × len(idx)) array: the operand of a sparse product, written from the rows'
+    nonzeros alone (densifying the rows and transposing them copies d · len(idx)
+    entries twice, which dominates the seeding's products on wide sparse rows)."""
+    R = S[idx]
+    R.sum_duplicates()  # as toarray would: one value per entry
+    out = np.zeros((S.shape[1], R.shape[0]), dtype=S.dtype)
+    out[R.indices, np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))] = R.data
+    return out
+
+
 def _float32_resolves(amax, mu, xsq) -> bool:
     """Whether float32 products resolve the k-means distances of float64 data.
 
@@ -445,12 +457,14 @@ def _greedy_kmeanspp(S, k, rng, n_trials=None):
     sq = sq.astype(S.dtype)
 
     def sqdist(idx):  # (len(idx), m)
-        C = _toarray(S[idx])
         # S is finite (validated input, centred): NumPy's matmul reads the FPU's status
         # flags after the BLAS call, and BLAS threads running beside it (dask's threaded
         # scheduler) can leave an "invalid" flag set that this product did not raise
         with np.errstate(invalid="ignore"):
-            D = _product(S, C.T).T if sp.issparse(S) else C @ S.T
+            if sp.issparse(S):
+                D = sparse_dense_product(S, _sparse_rows_as_columns(S, idx)).T
+            else:
+                D = S[idx] @ S.T
         D *= -2.0
         D += sq[idx, None]
         D += sq
@@ -546,7 +560,9 @@ def _operands(C, mu):
     costs no precision."""
     Ct = C - mu
     b = np.einsum("ij,ij->i", Ct, Ct) + 2.0 * (Ct @ mu)
-    return np.ascontiguousarray((-2.0 * Ct).T), b
+    W = np.empty(Ct.shape[::-1])  # −2 Ctᵀ, written once in the product's layout
+    np.multiply(Ct.T, -2.0, out=W)
+    return W, b
 
 
 class _HostPasses:

@@ -621,9 +621,9 @@ def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
 
 
 #: Labeled rows up to which :func:`loo_ridge_scores` diagonalizes their l × l Gram
-#: (at most about 0.2 s) whatever the features' width r; above, the r × r Gram when
-#: r < l.
-LOO_GRAM_ROWS = 1000
+#: (a few hundredths of a second) whatever the features' width r; above, the r × r
+#: Gram when r < l (the ranks tried below full width cost r³, not l³).
+LOO_GRAM_ROWS = 500
 
 
 def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool = False):
