@@ -1,26 +1,11 @@
 """Where the rows of an input live, decided once: :class:`Rows`.
 
 An estimator resolves its X once at the top of ``fit`` (and of ``transform`` or
-``predict``): :func:`resolve_rows` validates it and records its kind. What depends on the
-kind — reading a few rows into memory, a pass over row chunks, moving fitted arrays to
-where the rows are, refusing what a kind cannot do — the estimator then asks the
-:class:`Rows` instead of testing the kind itself.
-
-The kinds:
-
-- ``"numpy"``: a NumPy array in memory (a list or a data frame becomes one);
-- ``"sparse"``: a CSR matrix;
-- ``"memmap"``: a ``numpy.memmap``, read in chunks where a fit passes over its rows;
-- ``"dask"``: a dask array, validated lazily (each chunk when it is computed), read by
-  passes over its chunks, a few rows gathered to memory;
-- ``"array_api"``: an array of another array API namespace (PyTorch, CuPy,
-  array-api-strict) with array API dispatch on, computed on where it lives.
-
-An estimator that wraps another hands the Rows down, as POT hands down the backend it
-resolved once (``nx = get_backend(...)``): to an estimator that declares
-``takes_resolved_input`` (:func:`hand_down`), which then neither validates X nor parses
-y again, and gets from the same Rows the labeled rows gathered once
-(:meth:`Rows.labeled`) and their features computed once (:meth:`Rows.features`).
+``predict``) with :func:`resolve_rows`, then asks the :class:`Rows` whatever depends on
+the kind of input (``"numpy"``, ``"sparse"``, ``"memmap"``, ``"dask"`` or
+``"array_api"``) instead of testing the kind itself; an estimator that wraps another
+hands the Rows down (:func:`hand_down`). The kinds and the hand-down:
+:ref:`guide-internals-rows`.
 """
 
 from __future__ import annotations

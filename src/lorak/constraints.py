@@ -1,23 +1,11 @@
 """Pairwise constraints (side information): must-link and cannot-link index pairs.
 
 A constraint set is two integer arrays of shape (p, 2) of 0-based row indices:
-``must_link`` (pairs known to share a class, the set S of Zhuang, Tsang & Hoi 2009,
-§2.1) and ``cannot_link`` (pairs known to differ, the set D). They define the
-symmetric matrix T of eq. (1): T_ij = T_ji = +1 on must-links, −1 on cannot-links,
-0 elsewhere (:func:`constraint_matrix`).
-
-:func:`check_constraints` validates user input: integer indices in range, no pair
-(i, i), duplicates merged ((i, j) and (j, i) are the same pair), a pair that is both
-must-link and cannot-link raises. Inconsistencies that appear only under transitivity
-(a cannot-link inside a connected component of the must-link graph) are reported by
-:func:`transitive_conflicts`; :func:`check_constraints` warns about them, because
-SimpleNPKL aligns each entry K_ij on its own and does not assume transitivity.
-
-:func:`from_labels` draws random labelled pairs the way the SimpleNPKL experiments do
-(§6.1, after Xing et al. 2002): random pairs of labelled points become must-links
-(same class) or cannot-links (different classes) until the must-link graph has at
-most ``ratio · N`` connected components (N = number of rows; ``ratio = 0.7`` in the
-paper's Table 2 and 4, 0.6 in its Fig. 2).
+``must_link`` (pairs known to share a class) and ``cannot_link`` (pairs known to
+differ); they define the symmetric matrix T of SimpleNPKL (:func:`constraint_matrix`).
+:func:`check_constraints` validates user input, :func:`transitive_conflicts` finds
+cannot-links that contradict must-link chains, and :func:`from_labels` draws random
+pairs the way the SimpleNPKL experiments do (:ref:`guide-npkl`, section "Constraints").
 
 >>> import numpy as np
 >>> from lorak.constraints import from_labels

@@ -6,16 +6,6 @@ Agg backend when no backend has been chosen yet. Every function draws into the
 Axes ``ax`` when one is given (else a new figure) and returns that Axes, so plots
 compose: call a function twice with the same ``ax`` to overlay two methods.
 
-===========================  ===============================================================
-:func:`error_vs_rank`        approximation error against rank (mean ± std over repetitions)
-:func:`alignment_vs_lambda`  the λ criterion of a fitted :class:`lorak.GeneralizedNystroem`
-:func:`csi_errors`           the two error traces (and J) of a fitted :class:`lorak.CSI`
-:func:`csi_gains`            CSI's predicted and true gain per pivot
-:func:`kernel_weights`       learned kernel weights (``kernel_weights_`` or ``weights_``)
-:func:`kernel_heatmap`       the (learned) kernel on a sample of rows, sorted by label
-:func:`embedding`            a 2-D embedding (top two principal directions of a factor)
-===========================  ===============================================================
-
 Examples
 --------
 >>> import numpy as np

@@ -1,16 +1,9 @@
 """Pivoted incomplete Cholesky decomposition (Fine & Scheinberg 2001; Bach & Jordan 2005).
 
-K ≈ G Gᵀ with G (n × r) built one column per step from diag(K) and one kernel column:
-
-    i_k = argmax d,  G(i_k, k) = √d(i_k),
-    G(:, k) = (K(:, i_k) − G(:, :k) G(i_k, :k)ᵀ) / G(i_k, k),
-    d ← d − G(:, k)²,
-
-where d = diag(K − G Gᵀ) is the residual diagonal: O(r² n) time, O(r n) memory. The
-kernel columns of the b largest residuals are computed at once (one GEMM) and later
-pivots taken from that block when they are in it, with the same pivots. New points get
-the row k(x, X_I) L⁻ᵀ, L = G(I, :) the pivot rows. The details are in the user guide,
-"Incomplete Cholesky and CSI".
+K ≈ G Gᵀ with G (n × r) built one column per step from diag(K) and one kernel column,
+pivoting on the largest residual diagonal: O(r² n) time, O(r n) memory. The kernel
+columns of the b largest residuals are computed at once (one GEMM). New points get the
+row k(x, X_I) L⁻ᵀ, L = G(I, :) the pivot rows. The steps: :ref:`guide-cholesky`.
 """
 
 from __future__ import annotations

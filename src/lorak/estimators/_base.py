@@ -1,15 +1,9 @@
 """The shared base of the kernel-factor estimators: kernel, validation, transform.
 
-Every factor stores ``components_`` (the points the factor is
-expressed on: landmarks, pivots or training rows), ``normalization_`` (m × r) and
-``kernel_`` (the resolved kernel), and ``transform(X) = k(X, components_) @
-normalization_`` — rows G with G Gᵀ ≈ K — computed chunk by chunk so that only the
-n × r output is ever n-sized.
-
-What every estimator and model of lorak uses from here: :func:`store_params` (the body
-of each ``__init__``), :func:`new_rows` and :func:`validate_new_rows` (the fitted check
-and validation of new rows) and :class:`TransformerBase` (the base of every
-transformer).
+Every factor stores ``components_``, ``normalization_`` and ``kernel_`` and computes
+``transform(X) = k(X, components_) @ normalization_`` in chunks. What every estimator
+and model uses from here: :func:`store_params`, :func:`new_rows`,
+:func:`validate_new_rows` and :class:`TransformerBase` (:ref:`guide-internals-base`).
 """
 
 from __future__ import annotations

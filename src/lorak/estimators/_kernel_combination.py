@@ -1,30 +1,14 @@
 """Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
 
-Its math: :mod:`lorak.learn._kernel_combination`.
-
 The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
-Table 2), on a :class:`lorak.kernels.KernelBank` (default: 9 Gaussians exp(−‖x−y‖²/b),
-b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
-
-- :class:`UniformKernelSum`, :class:`ABMKL`, :class:`CABMKL` — transformers. Landmarks
-  Z shared by the M kernels, a Nyström factor G_j = k_j(X, Z) N_j per kernel, weights
-  μ (uniform; ∝ alignment with the ideal kernel of the labeled rows; the centered-
-  alignment QP of Cortes, Mohri & Rostamizadeh 2010), and ``transform`` returning
-  [√μ₁ G₁, …, √μ_M G_M], so that transform(X) transform(X')ᵀ ≈ Σ_j μ_j k_j(X, X').
-  Linear in n: the weights come from the labeled rows' factors (no l × l or n × n
-  matrix). Fit with ``fit(X, y)``, ``y = -1`` on unlabeled rows; use with
-  :class:`lorak.SemiSupervisedFactorClassifier` for the paper's protocol.
-- :class:`AlignmentMKLClassifier` — the same weights (uniform / ABMKL / CABMKL) from
-  the exact l × l kernels of the labeled rows and an SVC on their combination: the
-  two-stage comparators as the paper ran them (full kernels, labeled rows only).
-- :class:`GLMKLClassifier` — group-lasso MKL (Xu et al. 2010, ℓ1 case) with
-  scikit-learn's ``SVC(kernel="precomputed")`` on the labeled rows: the SVM-based MKL
-  the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
-  meant for l up to a few thousand; prediction is chunked over the rows of X.
-
-The weights are pure functions in
-:mod:`lorak.learn._kernel_combination`; the factors are a
-:class:`lorak.decompose.FactorBank`.
+Table 2). :class:`UniformKernelSum`, :class:`ABMKL` and :class:`CABMKL` are
+transformers: one Nyström factor G_j per kernel on shared landmarks, weights μ learned
+from the labeled rows' factors (linear in n), and ``transform`` returning
+[√μ₁ G₁, …, √μ_M G_M]; use them with :class:`lorak.SemiSupervisedFactorClassifier` for
+the paper's protocol. :class:`AlignmentMKLClassifier` and :class:`GLMKLClassifier` are
+the full-kernel classifiers (an SVC on the labeled rows' l × l kernels). The weights
+are in :mod:`lorak.learn._kernel_combination`; the formulas in
+:doc:`/guide/generalized_nystrom` (section "Many kernels").
 """
 
 from __future__ import annotations

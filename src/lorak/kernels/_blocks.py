@@ -1,19 +1,9 @@
 """Chunked evaluation of kernel blocks k(X, Z) under a memory budget.
 
-Three entry points, all O(chunk · m) extra memory:
-
-- :func:`kernel_block` — the dense block k(X, Z) (the output itself is n×m);
-- :func:`kernel_product` — k(X, Z) @ R without materializing k(X, Z) (Nyström's
-  transform: the only n-sized array is the result);
-- :func:`iter_kernel_blocks` — row chunks of k(X, Z) for reductions (errors, norms).
-
-Where a kernel writes its block straight into the output with no temporary beyond
-O(rows) (``Kernel._block_in_place``: a Gaussian block of dense rows already in the
-output's dtype), :func:`kernel_block` and the triangular :func:`kernel_product` make
-one pass over all rows: the block is the output, so chunks bound nothing, and each
-chunk costs a phase change between the GEMM, the threaded exponential and the
-triangular multiply while BLAS threads still spin (the user guide's scaling page has the
-timings).
+Three entry points, all O(chunk · m) extra memory: :func:`kernel_block` (the dense
+block), :func:`kernel_product` (k(X, Z) @ R without materializing k(X, Z)) and
+:func:`iter_kernel_blocks` (row chunks for reductions). Why a kernel that writes its
+block in place gets one pass over all rows: :ref:`guide-internals-kernels`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Kernel functions as small immutable objects evaluated on blocks.
 
-A :class:`Kernel` knows how to evaluate k(X, Z) on a block of rows (``_block``), its
-diagonal k(x, x), and how to fix data-dependent parameters (``resolve``: a bandwidth
-rule such as ``"mean_pairwise"`` becomes a number). Chunking under a memory budget
-lives in :mod:`lorak.kernels._blocks`; estimators never call ``_block`` directly.
-
-Every name that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` knows means scikit-learn's
-kernel with scikit-learn's parameters (``"laplacian"`` is its ℓ₁ form); lorak's own
-kernels (``gaussian``, ``laplacian_l2``, ``inverse_distance``, …) take names that
-scikit-learn does not use. The table of kernels and their parameters is in the user
-guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
+A :class:`Kernel` evaluates k(X, Z) on a block of rows (``_block``) and its diagonal,
+and fixes data-dependent parameters (``resolve``); chunking lives in
+:mod:`lorak.kernels._blocks`. Names that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS``
+knows mean scikit-learn's kernels (:ref:`guide-internals-kernels`; the table of
+kernels: :ref:`guide-factors`, section "Kernels and bandwidths").
 """
 
 from __future__ import annotations

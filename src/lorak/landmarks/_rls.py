@@ -20,10 +20,10 @@ import math
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, eigvalsh, solve_triangular
 
 from .._config import get_config
+from .._validation import as_float64
 from ..kernels import chunk_rows, kernel_product
 from ._base import Landmarks, take_rows
 
@@ -34,12 +34,6 @@ __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 #: sets; see the user guide, "How the leverage scores are estimated").
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
-
-
-def _as64(A):
-    if sp.issparse(A):
-        return A.astype(np.float64) if A.dtype != np.float64 else A
-    return np.asarray(A, dtype=np.float64)
 
 
 def _tail_lambda(W, weights, k):
@@ -75,7 +69,7 @@ def _scores(X, rows, S64, W, weights, lam, kernel, budget):
     buf = np.empty((min(step, len(rows)), s))
     for a in range(0, len(rows), step):
         b = min(a + step, len(rows))
-        Xc = _as64(take_rows(X, rows[a:b]))
+        Xc = as_float64(take_rows(X, rows[a:b]))
         Y = kernel_product(kernel, Xc, S64, U, out=buf[: b - a], upper_triangular=True)
         q = np.asarray(kernel.diag(Xc), dtype=np.float64) - np.einsum("ij,ij->i", Y, Y)
         out[a:b] = np.maximum(q, 0.0) / lam
@@ -177,7 +171,7 @@ def ridge_leverage_scores(
     levels = range(len(sizes) - 2, -1, -1) if len(sizes) > 1 else [0]
     for level in levels:
         rows = perm[: sizes[level]]
-        S = _as64(take_rows(X, sample))
+        S = as_float64(take_rows(X, sample))
         W = np.asarray(kernel(S, S), dtype=np.float64)
         lev_lam = lam if lam is not None else _tail_lambda(W, weights, k)
         if lev_lam is None:  # the sample's spectrum has no tail: a tiny ridge

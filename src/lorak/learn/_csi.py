@@ -1,20 +1,10 @@
 """Cholesky with Side Information (CSI): predictive low-rank decomposition.
 
-This is the math of :class:`lorak.CSI` (estimators/_csi).
-
-F. R. Bach and M. I. Jordan, *Predictive low-rank decomposition for kernel methods*,
-ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ whose pivots are chosen
-greedily to decrease
-
-    J(G) = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F,   λ = (1 − κ)/tr K,  μ = κ/‖Y‖²_F,
-
-with ΠG = QR (Π the centering) and Y the side information. The gain of every candidate
-pivot is approximated from δ look-ahead Cholesky steps (eqs. 9–10), the best is moved
-into place by O(n) transpositions (Appendix A). The user guide (page "Incomplete
-Cholesky and CSI") has the steps, where the arrays named below (Gadv, Gl, u_i, D, Dadv,
-A, B, C) are defined, in "CSI step by step", and the decisions (gain updates, Givens
-transpositions, implicit Q, degenerate candidates, ties, unlabeled rows) in "CSI:
-implementation decisions".
+This is the math of :class:`lorak.CSI` (estimators/_csi), after Bach & Jordan (ICML
+2005): a pivoted incomplete Cholesky factor whose pivots greedily decrease
+J(G) = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F, their gains approximated by δ look-ahead steps.
+The steps, where the arrays named below (Gadv, Gl, u_i, D, Dadv, A, B, C) are defined,
+and the implementation decisions are in the user guide, :ref:`guide-csi-algorithm`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Weights of a kernel combination Σ_j μ_j K_j learned from labels — pure functions.
 
-This is the math of the kernel-combination baselines
-(estimators/_kernel_combination).
-
-Two-stage MKL baselines of the generalized Nyström paper (Zhang et al. 2017, Table 2):
-uniform, ABMKL (μ_j ∝ the alignment of K_j with the ideal kernel K* = Y Yᵀ) and CABMKL
-(the μ ≥ 0 maximizing the centred alignment, a nonnegative least-squares problem of
-size M), all computed from factors G_j of the base kernels on the labeled rows —
-O(l r² M²), never l × l; :func:`alignment_statistics_from_kernels` does the same from
-explicit kernel matrices (small problems, tests). Weights sum to 1. The formulas are in
-the user guide, "The generalized Nyström method", section "Many kernels".
-
-:func:`fit_kernel_combination` is the transformers' one entry (the factors on shared
-landmarks, then the weights); :func:`fit_glmkl` the group-lasso MKL's alternation.
+This is the math of the kernel-combination baselines (estimators/_kernel_combination):
+uniform, ABMKL and CABMKL weights from factors of the base kernels on the labeled rows,
+O(l r² M²), never l × l (:func:`fit_kernel_combination`), and the group-lasso MKL's
+alternation (:func:`fit_glmkl`). The formulas: :doc:`/guide/generalized_nystrom`,
+section "Many kernels".
 """
 
 from __future__ import annotations

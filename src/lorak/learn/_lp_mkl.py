@@ -1,28 +1,11 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as pure functions.
 
-This is the math of :class:`lorak.LowRankMKLClassifier`
-(estimators/_lp_mkl).
-
-Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*. The
-ℓp-MKL primal (1) is solved by alternation (Algorithm 1): for fixed d the SVM dual (4)
-with kernel Σ_k d_k V_k V_kᵀ, then the closed-form weights (3) of Kloft et al. (2011)
-
-    d_k = ‖f_k‖^{2/(p+1)} / (Σ_j ‖f_j‖^{2p/(p+1)})^{1/p},   ‖f_k‖² = d_k² αᵀY K_k Yα
-
-(d_k², not the paper's eq. (5) d_k: the RKHS norm of f_k = d_k Σ_i α_i y_i K_k(x_i, ·)).
-Stop when max_k |Δd_k| < tol.
-
-:func:`lp_norm_weights` is eq. (3), :func:`kernel_norms` ‖f_k‖² from the factors,
-:func:`kkt_bias` b from the KKT conditions of the free support vectors; the entries
-(:func:`fit_lp_mkl`, the outer loop :func:`lp_mkl`, the factor stage
-:func:`bank_factors`, the full-kernel reference) are mapped in :mod:`lorak.learn`.
-Primal Newton (``solver="newton"``) is the default inner solver: the GFB's iteration
-count grows with C and its relative-change stopping rule stops far from the optimum at
-the paper's C = 1000.
-
-The derivations (the factor form of ‖f_k‖², the shared basis and its exact error, the
-inner solvers) are in the user guide, "ℓp-norm MKL on low-rank kernels", section "The
-solvers in detail".
+This is the math of :class:`lorak.LowRankMKLClassifier` (estimators/_lp_mkl), after
+Rakotomamonjy & Chanda: Algorithm 1 alternates the SVM dual (4) with kernel
+Σ_k d_k V_k V_kᵀ for fixed d and the closed-form weights (3) of Kloft et al. (2011),
+d_k ∝ ‖f_k‖^{2/(p+1)} with ‖f_k‖² = d_k² αᵀY K_k Yα, until max_k |Δd_k| < tol. The
+derivations (the factor form of ‖f_k‖², the shared basis, the inner solvers and why
+primal Newton is the default) are in the user guide, :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations

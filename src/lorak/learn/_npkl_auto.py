@@ -1,17 +1,9 @@
 """SimpleNPKL's automatic C and its degenerate-kernel check (pure math).
 
-This is part of the math of :class:`lorak.SimpleNPKL`
-(estimators/_simple_npkl).
-
-``C="auto"`` sets **C = 0.7 / λ_max(T)** (T the symmetric constraint matrix): 70 % of
-the largest C with C·T ⪯ I. Below that bound, A = C·T − L = N − (I − C·T) is positive
-only in directions that the kNN graph supports, so the learned kernel cannot fill with
-directions living on the constrained pairs alone (the collapse of larger C, where
-kernel k-means falls to chance). :func:`kernel_degeneracy` measures that collapse: the
-share of tr(K) in directions u with uᵀWu > 1, W the weighted constraint matrix; above
-:data:`DEGENERATE_SHARE` the kernel is flagged. The argument, the margin's reason and
-the figures are in the user guide, "SimpleNPKL: a kernel from pairwise constraints",
-section "Choosing C".
+Part of the math of :class:`lorak.SimpleNPKL`: ``C="auto"`` sets C = 0.7 / λ_max(T),
+and :func:`kernel_degeneracy` measures the share of tr(K) in directions that the
+constraints alone make positive. The argument and the figures:
+:ref:`"Choosing C" <guide-npkl-auto>`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
 
-This is the math of :class:`lorak.SimpleNPKL`
-(estimators/_simple_npkl).
-
-Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-Functions here take validated arrays and return arrays or a :class:`NPKLResult`;
-:func:`fit_simple_npkl` is the estimator's one entry (graph, C, active selection, the
-solve with C="auto" stepping, the checks), returning a :class:`SimpleNPKLFit` that
-:class:`lorak.SimpleNPKL` stores.
-
-With L the normalized Laplacian of the kNN graph and T the constraint matrix, the
-linear loss gives K* = A₊ √(B / tr(A₊²)) with A = C·T − L (Proposition 1, eq. 8): only
-A's positive eigenpairs are needed. The square hinge alternates that closed form with
-a projected gradient step on the dual variables α (Algorithm 1). The conventions (pairs
-counted twice, the graph, signs, α⁰ = C, the zero kernel) and the decisions (the
-eigen-solver policy, the adaptive step, the stopping rules, warm starts, the filter
-cut) are in the user guide, "SimpleNPKL: a kernel from pairwise constraints", section
-"The solver in detail".
+This is the math of :class:`lorak.SimpleNPKL` (estimators/_simple_npkl), after Zhuang,
+Tsang & Hoi (ICML 2009). :func:`fit_simple_npkl` is the estimator's one entry, returning
+a :class:`SimpleNPKLFit`. The linear loss has the closed form K* = A₊ √(B / tr(A₊²)),
+A = C·T − L (Proposition 1); the square hinge alternates it with a projected gradient
+step on the dual variables (Algorithm 1). Conventions and decisions:
+:ref:`guide-npkl-solver`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Generalized forward–backward splitting for the SVM with a sum of low-rank kernels.
 
-Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*,
-§3. With base kernels K_k ≈ V_k V_kᵀ and fixed weights d_k ≥ 0 the SVM dual (4) is
-solved in its lifted form (6), with γ_k = √d_k V_kᵀ Y α, by the generalized
-forward–backward algorithm (GFB, Raguet, Fadili & Peyré 2013): :func:`gfb_split`
-projects on the M affine sets separately (Algorithm 2, M + 2 averaged copies),
-:func:`gfb_naive` on all equality constraints as one affine set (§5.4).
-:func:`duality_gap` certifies any feasible α. Line 20 of the paper's Algorithm 2 is
-implemented as Proposition 1 of Raguet et al. gives it, like every other copy.
-
-The derivation, the convergence notes and the implementation notes (one pass over the
-factors per product, :class:`FactorStack`, the ``scale`` metric, the stopping rule)
-are in the user guide, "ℓp-norm MKL on low-rank kernels", section "Generalized
+Rakotomamonjy & Chanda, §3: for fixed weights the SVM dual (4) in its lifted form (6),
+by the generalized forward–backward algorithm (Raguet, Fadili & Peyré 2013), with the M
+affine sets projected separately (:func:`gfb_split`, Algorithm 2) or merged
+(:func:`gfb_naive`); :func:`duality_gap` certifies any feasible α. The derivation and
+the implementation notes: :ref:`guide-lpmkl-solvers`, section "Generalized
 forward–backward splitting".
 """
 

@@ -1,17 +1,10 @@
 """Primal Newton solver of the SVM with a sum of low-rank kernels (explicit features).
 
-For fixed weights d, K_d = Σ_k d_k V_k V_kᵀ = B H Bᵀ through the shared basis B
-(:class:`~lorak.solvers._gfb.FactorStack`); with L Lᵀ = H the SVM is a linear SVM on
-the features Φ = B L (ℓ × q), solved in the primal (Chapelle 2007) with the hinge
-replaced by its Huber smoothing of width h, by Newton's method: the generalized
-Hessian over the rows S of the quadratic zone is a (q + 1)² system, or an s × s one
-through the zone rows when s = |S| ≤ q/2 (``system="auto"``; both kept up to date
-between steps), with an exact line search. The width is decreased (continuation)
-until the duality gap of the unsmoothed SVM, certified at the projected dual α, is
-below ``tol``. The cost hardly depends on C; Φ is never formed.
-
-The derivation (the Hessian, the zone system, the dual variables and the gap) is in
-the user guide, "ℓp-norm MKL on low-rank kernels", section "Newton in the primal".
+For fixed weights the SVM is a linear SVM on the features Φ = B L of the shared basis,
+solved in the primal (Chapelle 2007) with a Huber-smoothed hinge, by Newton's method
+with an exact line search and continuation in the smoothing width until the duality
+gap of the unsmoothed SVM is below ``tol``; Φ is never formed. The derivation:
+:ref:`guide-lpmkl-solvers`, section "Newton in the primal".
 """
 
 from __future__ import annotations

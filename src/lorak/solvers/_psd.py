@@ -1,18 +1,12 @@
 """Numerics over the cone of positive semidefinite (PSD) matrices.
 
-Everything here takes symmetric ``m × m`` arrays and operators on them (callables);
-nothing knows about kernels or labels. Three solvers for min f(X) s.t. X ⪰ 0, f smooth
-and convex, each returning a :class:`SolverResult`: :func:`admm_psd` (ADMM from the
-prox of f), :func:`fista_psd` (accelerated projected gradient) and
-:func:`armijo_projected_gradient` (the literal baseline of Zhang et al. 2017, eq. 9–10,
-in the Frobenius metric). The first two work in a *diagonal congruence metric*
-‖H‖²_d = Σᵢⱼ dᵢ dⱼ Hᵢⱼ², in which the PSD projection is still closed form,
-
-    argmin_{X⪰0} Σ dᵢdⱼ (Xᵢⱼ − Mᵢⱼ)² = D^{-1/2} Π(D^{1/2} M D^{1/2}) D^{-1/2};
-
-dᵢ = √wᵢᵢ preconditions the weighted problems of generalized Nyström, whose weights
-span many decades (why: the user guide, "The generalized Nyström method", section
-"The solver at one λ: decisions").
+Everything here takes symmetric ``m × m`` arrays and operators on them; nothing knows
+about kernels or labels. Three solvers for min f(X) s.t. X ⪰ 0, each returning a
+:class:`SolverResult`: :func:`admm_psd`, :func:`fista_psd` (both in a diagonal
+congruence metric, where the PSD projection stays closed form:
+:func:`scaled_psd_projection`) and :func:`armijo_projected_gradient` (the literal
+baseline of Zhang et al. 2017, eq. 9–10). Why the metric: the user guide,
+:doc:`/guide/generalized_nystrom`, section "The solver at one λ: decisions".
 """
 
 from __future__ import annotations
