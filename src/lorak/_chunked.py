@@ -1,12 +1,8 @@
 """Row-chunked and dask machinery: map rows, reduce rows, the estimator mixin.
 
-A leaf module: nothing here imports lorak's math. The math modules keep their lazy
-variants beside their in-memory originals (k-means passes in ``landmarks/_kmeans``,
-bandwidth reductions in ``kernels/_bandwidth``, factor alignment in
-``metrics/_alignment``, LS-SVM statistics in ``models/_base``) and take from here only
-the generic parts: detection, validation of a dask X, :func:`map_rows`,
-:func:`reduce_rows`, :func:`row_moments`, :class:`LazyRows` and
-:class:`ChunkedRowsMixin`. What users see is documented in :mod:`lorak.parallel`.
+A leaf module: nothing here imports lorak's math, whose lazy variants take from here
+only the generic parts (:ref:`guide-internals-chunked`). What users see is documented in
+:mod:`lorak.parallel`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """``load``, ``available`` and ``describe_available``: one entry point for every dataset.
 
-Name resolution (case-insensitive; ``-`` and ``_`` are interchangeable), in order:
-``ssl-<set>``, a generator, a scikit-learn bundled set, a LIBSVM set (the manifest's,
-plus :data:`KNOWN_LIBSVM` without a data home, so that the error can say how to
-provide one), a bare SSL-book name that is not a LIBSVM name (``usps`` is always the
-LIBSVM set). The rules in full: the user guide, "Benchmark datasets", section "Names".
+How a name is resolved: the user guide, "Benchmark datasets", section "Names".
 """
 
 from __future__ import annotations

@@ -382,18 +382,11 @@ class SimpleNPKL(TransformerBase):
     def transform(self, X):
         """The out-of-sample extension of the learned embedding to the rows of X.
 
-        One rule for every row: each row of X gets the extension chosen by
-        ``extension`` (:mod:`lorak.learn._npkl_extend`) — ``"graph"``, the Nyström
-        extension of the eigen-equation of A through the row's ``n_neighbors``
-        nearest training rows; ``"ridge"``, a ridge map from RBF Nyström features. A
-        training row is extended like any other row: ``transform`` does not look
-        training rows up, so its result depends on the values of a row only, not on
-        its memory layout (dense or CSR, −0.0 or 0.0, dtype, order, duplicates). The
-        learned embedding of the training rows themselves is :attr:`embedding_`,
-        which :meth:`fit_transform` returns; ``transform(X_train)`` is the extension
-        of those rows (each treated as a new point: its neighbours include itself),
-        close to ``embedding_`` but not equal to it. Memory is linear in the number
-        of training rows.
+        Every row of X, training rows included, gets the extension chosen by
+        ``extension`` (:ref:`guide-npkl-extension`), so the result depends on a row's
+        values only, not on its memory layout. ``transform(X_train)`` is therefore
+        close to :attr:`embedding_` (what :meth:`fit_transform` returns) but not equal
+        to it. Memory is linear in the number of training rows.
 
         Parameters
         ----------

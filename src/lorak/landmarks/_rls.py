@@ -1,17 +1,8 @@
 """Landmarks sampled by approximate ridge leverage scores, without the n × n kernel.
 
-The λ-ridge leverage score of row i is ℓᵢ(λ) = (K (K + λI)⁻¹)ᵢᵢ, and sampling
-Nyström landmarks with probabilities ∝ ℓᵢ(λ) is the landmark choice with the strongest
-guarantees (Alaoui & Mahoney 2015; Musco & Musco 2017). Exact scores need K; here they
-are estimated bottom-up on nested prefixes of the shuffled rows, each a quarter of the
-one above, by the Woodbury identity on a weighted sample of the level below,
-
-    ℓ̃ᵢ = (k(xᵢ, xᵢ) − k(xᵢ, S) (K_SS + λ D⁻²)⁻¹ k(S, xᵢ)) / λ,
-
-in O(n s (d + s) + L s³) time and O(chunk · s + n) memory, with λ = (Σ_{i>k} σᵢ)/k
-read off the sample's own spectrum (scale-free). The levels, the sampling, the cost
-and the choice of λ are in the user guide, "Low-rank factors and landmarks", section
-"How the leverage scores are estimated".
+The λ-ridge leverage scores are estimated bottom-up on nested subsamples of the rows
+(Musco & Musco 2017), in O(n s (d + s) + L s³) time and O(chunk · s + n) memory, with a
+scale-free λ read off the sample's own spectrum: :ref:`guide-rls`.
 """
 
 from __future__ import annotations

@@ -230,17 +230,11 @@ def positive_eigenpairs(
 ):
     """The positive eigenpairs of the symmetric (sparse) A, largest first.
 
-    ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs; while the smallest
-    returned is still positive (so more positive ones may exist) and fewer than
-    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense ``eigh``
-    takes over where Lanczos with many wanted eigenpairs costs more (n ≤ 64, or the
-    request reaches n/24 with n ≤ 5000, or up to n = 8192 n/24 below ``max_rank`` and
-    n/7 at it). From n = 2000 Lanczos runs on a Chebyshev filter p(A)
-    (:func:`chebyshev_operator`) with the eigenvalues recomputed by Rayleigh–Ritz; a
-    failed or inaccurate filtered solve falls back to the unfiltered one, a too high
-    ``theta`` to θ = 0, a failed ARPACK to the dense solve (n ≤ 5000) or a RuntimeError.
-    The policy and its timings: the user guide, "SimpleNPKL: a kernel from pairwise
-    constraints", sections "The solver in detail" and "The eigen-solves, measured".
+    ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs, doubling ``k`` while
+    the smallest returned is still positive and fewer than ``max_rank`` were asked for;
+    ``solver="auto"`` takes a dense ``eigh`` where that costs less, and from n = 2000
+    Lanczos runs on a Chebyshev filter (:func:`chebyshev_operator`). The policy, its
+    fallbacks and its timings: :ref:`guide-npkl-solver`.
 
     Parameters
     ----------

@@ -1,11 +1,7 @@
 """What every downstream model shares: fitting a factor and reducing over its rows.
 
-A downstream model sees the data only through the rows G of a factor (K ≈ G Gᵀ):
-``factor`` is any unfitted transformer (``lorak.Nystroem``, ``IncompleteCholesky``, a
-scikit-learn ``Nystroem``, a Pipeline, ...) or ``None`` for G = X (the linear kernel,
-or factor rows computed elsewhere and passed as X). Every n-sized reduction here runs
-in row chunks under :func:`lorak.get_config`'s ``memory_budget``, so the only n-sized
-arrays are G itself and the targets.
+A model sees the data only through the rows G of a factor (``factor=None``: G = X);
+every n-sized reduction here runs in row chunks under ``memory_budget``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The allowlist: the classes :func:`lorak.load` may rebuild.
 
-Data-driven: lorak's own classes are found in the lorak modules already imported
-(estimators, kernels, kernel banks and dataclasses of ``lorak`` and ``lorak.*``; other
-distributions, the benchmark harness ``lorak_bench`` included, are not lorak's),
-scikit-learn's are the fixed table :data:`SKLEARN_TRUSTED`, and :func:`register_trusted`
-adds more. Nothing here imports a module named in a file.
+lorak's own classes are found in the lorak modules already imported, scikit-learn's
+are the fixed table :data:`SKLEARN_TRUSTED`, and :func:`register_trusted` adds more.
+Nothing here imports a module named in a file.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The rules every saved or loaded estimator obeys, in both formats.
 
-:class:`PersistenceError` is the one error a refused file (or a refused save) raises.
-The state rules (:func:`state_problem`) run on every lorak object while a file is
-written and again while it is read; the one-row probe (:func:`probe`) runs on what
-:func:`lorak.load` returns, and :func:`check_before_save` runs it before writing, so a
-file :func:`lorak.save` writes is one :func:`lorak.load` reads back.
+:class:`PersistenceError`, the state rules (:func:`state_problem`, run while a file is
+written and read) and the one-row probe (:func:`probe`, run on what :func:`lorak.load`
+returns and, by :func:`check_before_save`, before writing).
 """
 
 from __future__ import annotations
