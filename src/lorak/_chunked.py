@@ -344,10 +344,8 @@ def gather_rows(X, rows, *, name: str = "X", what: str = "the labeled rows") -> 
     """The rows ``rows`` (host integer indices) of a dask array, memmap or ndarray as an
     in-memory float array (float32 kept), each checked finite.
 
-    For the few rows a fit needs in memory (the labeled rows of a semi-supervised fit):
-    a dask array computes only the chunks that hold them (fewer when its chunks are
-    slices of an array, as ``da.from_array`` makes), a memmap reads only those rows. A
-    row with NaN or infinity gets a ``ValueError`` naming it.
+    A dask array computes only the chunks that hold them, a memmap reads only those
+    rows; a row with NaN or infinity gets a ``ValueError`` naming it.
     """
     rows = np.asarray(rows, dtype=np.intp)
     order = np.argsort(rows, kind="stable")
@@ -434,9 +432,7 @@ def reset_fitted(estimator) -> None:
     attribute (ending in ``_``, not starting with ``__``: scikit-learn's convention).
 
     Constructor parameters never end in ``_``, so they stay. Called before each
-    outermost fit (see :func:`_refuse_lazy`), so that no attribute of an earlier fit
-    (a pre-image map, an embedding, the feature count) survives a fit that does not
-    set it again.
+    outermost fit, so that nothing of an earlier fit survives one that does not set it.
     """
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
@@ -470,14 +466,11 @@ def _refuse_lazy(func):
 class ChunkedRowsMixin:
     """Base class giving an estimator's row methods dask and memmap support.
 
-    On subclass creation, each of :data:`ROW_METHODS` the class defines is wrapped: a
-    dask array gives a lazy dask array computed block by block, a memmap is read in
-    chunks. The :data:`FIT_METHODS` a class defines are wrapped too: on a class whose fit
-    cannot run on a dask array (``_lazy_fit = False``, the default) they raise a
-    ``TypeError`` naming the method and ``_lazy_fit_reason`` (checked at call time, so a
-    subclass that sets ``_lazy_fit = True`` may inherit a base class's template fit);
-    the outermost of them first removes every fitted attribute of an earlier fit
-    (:func:`reset_fitted`).
+    On subclass creation each of :data:`ROW_METHODS` the class defines is wrapped (a
+    dask array gives a lazy dask array, a memmap is read in chunks), and so is each of
+    :data:`FIT_METHODS`: without ``_lazy_fit = True`` they refuse a dask array with a
+    ``TypeError`` naming ``_lazy_fit_reason``, and the outermost first calls
+    :func:`reset_fitted`.
     """
 
     _lazy_fit = False

@@ -57,12 +57,9 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     re-raised, same type, with "X: ", "y: " or "X and y: " in front. Messages that
     already name X or y pass through unchanged.
 
-    Array API input (a PyTorch tensor, a CuPy array, …; see :mod:`lorak._array_api`):
-    with dispatch enabled, an estimator whose class sets ``_array_api_support = True``
-    gets X back in its own namespace, on its own device (checked: 2-D, finite, float);
-    any other estimator raises a ``TypeError`` saying so. With dispatch off, X is
-    converted to NumPy as scikit-learn does, and an array NumPy cannot read (one on a
-    GPU) gets a ``TypeError`` naming the two ways out.
+    Array API input with dispatch enabled stays in its namespace and on its device for
+    an estimator whose class sets ``_array_api_support = True`` (any other raises a
+    ``TypeError``); with dispatch off it is converted to NumPy (:ref:`guide-gpu`).
     """
     if is_foreign(X):
         X = _foreign_input(_estimator, X)
@@ -124,10 +121,8 @@ def _foreign_all_finite(xp, X) -> bool:
     memory: ``isfinite`` of the whole array would hold n × d booleans (and PyTorch's
     |X|, n × d floats, besides).
 
-    The row sums first (one fused reduction): a NaN or an infinity makes its row's sum
-    NaN or infinite, so finite sums prove finite data. A sum that is not finite may
-    instead be an overflow of finite entries, so then the exact test decides, in row
-    chunks of the memory budget.
+    Finite row sums (one fused reduction) prove finite data; where a sum is not finite
+    (possibly an overflow of finite entries) the exact test decides, in row chunks.
     """
     with np.errstate(over="ignore", invalid="ignore"):  # NumPy-backed namespaces
         if bool(xp.all(xp.isfinite(xp.sum(X, axis=1)))):

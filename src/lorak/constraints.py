@@ -292,12 +292,10 @@ def from_labels(
 ) -> PairwiseConstraints:
     """Random must-link / cannot-link pairs drawn from class labels (paper §6.1).
 
-    Pairs (i, j), i ≠ j, of labelled points are drawn uniformly at random without
-    repetition; each becomes a must-link if y_i = y_j and a cannot-link otherwise.
-    Drawing stops as soon as the must-link graph over all N rows has at most
-    ``ratio · N`` connected components (Xing et al. 2002's measure of the amount of
-    side information; the SimpleNPKL paper uses ratio = 0.7, and 0.6 in Fig. 2), or,
-    when ``n_pairs`` is given, after exactly ``n_pairs`` pairs.
+    Pairs of labelled points, drawn uniformly without repetition, become must-links
+    (same label) or cannot-links, until the must-link graph over all N rows has at
+    most ``ratio · N`` connected components (:ref:`guide-npkl`, section
+    "Constraints"), or after exactly ``n_pairs`` pairs when that is given.
 
     Parameters
     ----------
@@ -313,10 +311,9 @@ def from_labels(
     unlabeled : scalar, optional
         Rows whose label equals this value are unknown: they get no pair (as
         ``labeled=(y != unlabeled)``, combined with ``labeled`` when both are given).
-        ``unlabeled=-1`` is scikit-learn's semi-supervised convention, the marker of
-        lorak's semi-supervised estimators, and metric-learn's ``Constraints``
-        (``partial_labels`` with −1 for unknown). The default, None, keeps every
-        label a class — as before, and as LIBSVM's −1/+1 labels need.
+        ``-1`` is the marker of scikit-learn, of lorak's semi-supervised estimators
+        and of metric-learn; the default, None, keeps every label a class (as
+        LIBSVM's −1/+1 labels need).
     random_state : None, int, Generator or RandomState
 
     Returns

@@ -215,10 +215,8 @@ def load(
     DataIntegrityError
         The file disagrees with the manifest (rows, class counts, sha256).
     ManifestError (a ValueError)
-        The data home's ``MANIFEST.json`` is malformed (not UTF-8 JSON, or off its
-        schema; the message names the set, the key and what was expected) and the
-        set needs it: a LIBSVM set, an SSL-book set with ``verify=True``, or a name
-        found nowhere else. Sets that do not read the manifest load regardless.
+        The data home's ``MANIFEST.json`` is malformed and the set needs it (a LIBSVM
+        set, an SSL-book set with ``verify=True``, or a name found nowhere else).
 
     Examples
     --------

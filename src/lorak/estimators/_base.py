@@ -58,12 +58,9 @@ def store_params(estimator, values) -> None:
     """Store each argument of an ``__init__`` unchanged, under its own name.
 
     The whole body of a scikit-learn ``__init__``: ``store_params(self, locals())``.
-    As the first statement, ``locals()`` holds exactly the arguments of that
-    ``__init__`` — the names :meth:`~sklearn.base.BaseEstimator.get_params` reads from
-    its signature — so an argument added to a signature is stored with no line to
-    forget (a subclass's ``__init__`` stores its own and passes the others to
-    ``super().__init__``). Nothing is validated or converted here: that is ``fit``'s
-    job, as scikit-learn requires for ``clone`` and ``set_params``.
+    As the first statement, ``locals()`` holds exactly the arguments that
+    :meth:`~sklearn.base.BaseEstimator.get_params` reads from the signature. Nothing is
+    validated or converted here: that is ``fit``'s job, as scikit-learn requires.
     """
     for name, value in values.items():
         if name not in ("self", "__class__"):

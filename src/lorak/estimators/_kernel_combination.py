@@ -298,13 +298,11 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
 class GLMKLClassifier(_LabeledRowsMKL):
     """Group-lasso MKL (GLMKL; Xu, Jin, Yang, King & Lyu 2010, ℓ1 case) with SVC.
 
-    Alternates an SVM on K = Σ_j d_j K_j (scikit-learn ``SVC(kernel="precomputed")``)
-    with the closed-form weight update d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c
-    β_cᵀ K_j β_c (β_c: the signed dual coefficients of binary problem c), starting from
-    d = 1/M. Multiclass: one-vs-rest binary SVMs sharing the weights. Trained on the
-    labeled rows only (``y = -1`` marks unlabeled rows, which are ignored except for
-    resolving data-dependent bandwidths on all rows); ``transduction_`` holds the
-    predictions for the rows given to ``fit``.
+    Alternates an SVM on K = Σ_j d_j K_j (``SVC(kernel="precomputed")``; one-vs-rest
+    sharing the weights) with the closed-form update d_j = ‖f_j‖ / Σ_k ‖f_k‖, from
+    d = 1/M (:func:`lorak.learn.fit_glmkl`). Trained on the labeled rows only
+    (``y = -1`` marks unlabeled rows, used only to resolve bandwidths);
+    ``transduction_`` holds the predictions for the rows given to ``fit``.
 
     Memory: M kernels on the labeled rows, M · l² floats; prediction builds k_j(X, X_l)
     in row chunks.
@@ -356,12 +354,10 @@ class GLMKLClassifier(_LabeledRowsMKL):
 class AlignmentMKLClassifier(_LabeledRowsMKL):
     """Two-stage MKL on full kernels: weights from (centered) alignment, then an SVC.
 
-    The ABMKL / CABMKL comparators as the paper ran them (Gönen's MKL toolbox): the
-    weights μ of :class:`ABMKL` (``weighting="alignment"``), :class:`CABMKL`
-    (``"centered_alignment"``, the QP of Cortes et al. 2010) or ``"uniform"``, computed
-    from the M exact l × l kernels of the labeled rows, then ``SVC(kernel="precomputed")``
-    on Σ_j μ_j K_j (one-vs-rest for multiclass). Unlabeled rows (``y = -1``) are not
-    used except for resolving data-dependent bandwidths.
+    The ABMKL / CABMKL comparators as the paper ran them: the weights μ of
+    ``weighting`` from the M exact l × l kernels of the labeled rows, then
+    ``SVC(kernel="precomputed")`` on Σ_j μ_j K_j. Unlabeled rows (``y = -1``) are used
+    only to resolve data-dependent bandwidths.
 
     Parameters
     ----------

@@ -1,12 +1,8 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as scikit-learn estimators.
 
-:class:`LowRankMKLClassifier` learns the weights d of a bank of base kernels together
-with an SVM on Σ_k d_k K_k, every K_k a rank-R Nyström approximation on one shared
-landmark set (Rakotomamonjy & Chanda); :class:`LowRankMKLRegressor` does the same with a
-regression loss. Each ``fit`` validates its input, runs the factor stage
-(:func:`lorak.learn.lp_mkl_factors`: bank, landmarks, factors), calls its method's one
-entry (:func:`lorak.learn.fit_lp_mkl`, :func:`lorak.learn.fit_lp_mkl_regression`) and
-copies the returned record to its fitted attributes.
+Each ``fit`` runs the factor stage (:func:`lorak.learn.lp_mkl_factors`), then its
+method's one entry (:func:`lorak.learn.fit_lp_mkl`,
+:func:`lorak.learn.fit_lp_mkl_regression`), and stores the returned record.
 """
 
 from __future__ import annotations
@@ -130,13 +126,11 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
     max_iter : int, default=50
         Outer iterations (inner SVM solves per binary problem).
     inner_tol : float or None, default=None
-        Tolerance of the inner stopping criterion. None: 1e-3 for ``solver="newton"``
-        (a relative duality gap it reaches in a few more Newton steps), 1e-2 for the
-        GFB solvers.
+        Tolerance of the inner stopping criterion. None: 1e-3 for ``solver="newton"``,
+        1e-2 for the GFB solvers.
     inner_max_iter : int, default=3000
-        GFB iterations per inner solve (the paper: 3000), or Newton steps per inner
-        solve (``solver="newton"``: 10–50 are typical). Solves are warm-started, so
-        the GFB's budget accumulates over the outer iterations.
+        GFB iterations (the paper: 3000) or Newton steps per inner solve; solves are
+        warm-started.
     inner_criterion : {"gap", "objective"}, default="gap"
         ``"gap"``: relative duality gap of the SVM (a certificate). ``"objective"``:
         relative change of the objective, the paper's rule with ``inner_tol=1e-4``,
@@ -150,21 +144,18 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
         equality constraints merged; ``"shared"``: the merged GFB on the shared-basis
         factor (r + 1 constraints; needs ``compress=True``), the fastest GFB.
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
-        Averaging weights of the split GFB (see :func:`lorak.solvers._gfb.gfb_split`;
-        ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form,
-        which needs fewer iterations at the same cost per iteration).
+        Averaging weights of the split GFB (:func:`lorak.solvers._gfb.gfb_split`):
+        ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form.
     gfb_scale : float, default=1.0
         Metric scale c of the GFB (1 = the paper).
     eta : float, default=0.0
         Optional η/2 ‖α‖² (the paper's Remark 1).
     compress : bool, default=True
         Store the stacked factors through their shared orthonormal basis V = B S (exact
-        up to eigenvalues of VᵀV below ``compress_rtol``·λ_max); False stores every V_k
-        (memory O(ℓ Σ r_k)).
+        up to eigenvalues of VᵀV below ``compress_rtol``·λ_max); False stores every V_k.
     compress_rtol : float, default=1e-10
     factor_dtype : {None, "float32", "float64"}, default=None
-        Storage of the factors; None follows X (float32 X → float32 factors). The GFB
-        iterates are float64 either way.
+        Storage of the factors; None follows X. The iterates are float64 either way.
     rtol : float, optional
         Eigenvalue cut-off of each landmark kernel matrix W_k.
     random_state : int, Generator or None

@@ -90,15 +90,11 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         :class:`lorak.GeneralizedNystroem`).
     criterion : {"cv", "paper", "kernel"}, default="cv"
         How ``lam="auto"`` chooses λ. "cv": k-fold cross-validation over the labeled
-        rows, as :class:`lorak.GeneralizedNystroem` (transductive; held-out error of a
-        LinearSVC, C = 1; smoothed error counts, ties to the smaller hinge loss, then
-        the larger λ), over ``lam_grid`` and λ = ∞, the uniform kernel sum's Nyström
-        factors on the same landmarks (T^(j) = W_j⁺/M); several times the cost of
-        "paper" (figures: the generalized Nyström guide, "Many kernels").
-        "paper": the product of alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] ·
-        ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (the default before; it drifts to the top
-        of the grid);
-        "kernel": the per-block factor ρ[W_j T^(j) W_j, W_j] instead.
+        rows, as :class:`lorak.GeneralizedNystroem`, over ``lam_grid`` and λ = ∞ (the
+        uniform kernel sum's Nyström factors, T^(j) = W_j⁺/M). "paper": the product of
+        alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (it
+        drifts to the top of the grid); "kernel": the per-block factor
+        ρ[W_j T^(j) W_j, W_j] instead (:doc:`/guide/generalized_nystrom`).
     cv : int, default=5
         Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows). With
         fewer than 2 labeled rows in a class λ is chosen by ``criterion="paper"``, with

@@ -293,14 +293,8 @@ class SimpleNPKL(TransformerBase):
         sample_index : array-like of int of shape (n_samples,), optional
             The ids of X's rows in the numbering of ``must_link`` / ``cannot_link``
             (default: 0, …, n_samples − 1). Pairs with an id that is not among them
-            are dropped. This makes the constraints survive row subsets: under
-            :class:`~sklearn.model_selection.GridSearchCV` with metadata routing,
-            ``sample_index=np.arange(n)`` is split with X while the pairs keep
-            indexing the full set (``set_fit_request(must_link=True,
-            cannot_link=True, sample_index=True)``; see
-            :func:`lorak.constraints.restrict_constraints`). Caveat: scikit-learn
-            also splits any metadata with exactly as many rows as X, so a pair list
-            of length n_samples would be cut as if it were per-row data.
+            are dropped, so that the constraints survive row subsets such as the
+            folds of a grid search (:ref:`guide-npkl`, section "Constraints").
 
         Returns
         -------

@@ -81,10 +81,7 @@ def csi(
     """Cholesky with side information from diag(K), kernel columns and targets Y.
 
     Greedily builds K ≈ GGᵀ minimizing J(G) = (1−κ) tr(K−GGᵀ)/tr K +
-    κ ‖Y − QQᵀY‖²/‖Y‖² (Bach & Jordan 2005, Eq. 2 with the normalization of
-    Section 3.2), with δ = ``lookahead`` look-ahead Cholesky steps to approximate the
-    gains (Section 5) and the pivot moved into place by transpositions (Appendix A).
-    The algorithm and the decisions taken: the user guide, "CSI step by step".
+    κ ‖Y − QQᵀY‖²/‖Y‖² (Bach & Jordan 2005, Eq. 2): :ref:`guide-csi-algorithm`.
 
     Parameters
     ----------

@@ -450,13 +450,10 @@ def svr_newton(
 ) -> SVRNewtonResult:
     """Linear ε-SVR min ½‖w‖² + C Σ max(0, |yᵢ − φᵢᵀw − b| − ε) by primal Newton.
 
-    The loss is Huber-smoothed at width h (quadratic for 0 < |r| − ε < h); each Newton
-    step solves the (q + 1)² system [I + (C/h) Φ_Qᵀ Φ_Q] over the rows Q in the
-    quadratic zone, the bias unregularized, with a backtracking line search. When the
-    smoothed problem is solved, the relative duality gap of the unsmoothed SVR is
-    computed with α = C ψ′_h (the dual variables the smoothed optimum defines, made
-    feasible); above ``tol`` the width shrinks by ``h_factor`` and Newton continues
-    from the current point.
+    The loss is Huber-smoothed at width h; each Newton step solves the (q + 1)² system
+    over the rows in the quadratic zone, with a backtracking line search. While the
+    relative duality gap of the unsmoothed SVR (at α = C ψ′_h, made feasible) is above
+    ``tol``, the width shrinks by ``h_factor`` and Newton continues.
     """
     Phi = np.asarray(Phi, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -530,9 +527,8 @@ def lp_mkl_svr(
     """ℓp-norm MKL regression with the ε-insensitive loss on low-rank factors.
 
     The outer loop of :func:`lp_mkl_ridge` with :func:`svr_newton` as the inner solver on
-    the explicit features Φ = A L of Σ_k d_k V_k V_kᵀ (q ≤ r columns, formed per outer
-    iteration: O(ℓ r) memory like the factors), warm-started from the previous α
-    (w₀ = Φᵀα). ‖f_k‖² = d_k² ‖V_kᵀα‖² as for the squared loss, with α the SVR's dual.
+    the explicit features Φ = A L of Σ_k d_k V_k V_kᵀ (formed per outer iteration),
+    warm-started from the previous α; ‖f_k‖² = d_k² ‖V_kᵀα‖².
     ``info`` of the result holds the last inner duality gap. C carries the units of
     1/y: pass standardized targets for a C free of them, as
     :class:`lorak.LowRankMKLRegressor` does (:ref:`guide-lpmkl`, section "Regression").
@@ -735,9 +731,7 @@ def double_rank(X, y, bank, d, C, gcv, *, rank, width, landmarks, rng, max_rank,
     """Stage ``rank="auto"``: the fixed combination Σ_k d_k k_k on 2w, 4w, … landmarks
     (w = the first stage's factor width, R for one kernel, up to M·R for a combination)
     while the GCV (over ``Cs``, or at C) drops by ≥ :data:`RANK_GAIN`: the rank path and
-    (Z, N, coef, b, C) of the last accepted rank, or None. Doubling while the GCV drops
-    brings a rank-200 fit to the accuracy of the tuned full-kernel ridge on Friedman #1
-    (the user guide's ℓp-MKL page, "Regression")."""
+    (Z, N, coef, b, C) of the last accepted rank, or None (:ref:`guide-lpmkl`)."""
     n = X.shape[0]
     path = [(rank, gcv)]
     R = max(rank, int(width))

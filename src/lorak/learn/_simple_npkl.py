@@ -532,13 +532,10 @@ class NPKLResult:
 def filter_cut(A, U_prev, w_prev, max_rank: int) -> float:
     """θ for the filtered solve of Algorithm 1's next A when the rank is capped.
 
-    When the previous solve kept ``max_rank`` = r positive eigenpairs (U_prev, w_prev),
-    the smallest Ritz value θ_r of the new A on span U_prev is ≤ λ_r(A) (Cauchy
-    interlacing: the r Ritz values on any r-dimensional subspace lie below the top r
-    eigenvalues, one by one). Every wanted eigenvalue is then above
-    θ = CUT_FRACTION · θ_r (0 when θ_r ≤ 0), and the filter stretches the top of the
-    spectrum instead of all of [0, λ_max]: fewer Lanczos steps, the same result
-    (which :func:`positive_eigenpairs` checks). One sparse product with r columns."""
+    When the previous solve kept ``max_rank`` = r eigenpairs, the smallest Ritz value
+    θ_r of the new A on their span is ≤ λ_r(A) (Cauchy interlacing), so every wanted
+    eigenvalue is above θ = CUT_FRACTION · θ_r (0 when θ_r ≤ 0) and the filter
+    stretches only the top of the spectrum. One sparse product with r columns."""
     if U_prev.shape[1] < int(max_rank) or U_prev.shape[1] == 0 or not w_prev[-1] > 0:
         return 0.0
     H = U_prev.T @ (A @ U_prev)
@@ -638,10 +635,9 @@ def simple_npkl_sqhinge(
     (P(K_t) − D(α_{t−1})) / max(1, |P(K_t)|) is ≤ ``tol``. With ``max_rank`` set, K_t
     is the best K of that rank and the gap need not close (the rank-constrained
     problem is not convex); the KKT residual still measures stationarity. The step
-    rules: :ref:`guide-npkl-solver`. ``cut_from_previous`` (with ``max_rank``): the
-    Chebyshev filter of each eigen-solve after the first cuts at a lower bound of the
-    r-th eigenvalue from the previous eigenvectors (:func:`filter_cut`); False keeps
-    the cut at 0 — the same eigenpairs, found with more Lanczos steps.
+    rules: :ref:`guide-npkl-solver`. ``cut_from_previous`` (with ``max_rank``): cut the
+    Chebyshev filter at :func:`filter_cut`; False keeps the cut at 0 (the same
+    eigenpairs, found with more Lanczos steps).
     """
     t_start = time.perf_counter()
     p = pairs.shape[0]

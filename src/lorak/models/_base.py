@@ -28,8 +28,6 @@ __all__ = [
     "transform_factor",
 ]
 
-PASSTHROUGH = (None, "passthrough")
-
 
 def _accepts_y(method) -> bool:
     try:
@@ -150,10 +148,9 @@ def column_mean(G) -> np.ndarray:
 def centered_cross_products(G, mean, T=None, t_mean=None):
     """``(Ḡᵀ Ḡ, Ḡᵀ T̄)`` with Ḡ = G − 1 meanᵀ and T̄ = T − 1 t_meanᵀ, in float64.
 
-    Centered chunk by chunk instead of as GᵀG − n·mean meanᵀ: a Gaussian factor's
-    columns have a large common mean, and the subtraction would cancel most digits of
-    the small eigenvalues that the ridge ν = 1/C then has to dominate. O(n m²) time,
-    O(chunk · m) extra memory; G may be float32 or sparse (densified per chunk).
+    Centred chunk by chunk, not as GᵀG − n·mean meanᵀ, which cancels the digits of the
+    small eigenvalues. O(n m²) time, O(chunk · m) extra memory; G may be float32 or
+    sparse.
     """
     n, m = G.shape
     S = np.zeros((m, m))
@@ -171,10 +168,8 @@ def centered_cross_products(G, mean, T=None, t_mean=None):
 def solve_spd(S: np.ndarray, R: np.ndarray) -> np.ndarray:
     """Solve S X = R for a symmetric positive definite S (m × m), by Cholesky.
 
-    S = ḠᵀḠ + νI with ν > 0 is positive definite however rank-deficient G is; Cholesky
-    only fails when ν is below round-off relative to ‖S‖ (C ≳ 1e15/‖G‖²). Then the
-    eigendecomposition is used with eigenvalues clipped at eps · λ_max, i.e. the
-    minimum-norm solution on the numerically singular directions.
+    Where Cholesky fails (ν below round-off relative to ‖S‖), the eigendecomposition
+    with eigenvalues clipped at eps · λ_max (the minimum-norm solution).
     """
     try:
         c = scipy.linalg.cho_factor(S, lower=False, check_finite=False)

@@ -463,13 +463,11 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     def partial_fit(self, X, y, classes=None):
         """Fit on one more batch of rows: the LS-SVM of all rows seen so far.
 
-        The solution depends on the rows only through the m × m statistics of
-        :func:`lssvm_moments`, which merge exactly over batches; each call adds this
-        batch's and re-solves the m × m system. The factor is fitted on the first batch
-        (a factor that is already fitted is used as it is); to make the result equal
-        to :meth:`fit` on all rows, give it landmarks as points and a numeric gamma or
-        bandwidth, or pass it fitted. ``classes`` (every label of the stream) is needed
-        on the first call. A :meth:`fit` before starts the stream with its rows.
+        The m × m statistics of :func:`lssvm_moments` merge exactly over batches; each
+        call adds this batch's and re-solves. The factor is fitted on the first batch
+        unless already fitted (for the result of :meth:`fit` on all rows, give it
+        landmark points and a numeric bandwidth, or pass it fitted). ``classes`` (every
+        label of the stream) is needed on the first call.
         """
         first = not hasattr(self, "stats_scatter_")
         rows, y, C = self._validate_partial(X, y)

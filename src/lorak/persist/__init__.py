@@ -95,12 +95,9 @@ def _write_atomic(path: str, data: bytes) -> None:
 def load(path, *, trusted: Iterable[type] = ()):
     """Read an estimator written by :func:`save`, in either format.
 
-    A skops file (one with skops's ``schema.json``, whether written by
-    ``save(..., format="skops")`` or by ``skops.io.dump``) is loaded by skops with
-    ``trusted=skops_trusted_types()`` plus ``trusted``, after checking that it names
-    no other type than those and plain data (skops's wider defaults, such as
-    scikit-learn estimators outside lorak's list, are refused); this needs the
-    ``skops`` extra.
+    A skops file is loaded by skops with ``trusted=skops_trusted_types()`` plus
+    ``trusted``, after checking that it names no other type (this needs the ``skops``
+    extra; :ref:`guide-persistence`).
 
     Parameters
     ----------

@@ -55,10 +55,8 @@ def _is_lorak_persistable(cls: type) -> bool:
 def trusted_classes() -> dict[str, type]:
     """The allowlist: ``{"module:QualName": class}`` of every class ``load`` may rebuild.
 
-    lorak's classes are collected from the lorak modules already imported (importing
-    :mod:`lorak` imports every estimator), so a new estimator is covered as soon as
-    the package exports it; scikit-learn's are a fixed list; :func:`register_trusted`
-    adds more.
+    lorak's classes are collected from the lorak modules already imported, so a new
+    estimator is covered as soon as the package exports it.
     """
     import lorak  # noqa: F401  (makes sure every estimator module is imported)
 

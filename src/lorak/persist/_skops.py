@@ -30,15 +30,10 @@ def skops_name(cls: type) -> str:
 def skops_trusted_types() -> list[str]:
     """The type names to pass as ``skops.io.load(..., trusted=...)`` for lorak estimators.
 
-    Exactly lorak's own allowlist (:func:`trusted_classes`: lorak's estimators,
-    kernels, kernel banks and result dataclasses, the fixed list of scikit-learn
-    estimators lorak wraps, and classes added with :func:`register_trusted`) in
-    skops's ``"module.ClassName"`` spelling, plus ``scipy.sparse``'s ``csr_matrix`` and
-    ``csr_array`` (lorak stores sparse inputs such as Nystroem landmarks and
-    SimpleNPKL's constraint graph in CSR). numpy arrays, dtypes, random generators and
-    builtin containers are trusted by skops already. No function, method or module
-    name is in the list, so a file that asks skops to import one is still refused.
-    Needs no skops installed.
+    Exactly lorak's own allowlist (:func:`trusted_classes`) in skops's
+    ``"module.ClassName"`` spelling, plus ``scipy.sparse``'s ``csr_matrix`` and
+    ``csr_array``. No function, method or module name is in the list, so a file that
+    asks skops to import one is still refused. Needs no skops installed.
     """
     names = {
         skops_name(cls)

@@ -1,11 +1,8 @@
 """Generalized forward–backward splitting for the SVM with a sum of low-rank kernels.
 
-Rakotomamonjy & Chanda, §3: for fixed weights the SVM dual (4) in its lifted form (6),
-by the generalized forward–backward algorithm (Raguet, Fadili & Peyré 2013), with the M
-affine sets projected separately (:func:`gfb_split`, Algorithm 2) or merged
-(:func:`gfb_naive`); :func:`duality_gap` certifies any feasible α. The derivation and
-the implementation notes: :ref:`guide-lpmkl-solvers`, section "Generalized
-forward–backward splitting".
+Rakotomamonjy & Chanda, §3: the lifted SVM dual (6) with the affine sets split
+(:func:`gfb_split`) or merged (:func:`gfb_naive`); :func:`duality_gap` certifies any
+feasible α. The derivation: :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations
@@ -283,13 +280,9 @@ def _spd_inverse(A):
 def _psd_solver(A, rtol: float = 1e-12):
     """x ↦ A⁺x for the symmetric positive semidefinite A = AAᵀ of the merged constraints.
 
-    Cholesky when A is numerically positive definite. A is PD in exact arithmetic
-    whenever y has both signs, but its Schur complement 1ᵀ(I + V D̃² Vᵀ)⁻¹1 cancels
-    when the constant vector nearly lies in the span of the factors (wide Gaussians)
-    and D̃ is large (``scale`` < 1, as on ijcnn1 at scale = 0.1); the
-    fallback is the pseudo-inverse through the eigendecomposition, eigenvalues below
-    rtol·λ_max dropped. Aᵀ(AAᵀ)⁺A is the projection onto the null space of A for any
-    A, so the prox stays exact.
+    Cholesky when A is numerically positive definite (its Schur complement can cancel
+    for wide Gaussians at ``scale`` < 1), else the pseudo-inverse, eigenvalues below
+    rtol·λ_max dropped; the prox stays exact either way.
     """
     try:
         cf = cho_factor(A, lower=True, check_finite=False)
@@ -575,15 +568,11 @@ def gfb_split(
         ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see
         :ref:`guide-lpmkl-solvers`). Paper: 1, 1, 1.
     weights : {"uniform", "blockwise"}, default="uniform"
-        ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate,
-        so γ_k, which only its own affine set acts on, is averaged with M + 1 copies
-        that leave it be. ``"blockwise"`` is the preconditioned GFB of Raguet &
-        Landrieu (2015) with diagonal weights: γ_k belongs to its affine copy alone
-        (weight 1); on α the M affine copies weigh 1/(3M) each, the copies of
-        {yᵀα = 0} and of the box 1/3 each. The k-th projection is then taken in the
-        metric ‖Δγ_k‖² + ‖Δα‖²/(3M) and needs (I/(3M) + d_k V_kᵀV_k)⁻¹ instead —
-        the same cost per iteration, several times fewer iterations (the user guide's
-        ℓp-MKL page).
+        ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate.
+        ``"blockwise"`` is the preconditioned GFB of Raguet & Landrieu (2015): γ_k
+        belongs to its affine copy alone (weight 1); on α the M affine copies weigh
+        1/(3M) each, the copies of {yᵀα = 0} and of the box 1/3 each (the same cost
+        per iteration, several times fewer iterations).
     alpha0 : (ℓ,) array, optional
         Starting α (clipped to the box); the copies start at the consistent point
         z₀ = [√d_k V_kᵀYα₀; α₀]. Default 0.

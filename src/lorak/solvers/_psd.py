@@ -1,12 +1,9 @@
 """Numerics over the cone of positive semidefinite (PSD) matrices.
 
-Everything here takes symmetric ``m × m`` arrays and operators on them; nothing knows
-about kernels or labels. Three solvers for min f(X) s.t. X ⪰ 0, each returning a
+Three solvers for min f(X) s.t. X ⪰ 0 on symmetric ``m × m`` arrays, each returning a
 :class:`SolverResult`: :func:`admm_psd`, :func:`fista_psd` (both in a diagonal
-congruence metric, where the PSD projection stays closed form:
-:func:`scaled_psd_projection`) and :func:`armijo_projected_gradient` (the literal
-baseline of Zhang et al. 2017, eq. 9–10). Why the metric: the user guide,
-:doc:`/guide/generalized_nystrom`, section "The solver at one λ: decisions".
+congruence metric: :func:`scaled_psd_projection`) and :func:`armijo_projected_gradient`
+(the baseline of Zhang et al. 2017, eq. 9–10).
 """
 
 from __future__ import annotations
@@ -59,15 +56,11 @@ class SolverResult:
 def psd_projection(M, *, return_eigenvalues=False, eig_dtype=np.float64):
     """Nearest PSD matrix in Frobenius norm: eigenvalues clipped at 0 (eq. 11 of the paper).
 
-    ``M`` is symmetrized first. One symmetric eigendecomposition (LAPACK ``syevd``);
-    the result is assembled from whichever of the negative or the non-negative
-    eigenpairs are fewer (M − U₋Λ₋U₋ᵀ or U₊Λ₊U₊ᵀ), which halves the work when the
-    cone constraint is nearly inactive or nearly everywhere active.
-
-    ``eig_dtype=np.float32`` computes the eigendecomposition in single precision
-    (2–3× faster at m = 150–650 here) and assembles the result in float64: the answer
-    is then PSD and optimal only to ~1e-7 relative — for the loose solves along a
-    regularization path, not for final answers.
+    ``M`` is symmetrized first; one symmetric eigendecomposition, the result assembled
+    from whichever of the negative or the non-negative eigenpairs are fewer.
+    ``eig_dtype=np.float32`` computes the eigendecomposition in single precision and
+    assembles the result in float64: PSD and optimal only to ~1e-7 relative, for the
+    loose solves along a regularization path.
 
     Returns ``X`` or, with ``return_eigenvalues``, ``(X, eigenvalues of M)``.
     """
@@ -150,17 +143,13 @@ def admm_psd(
 
     Stopping, whichever comes first:
 
-    - a certified duality gap (needs ``lower_bound`` and ``objective``): the iterate Z
-      is feasible and Λ = −ρ D U D is a PSD multiplier for X ⪰ 0 (U stays in the polar
-      cone, congruent to an NSD matrix), so g(Λ) = min_X f(X) − ⟨Λ, X⟩ bounds the
-      optimum from below; stop when f(Z) − g(Λ) ≤ tol · |f(Z)| — f(Z) is then within
-      ``tol`` of the optimum, relative (``info["duality_gap"]``);
-    - small residuals: r ≤ tol · max(‖X‖_d, ‖Z‖_d) and s ≤ tol · max(‖ρU‖_d, ‖Z‖_d)
-      (the dual estimate can lag the primal one; the gap is still reported), provided
-      the relative gap is ≤ ``residual_gap_cap``. The residuals are relative to norms
-      that the largest metric weights dominate, so after a warm start far from the
-      optimum they can be small while the low-weight directions are still far off
-      (the objective several times the optimum); the cap rejects such stops.
+    - a certified duality gap (needs ``lower_bound`` and ``objective``): Λ = −ρ D U D
+      is a PSD multiplier for X ⪰ 0, so g(Λ) = min_X f(X) − ⟨Λ, X⟩ bounds the optimum
+      from below; stop when f(Z) − g(Λ) ≤ tol · |f(Z)| (``info["duality_gap"]``);
+    - small residuals: r ≤ tol · max(‖X‖_d, ‖Z‖_d) and s ≤ tol · max(‖ρU‖_d, ‖Z‖_d),
+      provided the relative gap is ≤ ``residual_gap_cap`` (after a warm start far from
+      the optimum the residuals can be small while low-weight directions are still
+      far off; the cap rejects such stops).
 
     Parameters
     ----------
