@@ -256,13 +256,10 @@ def _row_block(a, start, stop):
 def reduce_rows(func, *arrays, combine=None, args=(), budget=None, rows=None):
     """Combine ``func(*row_blocks, *args)`` over aligned row blocks of ``arrays``.
 
-    ``combine`` (default: elementwise sum, also over tuples) must be associative. With
-    any dask array among ``arrays`` the blocks follow its row chunks (in-memory arrays
-    are split to match) and the partial results are merged in a tree on the cluster;
-    ``args`` (e.g. centres) are sent once as graph keys. Otherwise the arrays are read
-    in row chunks of about ``budget`` bytes of input, a CSR matrix in CSR row blocks
-    (or ``rows`` rows: choose it so that what ``func`` allocates per chunk, e.g. a
-    transform's rows × m output, stays small).
+    ``combine`` (default: elementwise sum, also over tuples) must be associative. With a
+    dask array among ``arrays`` the blocks follow its row chunks and the partial results
+    merge in a tree on the cluster; otherwise the arrays are read in row chunks of about
+    ``budget`` bytes (or ``rows`` rows).
     """
     combine = _add if combine is None else combine
     if any(is_dask_array(a) for a in arrays):
@@ -302,11 +299,9 @@ def _moments_block(*blocks):
 def merge_moments(a, b):
     """The moments of two disjoint row sets merged: those of their union.
 
-    ``a`` and ``b`` are ``(count, mean, scatter)`` triples as :func:`row_moments`
-    returns them (the scatter centred on its own set's mean); the result is the same
-    triple for the rows of both, by the pairwise update of Chan, Golub & LeVeque
-    (1979): exact, without the cancellation of merging raw sums. Associative, so it can
-    be the ``combine`` of :func:`reduce_rows`; a triple with count 0 is the identity.
+    ``a`` and ``b`` are ``(count, mean, scatter)`` triples as :func:`row_moments` returns
+    them; exact (Chan, Golub & LeVeque 1979) and associative, so it can be the ``combine``
+    of :func:`reduce_rows`; a triple with count 0 is the identity.
     """
     na, ma, Sa = a
     nb, mb, Sb = b

@@ -271,11 +271,8 @@ def resolve_rows(estimator, X, y=NO_TARGETS, *, reset: bool = True, **kwargs):
     ``(rows, y)`` when y is given (validated with X, or brought into memory beside a
     dask X).
 
-    Dense or CSR, float32 kept float32, integers made float64; ``n_features_in_`` is set
-    (``reset``) or checked, as :func:`lorak._validation.validate_data` does. A dask X is
-    checked without a pass over it (:func:`lorak._chunked.validate_lazy`). X that is
-    already a :class:`Rows` was validated by the estimator that resolved it: it is
-    returned as it is, its feature count recorded or checked.
+    Dense or CSR, float32 kept float32, integers made float64; ``n_features_in_`` set or
+    checked. A dask X is checked lazily; a :class:`Rows` is returned as it is.
     """
     has_y = not (isinstance(y, str) and y == NO_TARGETS)
     if isinstance(X, Rows):

@@ -121,8 +121,7 @@ def _foreign_all_finite(xp, X) -> bool:
     memory: ``isfinite`` of the whole array would hold n × d booleans (and PyTorch's
     |X|, n × d floats, besides).
 
-    Finite row sums (one fused reduction) prove finite data; where a sum is not finite
-    (possibly an overflow of finite entries) the exact test decides, in row chunks.
+    Finite row sums prove finite data; otherwise the exact test decides, in row chunks.
     """
     with np.errstate(over="ignore", invalid="ignore"):  # NumPy-backed namespaces
         if bool(xp.all(xp.isfinite(xp.sum(X, axis=1)))):
@@ -480,9 +479,8 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
 class SemiSupervisedTargets:
     """The y of a semi-supervised fit, parsed once: which rows are labeled, what they hold.
 
-    A semi-supervised model parses y and hands this record, in place of y, to a factor
-    that declares ``takes_resolved_input`` (see :mod:`lorak._rows`), so that y is not
-    parsed again; any other factor is given ``coded``.
+    A semi-supervised model hands this record, in place of y, to a factor that declares
+    ``takes_resolved_input``; any other factor is given ``coded``.
 
     Attributes
     ----------
@@ -526,10 +524,8 @@ def _row_list(rows, shown: int = 5) -> str:
 def one_class_error(label, owner, *, unlabeled=None) -> ValueError:
     """The error for labeled rows of a single class: the ideal kernel is then constant.
 
-    ``unlabeled``: the boolean mask of the rows read as unlabeled (−1). When some rows
-    hold −1 the message says so — which rows, how many — and that −1 is the unlabeled
-    marker, not a class: LIBSVM-style labels {−1, +1} arrive as one class plus
-    unlabeled rows, and need recoding (``y = (y + 1) // 2``).
+    ``unlabeled``: the mask of the rows read as unlabeled (−1); the message then says
+    that −1 is the unlabeled marker, not a class (LIBSVM's {−1, +1} need recoding).
     """
     if "GeneralizedNystroem" in str(owner):  # the label-learned kernels
         msg = (

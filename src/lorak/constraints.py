@@ -649,9 +649,8 @@ def restrict_constraints(must_link, cannot_link, sample_index, n_samples: int | 
     """The constraints among a subset of rows, renumbered to the subset.
 
     ``sample_index[r]`` is the id (in the numbering of the pairs) of the subset's row r.
-    Pairs with an endpoint outside the subset are dropped; the others are renumbered
-    to subset rows (the first row with that id). This is how the pairs follow a row
-    split under cross-validation, where only per-row metadata is split.
+    Pairs with an endpoint outside the subset are dropped; the others are renumbered to
+    subset rows (the first row with that id).
 
     Returns
     -------

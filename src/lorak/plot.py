@@ -215,12 +215,9 @@ def error_vs_rank(
 def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
     """How λ was chosen by a fitted :class:`lorak.GeneralizedNystroem`.
 
-    With ``criterion="cv"`` (the default): the held-out error rate ``cv_errors_``
-    against the finite λ of ``lam_grid_`` (log axis), the λ = ∞ candidate (plain
-    Nyström's kernel) as a horizontal dashed line. With ``criterion="paper"`` or
-    ``"kernel"``: ``alignment_scores_`` against ``lam_grid_``, its two factors
-    ρ[S, S₀] and ρ[E_l S E_lᵀ, K*] (``alignment_factors_``) dashed when
-    ``show_factors``. The chosen ``lam_`` is a vertical dotted line.
+    With ``criterion="cv"``: ``cv_errors_`` against the finite λ of ``lam_grid_``, the
+    λ = ∞ candidate dashed. Otherwise ``alignment_scores_`` and its two factors
+    (``alignment_factors_``, when ``show_factors``). The chosen ``lam_`` is dotted.
 
     Parameters
     ----------

@@ -37,13 +37,11 @@ def incomplete_cholesky(
 ) -> ICDResult:
     """Pivoted incomplete Cholesky from ``diag`` = diag(K) and ``column(i)`` = K(:, i).
 
-    Stops after ``max_rank`` columns, or once tr(K − GGᵀ) ≤ tol · tr(K), or when the
-    largest residual diagonal is numerically zero (≤ n·eps·max diag(K)); in that last
-    case the factor is exact to working precision.
+    Stops after ``max_rank`` columns, once tr(K − GGᵀ) ≤ tol · tr(K), or when the largest
+    residual diagonal is numerically zero (the factor is then exact).
 
-    ``columns(idx)``, optional, returns K(:, idx) (n × len(idx)); with it, kernel
-    columns are computed ``block`` at a time for the largest residual diagonals and
-    used when they become pivots (see :ref:`guide-cholesky`). Same pivots.
+    ``columns(idx)``, optional, returns K(:, idx): kernel columns are then computed
+    ``block`` at a time (:ref:`guide-cholesky`), with the same pivots.
     """
     d = np.array(diag, dtype=np.float64)
     n = d.shape[0]

@@ -37,13 +37,9 @@ class CSI(_KernelFactor):
     Parameters
     ----------
     kernel, gamma, bandwidth, coef0, degree, kernel_params :
-        As for :class:`lorak.IncompleteCholesky` (default: Gaussian kernel with the
-        ``"mean_pairwise"`` bandwidth when neither gamma nor bandwidth is given).
-        ``kernel="precomputed"``: ``fit`` takes the n × n training kernel or a
-        :class:`lorak.kernels.KernelColumns` (columns on demand), ``transform`` takes
-        k(X_new, X_train) (n' × n) and reads only the pivots' columns, or
-        k(X_new, X_train[pivots_]) (n' × r) itself. K must be symmetric on the pivots
-        (max|W − Wᵀ| ≤ √eps · max|W|).
+        As for :class:`lorak.IncompleteCholesky`, ``kernel="precomputed"`` included
+        (default: Gaussian kernel with the ``"mean_pairwise"`` bandwidth when neither
+        gamma nor bandwidth is given).
     n_components : int, default=100
         Maximum rank m.
     kappa : float in [0, 1], default=0.99

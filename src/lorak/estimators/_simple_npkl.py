@@ -78,19 +78,16 @@ class SimpleNPKL(TransformerBase):
         Keep only mutual neighbours (S_ij = 1 iff i and j are each among the other's k
         nearest); default: the symmetrized graph (either direction).
     max_rank : int, "pataki" or None, default=None
-        None: the exact solution, from every positive eigenpair (the number requested
-        from Lanczos doubles until the smallest returned is ≤ 0). An int keeps at most
+        None: the exact solution, from every positive eigenpair. An int keeps at most
         that many top eigenpairs (the best K of that rank, rescaled to tr(KK) = B);
-        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2),
-        the paper's own rank estimate (§3.2.3) — much faster on large n, but the
-        square-hinge iterations converge more slowly when the cap binds.
+        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2), much
+        faster on large n, but the square hinge converges more slowly when it binds.
     active_constraints : float in (0, 1], int or None, default=None
         Keep only this fraction (float) or number (int) of the constraints, chosen by
         ``selection``.
     selection : {"margin", "random"}, default="margin"
-        ``"margin"``: the active selection of §3.2.4 — points are ranked by the margin
-        |(1/l_i) Σ_j T_ij K_ij| under the linear-loss kernel learned from all
-        constraints, and the constraints of the least certain points are kept;
+        ``"margin"``: the active selection of §3.2.4, keeping the constraints of the
+        points least certain under the linear-loss kernel of all constraints;
         ``"random"``: a uniform random subset of the same size (the paper's baseline).
     max_iter : int, default=100
         Iterations of Algorithm 1 (square hinge only).
@@ -99,17 +96,14 @@ class SimpleNPKL(TransformerBase):
         is ≤ tol.
     step : {"adaptive", "harmonic", "constant"}, default="adaptive"
         Step rule for η_t in α ← (α + η_t ∂J/∂α)₊. ``"adaptive"``: Barzilai–Borwein
-        trial steps with backtracking on the dual objective (monotone ascent, never
-        above ``step_size·C``); ``"harmonic"``: η_t = step_size·C/t (the paper's
-        O(1/t)); ``"constant"``: η_t = step_size·C (step_size = 1 is the best response
-        of eq. 14, which the paper notes can oscillate).
+        trial steps with backtracking (monotone ascent, at most ``step_size·C``);
+        ``"harmonic"``: η_t = step_size·C/t (the paper's); ``"constant"``:
+        η_t = step_size·C (:ref:`guide-npkl-solver`).
     step_size : float, default=1.0
         Scale of η relative to C (see ``step``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
-        ``"auto"``: Lanczos (ARPACK, ``eigsh(which="LA")``), replaced by a dense
-        ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24 up to
-        n = 5000, or up to n = 8192 when every positive one is wanted; ≥ n/7 up to
-        n = 8192) that the dense solve is cheaper.
+        ``"auto"``: Lanczos (ARPACK), replaced by a dense ``eigh`` where that is
+        cheaper (tiny problems, or many eigenpairs wanted; :ref:`guide-npkl-solver`).
     eigen_tol : float or "auto", default="auto"
         ARPACK's relative accuracy (0 = machine precision). ``"auto"``: machine
         precision for the linear loss (one eigen-solve gives the kernel) and

@@ -167,14 +167,9 @@ def kernel_product(
 ) -> np.ndarray:
     """k(X, Z) @ R, with k(X, Z) formed one row chunk at a time.
 
-    ``R`` is (n_Z, r). The result has X's float dtype (float32 stays float32). With
-    ``upper_triangular`` (R square, upper triangular) each chunk is evaluated straight
-    into the output and multiplied in place by BLAS ``trmm``: half the flops of a
-    general product and no temporary.
-
-    Array API inputs (dispatch enabled; any of X, Z, R foreign): computed in their
-    namespace, on the device of the first foreign one, and returned there; the
-    triangular product runs in column blocks (:mod:`lorak.kernels._device`).
+    ``R`` is (n_Z, r); the result has X's float dtype. With ``upper_triangular`` (R upper
+    triangular) each chunk is multiplied in place by BLAS ``trmm``. Array API inputs
+    are computed in their namespace, on the device of the first of X, Z, R that is one.
     """
     X, Z, R, xp = _inputs(X, Z, R)
     if xp is not None:

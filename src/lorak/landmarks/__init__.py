@@ -178,10 +178,8 @@ def select_landmarks(
 ) -> Landmarks:
     """Resolve a ``landmarks=`` parameter (name, callable, indices or points).
 
-    For an array API X (dispatch enabled: a torch tensor, …) the points come back in
-    X's namespace, dtype and device; ``"uniform"`` draws the same rows as for NumPy,
-    ``"kmeans"`` runs Lloyd on the device; the kernel-dependent strategies
-    (``"column_norm"``, ``"rls"``) are refused with a ``TypeError``.
+    For an array API X the points come back in X's namespace, dtype and device
+    (``"column_norm"`` and ``"rls"`` are refused: :ref:`guide-gpu`).
     """
     from .._array_api import array_api_dispatched
 
@@ -234,10 +232,8 @@ def _resolve_landmarks(landmarks, X, n_landmarks, *, rng, kernel, name) -> Landm
 def lazy_select_landmarks(name, X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     """The built-in strategies on a dask array.
 
-    ``"uniform"`` draws the same rows as in memory for the same seed (and computes only
-    those); ``"kmeans"`` seeds on a random sample and runs Lloyd by passes over the row
-    chunks (:func:`lorak.landmarks._kmeans.lazy_kmeans_landmarks`); ``"column_norm"``
-    needs every entry of the n × n kernel matrix and is refused.
+    ``"uniform"`` draws the same rows as in memory, ``"kmeans"`` runs Lloyd by passes over
+    the row chunks, ``"column_norm"`` is refused (:ref:`guide-scaling`).
     """
     if name == "uniform":
         return uniform_landmarks(X, n_landmarks, rng=rng)

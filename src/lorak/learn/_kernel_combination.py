@@ -176,10 +176,8 @@ def alignment_weights(stats: AlignmentStatistics) -> np.ndarray:
 def alignment_qp(gram, target, *, rtol: float = 1e-12) -> np.ndarray:
     """argmin_{v ≥ 0} vᵀ M v − 2 vᵀ a for a PSD M — the QP of Cortes et al. (2010).
 
-    Written as a nonnegative least-squares problem: with M = V diag(w) Vᵀ,
-    A = diag(√w) Vᵀ and b = diag(1/√w) Vᵀ a (over the eigenvalues w > rtol·max w),
-    ‖A v − b‖² = vᵀ M v − 2 vᵀ a + const whenever a lies in the range of M, which it
-    does for M a Gram matrix and a = its inner products with one more element.
+    Written as a nonnegative least-squares problem ‖A v − b‖² with A = diag(√w) Vᵀ and
+    b = diag(1/√w) Vᵀ a from M = V diag(w) Vᵀ (a lies in the range of a Gram matrix M).
     """
     M = np.asarray(gram, dtype=np.float64)
     a = np.asarray(target, dtype=np.float64).ravel()

@@ -384,11 +384,8 @@ def _largest_eigenvalue(G) -> float:
 
 def _pivoted_cholesky(G, rtol: float):
     """Pivoted Cholesky factor of the PSD G (upper triangle, overwritten): the pivot
-    order P (a permutation of G's indices, the k pivots first) and U (k × N, columns in
-    pivot order, upper trapezoidal) with G[P][:, P] ≈ UᵀU, down to pivots of
-    PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
-    The part left out has trace trace(G) − ‖U‖²_F: for a Gram VᵀV, the squared
-    Frobenius distance of V from the span of its pivot columns."""
+    order P (the k pivots first) and U (k × N, upper trapezoidal in pivot order) with
+    G[P][:, P] ≈ UᵀU, down to pivots of PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``)."""
     lmax = _largest_eigenvalue(G)
     if not lmax > 0:
         return np.arange(G.shape[0]), np.zeros((0, G.shape[0]))
@@ -431,13 +428,9 @@ def bank_factors(
     compress_rtol : float, default=1e-10
         Eigenvalues of VᵀV at or below compress_rtol · λ_max are dropped.
     compress_rows : int or None, default=20000
-        Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows,
-        O(ℓ (Σ r_k)²)). With a sample, B = V T is orthonormal only on the sample; the
-        solver then uses BᵀB (computed on all rows), ``compression_error`` is exact on
-        the sample and ``compression_error_other`` is computed on up to
-        :data:`ERROR_ROWS` of the other rows.
-    rng : Generator, for the row sample.
-    budget : int, optional, bytes per chunk (default: the library's memory budget).
+        Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows). With a
+        sample, ``compression_error`` is exact on it and ``compression_error_other`` is
+        computed on up to :data:`ERROR_ROWS` of the other rows.
 
     Memory: the output (ℓ × Σ r_k, or ℓ × r) plus one chunk.
     """

@@ -60,10 +60,8 @@ def constraint_spectral_radius(
 ) -> float:
     """λ_max(T), the largest eigenvalue of the symmetric ±1 constraint matrix (eq. 1).
 
-    Only the rows touched by a constraint matter (T is zero elsewhere): a dense solve
-    on them when there are few, else Lanczos (``eigsh``, ``which="LA"``) from a start
-    vector drawn from ``rng`` (seed 0 when None). ≥ 1 for any non-empty set (a single
-    pair has eigenvalue 1), ≤ the largest number of constraints on one row.
+    Computed on the rows a constraint touches (dense, or Lanczos when there are many);
+    ≥ 1 for any non-empty set.
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if pairs.shape[0] == 0:

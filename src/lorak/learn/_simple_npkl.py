@@ -196,10 +196,8 @@ def chebyshev_operator(A, lo: float, theta: float, degree: int) -> LinearOperato
     """p(A) = T_d((A − c)/e) with c = (θ + lo)/2, e = (θ − lo)/2, as a LinearOperator
     (``degree`` sparse products per application, three-term recurrence).
 
-    For odd d, p is strictly increasing on [θ, ∞) (mapped onto [1, ∞)) and on (−∞, lo]
-    (onto (−∞, −1]) and stays in [−1, 1] between: the eigenvalues of A above θ are the
-    eigenvalues of p(A) above 1, in the same order and with the same eigenvectors,
-    whatever ``lo`` is. ``lo`` only sets how strongly the rest is damped.
+    For odd d the eigenvalues of A above θ are those of p(A) above 1, in the same order
+    and with the same eigenvectors; ``lo`` only sets how strongly the rest is damped.
     """
     c = 0.5 * (theta + lo)
     e = 0.5 * (theta - lo)

@@ -81,10 +81,8 @@ def kernel_kmeans_factor(
 class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """Kernel k-means through a low-rank factor: k-means on the factor rows.
 
-    For K = G Gᵀ this is exactly kernel k-means (:ref:`guide-downstream`);
-    for an approximate factor it is kernel k-means on the approximated kernel, at
-    O(n m k) per iteration. ``predict`` and ``transform`` place new points through
-    ``factor_.transform``.
+    Exactly kernel k-means for K = G Gᵀ (:ref:`guide-downstream`), O(n m k) per
+    iteration; ``predict`` and ``transform`` go through ``factor_.transform``.
 
     Parameters
     ----------

@@ -119,11 +119,9 @@ def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolut
 def lssvm_moments(G, T):
     """``(n, mean, scatter)`` of the rows of [G T]: the LS-SVM's sufficient statistics.
 
-    ``mean`` is the (m + k,) mean row, ``scatter`` the (m + k) × (m + k) centred
-    scatter [[ḠᵀḠ, ḠᵀT̄], [T̄ᵀḠ, T̄ᵀT̄]]. Statistics of disjoint row sets merge exactly
-    (:func:`merge_lssvm_moments`), which is how a dask G (one pass, per-chunk moments
-    merged on the cluster) and :meth:`LSSVC.partial_fit` (batch by batch) get them.
-    O(n (m + k)²) time; G may be sparse, float32, dask or a memmap.
+    ``mean`` is the (m + k,) mean row, ``scatter`` the centred scatter of [G T]. They merge
+    exactly over disjoint row sets (:func:`merge_lssvm_moments`: dask passes,
+    :meth:`LSSVC.partial_fit`). G may be sparse, float32, dask or a memmap.
     """
     T = _as_2d_targets(T)  # n values per target: in memory, beside a dask G too
     if is_dask_array(G):

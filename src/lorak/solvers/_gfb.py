@@ -372,11 +372,8 @@ def _relative_change(prev, cur) -> float:
 def project_feasible(alpha, y, C: float) -> np.ndarray:
     """Euclidean projection onto {0 ≤ α ≤ C, yᵀα = 0}.
 
-    The projection is clip(α − t y, 0, C) for the root t of
-    φ(t) = yᵀclip(α − t y, 0, C), a non-increasing piecewise-linear function whose
-    slope is minus the number of unclipped entries. Safeguarded Newton steps on φ
-    (bisection when a step leaves the bracket or the slope is 0) land on the root of a
-    linear piece after a few O(ℓ) passes.
+    clip(α − t y, 0, C) for the root t of the piecewise-linear yᵀclip(α − t y, 0, C),
+    by safeguarded Newton steps (a few O(ℓ) passes).
     """
     alpha = np.asarray(alpha, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
