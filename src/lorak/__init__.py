@@ -1,11 +1,9 @@
 """lorak — LOw-RAnk Kernels.
 
 Low-rank kernel factors as scikit-learn transformers whose ``transform(X)`` returns
-rows G with G Gᵀ ≈ K — unsupervised (Nyström with chosen landmarks, incomplete
-Cholesky, exact eigen) and learned from side information (generalized Nyström from
-labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — and the
-downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means). How the
-package is layered: the user guide, :ref:`guide-internals`.
+rows G with G Gᵀ ≈ K, unsupervised or learned from side information, and the
+downstream learners that take any factor (:ref:`guide`; the package's layers:
+:ref:`guide-internals`).
 """
 
 from . import constraints, plot  # plot imports matplotlib only when called

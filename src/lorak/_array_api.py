@@ -1,10 +1,6 @@
 """Array API helpers: which namespace an input lives in, moves between host and device.
 
-A leaf module (it imports only :mod:`lorak._config`). NumPy input always takes the
-NumPy path; an input of another namespace is computed on in its own namespace and on
-its own device when array API dispatch is enabled (the user guide, :ref:`guide-gpu`).
-``array_api_compat`` wraps the namespaces (scikit-learn's vendored copy when it is not
-installed).
+A leaf module (it imports only :mod:`lorak._config`); the behaviour: :ref:`guide-gpu`.
 """
 
 from __future__ import annotations

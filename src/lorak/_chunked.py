@@ -1,8 +1,6 @@
 """Row-chunked and dask machinery: map rows, reduce rows, the estimator mixin.
 
-A leaf module: nothing here imports lorak's math, whose lazy variants take from here
-only the generic parts (:ref:`guide-internals-chunked`). What users see is documented in
-:mod:`lorak.parallel`.
+A leaf module (:ref:`guide-internals-chunked`); what users see is :mod:`lorak.parallel`.
 """
 
 from __future__ import annotations

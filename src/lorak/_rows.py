@@ -1,11 +1,7 @@
 """Where the rows of an input live, decided once: :class:`Rows`.
 
-An estimator resolves its X once at the top of ``fit`` (and of ``transform`` or
-``predict``) with :func:`resolve_rows`, then asks the :class:`Rows` whatever depends on
-the kind of input (``"numpy"``, ``"sparse"``, ``"memmap"``, ``"dask"`` or
-``"array_api"``) instead of testing the kind itself; an estimator that wraps another
-hands the Rows down (:func:`hand_down`). The kinds and the hand-down:
-:ref:`guide-internals-rows`.
+Resolved by :func:`resolve_rows` at the top of ``fit``, ``transform`` or ``predict``;
+the kinds and how an estimator hands them down: :ref:`guide-internals-rows`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The ``lorak`` command line: ``lorak datasets``, ``lorak --version``, and ``lorak bench``,
-which hands its arguments over to the separately installed ``lorak-bench`` (the
-documentation's command-line page).
+"""The ``lorak`` command line: ``lorak datasets``, ``lorak --version``, and
+``lorak bench``, which hands its arguments over to the separately installed
+``lorak-bench`` (the documentation's command-line page).
 """
 
 from __future__ import annotations

@@ -5,6 +5,13 @@ LIBSVM set of the data home, an SSL-book set, a scikit-learn bundled set or a
 generator; ``available()`` lists them all. The data home is ``data_home=`` or else the
 environment variable ``LORAK_DATA``. The names, the data home's layout and the
 generators' definitions: :ref:`guide-datasets`.
+
+>>> from lorak.datasets import load, make_twonorm
+>>> load("wine").X.shape
+(178, 13)
+>>> X, y = make_twonorm(200, random_state=0)
+>>> X.shape, int(y.sum())
+((200, 20), 100)
 """
 
 from ._base import DATA_ENV_VAR, DataIntegrityError, DataNotFoundError, Dataset, get_data_home

@@ -1,7 +1,5 @@
-"""Shared pieces of the dataset loaders: the result record, errors, the data home.
-
-The data home is the ``data_home`` argument, else the environment variable
-``LORAK_DATA`` (the user guide, "Benchmark datasets", section "The data home").
+"""Shared pieces of the dataset loaders: the result record, errors, the data home
+(``data_home``, else ``LORAK_DATA``: the user guide, "Benchmark datasets").
 """
 
 from __future__ import annotations

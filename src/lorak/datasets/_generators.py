@@ -1,8 +1,6 @@
 """Synthetic benchmark generators with their published definitions.
 
-Breiman's twonorm and ringnorm, the CART book's waveform, and SimpleNPKL's chessboard
-and double spiral; their definitions, sources and default sizes are in the user
-guide, "Benchmark datasets", section "The generators".
+Definitions, sources and sizes: the user guide, "Benchmark datasets", "The generators".
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""LIBSVM-format datasets listed in the data home's ``MANIFEST.json``.
-
-bz2-compressed LIBSVM text, read with the manifest's ``n_features`` so that train and
-test agree on the width (the user guide, "Benchmark datasets").
+"""LIBSVM-format datasets listed in the data home's ``MANIFEST.json`` (bz2 LIBSVM text
+read with the manifest's ``n_features``, so that train and test agree on the width).
 """
 
 from __future__ import annotations

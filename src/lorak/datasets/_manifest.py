@@ -1,8 +1,6 @@
 """The schema of a data home's ``MANIFEST.json``, and its validation.
 
-:func:`validate_manifest` checks a decoded manifest against the schema (the user
-guide, "Benchmark datasets", section "The data home") and raises
-:class:`ManifestError` naming the set, the key and what was expected.
+The schema: the user guide, "Benchmark datasets", section "The data home".
 """
 
 from __future__ import annotations

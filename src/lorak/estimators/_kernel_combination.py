@@ -1,14 +1,10 @@
 """Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
 
 The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
-Table 2). :class:`UniformKernelSum`, :class:`ABMKL` and :class:`CABMKL` are
-transformers: one Nyström factor G_j per kernel on shared landmarks, weights μ learned
-from the labeled rows' factors (linear in n), and ``transform`` returning
-[√μ₁ G₁, …, √μ_M G_M]; use them with :class:`lorak.SemiSupervisedFactorClassifier` for
-the paper's protocol. :class:`AlignmentMKLClassifier` and :class:`GLMKLClassifier` are
-the full-kernel classifiers (an SVC on the labeled rows' l × l kernels). The weights
-are in :mod:`lorak.learn._kernel_combination`; the formulas in
-:doc:`/guide/generalized_nystrom` (section "Many kernels").
+Table 2): the factor transformers :class:`UniformKernelSum`, :class:`ABMKL`,
+:class:`CABMKL` (``transform`` returns [√μ₁ G₁, …, √μ_M G_M]) and the full-kernel
+classifiers :class:`AlignmentMKLClassifier`, :class:`GLMKLClassifier`. The weights:
+:doc:`/guide/generalized_nystrom`, section "Many kernels".
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as scikit-learn estimators.
 
-Each ``fit`` runs the factor stage (:func:`lorak.learn.lp_mkl_factors`), then its
-method's one entry (:func:`lorak.learn.fit_lp_mkl`,
-:func:`lorak.learn.fit_lp_mkl_regression`), and stores the returned record.
+The math: :func:`lorak.learn.fit_lp_mkl` and :func:`lorak.learn.fit_lp_mkl_regression`.
 """
 
 from __future__ import annotations

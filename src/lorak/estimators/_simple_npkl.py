@@ -1,8 +1,6 @@
 """SimpleNPKL: a kernel learned from pairwise constraints, as a transductive transformer.
 
-Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-The math here is :mod:`lorak.learn._simple_npkl`; this module
-validates input, calls it and stores the fitted attributes.
+Zhuang, Tsang & Hoi, ICML 2009; the math is :mod:`lorak.learn._simple_npkl`.
 """
 
 from __future__ import annotations

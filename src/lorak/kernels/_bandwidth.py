@@ -2,8 +2,8 @@
 
 Every rule (``"mean_pairwise"``, ``"mean_to_centroid"``, ``"median"``) returns a
 *squared-distance scale* ``s`` (units of ‖x − y‖²): the Gaussian kernel exp(−‖x−y‖²/b)
-uses ``b = s``, kernels of the plain distance use ``σ = √s``. The rules' definitions:
-:ref:`guide-bandwidth-rules`.
+uses ``b = s``, kernels of the plain distance use ``σ = √s``. Their definitions:
+:ref:`the user guide <guide-bandwidth-rules>`.
 """
 
 from __future__ import annotations
@@ -136,10 +136,11 @@ BANDWIDTH_RULES = {
 
 
 def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> float:
-    """Squared-distance scale of ``X`` under the named rule (:ref:`guide-bandwidth-rules`).
+    """Squared-distance scale of ``X`` under the named rule.
 
-    Raises ``ValueError`` for unknown rules (listing the valid ones) and when the data
-    are degenerate (all rows identical), where no bandwidth can be derived.
+    The rules: :ref:`the user guide <guide-bandwidth-rules>`. Raises ``ValueError`` for
+    unknown rules (listing the valid ones) and when the data are degenerate (all rows
+    identical), where no bandwidth can be derived.
     """
     try:
         fn = BANDWIDTH_RULES[rule]

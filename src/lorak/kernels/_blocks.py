@@ -1,9 +1,7 @@
 """Chunked evaluation of kernel blocks k(X, Z) under a memory budget.
 
-Three entry points, all O(chunk · m) extra memory: :func:`kernel_block` (the dense
-block), :func:`kernel_product` (k(X, Z) @ R without materializing k(X, Z)) and
-:func:`iter_kernel_blocks` (row chunks for reductions). Why a kernel that writes its
-block in place gets one pass over all rows: :ref:`guide-internals-kernels`.
+:func:`kernel_block`, :func:`kernel_product` and :func:`iter_kernel_blocks`, all with
+O(chunk · m) extra memory (:ref:`guide-internals-kernels`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Kernel blocks on array API inputs (PyTorch, CuPy, array-api-strict, …), on their device.
 
-The array API twin of the NumPy blocks of :mod:`lorak.kernels._kernels` for the kernels
-whose blocks are a GEMM plus elementwise work, with the same formulas and guards
-(:ref:`guide-gpu`, section "What runs on the device").
+The twin of the NumPy blocks, with the same formulas and guards (:ref:`guide-gpu`).
 """
 
 from __future__ import annotations

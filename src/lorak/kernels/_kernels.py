@@ -1,10 +1,7 @@
 """Kernel functions as small immutable objects evaluated on blocks.
 
-A :class:`Kernel` evaluates k(X, Z) on a block of rows (``_block``) and its diagonal,
-and fixes data-dependent parameters (``resolve``); chunking lives in
-:mod:`lorak.kernels._blocks`. Names that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS``
-knows mean scikit-learn's kernels (:ref:`guide-internals-kernels`; the table of
-kernels: :ref:`guide-factors`, section "Kernels and bandwidths").
+The design: :ref:`guide-internals-kernels`; the table of kernels: :ref:`guide-factors`,
+section "Kernels and bandwidths".
 """
 
 from __future__ import annotations

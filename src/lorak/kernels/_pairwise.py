@@ -1,9 +1,7 @@
 """scikit-learn's remaining pairwise kernels, as :class:`Kernel` objects.
 
-``chi2``, ``additive_chi2``, ``sigmoid`` and ``cosine`` are evaluated block by block by
-scikit-learn's own functions, with its parameters and defaults, so that
-``Nystroem(kernel="chi2")`` means what it means in scikit-learn (the table:
-:ref:`guide-factors`, section "Kernels and bandwidths").
+``chi2``, ``additive_chi2``, ``sigmoid`` and ``cosine``, evaluated block by block by
+scikit-learn's own functions with its parameters (:ref:`guide-factors`).
 """
 
 from __future__ import annotations

@@ -6,10 +6,9 @@ Lloyd iterations, :func:`kmeans_landmarks`), ``"column_norm"`` (Drineas & Mahone
 :func:`column_norm_landmarks`) and ``"rls"`` (approximate ridge leverage scores,
 :func:`rls_landmarks`). User-given landmarks: a 2-D array of points (m × d), a 1-D
 integer array of row indices, or a callable with the strategy signature returning a
-:class:`Landmarks`, row indices or points; a callable also sets the options of a
-built-in one, e.g. ``landmarks=functools.partial(rls_landmarks, rank_fraction=0.25)``.
-What each strategy costs and when to use it: :ref:`guide-factors`, section "Choosing
-the landmarks".
+:class:`Landmarks`, indices or points (e.g. ``functools.partial(rls_landmarks,
+rank_fraction=0.25)``). What each strategy costs and when to use it:
+:ref:`guide-factors`, section "Choosing the landmarks".
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Landmarks sampled by approximate ridge leverage scores, without the n × n kernel.
 
-The λ-ridge leverage scores are estimated bottom-up on nested subsamples of the rows
-(Musco & Musco 2017), in O(n s (d + s) + L s³) time and O(chunk · s + n) memory, with a
-scale-free λ read off the sample's own spectrum: :ref:`guide-rls`.
+Estimated bottom-up on nested subsamples (Musco & Musco 2017): :ref:`guide-rls`.
 """
 
 from __future__ import annotations

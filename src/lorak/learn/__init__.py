@@ -1,10 +1,8 @@
 """Supervised and semi-supervised kernel learning as pure functions on arrays.
 
-Each module here is the math of the estimator of the same stem in
-:mod:`lorak.estimators`. A method's entry is ``fit_<method>``: it owns the method's
-loops, stepping and dispatch and returns a result record (a dataclass), which the
-estimator copies to its fitted attributes. The entries and what lies under them, module
-by module: :ref:`guide-internals-learn`.
+Each module is the math of the estimator of the same stem in :mod:`lorak.estimators`;
+its entry ``fit_<method>`` returns a result record the estimator stores. The modules
+and their entries: :ref:`guide-internals-learn`.
 """
 
 from .._validation import parse_semi_supervised_response

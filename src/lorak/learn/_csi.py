@@ -1,10 +1,7 @@
 """Cholesky with Side Information (CSI): predictive low-rank decomposition.
 
-This is the math of :class:`lorak.CSI` (estimators/_csi), after Bach & Jordan (ICML
-2005): a pivoted incomplete Cholesky factor whose pivots greedily decrease
-J(G) = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F, their gains approximated by δ look-ahead steps.
-The steps, where the arrays named below (Gadv, Gl, u_i, D, Dadv, A, B, C) are defined,
-and the implementation decisions are in the user guide, :ref:`guide-csi-algorithm`.
+The math of :class:`lorak.CSI` (Bach & Jordan 2005). The steps, where the arrays named
+below (Gadv, Gl, u_i, D, Dadv, A, B, C) are defined: :ref:`guide-csi-algorithm`.
 """
 
 from __future__ import annotations

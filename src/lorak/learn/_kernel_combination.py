@@ -1,10 +1,7 @@
 """Weights of a kernel combination Σ_j μ_j K_j learned from labels — pure functions.
 
-This is the math of the kernel-combination baselines (estimators/_kernel_combination):
-uniform, ABMKL and CABMKL weights from factors of the base kernels on the labeled rows,
-O(l r² M²), never l × l (:func:`fit_kernel_combination`), and the group-lasso MKL's
-alternation (:func:`fit_glmkl`). The formulas: :doc:`/guide/generalized_nystrom`,
-section "Many kernels".
+The math of the kernel-combination baselines, from factors of the base kernels on the
+labeled rows (never l × l): :doc:`/guide/generalized_nystrom`, section "Many kernels".
 """
 
 from __future__ import annotations

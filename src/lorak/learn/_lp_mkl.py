@@ -1,11 +1,7 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as pure functions.
 
-This is the math of :class:`lorak.LowRankMKLClassifier` (estimators/_lp_mkl), after
-Rakotomamonjy & Chanda: Algorithm 1 alternates the SVM dual (4) with kernel
-Σ_k d_k V_k V_kᵀ for fixed d and the closed-form weights (3) of Kloft et al. (2011),
-d_k ∝ ‖f_k‖^{2/(p+1)} with ‖f_k‖² = d_k² αᵀY K_k Yα, until max_k |Δd_k| < tol. The
-derivations (the factor form of ‖f_k‖², the shared basis, the inner solvers and why
-primal Newton is the default) are in the user guide, :ref:`guide-lpmkl-solvers`.
+The math of :class:`lorak.LowRankMKLClassifier` (Rakotomamonjy & Chanda): the
+alternation, the shared basis and the inner solvers, :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations
@@ -385,7 +381,8 @@ def _largest_eigenvalue(G) -> float:
 def _pivoted_cholesky(G, rtol: float):
     """Pivoted Cholesky factor of the PSD G (upper triangle, overwritten): the pivot
     order P (the k pivots first) and U (k × N, upper trapezoidal in pivot order) with
-    G[P][:, P] ≈ UᵀU, down to pivots of PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``)."""
+    G[P][:, P] ≈ UᵀU, down to pivots of PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
+    The part left out has trace trace(G) − ‖U‖²_F."""
     lmax = _largest_eigenvalue(G)
     if not lmax > 0:
         return np.arange(G.shape[0]), np.zeros((0, G.shape[0]))
@@ -431,6 +428,8 @@ def bank_factors(
         Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows). With a
         sample, ``compression_error`` is exact on it and ``compression_error_other`` is
         computed on up to :data:`ERROR_ROWS` of the other rows.
+    rng : Generator, for the row sample.
+    budget : int, optional, bytes per chunk (default: the library's memory budget).
 
     Memory: the output (ℓ × Σ r_k, or ℓ × r) plus one chunk.
     """

@@ -1,10 +1,6 @@
 """ℓp-norm multiple kernel learning for regression, on low-rank factors.
 
-This is the math of :class:`lorak.LowRankMKLRegressor` (estimators/_lp_mkl): the
-ℓp-MKL alternation of :mod:`lorak.learn._lp_mkl` with the squared loss
-(:func:`lp_mkl_ridge`, an exact r × r solve in moments formed once) or Vapnik's
-ε-insensitive loss (:func:`lp_mkl_svr`). :func:`fit_lp_mkl_regression` is the
-estimator's one entry. The derivation: :ref:`guide-lpmkl-solvers`, section
+The math of :class:`lorak.LowRankMKLRegressor`: :ref:`guide-lpmkl-solvers`, section
 "Regression: the exact ridge solve".
 """
 

@@ -1,9 +1,7 @@
 """SimpleNPKL's automatic C and its degenerate-kernel check (pure math).
 
-Part of the math of :class:`lorak.SimpleNPKL`: ``C="auto"`` sets C = 0.7 / λ_max(T),
-and :func:`kernel_degeneracy` measures the share of tr(K) in directions that the
-constraints alone make positive. The argument and the figures:
-:ref:`"Choosing C" <guide-npkl-auto>`.
+``C="auto"`` sets C = 0.7 / λ_max(T); :func:`kernel_degeneracy` flags a collapsed
+kernel (why: :ref:`"Choosing C" <guide-npkl-auto>`).
 """
 
 from __future__ import annotations

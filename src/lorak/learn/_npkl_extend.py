@@ -1,9 +1,7 @@
 """Out-of-sample extension of a SimpleNPKL embedding to new rows (pure math).
 
-Part of the math of :class:`lorak.SimpleNPKL`: ``"graph"`` (:func:`graph_extension`,
-the eigen-equation through a new row's nearest training rows) and ``"ridge"``
-(:func:`ridge_map`, a ridge map from RBF Nyström features), both O(n) memory. The
-derivation: :ref:`guide-npkl-extension`.
+``"graph"`` (:func:`graph_extension`) and ``"ridge"`` (:func:`ridge_map`), both O(n)
+memory: :ref:`guide-npkl-extension`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Pre-images by kernel ridge regression (Bakır, Weston & Schölkopf 2004).
 
-Shared by :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA`: the map g ↦ x
-learned from the training pairs (g(xᵢ), xᵢ) (:ref:`guide-downstream`, section "Kernel
-PCA").
+Shared by :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA` (:ref:`guide-downstream`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
 
-This is the math of :class:`lorak.SimpleNPKL` (estimators/_simple_npkl), after Zhuang,
-Tsang & Hoi (ICML 2009). :func:`fit_simple_npkl` is the estimator's one entry, returning
-a :class:`SimpleNPKLFit`. The linear loss has the closed form K* = A₊ √(B / tr(A₊²)),
-A = C·T − L (Proposition 1); the square hinge alternates it with a projected gradient
-step on the dual variables (Algorithm 1). Conventions and decisions:
-:ref:`guide-npkl-solver`.
+The math of :class:`lorak.SimpleNPKL` (Zhuang, Tsang & Hoi 2009); :func:`fit_simple_npkl`
+is its one entry. The solver, its conventions and decisions: :ref:`guide-npkl-solver`.
 """
 
 from __future__ import annotations

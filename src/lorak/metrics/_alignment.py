@@ -1,7 +1,5 @@
-"""Kernel alignment (Cristianini et al. 2002) and centered alignment (Cortes et al. 2012).
-
-For factors K = G Gᵀ everything reduces to small Gram products (⟨G₁G₁ᵀ, G₂G₂ᵀ⟩ =
-‖G₁ᵀG₂‖²_F, H G = G − 1·mean(G)): no n × n matrix is formed.
+"""Kernel alignment (Cristianini et al. 2002) and centered alignment (Cortes et al. 2012),
+for factors through small Gram products (⟨G₁G₁ᵀ, G₂G₂ᵀ⟩ = ‖G₁ᵀG₂‖²_F): never n × n.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Pairwise cluster accuracy (the SimpleNPKL paper's clustering score).
+"""Pairwise cluster accuracy (the SimpleNPKL paper's clustering score, the Rand index).
 
-The fraction of point pairs on which the true and the found partitions agree, i.e.
-the Rand index, computed from the contingency table in O(n + k_c k_ĉ) with exact
-64-bit counts (the formula: :ref:`guide-downstream`, section "Kernel k-means").
+O(n + k_c k_ĉ) from the contingency table (:ref:`guide-downstream`, "Kernel k-means").
 """
 
 from __future__ import annotations

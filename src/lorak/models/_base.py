@@ -1,7 +1,5 @@
-"""What every downstream model shares: fitting a factor and reducing over its rows.
-
-A model sees the data only through the rows G of a factor (``factor=None``: G = X);
-every n-sized reduction here runs in row chunks under ``memory_budget``.
+"""What every downstream model shares: fitting a factor and reducing over its rows
+(``factor=None``: G = X), every n-sized reduction in row chunks under ``memory_budget``.
 """
 
 from __future__ import annotations

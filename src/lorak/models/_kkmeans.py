@@ -1,8 +1,6 @@
-"""Kernel k-means on a low-rank factor.
+"""Kernel k-means on a low-rank factor: k-means on the rows of G when K = G Gᵀ.
 
-A downstream model's pure functions sit beside its class, as here. For K = G Gᵀ,
-kernel k-means is ordinary k-means (scikit-learn's :class:`~sklearn.cluster.KMeans`) on
-the rows of G; why is in :ref:`guide-downstream`, section "Kernel k-means".
+A downstream model's pure functions sit beside its class (:ref:`guide-downstream`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Kernel PCA on a low-rank factor (Zhang, Tsang & Kwok 2008, §4.2 and Prop. 4).
 
-A downstream model's pure functions sit beside its class, as here. With the centred
-factor rows Ḡ = G − 1·mean(G), the eigenproblem of the n × n centred kernel Ḡ Ḡᵀ is
-the m × m one ḠᵀḠ = V Σ Vᵀ (1); scores are Ḡ V, new points (g(x) − mean(G))ᵀ V. The
-derivation is in :ref:`guide-downstream`, section "Kernel PCA".
+The eigenproblem of the m × m matrix ḠᵀḠ = V Σ Vᵀ (1) instead of the n × n centred
+kernel: :ref:`guide-downstream`, section "Kernel PCA".
 """
 
 from __future__ import annotations

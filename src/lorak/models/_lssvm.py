@@ -1,9 +1,7 @@
 """Least-squares SVM (Suykens & Vandewalle 1999) on a low-rank factor K ≈ G Gᵀ.
 
-A downstream model's pure functions sit beside its class, as here. The fit solves the
-centred m × m ridge system w = (νI + ḠᵀḠ)⁻¹ Ḡᵀȳ, b = mean(y) − mean(G) w (ν = 1/C),
-which equals the paper's Woodbury form without its cancellations; the derivation is in
-:ref:`guide-lssvm-derivation`.
+The fit solves the centred m × m ridge system w = (νI + ḠᵀḠ)⁻¹ Ḡᵀȳ (ν = 1/C), the
+paper's Woodbury form without its cancellations: :ref:`guide-lssvm-derivation`.
 """
 
 from __future__ import annotations
@@ -508,7 +506,7 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
 
     Solves (K + I/C) β + b 1 = y, 1ᵀβ = 0 with K ≈ G Gᵀ: ridge regression with an
     unpenalized intercept on the factor rows, O(m²n) time
-    (:ref:`guide-lssvm-derivation`). Several targets (y of shape (n, k)) share one Cholesky.
+    (:ref:`guide-lssvm-derivation`). Several targets (y of shape (n, k)) share a Cholesky.
 
     Parameters
     ----------

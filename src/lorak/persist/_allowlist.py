@@ -1,8 +1,6 @@
-"""The allowlist: the classes :func:`lorak.load` may rebuild.
-
-lorak's own classes are found in the lorak modules already imported, scikit-learn's
-are the fixed table :data:`SKLEARN_TRUSTED`, and :func:`register_trusted` adds more.
-Nothing here imports a module named in a file.
+"""The allowlist: the classes :func:`lorak.load` may rebuild (lorak's own, the table
+:data:`SKLEARN_TRUSTED`, and :func:`register_trusted`'s). Nothing here imports a module
+named in a file.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The rules every saved or loaded estimator obeys, in both formats.
-
-:class:`PersistenceError`, the state rules (:func:`state_problem`, run while a file is
-written and read) and the one-row probe (:func:`probe`, run on what :func:`lorak.load`
-returns and, by :func:`check_before_save`, before writing).
+"""The rules every saved or loaded estimator obeys, in both formats: the state rules
+(:func:`state_problem`) and the one-row probe (:func:`probe`, :func:`check_before_save`).
 """
 
 from __future__ import annotations

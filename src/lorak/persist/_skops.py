@@ -1,8 +1,6 @@
-"""skops support: writing lorak estimators in skops's secure format and reading such
-files under lorak's allowlist (plus plain data) only.
+"""skops support: lorak estimators in skops's secure format, read under lorak's allowlist.
 
-Needs the optional extra ``lorak[skops]`` to read or write; :func:`skops_trusted_types`
-does not.
+Needs the extra ``lorak[skops]`` to read or write; :func:`skops_trusted_types` does not.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Generic numerics that take operators and return a :class:`SolverResult`.
 
-These solvers are building blocks of the math in :mod:`lorak.learn`: they know
-operators and vectors, not kernels or estimators. The PSD-cone solvers serve
-generalized Nyström; the generalized forward–backward and primal Newton solvers serve
-ℓp-MKL (:ref:`guide-lpmkl-solvers`).
+Building blocks of :mod:`lorak.learn` that know operators and vectors, not kernels:
+the PSD-cone solvers of generalized Nyström and the ℓp-MKL SVM solvers.
 """
 
 from ._gfb import (

@@ -1,8 +1,6 @@
 """Generalized forward–backward splitting for the SVM with a sum of low-rank kernels.
 
-Rakotomamonjy & Chanda, §3: the lifted SVM dual (6) with the affine sets split
-(:func:`gfb_split`) or merged (:func:`gfb_naive`); :func:`duality_gap` certifies any
-feasible α. The derivation: :ref:`guide-lpmkl-solvers`.
+Rakotomamonjy & Chanda, §3, Algorithm 2 and its merged variant: :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations

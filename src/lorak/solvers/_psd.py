@@ -1,9 +1,7 @@
 """Numerics over the cone of positive semidefinite (PSD) matrices.
 
-Three solvers for min f(X) s.t. X ⪰ 0 on symmetric ``m × m`` arrays, each returning a
-:class:`SolverResult`: :func:`admm_psd`, :func:`fista_psd` (both in a diagonal
-congruence metric: :func:`scaled_psd_projection`) and :func:`armijo_projected_gradient`
-(the baseline of Zhang et al. 2017, eq. 9–10).
+:func:`admm_psd`, :func:`fista_psd` and :func:`armijo_projected_gradient` for
+min f(X) s.t. X ⪰ 0 on symmetric m × m arrays, each returning a :class:`SolverResult`.
 """
 
 from __future__ import annotations
