@@ -1,15 +1,9 @@
 """lorak — LOw-RAnk Kernels.
 
 Low-rank kernel factors as scikit-learn transformers whose ``transform(X)`` returns
-rows G with G Gᵀ ≈ K — unsupervised (Nyström with chosen landmarks, incomplete
-Cholesky, exact eigen) and learned from side information (generalized Nyström from
-labels, CSI, SimpleNPKL from pairwise constraints, low-rank ℓp-norm MKL) — and the
-downstream learners that take any factor (LS-SVM, kernel PCA, kernel k-means).
-
-Below the estimators and their math (the layering is stated in :mod:`lorak.estimators`):
-kernels/, landmarks/, solvers/, metrics/, _rows (where an input's rows live, resolved
-once per fit) and the leaf modules (_validation, _array_api, _chunked, _linalg,
-_config); nothing below imports what is above.
+rows G with G Gᵀ ≈ K, unsupervised or learned from side information, and the
+downstream learners that take any factor (:ref:`guide`; the package's layers:
+:ref:`guide-internals`).
 """
 
 from . import constraints, plot  # plot imports matplotlib only when called

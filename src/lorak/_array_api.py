@@ -1,20 +1,6 @@
 """Array API helpers: which namespace an input lives in, moves between host and device.
 
-A leaf module (it imports only :mod:`lorak._config`). lorak computes on an input in its
-own namespace and on its own device — a PyTorch tensor on a GPU stays there — when
-array API dispatch is enabled (:func:`lorak._config.array_api_dispatch_enabled`) and
-the input is not a NumPy array; NumPy input always takes the NumPy path, with its BLAS
-fast paths (``trmm``, the fused exponential) untouched. SciPy sparse matrices, dask
-arrays and memmaps are not array API inputs here: they keep their own paths.
-
-The standard has no triangular solve; :func:`solve_triangular` uses the namespace's
-own (``torch.linalg.solve_triangular``, ``cupyx.scipy.linalg.solve_triangular``) and
-falls back to SciPy on the host for any other namespace. Cholesky comes from the
-standard's ``linalg`` extension (``xp.linalg.cholesky``).
-
-``array_api_compat`` (a small pure-Python package, a dependency of lorak) wraps
-NumPy, PyTorch, CuPy and others into the standard; when it is not installed, the copy
-scikit-learn vendors (``sklearn.externals.array_api_compat``) is used.
+A leaf module (it imports only :mod:`lorak._config`); the behaviour: :ref:`guide-gpu`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Row-chunked and dask machinery: map rows, reduce rows, the estimator mixin.
 
-A leaf module: nothing here imports lorak's math. The math modules keep their lazy
-variants beside their in-memory originals (k-means passes in ``landmarks/_kmeans``,
-bandwidth reductions in ``kernels/_bandwidth``, factor alignment in
-``metrics/_alignment``, LS-SVM statistics in ``models/_base``) and take from here only
-the generic parts: detection, validation of a dask X, :func:`map_rows`,
-:func:`reduce_rows`, :func:`row_moments`, :class:`LazyRows` and
-:class:`ChunkedRowsMixin`. What users see is documented in :mod:`lorak.parallel`.
+A leaf module (:ref:`guide-internals-chunked`); what users see is :mod:`lorak.parallel`.
 """
 
 from __future__ import annotations
@@ -260,13 +254,10 @@ def _row_block(a, start, stop):
 def reduce_rows(func, *arrays, combine=None, args=(), budget=None, rows=None):
     """Combine ``func(*row_blocks, *args)`` over aligned row blocks of ``arrays``.
 
-    ``combine`` (default: elementwise sum, also over tuples) must be associative. With
-    any dask array among ``arrays`` the blocks follow its row chunks (in-memory arrays
-    are split to match) and the partial results are merged in a tree on the cluster;
-    ``args`` (e.g. centres) are sent once as graph keys. Otherwise the arrays are read
-    in row chunks of about ``budget`` bytes of input, a CSR matrix in CSR row blocks
-    (or ``rows`` rows: choose it so that what ``func`` allocates per chunk, e.g. a
-    transform's rows × m output, stays small).
+    ``combine`` (default: elementwise sum, also over tuples) must be associative. With a
+    dask array among ``arrays`` the blocks follow its row chunks and the partial results
+    merge in a tree on the cluster; otherwise the arrays are read in row chunks of about
+    ``budget`` bytes (or ``rows`` rows).
     """
     combine = _add if combine is None else combine
     if any(is_dask_array(a) for a in arrays):
@@ -306,11 +297,9 @@ def _moments_block(*blocks):
 def merge_moments(a, b):
     """The moments of two disjoint row sets merged: those of their union.
 
-    ``a`` and ``b`` are ``(count, mean, scatter)`` triples as :func:`row_moments`
-    returns them (the scatter centred on its own set's mean); the result is the same
-    triple for the rows of both, by the pairwise update of Chan, Golub & LeVeque
-    (1979): exact, without the cancellation of merging raw sums. Associative, so it can
-    be the ``combine`` of :func:`reduce_rows`; a triple with count 0 is the identity.
+    ``a`` and ``b`` are ``(count, mean, scatter)`` triples as :func:`row_moments` returns
+    them; exact (Chan, Golub & LeVeque 1979) and associative, so it can be the ``combine``
+    of :func:`reduce_rows`; a triple with count 0 is the identity.
     """
     na, ma, Sa = a
     nb, mb, Sb = b
@@ -348,10 +337,8 @@ def gather_rows(X, rows, *, name: str = "X", what: str = "the labeled rows") -> 
     """The rows ``rows`` (host integer indices) of a dask array, memmap or ndarray as an
     in-memory float array (float32 kept), each checked finite.
 
-    For the few rows a fit needs in memory (the labeled rows of a semi-supervised fit):
-    a dask array computes only the chunks that hold them (fewer when its chunks are
-    slices of an array, as ``da.from_array`` makes), a memmap reads only those rows. A
-    row with NaN or infinity gets a ``ValueError`` naming it.
+    A dask array computes only the chunks that hold them, a memmap reads only those
+    rows; a row with NaN or infinity gets a ``ValueError`` naming it.
     """
     rows = np.asarray(rows, dtype=np.intp)
     order = np.argsort(rows, kind="stable")
@@ -438,9 +425,7 @@ def reset_fitted(estimator) -> None:
     attribute (ending in ``_``, not starting with ``__``: scikit-learn's convention).
 
     Constructor parameters never end in ``_``, so they stay. Called before each
-    outermost fit (see :func:`_refuse_lazy`), so that no attribute of an earlier fit
-    (a pre-image map, an embedding, the feature count) survives a fit that does not
-    set it again.
+    outermost fit, so that nothing of an earlier fit survives one that does not set it.
     """
     for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("__")]:
         delattr(estimator, name)
@@ -474,14 +459,11 @@ def _refuse_lazy(func):
 class ChunkedRowsMixin:
     """Base class giving an estimator's row methods dask and memmap support.
 
-    On subclass creation, each of :data:`ROW_METHODS` the class defines is wrapped: a
-    dask array gives a lazy dask array computed block by block, a memmap is read in
-    chunks. The :data:`FIT_METHODS` a class defines are wrapped too: on a class whose fit
-    cannot run on a dask array (``_lazy_fit = False``, the default) they raise a
-    ``TypeError`` naming the method and ``_lazy_fit_reason`` (checked at call time, so a
-    subclass that sets ``_lazy_fit = True`` may inherit a base class's template fit);
-    the outermost of them first removes every fitted attribute of an earlier fit
-    (:func:`reset_fitted`).
+    On subclass creation each of :data:`ROW_METHODS` the class defines is wrapped (a
+    dask array gives a lazy dask array, a memmap is read in chunks), and so is each of
+    :data:`FIT_METHODS`: without ``_lazy_fit = True`` they refuse a dask array with a
+    ``TypeError`` naming ``_lazy_fit_reason``, and the outermost first calls
+    :func:`reset_fitted`.
     """
 
     _lazy_fit = False

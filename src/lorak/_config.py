@@ -58,11 +58,8 @@ def set_config(*, memory_budget: int | None = None, array_api_dispatch: bool | N
 def array_api_dispatch_enabled() -> bool:
     """Whether non-NumPy array API inputs are computed on in their own namespace.
 
-    The rule: lorak's own ``array_api_dispatch`` setting, or scikit-learn's
-    (``sklearn.get_config()["array_api_dispatch"]``), is True. Enabling scikit-learn's
-    dispatch therefore enables lorak's too (a pipeline of both keeps its arrays on the
-    device); lorak's setting alone does not need SciPy's ``SCIPY_ARRAY_API=1``, which
-    scikit-learn's does.
+    The rule: lorak's own ``array_api_dispatch`` setting or scikit-learn's is True
+    (:ref:`guide-gpu`, section "Switching it on").
     """
     if _cfg()["array_api_dispatch"]:
         return True

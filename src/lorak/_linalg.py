@@ -1,9 +1,7 @@
 """Small dense linear-algebra helpers shared by the math layer (a leaf: imports no lorak).
 
-The one decision that lives here is where to cut a spectrum. A rank decision taken on
-eigenvalues must not flip on last-bit differences between two summation orders (two
-BLAS kernels, a chunked and an in-memory pass), so the cut-off is placed where the
-spectrum has a gap, not at a fixed threshold that an eigenvalue may sit on.
+The one decision that lives here is where to cut a spectrum: at a gap, so that a rank
+does not flip on round-off (:ref:`guide-internals-spectral-cut`).
 """
 
 from __future__ import annotations
@@ -20,17 +18,10 @@ BAND = 10.0
 def spectral_keep(lam, rtol: float, *, noise_margin: float = 10.0) -> np.ndarray:
     """Boolean mask of the eigenvalues of a (nearly) PSD matrix to keep.
 
-    The floor is the largest of ``rtol``·λ_max, n·eps·λ_max (round-off of an n × n
-    eigensolver) and ``noise_margin`` times the largest negative eigenvalue's magnitude:
-    a PSD matrix has no negative eigenvalue, so the size of one measures the noise that
-    the positive ones carry too, and anything of that size cannot be told from zero.
-
-    The cut is then tie-stable: among the cuts that keep nothing at or below the floor
-    and drop nothing above floor · BAND (the cut at the floor itself always qualifies),
-    the one with the largest ratio between the last kept and the first dropped
-    eigenvalue (both clamped at the floor) wins. A perturbation of relative size ε moves every
-    ratio by about 2ε, so the choice flips only when two gaps tie to rounding — not
-    when one eigenvalue sits at the threshold, as a fixed cut-off does.
+    The floor is the largest of ``rtol``·λ_max, n·eps·λ_max and ``noise_margin`` times
+    the largest negative eigenvalue's magnitude; among the cuts between the floor and
+    floor · BAND, the one with the largest ratio between the last kept and the first
+    dropped eigenvalue wins (why: :ref:`guide-internals-spectral-cut`).
 
     ``lam`` may be in any order; the mask is aligned with it. At least the largest
     eigenvalue is kept when it is positive; none when it is not.

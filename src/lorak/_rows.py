@@ -1,26 +1,7 @@
 """Where the rows of an input live, decided once: :class:`Rows`.
 
-An estimator resolves its X once at the top of ``fit`` (and of ``transform`` or
-``predict``): :func:`resolve_rows` validates it and records its kind. What depends on the
-kind — reading a few rows into memory, a pass over row chunks, moving fitted arrays to
-where the rows are, refusing what a kind cannot do — the estimator then asks the
-:class:`Rows` instead of testing the kind itself.
-
-The kinds:
-
-- ``"numpy"``: a NumPy array in memory (a list or a data frame becomes one);
-- ``"sparse"``: a CSR matrix;
-- ``"memmap"``: a ``numpy.memmap``, read in chunks where a fit passes over its rows;
-- ``"dask"``: a dask array, validated lazily (each chunk when it is computed), read by
-  passes over its chunks, a few rows gathered to memory;
-- ``"array_api"``: an array of another array API namespace (PyTorch, CuPy,
-  array-api-strict) with array API dispatch on, computed on where it lives.
-
-An estimator that wraps another hands the Rows down, as POT hands down the backend it
-resolved once (``nx = get_backend(...)``): to an estimator that declares
-``takes_resolved_input`` (:func:`hand_down`), which then neither validates X nor parses
-y again, and gets from the same Rows the labeled rows gathered once
-(:meth:`Rows.labeled`) and their features computed once (:meth:`Rows.features`).
+Resolved by :func:`resolve_rows` at the top of ``fit``, ``transform`` or ``predict``;
+the kinds and how an estimator hands them down: :ref:`guide-internals-rows`.
 """
 
 from __future__ import annotations
@@ -286,11 +267,8 @@ def resolve_rows(estimator, X, y=NO_TARGETS, *, reset: bool = True, **kwargs):
     ``(rows, y)`` when y is given (validated with X, or brought into memory beside a
     dask X).
 
-    Dense or CSR, float32 kept float32, integers made float64; ``n_features_in_`` is set
-    (``reset``) or checked, as :func:`lorak._validation.validate_data` does. A dask X is
-    checked without a pass over it (:func:`lorak._chunked.validate_lazy`). X that is
-    already a :class:`Rows` was validated by the estimator that resolved it: it is
-    returned as it is, its feature count recorded or checked.
+    Dense or CSR, float32 kept float32, integers made float64; ``n_features_in_`` set or
+    checked. A dask X is checked lazily; a :class:`Rows` is returned as it is.
     """
     has_y = not (isinstance(y, str) and y == NO_TARGETS)
     if isinstance(X, Rows):

@@ -57,12 +57,9 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     re-raised, same type, with "X: ", "y: " or "X and y: " in front. Messages that
     already name X or y pass through unchanged.
 
-    Array API input (a PyTorch tensor, a CuPy array, …; see :mod:`lorak._array_api`):
-    with dispatch enabled, an estimator whose class sets ``_array_api_support = True``
-    gets X back in its own namespace, on its own device (checked: 2-D, finite, float);
-    any other estimator raises a ``TypeError`` saying so. With dispatch off, X is
-    converted to NumPy as scikit-learn does, and an array NumPy cannot read (one on a
-    GPU) gets a ``TypeError`` naming the two ways out.
+    Array API input with dispatch enabled stays in its namespace and on its device for
+    an estimator whose class sets ``_array_api_support = True`` (any other raises a
+    ``TypeError``); with dispatch off it is converted to NumPy (:ref:`guide-gpu`).
     """
     if is_foreign(X):
         X = _foreign_input(_estimator, X)
@@ -124,10 +121,7 @@ def _foreign_all_finite(xp, X) -> bool:
     memory: ``isfinite`` of the whole array would hold n × d booleans (and PyTorch's
     |X|, n × d floats, besides).
 
-    The row sums first (one fused reduction): a NaN or an infinity makes its row's sum
-    NaN or infinite, so finite sums prove finite data. A sum that is not finite may
-    instead be an overflow of finite entries, so then the exact test decides, in row
-    chunks of the memory budget.
+    Finite row sums prove finite data; otherwise the exact test decides, in row chunks.
     """
     with np.errstate(over="ignore", invalid="ignore"):  # NumPy-backed namespaces
         if bool(xp.all(xp.isfinite(xp.sum(X, axis=1)))):
@@ -485,9 +479,8 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
 class SemiSupervisedTargets:
     """The y of a semi-supervised fit, parsed once: which rows are labeled, what they hold.
 
-    A semi-supervised model parses y and hands this record, in place of y, to a factor
-    that declares ``takes_resolved_input`` (see :mod:`lorak._rows`), so that y is not
-    parsed again; any other factor is given ``coded``.
+    A semi-supervised model hands this record, in place of y, to a factor that declares
+    ``takes_resolved_input``; any other factor is given ``coded``.
 
     Attributes
     ----------
@@ -531,10 +524,8 @@ def _row_list(rows, shown: int = 5) -> str:
 def one_class_error(label, owner, *, unlabeled=None) -> ValueError:
     """The error for labeled rows of a single class: the ideal kernel is then constant.
 
-    ``unlabeled``: the boolean mask of the rows read as unlabeled (−1). When some rows
-    hold −1 the message says so — which rows, how many — and that −1 is the unlabeled
-    marker, not a class: LIBSVM-style labels {−1, +1} arrive as one class plus
-    unlabeled rows, and need recoding (``y = (y + 1) // 2``).
+    ``unlabeled``: the mask of the rows read as unlabeled (−1); the message then says
+    that −1 is the unlabeled marker, not a class (LIBSVM's {−1, +1} need recoding).
     """
     if "GeneralizedNystroem" in str(owner):  # the label-learned kernels
         msg = (

@@ -1,15 +1,6 @@
-"""The ``lorak`` command line.
-
-::
-
-    lorak datasets [--data-home DIR]
-    lorak bench ...          (the benchmark harness, when lorak-bench is installed)
-    lorak --version
-
-The paper-reproduction benchmarks are a distribution of their own, ``lorak-bench``
-(the ``bench/`` folder of the repository), with its own command ``lorak-bench``;
-``lorak bench ARGS`` hands ``ARGS`` over to it when it is installed and otherwise
-says how to install it.
+"""The ``lorak`` command line: ``lorak datasets``, ``lorak --version``, and
+``lorak bench``, which hands its arguments over to the separately installed
+``lorak-bench`` (the documentation's command-line page).
 """
 
 from __future__ import annotations

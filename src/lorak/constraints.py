@@ -1,23 +1,11 @@
 """Pairwise constraints (side information): must-link and cannot-link index pairs.
 
 A constraint set is two integer arrays of shape (p, 2) of 0-based row indices:
-``must_link`` (pairs known to share a class, the set S of Zhuang, Tsang & Hoi 2009,
-§2.1) and ``cannot_link`` (pairs known to differ, the set D). They define the
-symmetric matrix T of eq. (1): T_ij = T_ji = +1 on must-links, −1 on cannot-links,
-0 elsewhere (:func:`constraint_matrix`).
-
-:func:`check_constraints` validates user input: integer indices in range, no pair
-(i, i), duplicates merged ((i, j) and (j, i) are the same pair), a pair that is both
-must-link and cannot-link raises. Inconsistencies that appear only under transitivity
-(a cannot-link inside a connected component of the must-link graph) are reported by
-:func:`transitive_conflicts`; :func:`check_constraints` warns about them, because
-SimpleNPKL aligns each entry K_ij on its own and does not assume transitivity.
-
-:func:`from_labels` draws random labelled pairs the way the SimpleNPKL experiments do
-(§6.1, after Xing et al. 2002): random pairs of labelled points become must-links
-(same class) or cannot-links (different classes) until the must-link graph has at
-most ``ratio · N`` connected components (N = number of rows; ``ratio = 0.7`` in the
-paper's Table 2 and 4, 0.6 in its Fig. 2).
+``must_link`` (pairs known to share a class) and ``cannot_link`` (pairs known to
+differ); they define the symmetric matrix T of SimpleNPKL (:func:`constraint_matrix`).
+:func:`check_constraints` validates user input, :func:`transitive_conflicts` finds
+cannot-links that contradict must-link chains, and :func:`from_labels` draws random
+pairs the way the SimpleNPKL experiments do (:ref:`guide-npkl`, section "Constraints").
 
 >>> import numpy as np
 >>> from lorak.constraints import from_labels
@@ -304,12 +292,10 @@ def from_labels(
 ) -> PairwiseConstraints:
     """Random must-link / cannot-link pairs drawn from class labels (paper §6.1).
 
-    Pairs (i, j), i ≠ j, of labelled points are drawn uniformly at random without
-    repetition; each becomes a must-link if y_i = y_j and a cannot-link otherwise.
-    Drawing stops as soon as the must-link graph over all N rows has at most
-    ``ratio · N`` connected components (Xing et al. 2002's measure of the amount of
-    side information; the SimpleNPKL paper uses ratio = 0.7, and 0.6 in Fig. 2), or,
-    when ``n_pairs`` is given, after exactly ``n_pairs`` pairs.
+    Pairs of labelled points, drawn uniformly without repetition, become must-links
+    (same label) or cannot-links, until the must-link graph over all N rows has at
+    most ``ratio · N`` connected components (:ref:`guide-npkl`, section
+    "Constraints"), or after exactly ``n_pairs`` pairs when that is given.
 
     Parameters
     ----------
@@ -325,10 +311,9 @@ def from_labels(
     unlabeled : scalar, optional
         Rows whose label equals this value are unknown: they get no pair (as
         ``labeled=(y != unlabeled)``, combined with ``labeled`` when both are given).
-        ``unlabeled=-1`` is scikit-learn's semi-supervised convention, the marker of
-        lorak's semi-supervised estimators, and metric-learn's ``Constraints``
-        (``partial_labels`` with −1 for unknown). The default, None, keeps every
-        label a class — as before, and as LIBSVM's −1/+1 labels need.
+        ``-1`` is the marker of scikit-learn, of lorak's semi-supervised estimators
+        and of metric-learn; the default, None, keeps every label a class (as
+        LIBSVM's −1/+1 labels need).
     random_state : None, int, Generator or RandomState
 
     Returns
@@ -664,9 +649,8 @@ def restrict_constraints(must_link, cannot_link, sample_index, n_samples: int | 
     """The constraints among a subset of rows, renumbered to the subset.
 
     ``sample_index[r]`` is the id (in the numbering of the pairs) of the subset's row r.
-    Pairs with an endpoint outside the subset are dropped; the others are renumbered
-    to subset rows (the first row with that id). This is how the pairs follow a row
-    split under cross-validation, where only per-row metadata is split.
+    Pairs with an endpoint outside the subset are dropped; the others are renumbered to
+    subset rows (the first row with that id).
 
     Returns
     -------

@@ -6,16 +6,6 @@ Agg backend when no backend has been chosen yet. Every function draws into the
 Axes ``ax`` when one is given (else a new figure) and returns that Axes, so plots
 compose: call a function twice with the same ``ax`` to overlay two methods.
 
-===========================  ===============================================================
-:func:`error_vs_rank`        approximation error against rank (mean ± std over repetitions)
-:func:`alignment_vs_lambda`  the λ criterion of a fitted :class:`lorak.GeneralizedNystroem`
-:func:`csi_errors`           the two error traces (and J) of a fitted :class:`lorak.CSI`
-:func:`csi_gains`            CSI's predicted and true gain per pivot
-:func:`kernel_weights`       learned kernel weights (``kernel_weights_`` or ``weights_``)
-:func:`kernel_heatmap`       the (learned) kernel on a sample of rows, sorted by label
-:func:`embedding`            a 2-D embedding (top two principal directions of a factor)
-===========================  ===============================================================
-
 Examples
 --------
 >>> import numpy as np
@@ -225,12 +215,9 @@ def error_vs_rank(
 def alignment_vs_lambda(estimator, *, ax=None, show_factors: bool = True):
     """How λ was chosen by a fitted :class:`lorak.GeneralizedNystroem`.
 
-    With ``criterion="cv"`` (the default): the held-out error rate ``cv_errors_``
-    against the finite λ of ``lam_grid_`` (log axis), the λ = ∞ candidate (plain
-    Nyström's kernel) as a horizontal dashed line. With ``criterion="paper"`` or
-    ``"kernel"``: ``alignment_scores_`` against ``lam_grid_``, its two factors
-    ρ[S, S₀] and ρ[E_l S E_lᵀ, K*] (``alignment_factors_``) dashed when
-    ``show_factors``. The chosen ``lam_`` is a vertical dotted line.
+    With ``criterion="cv"``: ``cv_errors_`` against the finite λ of ``lam_grid_``, the
+    λ = ∞ candidate dashed. Otherwise ``alignment_scores_`` and its two factors
+    (``alignment_factors_``, when ``show_factors``). The chosen ``lam_`` is dotted.
 
     Parameters
     ----------

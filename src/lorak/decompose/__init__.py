@@ -1,9 +1,6 @@
 """Low-rank factors as pure functions on arrays: Nyström, incomplete Cholesky, eigen,
-and the multiple-kernel :class:`FactorBank`.
-
-Each function assumes validated input and returns plain arrays or a
-small record; the scikit-learn estimators in :mod:`lorak.estimators` validate, call
-these, and store the results as fitted attributes.
+and the multiple-kernel :class:`FactorBank`; the estimators of :mod:`lorak.estimators`
+validate, call these and store the results.
 """
 
 from ._bank import FactorBank, resolve_kernel_bank

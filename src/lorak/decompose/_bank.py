@@ -1,10 +1,7 @@
 """One factor per kernel of a bank, on one shared landmark set: the multiple-kernel factor.
 
-G(X) = [s_1 k_1(X, Z) N_1, …, s_M k_M(X, Z) N_M] (blocks with s_j = 0 or r_j = 0 left
-out), so that G Gᵀ = Σ_j s_j² k_j(X, Z) N_j N_jᵀ k_j(Z, X): Σ_j s_j² K̃_j with the
-Nyström normalizations N_j, or a learned method's own N_j. The transform runs in row
-chunks sharing one squared-distance product for an all-Gaussian bank. The user guide,
-"Low-rank factors and landmarks", section "Banks of kernels", has the details.
+G(X) = [s_1 k_1(X, Z) N_1, …, s_M k_M(X, Z) N_M], so that G Gᵀ = Σ_j s_j² k_j(X, Z) N_j
+N_jᵀ k_j(Z, X) (:ref:`guide-kernel-banks`).
 """
 
 from __future__ import annotations

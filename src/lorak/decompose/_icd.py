@@ -1,16 +1,7 @@
 """Pivoted incomplete Cholesky decomposition (Fine & Scheinberg 2001; Bach & Jordan 2005).
 
-K ≈ G Gᵀ with G (n × r) built one column per step from diag(K) and one kernel column:
-
-    i_k = argmax d,  G(i_k, k) = √d(i_k),
-    G(:, k) = (K(:, i_k) − G(:, :k) G(i_k, :k)ᵀ) / G(i_k, k),
-    d ← d − G(:, k)²,
-
-where d = diag(K − G Gᵀ) is the residual diagonal: O(r² n) time, O(r n) memory. The
-kernel columns of the b largest residuals are computed at once (one GEMM) and later
-pivots taken from that block when they are in it, with the same pivots. New points get
-the row k(x, X_I) L⁻ᵀ, L = G(I, :) the pivot rows. The details are in the user guide,
-"Incomplete Cholesky and CSI".
+K ≈ G Gᵀ one column per step, pivoting on the largest residual diagonal: O(r² n) time,
+O(r n) memory. The steps and the blocked kernel columns: :ref:`guide-cholesky`.
 """
 
 from __future__ import annotations
@@ -44,13 +35,11 @@ def incomplete_cholesky(
 ) -> ICDResult:
     """Pivoted incomplete Cholesky from ``diag`` = diag(K) and ``column(i)`` = K(:, i).
 
-    Stops after ``max_rank`` columns, or once tr(K − GGᵀ) ≤ tol · tr(K), or when the
-    largest residual diagonal is numerically zero (≤ n·eps·max diag(K)); in that last
-    case the factor is exact to working precision.
+    Stops after ``max_rank`` columns, once tr(K − GGᵀ) ≤ tol · tr(K), or when the largest
+    residual diagonal is numerically zero (the factor is then exact).
 
-    ``columns(idx)``, optional, returns K(:, idx) (n × len(idx)); with it, kernel
-    columns are computed ``block`` at a time for the largest residual diagonals and
-    used when they become pivots (see :ref:`guide-cholesky`). Same pivots.
+    ``columns(idx)``, optional, returns K(:, idx): kernel columns are then computed
+    ``block`` at a time (:ref:`guide-cholesky`), with the same pivots.
     """
     d = np.array(diag, dtype=np.float64)
     n = d.shape[0]

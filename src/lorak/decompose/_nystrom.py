@@ -1,14 +1,7 @@
 """Nyström normalization: K ≈ E W⁺ Eᵀ written as a factor G = E N.
 
-With landmarks Z, E = k(X, Z) (n×m), W = k(Z, Z) (m×m) and optional column weights
-D = diag(w): N = D U Λ^{-1/2} from the eigenpairs D W D = U Λ Uᵀ with λ > rtol · λ_max,
-so G Gᵀ = E D (D W D)⁺ D Eᵀ (small and negative eigenvalues dropped, never inverted).
-Fast path: when LAPACK's condition estimate (``pocon``) says D W D is well conditioned,
-N = D L⁻ᵀ from its Cholesky factor, and G = E N is one in-place triangular multiply
-(same G Gᵀ, G rotated). ``psd=False`` (kernels that are not PSD) lets eigenpairs of a
-clearly indefinite W enter by magnitude, as scikit-learn's SVD does. The derivation,
-the conditioning test and its reasons are in the user guide, "Low-rank factors and
-landmarks", section "The normalization in detail".
+N from the eigenpairs of D W D above rtol · λ_max, or from a Cholesky factor when W is
+well conditioned (the same G Gᵀ): :ref:`guide-nystrom-normalization`.
 """
 
 from __future__ import annotations
@@ -158,16 +151,11 @@ def nystrom_normalization(
 def device_nystrom_normalization(W, *, weights=None, rtol=None, dtype, psd=True):
     """:func:`nystrom_normalization` of an array API W (a torch tensor, …) on its device.
 
-    The Cholesky path runs in W's namespace: ``xp.linalg.cholesky`` (the standard's
-    linalg extension), L⁻¹ by the namespace's triangular solve
-    (:func:`lorak._array_api.solve_triangular`), N = L⁻ᵀ upper triangular. The
-    condition test is the host's (1-norm condition number below 1/(4 rtol)) with the
-    exact ‖W⁻¹‖₁ = ‖L⁻ᵀL⁻¹‖₁ instead of LAPACK's estimate (a lower bound of it), so it
-    is at least as strict. Everything else — weights, a W that fails the test, an
-    indefinite kernel, a W that is not finite (the error) — goes to the host path on a
-    float64 copy of W (m × m), and N comes back to W's device. ``dtype`` is the dtype
-    of N in W's namespace. Returns a :class:`NystromNormalization` whose N is on W's
-    device.
+    The Cholesky path runs in W's namespace, with the host's condition test computed
+    from the exact ‖W⁻¹‖₁ (at least as strict); everything else (weights, a W that
+    fails the test, an indefinite kernel, a W that is not finite) goes to the host path
+    on a float64 copy of W (:ref:`guide-gpu`, section "Host fallbacks"). ``dtype`` is
+    the dtype of N in W's namespace; the returned N is on W's device.
     """
     from .._array_api import (
         array_namespace,

@@ -1,15 +1,7 @@
 """The shared base of the kernel-factor estimators: kernel, validation, transform.
 
-Every factor stores ``components_`` (the points the factor is
-expressed on: landmarks, pivots or training rows), ``normalization_`` (m × r) and
-``kernel_`` (the resolved kernel), and ``transform(X) = k(X, components_) @
-normalization_`` — rows G with G Gᵀ ≈ K — computed chunk by chunk so that only the
-n × r output is ever n-sized.
-
-What every estimator and model of lorak uses from here: :func:`store_params` (the body
-of each ``__init__``), :func:`new_rows` and :func:`validate_new_rows` (the fitted check
-and validation of new rows) and :class:`TransformerBase` (the base of every
-transformer).
+:func:`store_params`, :func:`new_rows`, :func:`validate_new_rows` and
+:class:`TransformerBase`, used by every estimator (:ref:`guide-internals-base`).
 """
 
 from __future__ import annotations
@@ -64,12 +56,9 @@ def store_params(estimator, values) -> None:
     """Store each argument of an ``__init__`` unchanged, under its own name.
 
     The whole body of a scikit-learn ``__init__``: ``store_params(self, locals())``.
-    As the first statement, ``locals()`` holds exactly the arguments of that
-    ``__init__`` — the names :meth:`~sklearn.base.BaseEstimator.get_params` reads from
-    its signature — so an argument added to a signature is stored with no line to
-    forget (a subclass's ``__init__`` stores its own and passes the others to
-    ``super().__init__``). Nothing is validated or converted here: that is ``fit``'s
-    job, as scikit-learn requires for ``clone`` and ``set_params``.
+    As the first statement, ``locals()`` holds exactly the arguments that
+    :meth:`~sklearn.base.BaseEstimator.get_params` reads from the signature. Nothing is
+    validated or converted here: that is ``fit``'s job, as scikit-learn requires.
     """
     for name, value in values.items():
         if name not in ("self", "__class__"):

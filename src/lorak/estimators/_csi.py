@@ -29,31 +29,17 @@ class CSI(_KernelFactor):
         J(G) = (1 − κ) tr(K − GGᵀ)/tr K + κ ‖Y − QQᵀY‖²_F / ‖Y‖²_F      (Eq. 2)
 
     (Q: orthonormal basis of the centred columns of G), i.e. to approximate K *and* to
-    predict the targets Y from the factor by least squares — so that a downstream
-    model reaches the accuracy of the full kernel at a smaller rank than incomplete
-    Cholesky. The gains of unseen pivots are estimated with ``lookahead`` extra
-    Cholesky/QR steps (Section 5) and the chosen pivot is moved into place by
-    transpositions with small QR updates (Appendix A). Only diag(K) and the kernel
-    columns of at most ``n_components + lookahead`` pivots are computed; the cost is
-    O((m + δ)² n + m d n) time and O((m + δ + d) n) memory.
-
-    ``transform(X_new)`` = k(X_new, X_pivots) L⁻ᵀ with L = G(pivots, :) (lower
-    triangular), exactly as :class:`lorak.IncompleteCholesky`: it reproduces ``G_`` on
-    the training rows and needs only the kernel columns at the pivots for new points.
-    The factor itself is *not* centred — ``centering`` only tells the pivot choice that
-    the downstream model fits an intercept (Section 5.4) — so training and new rows
-    come out the same way, and the model's intercept absorbs the mean.
+    predict the targets Y from the factor by least squares. The gains of unseen pivots
+    are estimated with ``lookahead`` extra Cholesky/QR steps: O((m + δ)² n + m d n)
+    time, O((m + δ + d) n) memory. ``transform(X_new)`` = k(X_new, X_pivots) L⁻ᵀ, as
+    for :class:`lorak.IncompleteCholesky`. See :ref:`guide-cholesky`.
 
     Parameters
     ----------
     kernel, gamma, bandwidth, coef0, degree, kernel_params :
-        As for :class:`lorak.IncompleteCholesky` (default: Gaussian kernel with the
-        ``"mean_pairwise"`` bandwidth when neither gamma nor bandwidth is given).
-        ``kernel="precomputed"``: ``fit`` takes the n × n training kernel or a
-        :class:`lorak.kernels.KernelColumns` (columns on demand), ``transform`` takes
-        k(X_new, X_train) (n' × n) and reads only the pivots' columns, or
-        k(X_new, X_train[pivots_]) (n' × r) itself. K must be symmetric on the pivots
-        (max|W − Wᵀ| ≤ √eps · max|W|).
+        As for :class:`lorak.IncompleteCholesky`, ``kernel="precomputed"`` included
+        (default: Gaussian kernel with the ``"mean_pairwise"`` bandwidth when neither
+        gamma nor bandwidth is given).
     n_components : int, default=100
         Maximum rank m.
     kappa : float in [0, 1], default=0.99
@@ -76,22 +62,10 @@ class CSI(_KernelFactor):
         Rows whose ``y`` equals this value (``np.nan`` matches NaN) are unlabeled: they
         enter the Cholesky part and the approximation term, not the prediction term,
         which is ‖Y_L − Q_L Q_Lᵀ Y_L‖² over the labeled rows L (Eq. 1 summed over L).
-        For the scikit-learn convention pass ``unlabeled=-1`` — but only when −1 is not
-        a class (LIBSVM's and the SSL book's ±1 labels!); there, pass y as floats with
-        NaN on the unlabeled rows and ``unlabeled=np.nan``. Default: every row is
-        labeled. −1 is the marker everywhere else in lorak (the semi-supervised
-        estimators, ``from_labels(unlabeled=-1)``) and matches the label ``"-1"`` of
-        string labels too; the default stays None because CSI also fits real-valued
-        responses and ±1 classes, where −1 is a value, and NaN stays supported for
-        those (it is not deprecated).
-
-        Semi-supervised use (e.g. the CSI column of the generalized-Nyström Table 1,
-        where CSI sees the labels of the labeled rows only): either fit on all rows
-        with the unlabeled ones marked — ``CSI(unlabeled=np.nan).fit(X, y_masked)``;
-        pivots may then be unlabeled rows and the approximation term covers all of K —
-        or fit on the labeled rows only and ``transform`` all of them (pivots among
-        the labeled rows, rank ≤ their number). The first is the one that uses the
-        unlabeled data; both give an inductive factor.
+        Default: every row is labeled. ``unlabeled=-1`` (lorak's usual marker; it also
+        matches the string label ``"-1"``) only when −1 is not a class; with ±1 labels
+        or real responses, pass y as floats with NaN on the unlabeled rows and
+        ``unlabeled=np.nan`` (semi-supervised use: :ref:`guide-cholesky`).
     random_state : int, Generator or None
         Only used by bandwidth rules that subsample.
 

@@ -1,30 +1,10 @@
 """Multiple-kernel baselines: fixed and alignment-weighted kernel sums, and GLMKL.
 
-Its math: :mod:`lorak.learn._kernel_combination`.
-
 The comparators of the multiple-kernel generalized Nyström method (Zhang et al. 2017,
-Table 2), on a :class:`lorak.kernels.KernelBank` (default: 9 Gaussians exp(−‖x−y‖²/b),
-b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance):
-
-- :class:`UniformKernelSum`, :class:`ABMKL`, :class:`CABMKL` — transformers. Landmarks
-  Z shared by the M kernels, a Nyström factor G_j = k_j(X, Z) N_j per kernel, weights
-  μ (uniform; ∝ alignment with the ideal kernel of the labeled rows; the centered-
-  alignment QP of Cortes, Mohri & Rostamizadeh 2010), and ``transform`` returning
-  [√μ₁ G₁, …, √μ_M G_M], so that transform(X) transform(X')ᵀ ≈ Σ_j μ_j k_j(X, X').
-  Linear in n: the weights come from the labeled rows' factors (no l × l or n × n
-  matrix). Fit with ``fit(X, y)``, ``y = -1`` on unlabeled rows; use with
-  :class:`lorak.SemiSupervisedFactorClassifier` for the paper's protocol.
-- :class:`AlignmentMKLClassifier` — the same weights (uniform / ABMKL / CABMKL) from
-  the exact l × l kernels of the labeled rows and an SVC on their combination: the
-  two-stage comparators as the paper ran them (full kernels, labeled rows only).
-- :class:`GLMKLClassifier` — group-lasso MKL (Xu et al. 2010, ℓ1 case) with
-  scikit-learn's ``SVC(kernel="precomputed")`` on the labeled rows: the SVM-based MKL
-  the paper compares against. It holds M l × l kernels (l = labeled rows), so it is
-  meant for l up to a few thousand; prediction is chunked over the rows of X.
-
-The weights are pure functions in
-:mod:`lorak.learn._kernel_combination`; the factors are a
-:class:`lorak.decompose.FactorBank`.
+Table 2): the factor transformers :class:`UniformKernelSum`, :class:`ABMKL`,
+:class:`CABMKL` (``transform`` returns [√μ₁ G₁, …, √μ_M G_M]) and the full-kernel
+classifiers :class:`AlignmentMKLClassifier`, :class:`GLMKLClassifier`. The weights:
+:doc:`/guide/generalized_nystrom`, section "Many kernels".
 """
 
 from __future__ import annotations
@@ -314,13 +294,11 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
 class GLMKLClassifier(_LabeledRowsMKL):
     """Group-lasso MKL (GLMKL; Xu, Jin, Yang, King & Lyu 2010, ℓ1 case) with SVC.
 
-    Alternates an SVM on K = Σ_j d_j K_j (scikit-learn ``SVC(kernel="precomputed")``)
-    with the closed-form weight update d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c
-    β_cᵀ K_j β_c (β_c: the signed dual coefficients of binary problem c), starting from
-    d = 1/M. Multiclass: one-vs-rest binary SVMs sharing the weights. Trained on the
-    labeled rows only (``y = -1`` marks unlabeled rows, which are ignored except for
-    resolving data-dependent bandwidths on all rows); ``transduction_`` holds the
-    predictions for the rows given to ``fit``.
+    Alternates an SVM on K = Σ_j d_j K_j (``SVC(kernel="precomputed")``; one-vs-rest
+    sharing the weights) with the closed-form update d_j = ‖f_j‖ / Σ_k ‖f_k‖, from
+    d = 1/M (:func:`lorak.learn.fit_glmkl`). Trained on the labeled rows only
+    (``y = -1`` marks unlabeled rows, used only to resolve bandwidths);
+    ``transduction_`` holds the predictions for the rows given to ``fit``.
 
     Memory: M kernels on the labeled rows, M · l² floats; prediction builds k_j(X, X_l)
     in row chunks.
@@ -372,12 +350,10 @@ class GLMKLClassifier(_LabeledRowsMKL):
 class AlignmentMKLClassifier(_LabeledRowsMKL):
     """Two-stage MKL on full kernels: weights from (centered) alignment, then an SVC.
 
-    The ABMKL / CABMKL comparators as the paper ran them (Gönen's MKL toolbox): the
-    weights μ of :class:`ABMKL` (``weighting="alignment"``), :class:`CABMKL`
-    (``"centered_alignment"``, the QP of Cortes et al. 2010) or ``"uniform"``, computed
-    from the M exact l × l kernels of the labeled rows, then ``SVC(kernel="precomputed")``
-    on Σ_j μ_j K_j (one-vs-rest for multiclass). Unlabeled rows (``y = -1``) are not
-    used except for resolving data-dependent bandwidths.
+    The ABMKL / CABMKL comparators as the paper ran them: the weights μ of
+    ``weighting`` from the M exact l × l kernels of the labeled rows, then
+    ``SVC(kernel="precomputed")`` on Σ_j μ_j K_j. Unlabeled rows (``y = -1``) are used
+    only to resolve data-dependent bandwidths.
 
     Parameters
     ----------

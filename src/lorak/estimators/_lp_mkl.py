@@ -1,12 +1,6 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as scikit-learn estimators.
 
-:class:`LowRankMKLClassifier` learns the weights d of a bank of base kernels together
-with an SVM on Σ_k d_k K_k, every K_k a rank-R Nyström approximation on one shared
-landmark set (Rakotomamonjy & Chanda); :class:`LowRankMKLRegressor` does the same with a
-regression loss. Each ``fit`` validates its input, runs the factor stage
-(:func:`lorak.learn.lp_mkl_factors`: bank, landmarks, factors), calls its method's one
-entry (:func:`lorak.learn.fit_lp_mkl`, :func:`lorak.learn.fit_lp_mkl_regression`) and
-copies the returned record to its fitted attributes.
+The math: :func:`lorak.learn.fit_lp_mkl` and :func:`lorak.learn.fit_lp_mkl_regression`.
 """
 
 from __future__ import annotations
@@ -99,17 +93,12 @@ class _BankMKL(ChunkedRowsMixin, BaseEstimator):
 class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
     """ℓp-norm multiple kernel learning on low-rank (Nyström) base kernels.
 
-    Solves the ℓp-MKL problem (1) of Rakotomamonjy & Chanda by alternation
-    (Algorithm 1): the SVM with kernel Σ_k d_k V_k V_kᵀ for fixed d, then the
-    closed-form weights d_k ∝ ‖f_k‖^{2/(p+1)}, ‖d‖_p = 1 (eq. 3, Kloft et al. 2011).
-    The SVM is solved by default by primal Newton on its explicit shared-basis
-    features (``solver="newton"``); the paper's generalized forward–backward
-    splitting on the lifted dual (6), with the equality constraints split per kernel
-    (Algorithm 2) or merged, stays selectable (``solver``). Nothing n × n is ever
-    formed: memory O(ℓ r) for the factors (r ≤ M·R, see ``compress``), time O(ℓ r)
-    per GFB iteration and O(ℓ r + |S| r²) per Newton step. Multi-class problems are
-    solved one-vs-rest, each binary problem with its own weights; the factors are
-    computed once.
+    Solves the ℓp-MKL problem of Rakotomamonjy & Chanda by alternation: the SVM with
+    kernel Σ_k d_k V_k V_kᵀ for fixed d, then the closed-form weights
+    d_k ∝ ‖f_k‖^{2/(p+1)}, ‖d‖_p = 1 (Kloft et al. 2011). Nothing n × n is ever formed:
+    memory O(ℓ r) for the factors (r ≤ M·R). Multi-class problems are solved
+    one-vs-rest, each with its own weights, on factors computed once. The method and
+    its solvers: :ref:`guide-lpmkl`.
 
     Parameters
     ----------
@@ -135,50 +124,42 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
     max_iter : int, default=50
         Outer iterations (inner SVM solves per binary problem).
     inner_tol : float or None, default=None
-        Tolerance of the inner stopping criterion. None: 1e-3 for ``solver="newton"``
-        (a relative duality gap it reaches in a few more Newton steps), 1e-2 for the
-        GFB solvers.
+        Tolerance of the inner stopping criterion. None: 1e-3 for ``solver="newton"``,
+        1e-2 for the GFB solvers.
     inner_max_iter : int, default=3000
-        GFB iterations per inner solve (the paper: 3000), or Newton steps per inner
-        solve (``solver="newton"``: 10–50 are typical). Solves are warm-started, so
-        the GFB's budget accumulates over the outer iterations.
+        GFB iterations (the paper: 3000) or Newton steps per inner solve; solves are
+        warm-started.
     inner_criterion : {"gap", "objective"}, default="gap"
         ``"gap"``: relative duality gap of the SVM (a certificate). ``"objective"``:
         relative change of the objective, the paper's rule with ``inner_tol=1e-4``,
-        which stops far from the optimum at large C (figures: the ℓp-MKL guide, "The
-        inner solvers").
+        which stops far from the optimum at large C.
     solver : {"newton", "shared", "split", "naive"}, default="newton"
         The SVM solver for fixed d (:func:`lorak.learn.lp_mkl` describes each).
         ``"newton"`` (not the paper's): primal Newton on the explicit shared-basis
-        features, stopped on the duality gap ``inner_tol``; its step count barely
-        grows with C, the GFB's does (the ℓp-MKL guide, "The inner solvers"); needs
-        ``compress=True``, ``eta=0``, ``inner_criterion="gap"``.
+        features, stopped on the duality gap ``inner_tol``; needs ``compress=True``,
+        ``eta=0``, ``inner_criterion="gap"``.
         ``"split"``: Algorithm 2 (the paper); ``"naive"``: the GFB with all Σ r_k + 1
         equality constraints merged; ``"shared"``: the merged GFB on the shared-basis
         factor (r + 1 constraints; needs ``compress=True``), the fastest GFB.
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
-        Averaging weights of the split GFB (see :func:`lorak.solvers._gfb.gfb_split`;
-        ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form,
-        which needs fewer iterations at the same cost per iteration).
+        Averaging weights of the split GFB (:func:`lorak.solvers._gfb.gfb_split`):
+        ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form.
     gfb_scale : float, default=1.0
         Metric scale c of the GFB (1 = the paper).
     eta : float, default=0.0
         Optional η/2 ‖α‖² (the paper's Remark 1).
     compress : bool, default=True
         Store the stacked factors through their shared orthonormal basis V = B S (exact
-        up to eigenvalues of VᵀV below ``compress_rtol``·λ_max); False stores every V_k
-        (memory O(ℓ Σ r_k)).
+        up to eigenvalues of VᵀV below ``compress_rtol``·λ_max); False stores every V_k.
     compress_rtol : float, default=1e-10
     factor_dtype : {None, "float32", "float64"}, default=None
-        Storage of the factors; None follows X (float32 X → float32 factors). The GFB
-        iterates are float64 either way.
+        Storage of the factors; None follows X. The iterates are float64 either way.
     rtol : float, optional
         Eigenvalue cut-off of each landmark kernel matrix W_k.
     random_state : int, Generator or None
     blas_threads : int or None, default=None
         Limit BLAS threads during ``fit`` (threadpoolctl); None leaves them as they
-        are. The GFB iterations are matrix–vector products, memory bound: on a busy
-        machine one thread beats two (thread hand-offs; figures in the ℓp-MKL guide).
+        are. On a busy machine one thread runs the GFB's iterations faster than two.
     verbose : int, default=0
         > 0 logs progress on the ``lorak.estimators._lp_mkl`` logger (the factors) and
         the ``lorak.learn._lp_mkl`` logger (each binary problem).
@@ -312,13 +293,11 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
 class LowRankMKLRegressor(RegressorMixin, _BankMKL):
     """ℓp-norm multiple kernel learning for regression on low-rank (Nyström) base kernels.
 
-    The regression twin of :class:`LowRankMKLClassifier`: a bank of base kernels on one
-    shared landmark set, weights d learned in closed form (d_k ∝ ‖f_k‖^{2/(p+1)},
-    ‖d‖_p = 1) together with f = Σ_k f_k + b by alternation, with the squared loss
-    ½ Σ_k ‖f_k‖²/d_k + (C/2) Σ_i (y_i − f(x_i))² (a kernel ridge regression for fixed d,
-    solved exactly on the factors' r × r moments: :func:`lorak.learn.lp_mkl_ridge`) or
-    Vapnik's ε-insensitive loss (primal Newton: :func:`lorak.learn.lp_mkl_svr`).
-    Nothing n × n is formed: memory is O(n r) for the factors (r ≤ M·R).
+    The regression twin of :class:`LowRankMKLClassifier`, with the squared loss (a
+    kernel ridge regression for fixed weights, solved exactly:
+    :func:`lorak.learn.lp_mkl_ridge`) or Vapnik's ε-insensitive loss
+    (:func:`lorak.learn.lp_mkl_svr`). Memory O(n r) for the factors (r ≤ M·R). The
+    method and its defaults: :ref:`guide-lpmkl`, section "Regression".
 
     Parameters
     ----------
@@ -331,13 +310,10 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         Only used when ``kernels`` is None.
     rank : int or "auto", default="auto"
         R, the number of landmarks shared by all kernels (at most n). "auto": the
-        kernel weights and C are chosen at R = 200 (or n when smaller); then the chosen
-        combination Σ_k d_k k_k, now one fixed kernel, is refitted on 2w, 4w, …
-        landmarks (w the first stage's factor width: R for one kernel, up to M·R for a
-        combination; one factor of that width, not M of them) while doubling R lowers the
-        generalized cross-validation error by at least 2 % (``rank_path_``), up to
-        ``max_rank`` (the rule: :func:`lorak.learn._lp_mkl_regression.double_rank`).
-        Squared loss only; with the ε-insensitive loss "auto" is R = 200.
+        weights and C are chosen at R = 200 (or n when smaller), then the chosen
+        combination, now one fixed kernel, is refitted on twice as many landmarks
+        while that lowers the GCV error by at least 2 % (``rank_path_``), up to
+        ``max_rank``. Squared loss only; with the ε-insensitive loss "auto" is R = 200.
     max_rank : int, default=2000
         Cap of the doubling (memory n × R floats; time O(n R²)).
     landmarks : str, callable or array, default="kmeans"
@@ -359,14 +335,10 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         rows). With the ε-insensitive loss the learned weights are used.
     C : float > 0 or "gcv", default="gcv"
         Weight of the loss (for the squared loss C = 1/α of scikit-learn's
-        ``KernelRidge``). ``"gcv"``: generalized cross-validation of the ridge fit over
-        ``n_C`` values log-spaced in ``C_range`` (C·n spans that range, so the rule is
-        independent of n and of the scale of y), computed from the factors' moments
-        without a refit per value — once at uniform weights, and again at the learned
-        weights, refitting when the choice moves. With the ε-insensitive loss the ridge
-        fit's C is used (the SVR is then fitted once). C weighs the loss of the
-        standardized targets (:func:`lorak.learn._lp_mkl_regression.target_standardization`:
-        the raw-target C of the same ε-insensitive fit is C·std(y)).
+        ``KernelRidge``), on the standardized targets. ``"gcv"``: generalized
+        cross-validation of the ridge fit over ``n_C`` values log-spaced in ``C_range``
+        (C·n spans that range), from the factors' moments without a refit per value.
+        With the ε-insensitive loss the ridge fit's C is used.
     C_range : (float, float), default=(1e-2, 1e6)
     n_C : int, default=17
     tol : float, default=1e-4

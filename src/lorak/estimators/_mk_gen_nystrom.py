@@ -1,13 +1,7 @@
 """Generalized Nyström with multiple kernels (Zhang et al. 2017, §4) as a transformer.
 
-:class:`MultipleKernelGeneralizedNystroem` learns, from a few labels, one low-rank
-kernel K̃ = Σ_j E^(j) T^(j) E^(j)ᵀ out of a bank of M base kernels on one shared set
-of m̃ landmarks; ``transform`` returns the block-diagonal factor
-Q = [E^(1) F_1, …, E^(M) F_M] (T^(j) = F_j F_jᵀ), so Q Qᵀ = K̃, for the training rows
-and any new X.
-
-The math here is :mod:`lorak.learn._gen_nystrom._multiple`; the factor
-bank (shared landmarks, chunked transform) is :class:`lorak.decompose.FactorBank`.
+The math is :mod:`lorak.learn._gen_nystrom._multiple`; the factor bank (shared
+landmarks, chunked transform) is :class:`lorak.decompose.FactorBank`.
 
 >>> import numpy as np
 >>> from lorak.kernels import KernelBank
@@ -64,23 +58,13 @@ def _is_per_kernel_sets(landmarks) -> bool:
 class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     """Generalized Nyström low-rank kernel from labels and a bank of kernels (§4).
 
-    Landmarks Z (m̃ of them, shared by the M kernels of the bank) are chosen on all
-    rows; with E_l^(j) = k_j(X_l, Z), W_j = k_j(Z, Z), the priors S₀^(j) = W_j⁺ and the
-    ideal kernel K* of the labels (eq. 6), the blocks T^(j) ⪰ 0 and weights α ≥ 0 solve
-
-        min  λ Σ_j ‖T^(j) − α_j S₀^(j)‖²_F + ‖Σ_j E_l^(j) T^(j) E_l^(j)ᵀ − K*‖²_F   (17)
-
-    by alternating minimization (§4.1): cyclic T^(j) updates, each the single-kernel
-    problem of :class:`lorak.GeneralizedNystroem` with the residual target, then the
-    closed-form α (eq. 19), then an exact subspace step T^(j) ← c_j T^(j) + e_j S₀^(j)
-    (ours; without it the alternation crawls at large λ — see
-    :mod:`lorak.learn._gen_nystrom._multiple`). λ is chosen
-    on a grid by Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (§6.2).
-
-    The learned kernel is k̃(x, x') = Σ_j k_j(x, Z) T^(j) k_j(Z, x'); ``transform``
-    returns Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] with T^(j) = F_j F_jᵀ from each
-    block's own eigendecomposition (never one M m̃ × M m̃ eigenproblem), computed in row
-    chunks: peak memory O(n Σ_j r_j) for the output plus one chunk.
+    Learns one PSD block T^(j) and one weight α_j ≥ 0 per base kernel on m̃ landmarks
+    Z shared by the M kernels (problem (17), by alternating minimization). The
+    learned kernel is k̃(x, x') = Σ_j k_j(x, Z) T^(j) k_j(Z, x'); ``transform`` returns
+    the block-diagonal factor Q = [k_1(X, Z) F_1, …, k_M(X, Z) F_M] with
+    T^(j) = F_j F_jᵀ, in row chunks. The problem, the alternation and the choice of λ:
+    :doc:`/guide/generalized_nystrom` (sections "Many kernels" and "Many kernels: the
+    alternation in detail").
 
     Parameters
     ----------
@@ -106,16 +90,11 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         :class:`lorak.GeneralizedNystroem`).
     criterion : {"cv", "paper", "kernel"}, default="cv"
         How ``lam="auto"`` chooses λ. "cv": k-fold cross-validation over the labeled
-        rows, as :class:`lorak.GeneralizedNystroem` (transductive; held-out error of a
-        LinearSVC, C = 1; smoothed error counts, ties to the smaller hinge loss, then
-        the larger λ), over ``lam_grid`` and λ = ∞, the uniform kernel sum's Nyström
-        factors on the same landmarks (T^(j) = W_j⁺/M); it is the default as for one
-        kernel, though so far checked on two data sets only, at several times the
-        "paper" fit's cost (figures: the generalized Nyström guide, "Many kernels").
-        "paper": the product of alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] ·
-        ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (the default before; it drifts to the top
-        of the grid);
-        "kernel": the per-block factor ρ[W_j T^(j) W_j, W_j] instead.
+        rows, as :class:`lorak.GeneralizedNystroem`, over ``lam_grid`` and λ = ∞ (the
+        uniform kernel sum's Nyström factors, T^(j) = W_j⁺/M). "paper": the product of
+        alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (it
+        drifts to the top of the grid); "kernel": the per-block factor
+        ρ[W_j T^(j) W_j, W_j] instead (:doc:`/guide/generalized_nystrom`).
     cv : int, default=5
         Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows). With
         fewer than 2 labeled rows in a class λ is chosen by ``criterion="paper"``, with

@@ -1,8 +1,6 @@
 """SimpleNPKL: a kernel learned from pairwise constraints, as a transductive transformer.
 
-Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-The math here is :mod:`lorak.learn._simple_npkl`; this module
-validates input, calls it and stores the fitted attributes.
+Zhuang, Tsang & Hoi, ICML 2009; the math is :mod:`lorak.learn._simple_npkl`.
 """
 
 from __future__ import annotations
@@ -45,43 +43,25 @@ class SimpleNPKL(TransformerBase):
     """Non-parametric kernel learned from must-link / cannot-link pairs (SimpleNPKL).
 
     Learns a PSD kernel matrix K = V Vᵀ on the n training rows that is smooth on the
-    kNN graph of X and aligned with the pairwise constraints (Zhuang, Tsang & Hoi
-    2009). With T the symmetric constraint matrix (eq. 1: +1 must-link, −1
-    cannot-link) and L = I − D^{-1/2} S D^{-1/2} the normalized Laplacian of the kNN
-    graph S (eq. 3), it solves, over K ⪰ 0 with tr(KK) ≤ B (eq. 5):
-
-    - ``loss="linear"`` (eq. 6): min tr(LK) − C Σ_(i,j) T_ij K_ij, in closed form
-      (Prop. 1, eq. 8): K = A₊ √(B / tr(A₊²)) with A = C·T − L, from the positive
-      eigenpairs of the sparse A (Lanczos);
-    - ``loss="squared_hinge"`` (eq. 9–10): min tr(LK) + (C/2) Σ_(i,j) max(0, 1 −
-      T_ij K_ij)², by Algorithm 1 (the saddle-point problem eq. 12: eq. 8 for K, a
-      projected gradient step for the dual variables α).
-
-    Σ_(i,j) runs over ordered pairs, i.e. each constraint counts twice, so that
-    Σ_(i,j) T_ij 𝐓_ij = T and A = C·T − L as in the paper. The method is
-    transductive — the kernel is learned on the fitted rows only. The training rows'
-    embedding is :attr:`embedding_` (also what :meth:`fit_transform` returns);
-    :meth:`transform` always applies the out-of-sample extension (``extension``), to
-    every row it is given, training rows included, so that its answer depends on the
-    values of a row only, never on how it is stored (dense or sparse, −0.0 or 0.0,
-    row order or duplicates).
+    kNN graph of X (normalized Laplacian L) and aligned with the constraint matrix T
+    (Zhuang, Tsang & Hoi 2009), over K ⪰ 0 with tr(KK) ≤ B: in closed form from the
+    positive eigenpairs of A = C·T − L for ``loss="linear"``, by the paper's Algorithm 1
+    for ``loss="squared_hinge"`` (the problem and the solver: :ref:`guide-npkl`). The
+    method is transductive: the training rows' embedding is :attr:`embedding_` (what
+    :meth:`fit_transform` returns), and :meth:`transform` applies the out-of-sample
+    extension (``extension``) to every row it is given, training rows included, so
+    that its answer depends on a row's values only, never on how it is stored.
 
     Parameters
     ----------
     loss : {"linear", "squared_hinge"}, default="linear"
     C : float or "auto", default="auto"
         Weight of the constraint loss against the Laplacian regularizer. ``"auto"``:
-        C = 0.7/λ_max(T), 70 % of the largest C with C·T ⪯ I
-        (:mod:`lorak.learn._npkl_auto`). Below that bound every direction of the
-        learned kernel is one the kNN graph supports, so the kernel cannot collapse
-        onto the constrained points, as it does at the old default C = 1 (the
-        constraint term swamps the Laplacian's unit diagonal). The rule is scale-free
-        and lowers C as constraints pile up on the same rows; the same C serves the
-        square hinge. Should the graph support none of the constraints (no positive
-        eigenvalue of A), C steps up by √2 until the kernel is nonzero (at most 4×),
-        with a warning. On the six UCI sets of the paper's Table 2 the rule beats
-        k-means on the features where C = 1 collapsed on every set (figures: the
-        SimpleNPKL guide, "Choosing C").
+        C = 0.7/λ_max(T), 70 % of the largest C with C·T ⪯ I, below which the kernel
+        cannot collapse onto the constrained points (why, and the figures:
+        :ref:`guide-npkl`, section "Choosing C"); the same C serves the square hinge.
+        Should the graph support none of the constraints (no positive eigenvalue of
+        A), C steps up by √2 until the kernel is nonzero (at most 4×), with a warning.
         A fixed C is used as given. Whatever C, a kernel with more than half of tr(K)
         in directions that the constraints alone make positive is flagged by a
         :class:`~lorak.learn._npkl_auto.DegenerateKernelWarning` (see
@@ -96,19 +76,16 @@ class SimpleNPKL(TransformerBase):
         Keep only mutual neighbours (S_ij = 1 iff i and j are each among the other's k
         nearest); default: the symmetrized graph (either direction).
     max_rank : int, "pataki" or None, default=None
-        None: the exact solution, from every positive eigenpair (the number requested
-        from Lanczos doubles until the smallest returned is ≤ 0). An int keeps at most
+        None: the exact solution, from every positive eigenpair. An int keeps at most
         that many top eigenpairs (the best K of that rank, rescaled to tr(KK) = B);
-        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2),
-        the paper's own rank estimate (§3.2.3) — much faster on large n, but the
-        square-hinge iterations converge more slowly when the cap binds.
+        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2), much
+        faster on large n, but the square hinge converges more slowly when it binds.
     active_constraints : float in (0, 1], int or None, default=None
         Keep only this fraction (float) or number (int) of the constraints, chosen by
         ``selection``.
     selection : {"margin", "random"}, default="margin"
-        ``"margin"``: the active selection of §3.2.4 — points are ranked by the margin
-        |(1/l_i) Σ_j T_ij K_ij| under the linear-loss kernel learned from all
-        constraints, and the constraints of the least certain points are kept;
+        ``"margin"``: the active selection of §3.2.4, keeping the constraints of the
+        points least certain under the linear-loss kernel of all constraints;
         ``"random"``: a uniform random subset of the same size (the paper's baseline).
     max_iter : int, default=100
         Iterations of Algorithm 1 (square hinge only).
@@ -117,39 +94,28 @@ class SimpleNPKL(TransformerBase):
         is ≤ tol.
     step : {"adaptive", "harmonic", "constant"}, default="adaptive"
         Step rule for η_t in α ← (α + η_t ∂J/∂α)₊. ``"adaptive"``: Barzilai–Borwein
-        trial steps with backtracking on the dual objective (monotone ascent, never
-        above ``step_size·C``); ``"harmonic"``: η_t = step_size·C/t (the paper's
-        O(1/t)); ``"constant"``: η_t = step_size·C (step_size = 1 is the best response
-        of eq. 14, which the paper notes can oscillate).
+        trial steps with backtracking (monotone ascent, at most ``step_size·C``);
+        ``"harmonic"``: η_t = step_size·C/t (the paper's); ``"constant"``:
+        η_t = step_size·C (:ref:`guide-npkl-solver`).
     step_size : float, default=1.0
         Scale of η relative to C (see ``step``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
-        ``"auto"``: Lanczos (ARPACK, ``eigsh(which="LA")``), replaced by a dense
-        ``eigh`` on tiny problems or when so many eigenpairs are needed (≥ n/24 up to
-        n = 5000, or up to n = 8192 when every positive one is wanted; ≥ n/7 up to
-        n = 8192) that the dense solve is cheaper.
+        ``"auto"``: Lanczos (ARPACK), replaced by a dense ``eigh`` where that is
+        cheaper (tiny problems, or many eigenpairs wanted; :ref:`guide-npkl-solver`).
     eigen_tol : float or "auto", default="auto"
         ARPACK's relative accuracy (0 = machine precision). ``"auto"``: machine
         precision for the linear loss (one eigen-solve gives the kernel) and
-        ``EIGEN_TOL_FACTOR``·``tol`` (:mod:`lorak.learn._simple_npkl`; 10⁻²·tol, 10⁻⁶
-        at the default ``tol``) for the square hinge, whose iterations stop at ``tol``
-        anyway: eigenvectors a hundred times more accurate than the stopping rule
-        change neither the iteration
-        count nor the result at that tolerance, and the Lanczos solves, most of the
-        time of a large fit, get shorter (figures: the SimpleNPKL guide, on the
-        eigen-solves).
+        ``EIGEN_TOL_FACTOR``·``tol`` (10⁻²·tol) for the square hinge, whose iterations
+        stop at ``tol`` anyway (figures: :ref:`guide-npkl`, "The eigen-solves,
+        measured").
     extension : {"ridge", "graph"}, default="ridge"
-        How :meth:`transform` embeds a row — any row it is given, training rows
-        included (:mod:`lorak.learn._npkl_extend`; memory linear in n either way).
-        ``"ridge"``: a ridge map (relative ridge 1e-2) from RBF Nyström features (200
-        uniform landmarks, γ = 1/(n_features·Var X), i.e. 1/n_features on standardized
-        features) of the training rows to ``embedding_``. ``"graph"``: the Nyström
-        extension of the eigen-equation of A through the row's ``n_neighbors``
-        nearest training rows, v = (1/√k) Σ_j v_j/√d_j ⊘ (1 + w) (no parameter; exact
-        on the training rows the constraints do not touch). Both match or beat fitting
-        the held-out rows transductively with the same constraints, except where few
-        training rows leave a new row's kNN graph crossing clusters (figures: the
-        SimpleNPKL guide, on new rows).
+        How :meth:`transform` embeds a row, training rows included (memory linear in
+        n either way). ``"ridge"``: a ridge map (relative ridge 1e-2) from RBF Nyström
+        features (200 uniform landmarks) of the training rows to ``embedding_``.
+        ``"graph"``: the Nyström extension of the eigen-equation of A through the
+        row's ``n_neighbors`` nearest training rows (no parameter; exact on the
+        training rows the constraints do not touch). Derivation and figures:
+        :ref:`guide-npkl-extension`.
     n_jobs : int, optional
         Passed to :class:`sklearn.neighbors.NearestNeighbors`.
     random_state : int, Generator or None
@@ -319,14 +285,8 @@ class SimpleNPKL(TransformerBase):
         sample_index : array-like of int of shape (n_samples,), optional
             The ids of X's rows in the numbering of ``must_link`` / ``cannot_link``
             (default: 0, …, n_samples − 1). Pairs with an id that is not among them
-            are dropped. This makes the constraints survive row subsets: under
-            :class:`~sklearn.model_selection.GridSearchCV` with metadata routing,
-            ``sample_index=np.arange(n)`` is split with X while the pairs keep
-            indexing the full set (``set_fit_request(must_link=True,
-            cannot_link=True, sample_index=True)``; see
-            :func:`lorak.constraints.restrict_constraints`). Caveat: scikit-learn
-            also splits any metadata with exactly as many rows as X, so a pair list
-            of length n_samples would be cut as if it were per-row data.
+            are dropped, so that the constraints survive row subsets such as the
+            folds of a grid search (:ref:`guide-npkl`, section "Constraints").
 
         Returns
         -------
@@ -408,18 +368,11 @@ class SimpleNPKL(TransformerBase):
     def transform(self, X):
         """The out-of-sample extension of the learned embedding to the rows of X.
 
-        One rule for every row: each row of X gets the extension chosen by
-        ``extension`` (:mod:`lorak.learn._npkl_extend`) — ``"graph"``, the Nyström
-        extension of the eigen-equation of A through the row's ``n_neighbors``
-        nearest training rows; ``"ridge"``, a ridge map from RBF Nyström features. A
-        training row is extended like any other row: ``transform`` does not look
-        training rows up, so its result depends on the values of a row only, not on
-        its memory layout (dense or CSR, −0.0 or 0.0, dtype, order, duplicates). The
-        learned embedding of the training rows themselves is :attr:`embedding_`,
-        which :meth:`fit_transform` returns; ``transform(X_train)`` is the extension
-        of those rows (each treated as a new point: its neighbours include itself),
-        close to ``embedding_`` but not equal to it. Memory is linear in the number
-        of training rows.
+        Every row of X, training rows included, gets the extension chosen by
+        ``extension`` (:ref:`guide-npkl-extension`), so the result depends on a row's
+        values only, not on its memory layout. ``transform(X_train)`` is therefore
+        close to :attr:`embedding_` (what :meth:`fit_transform` returns) but not equal
+        to it. Memory is linear in the number of training rows.
 
         Parameters
         ----------

@@ -1,21 +1,9 @@
 """Bandwidth rules: data-dependent scales for stationary kernels.
 
-Every rule returns a *squared-distance scale* ``s`` (units of ‖x − y‖²). The Gaussian
-kernel exp(−‖x−y‖²/b) uses ``b = s``; kernels of the plain distance (Laplacian,
-inverse distance) use ``σ = √s``.
-
-Rules
------
-``"mean_pairwise"``
-    b₀ of the generalized Nyström paper: the average squared distance over all
-    ordered pairs, (1/n²) Σᵢⱼ ‖xᵢ − xⱼ‖² = 2 (mean ‖x‖² − ‖mean x‖²). Computed in
-    O(nd) from that identity, never over pairs.
-``"mean_to_centroid"``
-    Zhang, Tsang & Kwok (2008): the average squared distance of the points to their
-    mean, mean ‖x − x̄‖² = mean ‖x‖² − ‖x̄‖² (half of ``mean_pairwise``).
-``"median"``
-    the median squared distance over the distinct pairs of a random sample of at
-    most 1000 rows (the "median heuristic").
+Every rule (``"mean_pairwise"``, ``"mean_to_centroid"``, ``"median"``) returns a
+*squared-distance scale* ``s`` (units of ‖x − y‖²): the Gaussian kernel exp(−‖x−y‖²/b)
+uses ``b = s``, kernels of the plain distance use ``σ = √s``. Their definitions:
+:ref:`the user guide <guide-bandwidth-rules>`.
 """
 
 from __future__ import annotations
@@ -148,10 +136,11 @@ BANDWIDTH_RULES = {
 
 
 def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> float:
-    """Squared-distance scale of ``X`` under the named rule (see module docstring).
+    """Squared-distance scale of ``X`` under the named rule.
 
-    Raises ``ValueError`` for unknown rules (listing the valid ones) and when the data
-    are degenerate (all rows identical), where no bandwidth can be derived.
+    The rules: :ref:`the user guide <guide-bandwidth-rules>`. Raises ``ValueError`` for
+    unknown rules (listing the valid ones) and when the data are degenerate (all rows
+    identical), where no bandwidth can be derived.
     """
     try:
         fn = BANDWIDTH_RULES[rule]
@@ -203,10 +192,8 @@ def lazy_bandwidth_scale(rule, X, rng=None) -> float:
 def device_bandwidth_scale(rule, X, rng=None) -> float:
     """The rules above on an array API X (a torch tensor, …), on its device.
 
-    ``"mean_pairwise"`` and ``"mean_to_centroid"``: the mean, then Σ‖xᵢ − x̄‖², by two
-    passes over row chunks in float64 (float32 on a device without float64) — centred
-    before squaring, so no cancellation. ``"median"``: the same random rows as the NumPy
-    path, copied to the host, where the median is taken.
+    The means by two passes over row chunks in float64 (centred before squaring);
+    ``"median"`` on the same random rows as the NumPy path, copied to the host.
     """
     if rule == "median":
         n = X.shape[0]

@@ -1,10 +1,7 @@
 """Kernel banks: "these M kernels", resolved once on the data, evaluated together.
 
-Multiple-kernel methods (the multiple-kernel generalized Nyström, ℓp-norm MKL) work on
-a bank of base kernels that share landmarks. A bank of Gaussians at several widths
-needs the squared distances ‖x − z‖² only once: :meth:`KernelBank.blocks` computes
-them with one GEMM and derives every kernel's block from them, so an M-kernel bank
-costs one GEMM plus M elementwise passes instead of M GEMMs.
+A bank of Gaussians costs one GEMM plus M elementwise passes instead of M GEMMs
+(:meth:`KernelBank.blocks`; :ref:`guide-kernel-banks`).
 
 >>> import numpy as np
 >>> from lorak.kernels import KernelBank

@@ -1,19 +1,7 @@
 """Chunked evaluation of kernel blocks k(X, Z) under a memory budget.
 
-Three entry points, all O(chunk · m) extra memory:
-
-- :func:`kernel_block` — the dense block k(X, Z) (the output itself is n×m);
-- :func:`kernel_product` — k(X, Z) @ R without materializing k(X, Z) (Nyström's
-  transform: the only n-sized array is the result);
-- :func:`iter_kernel_blocks` — row chunks of k(X, Z) for reductions (errors, norms).
-
-Where a kernel writes its block straight into the output with no temporary beyond
-O(rows) (``Kernel._block_in_place``: a Gaussian block of dense rows already in the
-output's dtype), :func:`kernel_block` and the triangular :func:`kernel_product` make
-one pass over all rows: the block is the output, so chunks bound nothing, and each
-chunk costs a phase change between the GEMM, the threaded exponential and the
-triangular multiply while BLAS threads still spin (the user guide's scaling page has the
-timings).
+:func:`kernel_block`, :func:`kernel_product` and :func:`iter_kernel_blocks`, all with
+O(chunk · m) extra memory (:ref:`guide-internals-kernels`).
 """
 
 from __future__ import annotations
@@ -177,14 +165,9 @@ def kernel_product(
 ) -> np.ndarray:
     """k(X, Z) @ R, with k(X, Z) formed one row chunk at a time.
 
-    ``R`` is (n_Z, r). The result has X's float dtype (float32 stays float32). With
-    ``upper_triangular`` (R square, upper triangular) each chunk is evaluated straight
-    into the output and multiplied in place by BLAS ``trmm``: half the flops of a
-    general product and no temporary.
-
-    Array API inputs (dispatch enabled; any of X, Z, R foreign): computed in their
-    namespace, on the device of the first foreign one, and returned there; the
-    triangular product runs in column blocks (:mod:`lorak.kernels._device`).
+    ``R`` is (n_Z, r); the result has X's float dtype. With ``upper_triangular`` (R upper
+    triangular) each chunk is multiplied in place by BLAS ``trmm``. Array API inputs
+    are computed in their namespace, on the device of the first of X, Z, R that is one.
     """
     X, Z, R, xp = _inputs(X, Z, R)
     if xp is not None:

@@ -1,8 +1,6 @@
 """A kernel matrix given by its columns on demand (graph, string, or any user kernel).
 
-Pivoted factorizations (incomplete Cholesky, CSI) read only diag(K) and one column per
-step, so they never need the n × n matrix: :class:`KernelColumns` hands them the
-diagonal and a function returning the columns at given indices.
+Pivoted factorizations read only diag(K) and one column per step: :class:`KernelColumns`.
 """
 
 from __future__ import annotations

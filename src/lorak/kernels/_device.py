@@ -1,14 +1,6 @@
 """Kernel blocks on array API inputs (PyTorch, CuPy, array-api-strict, …), on their device.
 
-The array API twin of the NumPy blocks in :mod:`lorak.kernels._kernels`, for the
-kernels whose blocks are a GEMM plus elementwise work (Gaussian, both Laplacians,
-inverse distance, polynomial, linear), with the same formulas and guards. On PyTorch
-the Gaussian block is written in place into the caller's output
-(:func:`gaussian_in_place`); other namespaces use the standard's out-of-place
-functions on chunk-sized blocks. Callable and scikit-learn pairwise kernels have no
-array API path (:func:`check_device_kernel`). The guards and the in-place steps are
-described in the user guide, "On the GPU: array API inputs", section "What runs on
-the device".
+The twin of the NumPy blocks, with the same formulas and guards (:ref:`guide-gpu`).
 """
 
 from __future__ import annotations
@@ -266,24 +258,13 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
     """B @ N for an upper triangular N (m × m): about half the flops of a general
     product (none of N's zeros below the diagonal are multiplied).
 
-    With ``inplace`` on PyTorch (B a rows × m block the caller owns, rows of stride m)
-    the product is written into B by halving the columns: with N = [[N₁₁, N₁₂],
-    [0, N₂₂]] and B = [B₁, B₂], B₂ ← B₂ N₂₂ (the same, recursively), then
-    B₂ += B₁ N₁₂ (one GEMM accumulated in place, no temporary), then B₁ ← B₁ N₁₁. The
-    leaves (≤ 128 columns) are general products through a temporary of at most half
-    of ``budget`` bytes (``lorak.get_config()["memory_budget"]`` by default), in row
-    chunks. The GEMMs stay large (n × m/2 × m/2 at the top) and the only copies are
-    the leaves'.
-
-    Otherwise (or with ``method="columns"``) column block [a, b) of the result is
-    B[:, :b] @ N[:b, a:b], written into ``out`` (or a new array), or into B from the
-    right with ``inplace`` (then through one temporary of rows × block width; on
-    PyTorch in row chunks within half the budget).
-
-    This is the triangular multiply of :func:`kernel_product` with
-    ``upper_triangular=True`` on array API inputs (the Nyström transform's k(X, Z) N),
-    public for callers who hold the block already: PyTorch has no triangular
-    matrix–matrix product (BLAS ``trmm``) of its own.
+    With ``inplace`` on PyTorch the product is written into B by halving the columns
+    recursively (leaves of at most 128 columns through a temporary within half of
+    ``budget``); otherwise, or with ``method="columns"``, by column blocks
+    B[:, :b] @ N[:b, a:b]. This is the triangular multiply of :func:`kernel_product`
+    on array API inputs, public for callers who hold the block already: PyTorch has no
+    ``trmm`` of its own (the scheme: :ref:`guide-gpu`, the :class:`lorak.Nystroem` row
+    of "What runs on the device").
 
     Parameters
     ----------

@@ -1,15 +1,7 @@
 """Kernel functions as small immutable objects evaluated on blocks.
 
-A :class:`Kernel` knows how to evaluate k(X, Z) on a block of rows (``_block``), its
-diagonal k(x, x), and how to fix data-dependent parameters (``resolve``: a bandwidth
-rule such as ``"mean_pairwise"`` becomes a number). Chunking under a memory budget
-lives in :mod:`lorak.kernels._blocks`; estimators never call ``_block`` directly.
-
-Every name that scikit-learn's ``PAIRWISE_KERNEL_FUNCTIONS`` knows means scikit-learn's
-kernel with scikit-learn's parameters (``"laplacian"`` is its ℓ₁ form); lorak's own
-kernels (``gaussian``, ``laplacian_l2``, ``inverse_distance``, …) take names that
-scikit-learn does not use. The table of kernels and their parameters is in the user
-guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
+The design: :ref:`guide-internals-kernels`; the table of kernels: :ref:`guide-factors`,
+section "Kernels and bandwidths".
 """
 
 from __future__ import annotations
@@ -91,13 +83,10 @@ def _check_finite_rows(A, name, norms=None):
 class _ZAux:
     """Per-Z data of a stationary kernel, computed once per call (not per row chunk).
 
-    ``center``: a reference point subtracted from X and Z before the expansion
-    ‖x − c‖² − 2(x − c)ᵀ(z − c) + ‖z − c‖², set only when Z lies far from the origin
-    compared with the bandwidth (there the plain expansion cancels: X + 1e8 loses
-    every digit); ``zn``: squared norms of the (centred) Z rows; ``direct``: the
-    expansion cannot resolve distances at this bandwidth at all (the bandwidth is
-    tiny next to the spread of Z, or the squares overflow), so blocks are computed
-    from differences instead.
+    ``center``: a point subtracted from X and Z before the expansion, set only when Z
+    lies far from the origin compared with the bandwidth (where the expansion
+    cancels); ``zn``: squared norms of the (centred) Z rows; ``direct``: the expansion
+    cannot resolve distances at this bandwidth, so blocks come from differences.
     """
 
     __slots__ = ("center", "direct", "zn")
@@ -116,11 +105,9 @@ def _centered(X, center, dtype):
 def _direct_sqdist(X, Zd, center, inv_len, dtype, out=None):
     """‖x − z‖² · inv_len² from differences, one feature at a time (O(rows·m·d)).
 
-    The fallback for bandwidths the GEMM expansion cannot resolve: no cancellation, and
-    the scaling comes before the square (no underflow at tiny bandwidths). A scaled
-    squared distance that still overflows float64 is an error (:func:`_raise_overflow`):
-    the kernel of such data is 0 between every two distinct rows, and a factor of it
-    silently loses every row but the landmarks."""
+    The fallback for bandwidths the GEMM expansion cannot resolve (no cancellation,
+    scaled before the square). A scaled squared distance that still overflows float64
+    is an error (:func:`_raise_overflow`)."""
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
     Xd = np.asarray(Xd, dtype=np.float64)
     Z64 = np.asarray(Zd, dtype=np.float64)

@@ -1,12 +1,7 @@
 """scikit-learn's remaining pairwise kernels, as :class:`Kernel` objects.
 
-``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` names nine kernels; lorak has its
-own fast blocks for rbf, laplacian, polynomial and linear. The rest (``chi2``,
-``additive_chi2``, ``sigmoid``, ``cosine``) are evaluated here by scikit-learn's own
-functions, block by block, with scikit-learn's parameters and defaults, so that
-``Nystroem(kernel="chi2")`` means what it means in scikit-learn. The sigmoid and
-additive χ² kernels are not positive semi-definite. Their formulas and parameters are
-in the user guide, "Low-rank factors and landmarks", section "Kernels and bandwidths".
+``chi2``, ``additive_chi2``, ``sigmoid`` and ``cosine``, evaluated block by block by
+scikit-learn's own functions with its parameters (:ref:`guide-factors`).
 """
 
 from __future__ import annotations

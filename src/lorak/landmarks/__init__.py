@@ -1,38 +1,14 @@
 """Landmark selection strategies for Nyström factors, in a registry.
 
 A strategy is ``f(X, n_landmarks, *, rng, kernel) -> Landmarks``. Built in:
-
-``"uniform"``
-    ``n_landmarks`` distinct rows drawn uniformly at random.
-``"kmeans"``
-    k-means centres after at most 10 Lloyd iterations (Zhang, Tsang & Kwok 2008);
-    the centres need not be data points. See :mod:`lorak.landmarks._kmeans` for the
-    seeding and why it is the default (its timings are in the user guide).
-``"column_norm"``
-    Drineas & Mahoney (2005): columns drawn i.i.d. (with replacement) with probability
-    p_i ∝ ‖K(:, i)‖², and the reconstruction rescaled by 1/√(m p_i) (``weights``). The
-    column norms need every entry of K: O(n²d) time (in chunks, O(n·chunk) memory) —
-    the reason the paper calls it expensive. With replacement, repeated columns make
-    W singular; the pseudo-inverse of the Nyström factor handles that.
-``"rls"``
-    m distinct rows drawn ∝ approximate λ-ridge leverage scores, estimated bottom-up
-    over nested uniform subsamples without forming K (Musco & Musco 2017): O(n m²)
-    time, O(chunk · m) memory. λ by a scale-free tail rule; see
-    :mod:`lorak.landmarks._rls`.
-
-User-given landmarks: a 2-D array of points (m × d), a 1-D integer array of row
-indices, or a callable with the strategy signature that returns a :class:`Landmarks`,
-a 1-D integer array (row indices) or a 2-D array (points).
-
-The functions behind ``"kmeans"`` and ``"rls"`` take settings the strategy names fix:
-:func:`kmeans_landmarks` (``init`` — a method or the initial centres —, ``init_sample``
-— default :func:`default_init_sample` —, ``max_iter``, ``tol``, ``lloyd_sample``, and
-the seeding and Lloyd options ``n_trials``, ``sketch``, ``prune``, ``compute_dtype``;
-it returns the centres and a dict of what the run did: iterations, inertia, seeding
-and Lloyd seconds) and :func:`rls_landmarks` (``lam``, ``rank_fraction`` — default
-:data:`DEFAULT_RANK_FRACTION` —, ``sample_size``), whose scores
-:func:`ridge_leverage_scores` gives on their own. Another setting of ``"rls"`` is a
-callable: ``landmarks=functools.partial(rls_landmarks, rank_fraction=0.25)``.
+``"uniform"`` (distinct rows at random), ``"kmeans"`` (k-means centres after at most 10
+Lloyd iterations, :func:`kmeans_landmarks`), ``"column_norm"`` (Drineas & Mahoney 2005,
+:func:`column_norm_landmarks`) and ``"rls"`` (approximate ridge leverage scores,
+:func:`rls_landmarks`). User-given landmarks: a 2-D array of points (m × d), a 1-D
+integer array of row indices, or a callable with the strategy signature returning a
+:class:`Landmarks`, indices or points (e.g. ``functools.partial(rls_landmarks,
+rank_fraction=0.25)``). What each strategy costs and when to use it:
+:ref:`guide-factors`, section "Choosing the landmarks".
 """
 
 from __future__ import annotations
@@ -95,7 +71,12 @@ def rls_landmarks_strategy(X, n_landmarks, *, rng, kernel) -> Landmarks:
 
 
 def column_norm_landmarks(X, n_landmarks, *, rng, kernel) -> Landmarks:
-    """Drineas–Mahoney column sampling, p_i ∝ ‖K(:, i)‖², with 1/√(m p_i) weights."""
+    """Drineas–Mahoney column sampling, p_i ∝ ‖K(:, i)‖², with 1/√(m p_i) weights.
+
+    Columns are drawn i.i.d. with replacement; the column norms need every entry of K
+    (O(n²d) time, computed in chunks). Repeated columns make W singular, which the
+    pseudo-inverse of the Nyström normalization handles.
+    """
     from ..kernels import iter_kernel_blocks
 
     n = X.shape[0]
@@ -196,10 +177,8 @@ def select_landmarks(
 ) -> Landmarks:
     """Resolve a ``landmarks=`` parameter (name, callable, indices or points).
 
-    For an array API X (dispatch enabled: a torch tensor, …) the points come back in
-    X's namespace, dtype and device; ``"uniform"`` draws the same rows as for NumPy,
-    ``"kmeans"`` runs Lloyd on the device; the kernel-dependent strategies
-    (``"column_norm"``, ``"rls"``) are refused with a ``TypeError``.
+    For an array API X the points come back in X's namespace, dtype and device
+    (``"column_norm"`` and ``"rls"`` are refused: :ref:`guide-gpu`).
     """
     from .._array_api import array_api_dispatched
 
@@ -252,10 +231,8 @@ def _resolve_landmarks(landmarks, X, n_landmarks, *, rng, kernel, name) -> Landm
 def lazy_select_landmarks(name, X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     """The built-in strategies on a dask array.
 
-    ``"uniform"`` draws the same rows as in memory for the same seed (and computes only
-    those); ``"kmeans"`` seeds on a random sample and runs Lloyd by passes over the row
-    chunks (:func:`lorak.landmarks._kmeans.lazy_kmeans_landmarks`); ``"column_norm"``
-    needs every entry of the n × n kernel matrix and is refused.
+    ``"uniform"`` draws the same rows as in memory, ``"kmeans"`` runs Lloyd by passes over
+    the row chunks, ``"column_norm"`` is refused (:ref:`guide-scaling`).
     """
     if name == "uniform":
         return uniform_landmarks(X, n_landmarks, rng=rng)

@@ -1,17 +1,6 @@
 """Landmarks sampled by approximate ridge leverage scores, without the n × n kernel.
 
-The λ-ridge leverage score of row i is ℓᵢ(λ) = (K (K + λI)⁻¹)ᵢᵢ, and sampling
-Nyström landmarks with probabilities ∝ ℓᵢ(λ) is the landmark choice with the strongest
-guarantees (Alaoui & Mahoney 2015; Musco & Musco 2017). Exact scores need K; here they
-are estimated bottom-up on nested prefixes of the shuffled rows, each a quarter of the
-one above, by the Woodbury identity on a weighted sample of the level below,
-
-    ℓ̃ᵢ = (k(xᵢ, xᵢ) − k(xᵢ, S) (K_SS + λ D⁻²)⁻¹ k(S, xᵢ)) / λ,
-
-in O(n s (d + s) + L s³) time and O(chunk · s + n) memory, with λ = (Σ_{i>k} σᵢ)/k
-read off the sample's own spectrum (scale-free). The levels, the sampling, the cost
-and the choice of λ are in the user guide, "Low-rank factors and landmarks", section
-"How the leverage scores are estimated".
+Estimated bottom-up on nested subsamples (Musco & Musco 2017): :ref:`guide-rls`.
 """
 
 from __future__ import annotations
@@ -20,10 +9,10 @@ import math
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, eigvalsh, solve_triangular
 
 from .._config import get_config
+from .._validation import as_float64
 from ..kernels import chunk_rows, kernel_product
 from ._base import Landmarks, take_rows
 
@@ -34,12 +23,6 @@ __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 #: sets; see the user guide, "How the leverage scores are estimated").
 DEFAULT_RANK_FRACTION = 0.1
 _SHRINK = 4  # each level keeps a quarter of the rows of the one above
-
-
-def _as64(A):
-    if sp.issparse(A):
-        return A.astype(np.float64) if A.dtype != np.float64 else A
-    return np.asarray(A, dtype=np.float64)
 
 
 def _tail_lambda(W, weights, k):
@@ -75,7 +58,7 @@ def _scores(X, rows, S64, W, weights, lam, kernel, budget):
     buf = np.empty((min(step, len(rows)), s))
     for a in range(0, len(rows), step):
         b = min(a + step, len(rows))
-        Xc = _as64(take_rows(X, rows[a:b]))
+        Xc = as_float64(take_rows(X, rows[a:b]))
         Y = kernel_product(kernel, Xc, S64, U, out=buf[: b - a], upper_triangular=True)
         q = np.asarray(kernel.diag(Xc), dtype=np.float64) - np.einsum("ij,ij->i", Y, Y)
         out[a:b] = np.maximum(q, 0.0) / lam
@@ -177,7 +160,7 @@ def ridge_leverage_scores(
     levels = range(len(sizes) - 2, -1, -1) if len(sizes) > 1 else [0]
     for level in levels:
         rows = perm[: sizes[level]]
-        S = _as64(take_rows(X, sample))
+        S = as_float64(take_rows(X, sample))
         W = np.asarray(kernel(S, S), dtype=np.float64)
         lev_lam = lam if lam is not None else _tail_lambda(W, weights, k)
         if lev_lam is None:  # the sample's spectrum has no tail: a tiny ridge

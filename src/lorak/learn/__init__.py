@@ -1,57 +1,8 @@
 """Supervised and semi-supervised kernel learning as pure functions on arrays.
 
-Each module here is the math of the estimator of the same stem in
-:mod:`lorak.estimators`, which imports it through this package. A method's entry is
-``fit_<method>``: it owns the method's loops, stepping and dispatch and returns a
-result record (a dataclass); the estimator validates its input, calls the entry and
-copies the record to its fitted attributes. The entries and what lies under them, by
-module (the graph-regularized factor has no single entry yet: its estimator calls the
-stages of :mod:`._graph_factor` in turn):
-
-- :mod:`._csi` — Cholesky with side information (Bach & Jordan 2005):
-  :func:`fit_csi` (→ :class:`CSIResult`), over the decomposition itself, :func:`csi`,
-  and :func:`csi_q`, the explicit Q of its QR;
-- :mod:`._simple_npkl` — SimpleNPKL (Zhuang, Tsang & Hoi 2009) from pairwise
-  constraints: :func:`fit_simple_npkl` (→ :class:`SimpleNPKLFit`; the kNN graph, C,
-  the active constraints, the kernel), over the two losses' solvers
-  :func:`simple_npkl_linear` and :func:`simple_npkl_sqhinge` (→ :class:`NPKLResult`);
-  its ``C="auto"`` rule in :mod:`._npkl_auto` (:func:`auto_C`,
-  :func:`kernel_degeneracy`), its out-of-sample extensions in :mod:`._npkl_extend`
-  (:func:`graph_extension`, :func:`ridge_map` with :data:`RIDGE_EXTENSION_LANDMARKS`
-  and :data:`RIDGE_EXTENSION_ALPHA`);
-- :mod:`._lp_mkl` — ℓp-norm MKL on low-rank kernels: :func:`fit_lp_mkl`
-  (→ :class:`LpMKLFit`; the bank's factors on shared landmarks, one-vs-rest, the
-  decision function's landmark coefficients), over the outer loop :func:`lp_mkl`
-  (→ :class:`LpMKLResult`) and the factor stage :func:`lp_mkl_factors` /
-  :func:`bank_factors`; the full-kernel reference (small n) :func:`lp_mkl_full_kernel`
-  with :class:`GaussianGrams`;
-- :mod:`._lp_mkl_regression` — the same for regression (squared loss in closed form,
-  ε-insensitive loss by primal Newton): :func:`fit_lp_mkl_regression`
-  (→ :class:`LpMKLRegressionFit`), over :func:`lp_mkl_ridge` and :func:`lp_mkl_svr`;
-- :mod:`._kernel_combination` — the multiple-kernel baselines (uniform, alignment,
-  centred alignment): :func:`fit_kernel_combination` (→ :class:`KernelCombinationFit`;
-  the factors on shared landmarks, then :func:`combination_weights`), and the
-  group-lasso MKL's alternation :func:`fit_glmkl` (→ :class:`GLMKLFit`);
-- :mod:`._gen_nystrom` — generalized Nyström (Zhang et al. 2017), a package with one
-  module per concern, mapped in its own docstring; the estimators' one call each, which
-  decides how λ is chosen: :func:`fit_generalized_nystroem` (→ :class:`GenNystromFit`)
-  and :func:`fit_mk_generalized_nystroem` (→ :class:`MKGenNystromFit`), over the λ path
-  (:func:`alignment_lambda_path`), the cross-validation (:func:`fit_gen_nystrom_cv`,
-  :func:`fit_mk_gen_nystrom_cv`) and objective (7) with its solvers;
-- :mod:`._graph_factor` — graph-regularized factors (manifold regularization in factor
-  form): the anchor and k-NN graphs' GᵀLᵖG by passes over row chunks
-  (:func:`anchor_laplacian_gram`, :func:`graph_laplacian_gram`), the deformation R(γ)
-  (:func:`deformation`) and γ with a ridge penalty by closed-form leave-one-out
-  (:func:`select_gamma_penalty`); :mod:`._graph_device`, the anchor graph's passes on
-  an array API device (:func:`device_anchor_laplacian_gram`);
-- :mod:`._few_labels` — what replaces leave-one-out when a class has a handful of
-  labeled rows: whether the graph is informative (:func:`graph_energy_ratio`), the
-  class prior and class-mass normalization (:func:`class_prior`,
-  :func:`balance_offsets`), and the self-trained ridge of the cluster assumption
-  (:func:`self_training_ridge`, → :class:`SelfTrainingFit`);
-- :mod:`._preimage` — pre-images by kernel ridge regression, shared by
-  :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA`: :func:`fit_preimage`
-  (→ :class:`PreImageMap`), applied by :func:`preimage`.
+Each module is the math of the estimator of the same stem in :mod:`lorak.estimators`;
+its entry ``fit_<method>`` returns a result record the estimator stores. The modules
+and their entries: :ref:`guide-internals-learn`.
 """
 
 from .._validation import parse_semi_supervised_response

@@ -1,20 +1,7 @@
 """Cholesky with Side Information (CSI): predictive low-rank decomposition.
 
-This is the math of :class:`lorak.CSI` (estimators/_csi).
-
-F. R. Bach and M. I. Jordan, *Predictive low-rank decomposition for kernel methods*,
-ICML 2005. A pivoted incomplete Cholesky factor K ≈ G Gᵀ whose pivots are chosen
-greedily to decrease
-
-    J(G) = λ tr(K − GGᵀ) + μ ‖Y − QQᵀY‖²_F,   λ = (1 − κ)/tr K,  μ = κ/‖Y‖²_F,
-
-with ΠG = QR (Π the centering) and Y the side information. The gain of every candidate
-pivot is approximated from δ look-ahead Cholesky steps (eqs. 9–10), the best is moved
-into place by O(n) transpositions (Appendix A). The user guide (page "Incomplete
-Cholesky and CSI") has the steps, where the arrays named below (Gadv, Gl, u_i, D, Dadv,
-A, B, C) are defined, in "CSI step by step", and the decisions (gain updates, Givens
-transpositions, implicit Q, degenerate candidates, ties, unlabeled rows) in "CSI:
-implementation decisions".
+The math of :class:`lorak.CSI` (Bach & Jordan 2005). The steps, where the arrays named
+below (Gadv, Gl, u_i, D, Dadv, A, B, C) are defined: :ref:`guide-csi-algorithm`.
 """
 
 from __future__ import annotations
@@ -91,10 +78,7 @@ def csi(
     """Cholesky with side information from diag(K), kernel columns and targets Y.
 
     Greedily builds K ≈ GGᵀ minimizing J(G) = (1−κ) tr(K−GGᵀ)/tr K +
-    κ ‖Y − QQᵀY‖²/‖Y‖² (Bach & Jordan 2005, Eq. 2 with the normalization of
-    Section 3.2), with δ = ``lookahead`` look-ahead Cholesky steps to approximate the
-    gains (Section 5) and the pivot moved into place by transpositions (Appendix A).
-    The algorithm and the decisions taken: the user guide, "CSI step by step".
+    κ ‖Y − QQᵀY‖²/‖Y‖² (Bach & Jordan 2005, Eq. 2): :ref:`guide-csi-algorithm`.
 
     Parameters
     ----------

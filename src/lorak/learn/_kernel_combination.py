@@ -1,18 +1,7 @@
 """Weights of a kernel combination Σ_j μ_j K_j learned from labels — pure functions.
 
-This is the math of the kernel-combination baselines
-(estimators/_kernel_combination).
-
-Two-stage MKL baselines of the generalized Nyström paper (Zhang et al. 2017, Table 2):
-uniform, ABMKL (μ_j ∝ the alignment of K_j with the ideal kernel K* = Y Yᵀ) and CABMKL
-(the μ ≥ 0 maximizing the centred alignment, a nonnegative least-squares problem of
-size M), all computed from factors G_j of the base kernels on the labeled rows —
-O(l r² M²), never l × l; :func:`alignment_statistics_from_kernels` does the same from
-explicit kernel matrices (small problems, tests). Weights sum to 1. The formulas are in
-the user guide, "The generalized Nyström method", section "Many kernels".
-
-:func:`fit_kernel_combination` is the transformers' one entry (the factors on shared
-landmarks, then the weights); :func:`fit_glmkl` the group-lasso MKL's alternation.
+The math of the kernel-combination baselines, from factors of the base kernels on the
+labeled rows (never l × l): :doc:`/guide/generalized_nystrom`, section "Many kernels".
 """
 
 from __future__ import annotations
@@ -184,10 +173,8 @@ def alignment_weights(stats: AlignmentStatistics) -> np.ndarray:
 def alignment_qp(gram, target, *, rtol: float = 1e-12) -> np.ndarray:
     """argmin_{v ≥ 0} vᵀ M v − 2 vᵀ a for a PSD M — the QP of Cortes et al. (2010).
 
-    Written as a nonnegative least-squares problem: with M = V diag(w) Vᵀ,
-    A = diag(√w) Vᵀ and b = diag(1/√w) Vᵀ a (over the eigenvalues w > rtol·max w),
-    ‖A v − b‖² = vᵀ M v − 2 vᵀ a + const whenever a lies in the range of M, which it
-    does for M a Gram matrix and a = its inner products with one more element.
+    Written as a nonnegative least-squares problem ‖A v − b‖² with A = diag(√w) Vᵀ and
+    b = diag(1/√w) Vᵀ a from M = V diag(w) Vᵀ (a lies in the range of a Gram matrix M).
     """
     M = np.asarray(gram, dtype=np.float64)
     a = np.asarray(target, dtype=np.float64).ravel()

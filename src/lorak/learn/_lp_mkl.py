@@ -1,28 +1,7 @@
 """ℓp-norm multiple kernel learning with low-rank kernels, as pure functions.
 
-This is the math of :class:`lorak.LowRankMKLClassifier`
-(estimators/_lp_mkl).
-
-Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*. The
-ℓp-MKL primal (1) is solved by alternation (Algorithm 1): for fixed d the SVM dual (4)
-with kernel Σ_k d_k V_k V_kᵀ, then the closed-form weights (3) of Kloft et al. (2011)
-
-    d_k = ‖f_k‖^{2/(p+1)} / (Σ_j ‖f_j‖^{2p/(p+1)})^{1/p},   ‖f_k‖² = d_k² αᵀY K_k Yα
-
-(d_k², not the paper's eq. (5) d_k: the RKHS norm of f_k = d_k Σ_i α_i y_i K_k(x_i, ·)).
-Stop when max_k |Δd_k| < tol.
-
-:func:`lp_norm_weights` is eq. (3), :func:`kernel_norms` ‖f_k‖² from the factors,
-:func:`kkt_bias` b from the KKT conditions of the free support vectors; the entries
-(:func:`fit_lp_mkl`, the outer loop :func:`lp_mkl`, the factor stage
-:func:`bank_factors`, the full-kernel reference) are mapped in :mod:`lorak.learn`.
-Primal Newton (``solver="newton"``) is the default inner solver: the GFB's iteration
-count grows with C and its relative-change stopping rule stops far from the optimum at
-the paper's C = 1000.
-
-The derivations (the factor form of ‖f_k‖², the shared basis and its exact error, the
-inner solvers) are in the user guide, "ℓp-norm MKL on low-rank kernels", section "The
-solvers in detail".
+The math of :class:`lorak.LowRankMKLClassifier` (Rakotomamonjy & Chanda): the
+alternation, the shared basis and the inner solvers, :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations
@@ -75,11 +54,9 @@ SOLVERS = {"split": gfb_split, "naive": gfb_naive, "shared": gfb_naive, "newton"
 def shared_basis_factor(F: FactorStack, d) -> FactorStack:
     """One factor of Σ_k d_k V_k V_kᵀ in the shared basis: B L with L Lᵀ = S D Sᵀ.
 
-    With V = B S (a shared basis, :func:`bank_factors`), the weighted sum of the M
-    kernels is B (Σ_k d_k S_k S_kᵀ) Bᵀ, a single rank-r kernel: problem (4) for fixed d
-    is then the one-kernel problem (6) with r + 1 equality constraints, which the naive
-    GFB handles with an (r + 1)² system (``solver="shared"``). L comes from the
-    eigendecomposition of the PSD r × r matrix (eigenvalues clipped at 0).
+    With V = B S (:func:`bank_factors`) the weighted sum of the M kernels is the single
+    rank-r kernel B (Σ_k d_k S_k S_kᵀ) Bᵀ, which the naive GFB handles with an (r + 1)²
+    system (``solver="shared"``); L from the clipped eigendecomposition.
     """
     if F.basis is None:
         raise ValueError(
@@ -247,12 +224,10 @@ def lp_mkl(
         Outer iterations.
     solver : {"split", "naive", "shared", "newton"}
         The inner SVM solver: :func:`gfb_split` (Algorithm 2), :func:`gfb_naive` (all
-        Σ r_k + 1 constraints merged), ``"shared"``: the naive GFB on the single
-        factor of Σ_k d_k V_k V_kᵀ in the shared basis (:func:`shared_basis_factor`; r + 1
-        constraints; needs compressed factors), or ``"newton"``:
-        :func:`lorak.solvers._newton.svm_newton`, primal Newton on the explicit features
-        Φ = B L of Σ_k d_k V_k V_kᵀ (Huber-smoothed hinge with continuation, stopped on
-        the duality gap; not the paper's solver; its cost hardly grows with C).
+        Σ r_k + 1 constraints merged), ``"shared"`` (the naive GFB on the shared-basis
+        factor of :func:`shared_basis_factor`; needs compressed factors) or
+        ``"newton"`` (:func:`lorak.solvers._newton.svm_newton`, primal Newton on the
+        explicit features; not the paper's solver).
     inner : dict, optional
         Keyword arguments of the inner solver (``tol``, ``max_iter``, ``criterion``,
         ``weights``, ``step``, ``scale``, ``eta``, … for the GFB; ``tol``,
@@ -264,9 +239,7 @@ def lp_mkl(
         How b is chosen for the final α. ``"primal"``: the b minimizing the primal
         hinge loss C Σ max(0, 1 − y_i(f_i + b)) for the decision values f = K_d Yα
         (a weighted median, O(ℓ log ℓ)); ``"kkt"``: :func:`kkt_bias`, the mean over
-        the free support vectors. Both give an optimal b at the exact solution; with an
-        inexact α (a capped inner solve) the KKT mean can be far off (the user guide's
-        ℓp-MKL page).
+        the free support vectors, which can be far off for an inexact α.
     bias_rtol : float
         Free-support-vector tolerance of :func:`kkt_bias` (``bias="kkt"``).
     warn : bool
@@ -407,11 +380,9 @@ def _largest_eigenvalue(G) -> float:
 
 def _pivoted_cholesky(G, rtol: float):
     """Pivoted Cholesky factor of the PSD G (upper triangle, overwritten): the pivot
-    order P (a permutation of G's indices, the k pivots first) and U (k × N, columns in
-    pivot order, upper trapezoidal) with G[P][:, P] ≈ UᵀU, down to pivots of
-    PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
-    The part left out has trace trace(G) − ‖U‖²_F: for a Gram VᵀV, the squared
-    Frobenius distance of V from the span of its pivot columns."""
+    order P (the k pivots first) and U (k × N, upper trapezoidal in pivot order) with
+    G[P][:, P] ≈ UᵀU, down to pivots of PIVOT_RTOL · rtol · λ_max(G) (LAPACK ``pstrf``).
+    The part left out has trace trace(G) − ‖U‖²_F."""
     lmax = _largest_eigenvalue(G)
     if not lmax > 0:
         return np.arange(G.shape[0]), np.zeros((0, G.shape[0]))
@@ -454,17 +425,12 @@ def bank_factors(
     compress_rtol : float, default=1e-10
         Eigenvalues of VᵀV at or below compress_rtol · λ_max are dropped.
     compress_rows : int or None, default=20000
-        Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows,
-        O(ℓ (Σ r_k)²)). With a sample, B = V T is orthonormal only on the sample; the
-        solver then uses BᵀB (computed on all rows), ``compression_error`` is exact on
-        the sample and ``compression_error_other`` is computed on up to
-        :data:`ERROR_ROWS` of the other rows.
+        Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows). With a
+        sample, ``compression_error`` is exact on it and ``compression_error_other`` is
+        computed on up to :data:`ERROR_ROWS` of the other rows.
     rng : Generator, for the row sample.
     budget : int, optional, bytes per chunk (default: the library's memory budget).
 
-    Every row chunk of X costs one squared-distance GEMM with Z, M elementwise exps
-    and M products with N_k; with compression this runs twice (the Gram, then B; not
-    again when the Gram was V Vᵀ on all rows).
     Memory: the output (ℓ × Σ r_k, or ℓ × r) plus one chunk.
     """
     t0 = time.perf_counter()
@@ -790,13 +756,10 @@ def fit_lp_mkl(
 ) -> LpMKLFit:
     """ℓp-MKL classification on the factors of a bank (:func:`lp_mkl_factors`).
 
-    Labels ``y`` (two classes or more; one-vs-rest beyond two): for each binary problem
-    :func:`lp_mkl` (Algorithm 1) with the inner solver ``solver`` and its options
-    ``inner`` (:func:`inner_options`: ``inner_tol``, ``inner_max_iter``,
-    ``inner_criterion``, ``eta``, ``gfb_scale``, ``gfb_weights``), then the landmark
-    coefficients β_k = d_k N_k V_kᵀ(y∘α) of its decision function. One
+    For each binary problem (one-vs-rest beyond two classes): :func:`lp_mkl` with the
+    inner solver ``solver`` and the options ``inner`` (:func:`inner_options`), then the
+    landmark coefficients β_k = d_k N_k V_kᵀ(y∘α) of its decision function. One
     ConvergenceWarning names the classes whose outer loop reached ``max_iter``.
-    The factors are computed once and shared by every problem; they are not changed.
     """
     classes, y_idx = np.unique(y, return_inverse=True)
     F, normalizations = factors.stack, factors.normalizations
@@ -879,11 +842,9 @@ class GaussianGrams:
     sqdist : (n, n) array of ‖x_i − x_j‖² (float32 halves the memory).
     bandwidths : (M,) b_k of exp(−‖x − y‖² / b_k).
 
-    Both methods sweep the distances in row blocks of about ``BLOCK`` entries and apply
-    every kernel to a block while it is in cache, instead of one pass over the whole
-    n × n matrix per kernel (four passes each, with an n × n float64 temporary): the
-    same arithmetic in the same order (``weighted`` is bitwise the whole-matrix sum),
-    in several times less time (the user guide's ℓp-MKL page).
+    Both methods sweep the distances in cache-sized row blocks of about ``BLOCK``
+    entries (the same arithmetic as whole-matrix passes, several times faster: the
+    user guide's ℓp-MKL page, "The inner solvers, measured").
     """
 
     #: entries of a row block (256 KiB of float32 distances: stays in a core's L2)

@@ -1,19 +1,7 @@
 """ℓp-norm multiple kernel learning for regression, on low-rank factors.
 
-This is the math of :class:`lorak.LowRankMKLRegressor`
-(estimators/_lp_mkl).
-
-The primal is the ℓp-MKL problem of :mod:`lorak.learn._lp_mkl` with the hinge replaced by
-a regression loss: the squared loss (:func:`lp_mkl_ridge`, below) or Vapnik's
-ε-insensitive loss max(0, |r| − ε) (:func:`lp_mkl_svr`, at the end). For fixed weights
-d the squared loss is a kernel ridge regression on K_d = Σ_k d_k V_k V_kᵀ, solved
-exactly as one r × r system in the moments AᵀA, Aᵀy, Aᵀ1 of the stored factors, formed
-once (no pass over the data per iteration); the derivation is in the user guide,
-"ℓp-norm MKL on low-rank kernels", section "Regression: the exact ridge solve".
-
-:func:`fit_lp_mkl_regression` is the estimator's one entry: C by GCV, the weights
-(ℓp-MKL, then the GCV choice among candidates), the rank doubling, as named stages on
-standardized targets, returning a :class:`LpMKLRegressionFit`.
+The math of :class:`lorak.LowRankMKLRegressor`: :ref:`guide-lpmkl-solvers`, section
+"Regression: the exact ridge solve".
 """
 
 from __future__ import annotations
@@ -360,10 +348,7 @@ def select_ridge_weights(mom: _Moments, F: FactorStack, learned, Cs, *, uniform=
     ``uniform``: the uniform weight vector to use (any positive multiple of 1 gives the
     same kernels up to a rescaling of C; default 1/M each). ``known``: GCV arrays over
     ``Cs`` already computed for some candidates (by name), which are not recomputed.
-
-    Why: the MKL objective rewards kernels that fit the training rows, so on smooth
-    targets it leans to narrow kernels, which a single wider kernel chosen by GCV can
-    beat on new rows (the user guide's ℓp-MKL page, "Regression").
+    Why: :ref:`guide-lpmkl`, section "Regression".
     """
     M = F.n_kernels
     uni = np.full(M, 1.0 / M) if uniform is None else np.asarray(uniform, dtype=np.float64)
@@ -461,13 +446,10 @@ def svr_newton(
 ) -> SVRNewtonResult:
     """Linear ε-SVR min ½‖w‖² + C Σ max(0, |yᵢ − φᵢᵀw − b| − ε) by primal Newton.
 
-    The loss is Huber-smoothed at width h (quadratic for 0 < |r| − ε < h); each Newton
-    step solves the (q + 1)² system [I + (C/h) Φ_Qᵀ Φ_Q] over the rows Q in the
-    quadratic zone, the bias unregularized, with a backtracking line search. When the
-    smoothed problem is solved, the relative duality gap of the unsmoothed SVR is
-    computed with α = C ψ′_h (the dual variables the smoothed optimum defines, made
-    feasible); above ``tol`` the width shrinks by ``h_factor`` and Newton continues
-    from the current point.
+    The loss is Huber-smoothed at width h; each Newton step solves the (q + 1)² system
+    over the rows in the quadratic zone, with a backtracking line search. While the
+    relative duality gap of the unsmoothed SVR (at α = C ψ′_h, made feasible) is above
+    ``tol``, the width shrinks by ``h_factor`` and Newton continues.
     """
     Phi = np.asarray(Phi, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -541,17 +523,11 @@ def lp_mkl_svr(
     """ℓp-norm MKL regression with the ε-insensitive loss on low-rank factors.
 
     The outer loop of :func:`lp_mkl_ridge` with :func:`svr_newton` as the inner solver on
-    the explicit features Φ = A L of Σ_k d_k V_k V_kᵀ (q ≤ r columns, formed per outer
-    iteration: O(ℓ r) memory like the factors), warm-started from the previous α
-    (w₀ = Φᵀα). ‖f_k‖² = d_k² ‖V_kᵀα‖² as for the squared loss, with α the SVR's dual.
-    ``info`` of the result holds the last inner duality gap.
-
-    Units: the loss is linear in the residual and the regularizer quadratic, so C
-    carries the units of 1/y. At s·f the objective of (s·y, s·ε, C·s) is s² times the
-    objective of (y, ε, C) at f: the fit of s·y at C·s is s times the fit of y at C,
-    and one C serves every unit only on targets of fixed scale. Callers that want a C
-    free of the units of y pass standardized targets, as
-    :class:`lorak.LowRankMKLRegressor` does.
+    the explicit features Φ = A L of Σ_k d_k V_k V_kᵀ (formed per outer iteration),
+    warm-started from the previous α; ‖f_k‖² = d_k² ‖V_kᵀα‖².
+    ``info`` of the result holds the last inner duality gap. C carries the units of
+    1/y: pass standardized targets for a C free of them, as
+    :class:`lorak.LowRankMKLRegressor` does (:ref:`guide-lpmkl`, section "Regression").
     """
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1 or y.shape[0] != F.n_samples:
@@ -628,20 +604,8 @@ def target_standardization(y) -> tuple[float, float]:
 
     Both losses are fitted on z = (y − mean) / scale and the model mapped back
     (coefficients × scale, bias × scale + mean), so that a fit of s·y + t predicts
-    s·f + t for every unit s ≠ 0 and offset t:
-
-    - the squared loss is quadratic in the residual like the regularizer: y → s·y
-      scales its objective by s² at s·f, so the same C (and the GCV that picks it) is
-      free of the units of y mathematically; standardizing also keeps its moments
-      well conditioned when the offset dwarfs the spread (y·1e-6 − 3);
-    - the ε-insensitive loss is linear in the residual: with y → s·y and ε → s·ε the
-      loss scales by s but the regularizer by s², so no C on the raw targets serves
-      every unit. On z (ε in units of std y, C as chosen by the squared loss's GCV on
-      z) the fit is exactly the raw fit at C·std(y), whose objective at s·f is s² times
-      the one at f: f → s·f, b → s·b + t.
-
-    A constant y (spread within rounding of its mean) is left as it is: both fits
-    return f = 0, b = mean, and standardizing would magnify its rounding.
+    s·f + t for every unit s ≠ 0 and offset t. A constant y is left as it is: (0, 1).
+    Why: :ref:`guide-lpmkl`, section "Regression".
     """
     mu = float(np.mean(y))
     sd = float(np.std(y))
@@ -763,9 +727,7 @@ def double_rank(X, y, bank, d, C, gcv, *, rank, width, landmarks, rng, max_rank,
     """Stage ``rank="auto"``: the fixed combination Σ_k d_k k_k on 2w, 4w, … landmarks
     (w = the first stage's factor width, R for one kernel, up to M·R for a combination)
     while the GCV (over ``Cs``, or at C) drops by ≥ :data:`RANK_GAIN`: the rank path and
-    (Z, N, coef, b, C) of the last accepted rank, or None. Doubling while the GCV drops
-    brings a rank-200 fit to the accuracy of the tuned full-kernel ridge on Friedman #1
-    (the user guide's ℓp-MKL page, "Regression")."""
+    (Z, N, coef, b, C) of the last accepted rank, or None (:ref:`guide-lpmkl`)."""
     n = X.shape[0]
     path = [(rank, gcv)]
     R = max(rank, int(width))

@@ -1,17 +1,7 @@
 """SimpleNPKL's automatic C and its degenerate-kernel check (pure math).
 
-This is part of the math of :class:`lorak.SimpleNPKL`
-(estimators/_simple_npkl).
-
-``C="auto"`` sets **C = 0.7 / λ_max(T)** (T the symmetric constraint matrix): 70 % of
-the largest C with C·T ⪯ I. Below that bound, A = C·T − L = N − (I − C·T) is positive
-only in directions that the kNN graph supports, so the learned kernel cannot fill with
-directions living on the constrained pairs alone (the collapse of larger C, where
-kernel k-means falls to chance). :func:`kernel_degeneracy` measures that collapse: the
-share of tr(K) in directions u with uᵀWu > 1, W the weighted constraint matrix; above
-:data:`DEGENERATE_SHARE` the kernel is flagged. The argument, the margin's reason and
-the figures are in the user guide, "SimpleNPKL: a kernel from pairwise constraints",
-section "Choosing C".
+``C="auto"`` sets C = 0.7 / λ_max(T); :func:`kernel_degeneracy` flags a collapsed
+kernel (why: :ref:`"Choosing C" <guide-npkl-auto>`).
 """
 
 from __future__ import annotations
@@ -68,10 +58,8 @@ def constraint_spectral_radius(
 ) -> float:
     """λ_max(T), the largest eigenvalue of the symmetric ±1 constraint matrix (eq. 1).
 
-    Only the rows touched by a constraint matter (T is zero elsewhere): a dense solve
-    on them when there are few, else Lanczos (``eigsh``, ``which="LA"``) from a start
-    vector drawn from ``rng`` (seed 0 when None). ≥ 1 for any non-empty set (a single
-    pair has eigenvalue 1), ≤ the largest number of constraints on one row.
+    Computed on the rows a constraint touches (dense, or Lanczos when there are many);
+    ≥ 1 for any non-empty set.
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if pairs.shape[0] == 0:

@@ -1,16 +1,7 @@
 """Out-of-sample extension of a SimpleNPKL embedding to new rows (pure math).
 
-This is part of the math of :class:`lorak.SimpleNPKL`
-(estimators/_simple_npkl).
-
-SimpleNPKL learns K = V Vᵀ on the training rows only, V from the positive eigenpairs of
-A = W_T − L. Two extensions to a new row x, both O(n) memory: ``"graph"``, the row of
-the eigen-equation A u = w u at x through its ``n_neighbors`` nearest training rows
-(:func:`graph_extension`, exact on the graph's own unconstrained rows), and ``"ridge"``,
-a ridge map from a Nyström factor Φ(x) of an RBF kernel to V (:func:`ridge_map`, with
-:data:`RIDGE_EXTENSION_LANDMARKS` landmarks and the relative ridge
-:data:`RIDGE_EXTENSION_ALPHA`). The derivation is in the user guide, "SimpleNPKL: a
-kernel from pairwise constraints", section "New rows".
+``"graph"`` (:func:`graph_extension`) and ``"ridge"`` (:func:`ridge_map`), both O(n)
+memory: :ref:`guide-npkl-extension`.
 """
 
 from __future__ import annotations

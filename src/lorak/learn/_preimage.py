@@ -1,11 +1,6 @@
 """Pre-images by kernel ridge regression (Bakır, Weston & Schölkopf 2004).
 
-This is the pre-image math shared by :class:`lorak.Nystroem`
-(estimators/_nystrom) and :class:`lorak.LowRankKernelPCA` (models/_kpca): the map
-g ↦ x from the training pairs (g(xᵢ), xᵢ) by kernel ridge regression with a Gaussian
-kernel on the feature rows, x̂(g) = κ(g, G) (κ(G, G) + α I)⁻¹ X, on at most
-``max_rows`` rows (the bandwidth and the row cap: the user guide, "Downstream models
-on any factor", section "Kernel PCA").
+Shared by :class:`lorak.Nystroem` and :class:`lorak.LowRankKernelPCA` (:ref:`guide-downstream`).
 """
 
 from __future__ import annotations

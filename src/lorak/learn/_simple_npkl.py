@@ -1,22 +1,7 @@
 """SimpleNPKL: non-parametric kernel learning from pairwise constraints (pure math).
 
-This is the math of :class:`lorak.SimpleNPKL`
-(estimators/_simple_npkl).
-
-Zhuang, Tsang & Hoi, "SimpleNPKL: Simple Non-Parametric Kernel Learning", ICML 2009.
-Functions here take validated arrays and return arrays or a :class:`NPKLResult`;
-:func:`fit_simple_npkl` is the estimator's one entry (graph, C, active selection, the
-solve with C="auto" stepping, the checks), returning a :class:`SimpleNPKLFit` that
-:class:`lorak.SimpleNPKL` stores.
-
-With L the normalized Laplacian of the kNN graph and T the constraint matrix, the
-linear loss gives K* = A₊ √(B / tr(A₊²)) with A = C·T − L (Proposition 1, eq. 8): only
-A's positive eigenpairs are needed. The square hinge alternates that closed form with
-a projected gradient step on the dual variables α (Algorithm 1). The conventions (pairs
-counted twice, the graph, signs, α⁰ = C, the zero kernel) and the decisions (the
-eigen-solver policy, the adaptive step, the stopping rules, warm starts, the filter
-cut) are in the user guide, "SimpleNPKL: a kernel from pairwise constraints", section
-"The solver in detail".
+The math of :class:`lorak.SimpleNPKL` (Zhuang, Tsang & Hoi 2009); :func:`fit_simple_npkl`
+is its one entry. The solver, its conventions and decisions: :ref:`guide-npkl-solver`.
 """
 
 from __future__ import annotations
@@ -207,10 +192,8 @@ def chebyshev_operator(A, lo: float, theta: float, degree: int) -> LinearOperato
     """p(A) = T_d((A − c)/e) with c = (θ + lo)/2, e = (θ − lo)/2, as a LinearOperator
     (``degree`` sparse products per application, three-term recurrence).
 
-    For odd d, p is strictly increasing on [θ, ∞) (mapped onto [1, ∞)) and on (−∞, lo]
-    (onto (−∞, −1]) and stays in [−1, 1] between: the eigenvalues of A above θ are the
-    eigenvalues of p(A) above 1, in the same order and with the same eigenvectors,
-    whatever ``lo`` is. ``lo`` only sets how strongly the rest is damped.
+    For odd d the eigenvalues of A above θ are those of p(A) above 1, in the same order
+    and with the same eigenvectors; ``lo`` only sets how strongly the rest is damped.
     """
     c = 0.5 * (theta + lo)
     e = 0.5 * (theta - lo)
@@ -241,17 +224,11 @@ def positive_eigenpairs(
 ):
     """The positive eigenpairs of the symmetric (sparse) A, largest first.
 
-    ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs; while the smallest
-    returned is still positive (so more positive ones may exist) and fewer than
-    ``max_rank`` were asked for, ``k`` doubles. With ``solver="auto"`` a dense ``eigh``
-    takes over where Lanczos with many wanted eigenpairs costs more (n ≤ 64, or the
-    request reaches n/24 with n ≤ 5000, or up to n = 8192 n/24 below ``max_rank`` and
-    n/7 at it). From n = 2000 Lanczos runs on a Chebyshev filter p(A)
-    (:func:`chebyshev_operator`) with the eigenvalues recomputed by Rayleigh–Ritz; a
-    failed or inaccurate filtered solve falls back to the unfiltered one, a too high
-    ``theta`` to θ = 0, a failed ARPACK to the dense solve (n ≤ 5000) or a RuntimeError.
-    The policy and its timings: the user guide, "SimpleNPKL: a kernel from pairwise
-    constraints", sections "The solver in detail" and "The eigen-solves, measured".
+    ARPACK (``eigsh``, ``which="LA"``) is asked for ``k`` pairs, doubling ``k`` while
+    the smallest returned is still positive and fewer than ``max_rank`` were asked for;
+    ``solver="auto"`` takes a dense ``eigh`` where that costs less, and from n = 2000
+    Lanczos runs on a Chebyshev filter (:func:`chebyshev_operator`). The policy, its
+    fallbacks and its timings: :ref:`guide-npkl-solver`.
 
     Parameters
     ----------
@@ -549,13 +526,10 @@ class NPKLResult:
 def filter_cut(A, U_prev, w_prev, max_rank: int) -> float:
     """θ for the filtered solve of Algorithm 1's next A when the rank is capped.
 
-    When the previous solve kept ``max_rank`` = r positive eigenpairs (U_prev, w_prev),
-    the smallest Ritz value θ_r of the new A on span U_prev is ≤ λ_r(A) (Cauchy
-    interlacing: the r Ritz values on any r-dimensional subspace lie below the top r
-    eigenvalues, one by one). Every wanted eigenvalue is then above
-    θ = CUT_FRACTION · θ_r (0 when θ_r ≤ 0), and the filter stretches the top of the
-    spectrum instead of all of [0, λ_max]: fewer Lanczos steps, the same result
-    (which :func:`positive_eigenpairs` checks). One sparse product with r columns."""
+    When the previous solve kept ``max_rank`` = r eigenpairs, the smallest Ritz value
+    θ_r of the new A on their span is ≤ λ_r(A) (Cauchy interlacing), so every wanted
+    eigenvalue is above θ = CUT_FRACTION · θ_r (0 when θ_r ≤ 0) and the filter
+    stretches only the top of the spectrum. One sparse product with r columns."""
     if U_prev.shape[1] < int(max_rank) or U_prev.shape[1] == 0 or not w_prev[-1] > 0:
         return 0.0
     H = U_prev.T @ (A @ U_prev)
@@ -655,10 +629,9 @@ def simple_npkl_sqhinge(
     (P(K_t) − D(α_{t−1})) / max(1, |P(K_t)|) is ≤ ``tol``. With ``max_rank`` set, K_t
     is the best K of that rank and the gap need not close (the rank-constrained
     problem is not convex); the KKT residual still measures stationarity. The step
-    rules: :ref:`guide-npkl-solver`. ``cut_from_previous`` (with ``max_rank``): the
-    Chebyshev filter of each eigen-solve after the first cuts at a lower bound of the
-    r-th eigenvalue from the previous eigenvectors (:func:`filter_cut`); False keeps
-    the cut at 0 — the same eigenpairs, found with more Lanczos steps.
+    rules: :ref:`guide-npkl-solver`. ``cut_from_previous`` (with ``max_rank``): cut the
+    Chebyshev filter at :func:`filter_cut`; False keeps the cut at 0 (the same
+    eigenpairs, found with more Lanczos steps).
     """
     t_start = time.perf_counter()
     p = pairs.shape[0]

@@ -1,11 +1,8 @@
 """Approximation errors, quantization error, kernel alignment, pairwise cluster accuracy.
 
-These measures are building blocks of the estimators, their math and the benchmarks (no
-estimator here).
-
 Functions taking a kernel and data never form the n × n matrix: they stream row
-chunks of K (O(n·chunk) memory). Alignment has a factor form for K = G Gᵀ:
-⟨G₁G₁ᵀ, G₂G₂ᵀ⟩_F = ‖G₁ᵀG₂‖²_F, so it costs O(n m₁ m₂).
+chunks of K. Alignment has a factor form for K = G Gᵀ, ⟨G₁G₁ᵀ, G₂G₂ᵀ⟩_F = ‖G₁ᵀG₂‖²_F,
+so it costs O(n m₁ m₂).
 """
 
 from ..landmarks import quantization_error

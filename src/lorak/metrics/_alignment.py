@@ -1,9 +1,5 @@
-"""Kernel alignment (Cristianini et al. 2002) and centered alignment (Cortes et al. 2012).
-
-ρ(K₁, K₂) = ⟨K₁, K₂⟩_F / (‖K₁‖_F ‖K₂‖_F); the centered version uses K_c = H K H with
-H = I − 11ᵀ/n. For factors K = G Gᵀ everything reduces to small Gram products:
-⟨G₁G₁ᵀ, G₂G₂ᵀ⟩ = ‖G₁ᵀG₂‖²_F and H G = G − 1·mean(G), so no n × n matrix is formed.
-The ideal kernel of labels y (K*ᵢⱼ = 1 iff yᵢ = yⱼ) is Y Yᵀ with Y the one-hot matrix.
+"""Kernel alignment (Cristianini et al. 2002) and centered alignment (Cortes et al. 2012),
+for factors through small Gram products (⟨G₁G₁ᵀ, G₂G₂ᵀ⟩ = ‖G₁ᵀG₂‖²_F): never n × n.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Pairwise cluster accuracy (the SimpleNPKL paper's clustering score).
+"""Pairwise cluster accuracy (the SimpleNPKL paper's clustering score, the Rand index).
 
-    acc = Σ_{i>j} 1{ 1[cᵢ = cⱼ] = 1[ĉᵢ = ĉⱼ] } / (n(n − 1)/2),
-
-the fraction of pairs on which the true and the found partitions agree (same cluster
-in both, or different in both) — the Rand index. From the contingency table
-N (N_ab = #{i : cᵢ = a, ĉᵢ = b}, row sums aₐ, column sums b_b) and P = n(n − 1)/2:
-
-    pairs together in both   S = Σ_ab N_ab(N_ab − 1)/2,
-    together in c            A = Σ_a aₐ(aₐ − 1)/2,   together in ĉ   B = Σ_b b_b(b_b − 1)/2,
-    agreements               P − (A − S) − (B − S) = P + 2S − A − B,
-
-so the score costs O(n + k_c k_ĉ) (a bincount over the label pairs) instead of O(n²).
-All counts are exact 64-bit integers.
+O(n + k_c k_ĉ) from the contingency table (:ref:`guide-downstream`, "Kernel k-means").
 """
 
 from __future__ import annotations

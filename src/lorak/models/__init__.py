@@ -1,13 +1,7 @@
 """Downstream learners on any low-rank factor: LS-SVM, kernel PCA, kernel k-means.
 
-For these models, the pure functions sit beside their classes.
-
-Each takes ``factor=`` — any unfitted transformer whose ``transform`` returns rows G
-with G Gᵀ ≈ K (``lorak.Nystroem`` with any landmarks, ``lorak.IncompleteCholesky``,
-``lorak.ExactEigen``, later CSI and the learned kernels) — clones and fits it on X,
-and never knows which method made it: one code path for every factor. The math lives
-in pure functions on G (``lssvm_fit_factor``, ``factor_kpca``, ``kernel_kmeans_factor``);
-the estimator classes validate, fit the factor and store the results.
+Each takes ``factor=``, any unfitted transformer whose ``transform`` returns rows G with
+G Gᵀ ≈ K, clones and fits it on X; the pure functions on G sit beside the classes.
 
 - :class:`LSSVC`, :class:`LSSVR` — least-squares SVM (Suykens & Vandewalle 1999) through
   the Woodbury identity: O(m²n) time, O(mn) memory (Zhang, Tsang & Kwok 2008, §4.3).
@@ -19,10 +13,8 @@ the estimator classes validate, fit the factor and store the results.
   :class:`SelfTrainedRidge` — the classifier's head when labels are few (a ridge
   self-trained on the unlabeled rows under a class prior).
 
-Linear models need no wrapper: ``make_pipeline(lorak.Nystroem(...), LinearSVC())`` is
-the "linear SVM on virtual samples" — the factor rows are the virtual samples whose
-inner products are the (approximate) kernel, so a linear SVM on them is the kernel SVM
-on K ≈ G Gᵀ (without the bias term's special treatment of a dual SVM).
+How each works, and why a linear model on the factor rows needs no wrapper:
+:ref:`guide-downstream`.
 """
 
 from ._kkmeans import KernelKMeans, KernelKMeansResult, kernel_kmeans_factor

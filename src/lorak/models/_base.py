@@ -1,11 +1,5 @@
-"""What every downstream model shares: fitting a factor and reducing over its rows.
-
-A downstream model sees the data only through the rows G of a factor (K ≈ G Gᵀ):
-``factor`` is any unfitted transformer (``lorak.Nystroem``, ``IncompleteCholesky``, a
-scikit-learn ``Nystroem``, a Pipeline, ...) or ``None`` for G = X (the linear kernel,
-or factor rows computed elsewhere and passed as X). Every n-sized reduction here runs
-in row chunks under :func:`lorak.get_config`'s ``memory_budget``, so the only n-sized
-arrays are G itself and the targets.
+"""What every downstream model shares: fitting a factor and reducing over its rows
+(``factor=None``: G = X), every n-sized reduction in row chunks under ``memory_budget``.
 """
 
 from __future__ import annotations
@@ -31,8 +25,6 @@ __all__ = [
     "take_classes",
     "transform_factor",
 ]
-
-PASSTHROUGH = (None, "passthrough")
 
 
 def _accepts_y(method) -> bool:
@@ -154,10 +146,9 @@ def column_mean(G) -> np.ndarray:
 def centered_cross_products(G, mean, T=None, t_mean=None):
     """``(Ḡᵀ Ḡ, Ḡᵀ T̄)`` with Ḡ = G − 1 meanᵀ and T̄ = T − 1 t_meanᵀ, in float64.
 
-    Centered chunk by chunk instead of as GᵀG − n·mean meanᵀ: a Gaussian factor's
-    columns have a large common mean, and the subtraction would cancel most digits of
-    the small eigenvalues that the ridge ν = 1/C then has to dominate. O(n m²) time,
-    O(chunk · m) extra memory; G may be float32 or sparse (densified per chunk).
+    Centred chunk by chunk, not as GᵀG − n·mean meanᵀ, which cancels the digits of the
+    small eigenvalues. O(n m²) time, O(chunk · m) extra memory; G may be float32 or
+    sparse.
     """
     n, m = G.shape
     S = np.zeros((m, m))
@@ -175,10 +166,8 @@ def centered_cross_products(G, mean, T=None, t_mean=None):
 def solve_spd(S: np.ndarray, R: np.ndarray) -> np.ndarray:
     """Solve S X = R for a symmetric positive definite S (m × m), by Cholesky.
 
-    S = ḠᵀḠ + νI with ν > 0 is positive definite however rank-deficient G is; Cholesky
-    only fails when ν is below round-off relative to ‖S‖ (C ≳ 1e15/‖G‖²). Then the
-    eigendecomposition is used with eigenvalues clipped at eps · λ_max, i.e. the
-    minimum-norm solution on the numerically singular directions.
+    Where Cholesky fails (ν below round-off relative to ‖S‖), the eigendecomposition
+    with eigenvalues clipped at eps · λ_max (the minimum-norm solution).
     """
     try:
         c = scipy.linalg.cho_factor(S, lower=False, check_finite=False)

@@ -1,15 +1,6 @@
-"""Kernel k-means on a low-rank factor.
+"""Kernel k-means on a low-rank factor: k-means on the rows of G when K = G Gᵀ.
 
-A downstream model's pure functions sit beside its class, as here.
-
-Kernel k-means minimizes Σᵢ ‖φ(xᵢ) − μ_c(i)‖² over assignments c, with the centres
-μ_c the means of their clusters in the feature space of k. Every quantity it uses is
-an inner product, ‖φ(xᵢ) − μ_c‖² = Kᵢᵢ − (2/|c|) Σ_{j∈c} Kᵢⱼ + (1/|c|²) Σ_{j,l∈c} Kⱼₗ,
-so when K = G Gᵀ the rows gᵢ of G are an isometric embedding of the φ(xᵢ) (up to a
-rotation) and kernel k-means on K *is* ordinary k-means on the rows of G: the same
-objective, the same Lloyd iterations, O(n m k) per iteration instead of O(n²).
-SimpleNPKL (Zhuang et al. 2009) clusters exactly this way on its learned embedding.
-The Lloyd iterations are scikit-learn's :class:`~sklearn.cluster.KMeans`.
+A downstream model's pure functions sit beside its class (:ref:`guide-downstream`).
 """
 
 from __future__ import annotations
@@ -88,10 +79,8 @@ def kernel_kmeans_factor(
 class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """Kernel k-means through a low-rank factor: k-means on the factor rows.
 
-    For K = G Gᵀ this is exactly kernel k-means (see :mod:`lorak.models._kkmeans`);
-    for an approximate factor it is kernel k-means on the approximated kernel, at
-    O(n m k) per iteration. ``predict`` and ``transform`` place new points through
-    ``factor_.transform``.
+    Exactly kernel k-means for K = G Gᵀ (:ref:`guide-downstream`), O(n m k) per
+    iteration; ``predict`` and ``transform`` go through ``factor_.transform``.
 
     Parameters
     ----------

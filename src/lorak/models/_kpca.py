@@ -1,22 +1,7 @@
 """Kernel PCA on a low-rank factor (Zhang, Tsang & Kwok 2008, §4.2 and Prop. 4).
 
-A downstream model's pure functions sit beside its class, as here.
-
-Kernel PCA needs the top eigenvectors of the centered kernel H K H, H = I − 11ᵀ/n.
-With K ≈ G Gᵀ, H K H ≈ Ḡ Ḡᵀ where Ḡ = H G = G − 1·mean(G) (Ouimet & Bengio 2005,
-Prop. 2). The nonzero spectrum of Ḡ Ḡᵀ (n × n) is that of the m × m matrix
-
-    Ḡᵀ Ḡ = V Σ Vᵀ,                                                               (1)
-
-and its unit eigenvectors are (Prop. 4)
-
-    U = Ḡ V Σ^{-1/2},                                                            (2)
-
-so the whole eigenproblem costs O(m²n) time and O(mn) memory. The principal scores of
-the training points are U Σ^{1/2} = Ḡ V; a new point x is projected onto the same
-directions by (g(x) − mean(G))ᵀ V, which is the exact kernel PCA projection whenever
-K = G Gᵀ and g extends the factor to new points (Nyström: g(x) = k(x, Z) N). Both are
-computed without dividing by Σ, so numerically zero eigenvalues are harmless.
+The eigenproblem of the m × m matrix ḠᵀḠ = V Σ Vᵀ (1) instead of the n × n centred
+kernel: :ref:`guide-downstream`, section "Kernel PCA".
 """
 
 from __future__ import annotations
@@ -119,7 +104,7 @@ class LowRankKernelPCA(TransformerBase):
     """Kernel PCA through a low-rank factor: an m × m eigenproblem (Prop. 4).
 
     Fits ``factor`` on X, centers its rows in factor form and eigendecomposes ḠᵀḠ
-    (see :mod:`lorak.models._kpca`): O(m²n) time instead of kernel PCA's O(n³), never
+    (:ref:`guide-downstream`): O(m²n) time instead of kernel PCA's O(n³), never
     an n × n array. ``transform`` projects new points through ``factor_.transform``
     onto the same directions, consistently with the training embedding.
 

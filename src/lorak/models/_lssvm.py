@@ -1,36 +1,7 @@
 """Least-squares SVM (Suykens & Vandewalle 1999) on a low-rank factor K ≈ G Gᵀ.
 
-A downstream model's pure functions sit beside its class, as here.
-
-The paper's classifier (Zhang, Tsang & Kwok 2008, §4.3): with labels y ∈ {±1}ⁿ,
-Y = diag(y), ν = 1/C and M = Y(K + νI)Y,
-
-    b = yᵀM⁻¹1 / yᵀM⁻¹y,    α = M⁻¹(1 − b y),    f(x) = Σᵢ αᵢ yᵢ k(x, xᵢ) + b.
-
-Since Y⁻¹ = Y, Y1 = y and Yy = 1, M⁻¹ = Y H⁻¹ Y with H = K + νI, and with β = Y α:
-
-    b = 1ᵀH⁻¹y / 1ᵀH⁻¹1,    β = H⁻¹(y − b 1),    f(x) = k(x, X) β + b.        (1)
-
-(1) is the KKT system [0 1ᵀ; 1 H][b; β] = [0; y] of the LS-SVM regression, so the
-classifier, the one-vs-rest classifiers and the regressor are one linear solve with
-one right-hand side per target. With K = G Gᵀ the paper applies H⁻¹ through the
-Woodbury identity (its eq. 13)
-
-    (G Gᵀ + νI)⁻¹ = ν⁻¹ [I − G (νI + GᵀG)⁻¹ Gᵀ],                                  (2)
-
-and then f(x) = g(x)ᵀ w + b with w = Gᵀβ. Pushing Gᵀ through (2) gives
-w = (νI + GᵀG)⁻¹ Gᵀ(y − b 1), and eliminating b (1ᵀβ = 0) centers G and y:
-
-    w = (νI + ḠᵀḠ)⁻¹ Ḡᵀ ȳ,    b = mean(y) − mean(G) w,                           (3)
-
-Ḡ = G − 1·mean(G), ȳ = y − mean(y): the m × m system of ridge regression with an
-unpenalized intercept on the factor rows. (3) is what :func:`lssvm_fit_factor`
-computes — the same numbers as (1)–(2), O(m²n) time, O(mn) memory (G itself), never an
-n × n array — because it avoids the two cancellations of the literal route: the
-subtraction in (2) when ν ≪ ‖G‖², and n − 1ᵀG(νI + GᵀG)⁻¹Gᵀ1 in b's denominator. The
-dual coefficients, when wanted, are β = (y − b 1 − G w)/ν = C · residuals (Suykens'
-αₖ = γ eₖ). :func:`woodbury_solve` applies (2) itself; tests check (1) = (2) = (3)
-against the dense solve.
+The fit solves the centred m × m ridge system w = (νI + ḠᵀḠ)⁻¹ Ḡᵀȳ (ν = 1/C), the
+paper's Woodbury form without its cancellations: :ref:`guide-lssvm-derivation`.
 """
 
 from __future__ import annotations
@@ -108,7 +79,9 @@ def _as_2d_targets(T) -> np.ndarray:
 
 
 def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolution:
-    """LS-SVM on the factor K ≈ G Gᵀ: eq. (3) of this module, O(m²n) time.
+    """LS-SVM on the factor K ≈ G Gᵀ: the centred m × m system, O(m²n) time.
+
+    See :ref:`guide-lssvm-derivation` for the equations.
 
     Parameters
     ----------
@@ -144,11 +117,9 @@ def lssvm_fit_factor(G, T, C: float, *, return_dual: bool = False) -> LSSVMSolut
 def lssvm_moments(G, T):
     """``(n, mean, scatter)`` of the rows of [G T]: the LS-SVM's sufficient statistics.
 
-    ``mean`` is the (m + k,) mean row, ``scatter`` the (m + k) × (m + k) centred
-    scatter [[ḠᵀḠ, ḠᵀT̄], [T̄ᵀḠ, T̄ᵀT̄]]. Statistics of disjoint row sets merge exactly
-    (:func:`merge_lssvm_moments`), which is how a dask G (one pass, per-chunk moments
-    merged on the cluster) and :meth:`LSSVC.partial_fit` (batch by batch) get them.
-    O(n (m + k)²) time; G may be sparse, float32, dask or a memmap.
+    ``mean`` is the (m + k,) mean row, ``scatter`` the centred scatter of [G T]. They merge
+    exactly over disjoint row sets (:func:`merge_lssvm_moments`: dask passes,
+    :meth:`LSSVC.partial_fit`). G may be sparse, float32, dask or a memmap.
     """
     T = _as_2d_targets(T)  # n values per target: in memory, beside a dask G too
     if is_dask_array(G):
@@ -269,7 +240,7 @@ def merge_lssvm_moments(a, b):
 
 
 def lssvm_solve_moments(moments, m: int, C: float) -> LSSVMSolution:
-    """Eq. (3) from the statistics of :func:`lssvm_moments`: one m × m solve, O(m³)."""
+    """The LS-SVM from the statistics of :func:`lssvm_moments`: one m × m solve, O(m³)."""
     _, mean, scatter = moments
     S = 0.5 * (scatter[:m, :m] + scatter[:m, :m].T)
     S[np.diag_indices_from(S)] += 1.0 / C
@@ -282,7 +253,7 @@ def woodbury_solve(G, nu: float, R) -> np.ndarray:
 
     ν⁻¹ [R − G (νI + GᵀG)⁻¹ GᵀR]: O(m²n + mnk) time, no n × n array. Loses relative
     accuracy when ν ≪ ‖G‖² (the bracket cancels); :func:`lssvm_fit_factor` uses the
-    cancellation-free form (3) instead.
+    cancellation-free centred form instead.
     """
     R = np.asarray(R, dtype=np.float64)
     Gd = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
@@ -292,7 +263,7 @@ def woodbury_solve(G, nu: float, R) -> np.ndarray:
 
 
 def lssvm_fit_dense(K, T, C: float):
-    """The exact LS-SVM, eq. (1), from the dense n × n kernel matrix (O(n³), small n).
+    """The exact LS-SVM from the dense n × n kernel matrix (O(n³), small n).
 
     Parameters
     ----------
@@ -429,16 +400,10 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
 
     Fits the factor on X, takes its rows G (K ≈ G Gᵀ) and solves the LS-SVM of
     Zhang, Tsang & Kwok (2008, §4.3) through the Woodbury identity in O(m²n) time and
-    O(mn) memory (see :mod:`lorak.models._lssvm`, eqs. (1)–(3)). New points are
-    predicted through ``factor_.transform``: f(x) = g(x)ᵀ w + b, with the m-vector w.
-
-    Two classes: the paper's LS-SVM with labels ±1 (``classes_[1]`` is +1).
-    More classes: one-vs-rest, one ±1 LS-SVM per class, predicting the largest
-    decision value. All k problems share the matrix νI + ḠᵀḠ, so they cost one
-    Cholesky and k right-hand sides — the price of a single binary problem. (With an
-    unpenalized intercept, one-vs-rest ±1 targets and one-hot {0, 1} least squares give
-    f_ovr = 2 f_onehot − 1, hence the same predictions; one-vs-rest keeps each column
-    the paper's binary classifier.)
+    O(mn) memory. New points are predicted through ``factor_.transform``:
+    f(x) = g(x)ᵀ w + b, with the m-vector w. Two classes: labels ±1 (``classes_[1]`` is
+    +1); more classes: one-vs-rest, all sharing one Cholesky factorization. See
+    :ref:`guide-lssvm-derivation`.
 
     Parameters
     ----------
@@ -494,13 +459,11 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
     def partial_fit(self, X, y, classes=None):
         """Fit on one more batch of rows: the LS-SVM of all rows seen so far.
 
-        The solution depends on the rows only through the m × m statistics of
-        :func:`lssvm_moments`, which merge exactly over batches; each call adds this
-        batch's and re-solves the m × m system. The factor is fitted on the first batch
-        (a factor that is already fitted is used as it is); to make the result equal
-        to :meth:`fit` on all rows, give it landmarks as points and a numeric gamma or
-        bandwidth, or pass it fitted. ``classes`` (every label of the stream) is needed
-        on the first call. A :meth:`fit` before starts the stream with its rows.
+        The m × m statistics of :func:`lssvm_moments` merge exactly over batches; each
+        call adds this batch's and re-solves. The factor is fitted on the first batch
+        unless already fitted (for the result of :meth:`fit` on all rows, give it
+        landmark points and a numeric bandwidth, or pass it fitted). ``classes`` (every
+        label of the stream) is needed on the first call.
         """
         first = not hasattr(self, "stats_scatter_")
         rows, y, C = self._validate_partial(X, y)
@@ -541,9 +504,9 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
 class LSSVR(RegressorMixin, _BaseLSSVM):
     """Least-squares SVM regression on any low-rank factor (kernel ridge + intercept).
 
-    Solves (K + I/C) β + b 1 = y, 1ᵀβ = 0 with K ≈ G Gᵀ, i.e. eq. (3) of
-    :mod:`lorak.models._lssvm`: ridge regression with an unpenalized intercept on the
-    factor rows, O(m²n) time. Several targets (y of shape (n, k)) share one Cholesky.
+    Solves (K + I/C) β + b 1 = y, 1ᵀβ = 0 with K ≈ G Gᵀ: ridge regression with an
+    unpenalized intercept on the factor rows, O(m²n) time
+    (:ref:`guide-lssvm-derivation`). Several targets (y of shape (n, k)) share a Cholesky.
 
     Parameters
     ----------

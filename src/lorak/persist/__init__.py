@@ -1,13 +1,10 @@
 """Save and load fitted estimators without pickle.
 
-``save(estimator, path)`` writes one zip file: a header (``lorak.json``: format,
-version, SHA-256 of the other members), the object tree as JSON (``state.json``) and
-the arrays (``arrays.npz``). ``load(path)`` never unpickles and never imports a module
-named in the file: only classes of an allowlist built from classes already imported
-(lorak's own, and the scikit-learn estimators lorak wraps) are rebuilt, with
-``object.__new__`` and their attribute dict; anything else is refused with
-:class:`PersistenceError`. The checksums detect accidents, not forgery; what makes
-loading an untrusted file safe is that nothing in it can run.
+``save(estimator, path)`` writes one zip file of JSON and arrays; ``load(path)`` never
+unpickles and never imports a module named in the file, and rebuilds only classes of
+an allowlist, refusing anything else with :class:`PersistenceError`. The skops format is
+supported too (``save(est, path, format="skops")``, :func:`skops_trusted_types`). The
+file format, what loading refuses and the skops route: :ref:`guide-persistence`.
 
 >>> import numpy as np, tempfile, os
 >>> from lorak import Nystroem, save, load
@@ -17,17 +14,6 @@ loading an untrusted file safe is that nothing in it can run.
 >>> save(est, path)
 >>> np.array_equal(load(path).transform(X), est.transform(X))
 True
-
-Every lorak estimator can also be written in `skops <https://skops.readthedocs.io>`_'s
-secure format (``save(est, path, format="skops")``, or skops itself with
-``trusted=`` :func:`skops_trusted_types`); :func:`load` reads it more strictly than
-skops. The file format, what loading refuses and the skops route in full: the user
-guide, :ref:`guide-persistence`.
-
-The package, one module per concern: :mod:`._native` (the format above),
-:mod:`._skops` (skops files), :mod:`._allowlist` (the classes ``load`` may rebuild),
-:mod:`._legacy` (class names of files saved under an old module path) and
-:mod:`._checks` (the state rules and the one-row probe both formats share).
 """
 
 from __future__ import annotations
@@ -109,12 +95,9 @@ def _write_atomic(path: str, data: bytes) -> None:
 def load(path, *, trusted: Iterable[type] = ()):
     """Read an estimator written by :func:`save`, in either format.
 
-    A skops file (one with skops's ``schema.json``, whether written by
-    ``save(..., format="skops")`` or by ``skops.io.dump``) is loaded by skops with
-    ``trusted=skops_trusted_types()`` plus ``trusted``, after checking that it names
-    no other type than those and plain data (skops's wider defaults, such as
-    scikit-learn estimators outside lorak's list, are refused); this needs the
-    ``skops`` extra.
+    A skops file is loaded by skops with ``trusted=skops_trusted_types()`` plus
+    ``trusted``, after checking that it names no other type (this needs the ``skops``
+    extra; :ref:`guide-persistence`).
 
     Parameters
     ----------

@@ -1,10 +1,6 @@
-"""The allowlist: the classes :func:`lorak.load` may rebuild.
-
-Data-driven: lorak's own classes are found in the lorak modules already imported
-(estimators, kernels, kernel banks and dataclasses of ``lorak`` and ``lorak.*``; other
-distributions, the benchmark harness ``lorak_bench`` included, are not lorak's),
-scikit-learn's are the fixed table :data:`SKLEARN_TRUSTED`, and :func:`register_trusted`
-adds more. Nothing here imports a module named in a file.
+"""The allowlist: the classes :func:`lorak.load` may rebuild (lorak's own, the table
+:data:`SKLEARN_TRUSTED`, and :func:`register_trusted`'s). Nothing here imports a module
+named in a file.
 """
 
 from __future__ import annotations
@@ -57,10 +53,8 @@ def _is_lorak_persistable(cls: type) -> bool:
 def trusted_classes() -> dict[str, type]:
     """The allowlist: ``{"module:QualName": class}`` of every class ``load`` may rebuild.
 
-    lorak's classes are collected from the lorak modules already imported (importing
-    :mod:`lorak` imports every estimator), so a new estimator is covered as soon as
-    the package exports it; scikit-learn's are a fixed list; :func:`register_trusted`
-    adds more.
+    lorak's classes are collected from the lorak modules already imported, so a new
+    estimator is covered as soon as the package exports it.
     """
     import lorak  # noqa: F401  (makes sure every estimator module is imported)
 

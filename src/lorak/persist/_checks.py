@@ -1,10 +1,5 @@
-"""The rules every saved or loaded estimator obeys, in both formats.
-
-:class:`PersistenceError` is the one error a refused file (or a refused save) raises.
-The state rules (:func:`state_problem`) run on every lorak object while a file is
-written and again while it is read; the one-row probe (:func:`probe`) runs on what
-:func:`lorak.load` returns, and :func:`check_before_save` runs it before writing, so a
-file :func:`lorak.save` writes is one :func:`lorak.load` reads back.
+"""The rules every saved or loaded estimator obeys, in both formats: the state rules
+(:func:`state_problem`) and the one-row probe (:func:`probe`, :func:`check_before_save`).
 """
 
 from __future__ import annotations
@@ -37,13 +32,10 @@ _MAY_HOLD_INF = frozenset({"lam_grid_"})
 def state_problem(cls: type, attrs: dict) -> str | None:
     """What is wrong with the attribute dict of a lorak object, or None.
 
-    Arrays of a genuine fit are finite (but for the few attributes listed in
-    ``_MAY_HOLD_NAN`` and ``_MAY_HOLD_INF``), and ``kernel_`` holds a kernel (or the
-    string ``"precomputed"`` of an estimator fitted with ``kernel="precomputed"``). The
-    same rule runs when saving (:func:`save` refuses to write what :func:`load` would
-    refuse) and when loading (a file whose checksum was recomputed after editing its
-    state would otherwise load and transform to NaN, or fail later with an
-    AttributeError far from the cause).
+    Arrays of a genuine fit are finite (but for the attributes of ``_MAY_HOLD_NAN``
+    and ``_MAY_HOLD_INF``), and ``kernel_`` holds a kernel or ``"precomputed"``. The
+    same rule runs when saving and when loading (an edited state would otherwise fail
+    later, far from the cause).
     """
     if not cls.__module__.startswith("lorak"):
         return None

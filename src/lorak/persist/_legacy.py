@@ -1,8 +1,6 @@
 """Legacy class names: where classes saved under an old module path live now.
 
-:data:`MOVED_CLASSES` maps an old ``"module:QualName"`` to the current one;
-:func:`current_name` is what the native loader reads a class name through before the
-allowlist lookup. Files are always written under the current path.
+:data:`MOVED_CLASSES` maps old ``"module:QualName"`` to current (:func:`current_name`).
 """
 
 from __future__ import annotations

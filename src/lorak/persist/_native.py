@@ -1,8 +1,6 @@
 """lorak's native format: a zip of a JSON header, a JSON object tree and an ``.npz``.
 
-:func:`native_bytes` encodes an estimator (refusing anything outside the allowlist,
-and any state :func:`lorak.load` would refuse); :func:`read_native` checks and decodes
-an opened file. The layout is described in :mod:`lorak.persist`.
+:func:`native_bytes` encodes, :func:`read_native` checks and decodes (:ref:`guide-persistence`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""skops support: writing lorak estimators in skops's secure format and reading such
-files under lorak's allowlist (plus plain data) only.
+"""skops support: lorak estimators in skops's secure format, read under lorak's allowlist.
 
-Needs the optional extra ``lorak[skops]`` to read or write; :func:`skops_trusted_types`
-does not.
+Needs the extra ``lorak[skops]`` to read or write; :func:`skops_trusted_types` does not.
 """
 
 from __future__ import annotations
@@ -30,15 +28,10 @@ def skops_name(cls: type) -> str:
 def skops_trusted_types() -> list[str]:
     """The type names to pass as ``skops.io.load(..., trusted=...)`` for lorak estimators.
 
-    Exactly lorak's own allowlist (:func:`trusted_classes`: lorak's estimators,
-    kernels, kernel banks and result dataclasses, the fixed list of scikit-learn
-    estimators lorak wraps, and classes added with :func:`register_trusted`) in
-    skops's ``"module.ClassName"`` spelling, plus ``scipy.sparse``'s ``csr_matrix`` and
-    ``csr_array`` (lorak stores sparse inputs such as Nystroem landmarks and
-    SimpleNPKL's constraint graph in CSR). numpy arrays, dtypes, random generators and
-    builtin containers are trusted by skops already. No function, method or module
-    name is in the list, so a file that asks skops to import one is still refused.
-    Needs no skops installed.
+    Exactly lorak's own allowlist (:func:`trusted_classes`) in skops's
+    ``"module.ClassName"`` spelling, plus ``scipy.sparse``'s ``csr_matrix`` and
+    ``csr_array``. No function, method or module name is in the list, so a file that
+    asks skops to import one is still refused. Needs no skops installed.
     """
     names = {
         skops_name(cls)

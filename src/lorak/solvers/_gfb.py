@@ -1,18 +1,6 @@
 """Generalized forward–backward splitting for the SVM with a sum of low-rank kernels.
 
-Rakotomamonjy & Chanda, *ℓp-norm multiple kernel learning with low-rank kernels*,
-§3. With base kernels K_k ≈ V_k V_kᵀ and fixed weights d_k ≥ 0 the SVM dual (4) is
-solved in its lifted form (6), with γ_k = √d_k V_kᵀ Y α, by the generalized
-forward–backward algorithm (GFB, Raguet, Fadili & Peyré 2013): :func:`gfb_split`
-projects on the M affine sets separately (Algorithm 2, M + 2 averaged copies),
-:func:`gfb_naive` on all equality constraints as one affine set (§5.4).
-:func:`duality_gap` certifies any feasible α. Line 20 of the paper's Algorithm 2 is
-implemented as Proposition 1 of Raguet et al. gives it, like every other copy.
-
-The derivation, the convergence notes and the implementation notes (one pass over the
-factors per product, :class:`FactorStack`, the ``scale`` metric, the stopping rule)
-are in the user guide, "ℓp-norm MKL on low-rank kernels", section "Generalized
-forward–backward splitting".
+Rakotomamonjy & Chanda, §3, Algorithm 2 and its merged variant: :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations
@@ -290,13 +278,9 @@ def _spd_inverse(A):
 def _psd_solver(A, rtol: float = 1e-12):
     """x ↦ A⁺x for the symmetric positive semidefinite A = AAᵀ of the merged constraints.
 
-    Cholesky when A is numerically positive definite. A is PD in exact arithmetic
-    whenever y has both signs, but its Schur complement 1ᵀ(I + V D̃² Vᵀ)⁻¹1 cancels
-    when the constant vector nearly lies in the span of the factors (wide Gaussians)
-    and D̃ is large (``scale`` < 1, as on ijcnn1 at scale = 0.1); the
-    fallback is the pseudo-inverse through the eigendecomposition, eigenvalues below
-    rtol·λ_max dropped. Aᵀ(AAᵀ)⁺A is the projection onto the null space of A for any
-    A, so the prox stays exact.
+    Cholesky when A is numerically positive definite (its Schur complement can cancel
+    for wide Gaussians at ``scale`` < 1), else the pseudo-inverse, eigenvalues below
+    rtol·λ_max dropped; the prox stays exact either way.
     """
     try:
         cf = cho_factor(A, lower=True, check_finite=False)
@@ -386,11 +370,8 @@ def _relative_change(prev, cur) -> float:
 def project_feasible(alpha, y, C: float) -> np.ndarray:
     """Euclidean projection onto {0 ≤ α ≤ C, yᵀα = 0}.
 
-    The projection is clip(α − t y, 0, C) for the root t of
-    φ(t) = yᵀclip(α − t y, 0, C), a non-increasing piecewise-linear function whose
-    slope is minus the number of unclipped entries. Safeguarded Newton steps on φ
-    (bisection when a step leaves the bracket or the slope is 0) land on the root of a
-    linear piece after a few O(ℓ) passes.
+    clip(α − t y, 0, C) for the root t of the piecewise-linear yᵀclip(α − t y, 0, C),
+    by safeguarded Newton steps (a few O(ℓ) passes).
     """
     alpha = np.asarray(alpha, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -582,15 +563,11 @@ def gfb_split(
         ζ = step / L (step ∈ (0, 2)), relaxation λ ∈ (0, 1], metric scale c (see
         :ref:`guide-lpmkl-solvers`). Paper: 1, 1, 1.
     weights : {"uniform", "blockwise"}, default="uniform"
-        ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate,
-        so γ_k, which only its own affine set acts on, is averaged with M + 1 copies
-        that leave it be. ``"blockwise"`` is the preconditioned GFB of Raguet &
-        Landrieu (2015) with diagonal weights: γ_k belongs to its affine copy alone
-        (weight 1); on α the M affine copies weigh 1/(3M) each, the copies of
-        {yᵀα = 0} and of the box 1/3 each. The k-th projection is then taken in the
-        metric ‖Δγ_k‖² + ‖Δα‖²/(3M) and needs (I/(3M) + d_k V_kᵀV_k)⁻¹ instead —
-        the same cost per iteration, several times fewer iterations (the user guide's
-        ℓp-MKL page).
+        ``"uniform"`` is Algorithm 2: every copy weighs 1/(M + 2) on every coordinate.
+        ``"blockwise"`` is the preconditioned GFB of Raguet & Landrieu (2015): γ_k
+        belongs to its affine copy alone (weight 1); on α the M affine copies weigh
+        1/(3M) each, the copies of {yᵀα = 0} and of the box 1/3 each (the same cost
+        per iteration, several times fewer iterations).
     alpha0 : (ℓ,) array, optional
         Starting α (clipped to the box); the copies start at the consistent point
         z₀ = [√d_k V_kᵀYα₀; α₀]. Default 0.

@@ -1,17 +1,7 @@
 """Primal Newton solver of the SVM with a sum of low-rank kernels (explicit features).
 
-For fixed weights d, K_d = Σ_k d_k V_k V_kᵀ = B H Bᵀ through the shared basis B
-(:class:`~lorak.solvers._gfb.FactorStack`); with L Lᵀ = H the SVM is a linear SVM on
-the features Φ = B L (ℓ × q), solved in the primal (Chapelle 2007) with the hinge
-replaced by its Huber smoothing of width h, by Newton's method: the generalized
-Hessian over the rows S of the quadratic zone is a (q + 1)² system, or an s × s one
-through the zone rows when s = |S| ≤ q/2 (``system="auto"``; both kept up to date
-between steps), with an exact line search. The width is decreased (continuation)
-until the duality gap of the unsmoothed SVM, certified at the projected dual α, is
-below ``tol``. The cost hardly depends on C; Φ is never formed.
-
-The derivation (the Hessian, the zone system, the dual variables and the gap) is in
-the user guide, "ℓp-norm MKL on low-rank kernels", section "Newton in the primal".
+A Huber-smoothed linear SVM on the shared-basis features, by Newton's method with
+continuation in the smoothing width (Chapelle 2007): :ref:`guide-lpmkl-solvers`.
 """
 
 from __future__ import annotations
@@ -181,11 +171,9 @@ def svm_newton(
         Huber width: start (cold start), smallest, and the factor between widths.
     newton_tol : float, default=1e-8
         A width h is solved when the Newton decrement gᵀH⁻¹g ≤ newton_tol·h·(1 + |J|)
-        (J the smoothed objective; the smoothing changes J by a relative O(h), so the
-        optimization error is kept below it — without the factor h the continuation
-        stalls at small widths), or when a full step leaves the quadratic
-        zone unchanged (the exact minimizer of a piecewise quadratic), or when the
-        direction is no longer one of descent at working precision (float32 factors).
+        (J the smoothed objective, which the smoothing changes by a relative O(h)), when
+        a full step leaves the quadratic zone unchanged, or when the direction is no
+        longer one of descent at working precision.
     alpha0 : (ℓ,) array, optional
         Warm start: w₀ = Φᵀ(y∘α₀) (the representer form, meaningful when d changed),
         b₀ from ``state`` or the best bias for w₀.
@@ -202,8 +190,7 @@ def svm_newton(
         The form of the Newton system: ``"auto"`` takes, at each step, the one with
         fewer flops (the zone form only while the zone holds at most q/2 rows);
         ``"primal"`` always the (q + 1)² Hessian in feature space, ``"zone"`` always
-        the system through the zone rows. Both give the same steps up to round-off;
-        the fixed forms are for checking one against the other.
+        the system through the zone rows (the same steps up to round-off).
 
     Returns
     -------

@@ -1,18 +1,7 @@
 """Numerics over the cone of positive semidefinite (PSD) matrices.
 
-Everything here takes symmetric ``m × m`` arrays and operators on them (callables);
-nothing knows about kernels or labels. Three solvers for min f(X) s.t. X ⪰ 0, f smooth
-and convex, each returning a :class:`SolverResult`: :func:`admm_psd` (ADMM from the
-prox of f), :func:`fista_psd` (accelerated projected gradient) and
-:func:`armijo_projected_gradient` (the literal baseline of Zhang et al. 2017, eq. 9–10,
-in the Frobenius metric). The first two work in a *diagonal congruence metric*
-‖H‖²_d = Σᵢⱼ dᵢ dⱼ Hᵢⱼ², in which the PSD projection is still closed form,
-
-    argmin_{X⪰0} Σ dᵢdⱼ (Xᵢⱼ − Mᵢⱼ)² = D^{-1/2} Π(D^{1/2} M D^{1/2}) D^{-1/2};
-
-dᵢ = √wᵢᵢ preconditions the weighted problems of generalized Nyström, whose weights
-span many decades (why: the user guide, "The generalized Nyström method", section
-"The solver at one λ: decisions").
+:func:`admm_psd`, :func:`fista_psd` and :func:`armijo_projected_gradient` for
+min f(X) s.t. X ⪰ 0 on symmetric m × m arrays, each returning a :class:`SolverResult`.
 """
 
 from __future__ import annotations
@@ -65,15 +54,11 @@ class SolverResult:
 def psd_projection(M, *, return_eigenvalues=False, eig_dtype=np.float64):
     """Nearest PSD matrix in Frobenius norm: eigenvalues clipped at 0 (eq. 11 of the paper).
 
-    ``M`` is symmetrized first. One symmetric eigendecomposition (LAPACK ``syevd``);
-    the result is assembled from whichever of the negative or the non-negative
-    eigenpairs are fewer (M − U₋Λ₋U₋ᵀ or U₊Λ₊U₊ᵀ), which halves the work when the
-    cone constraint is nearly inactive or nearly everywhere active.
-
-    ``eig_dtype=np.float32`` computes the eigendecomposition in single precision
-    (2–3× faster at m = 150–650 here) and assembles the result in float64: the answer
-    is then PSD and optimal only to ~1e-7 relative — for the loose solves along a
-    regularization path, not for final answers.
+    ``M`` is symmetrized first; one symmetric eigendecomposition, the result assembled
+    from whichever of the negative or the non-negative eigenpairs are fewer.
+    ``eig_dtype=np.float32`` computes the eigendecomposition in single precision and
+    assembles the result in float64: PSD and optimal only to ~1e-7 relative, for the
+    loose solves along a regularization path.
 
     Returns ``X`` or, with ``return_eigenvalues``, ``(X, eigenvalues of M)``.
     """
@@ -156,17 +141,13 @@ def admm_psd(
 
     Stopping, whichever comes first:
 
-    - a certified duality gap (needs ``lower_bound`` and ``objective``): the iterate Z
-      is feasible and Λ = −ρ D U D is a PSD multiplier for X ⪰ 0 (U stays in the polar
-      cone, congruent to an NSD matrix), so g(Λ) = min_X f(X) − ⟨Λ, X⟩ bounds the
-      optimum from below; stop when f(Z) − g(Λ) ≤ tol · |f(Z)| — f(Z) is then within
-      ``tol`` of the optimum, relative (``info["duality_gap"]``);
-    - small residuals: r ≤ tol · max(‖X‖_d, ‖Z‖_d) and s ≤ tol · max(‖ρU‖_d, ‖Z‖_d)
-      (the dual estimate can lag the primal one; the gap is still reported), provided
-      the relative gap is ≤ ``residual_gap_cap``. The residuals are relative to norms
-      that the largest metric weights dominate, so after a warm start far from the
-      optimum they can be small while the low-weight directions are still far off
-      (the objective several times the optimum); the cap rejects such stops.
+    - a certified duality gap (needs ``lower_bound`` and ``objective``): Λ = −ρ D U D
+      is a PSD multiplier for X ⪰ 0, so g(Λ) = min_X f(X) − ⟨Λ, X⟩ bounds the optimum
+      from below; stop when f(Z) − g(Λ) ≤ tol · |f(Z)| (``info["duality_gap"]``);
+    - small residuals: r ≤ tol · max(‖X‖_d, ‖Z‖_d) and s ≤ tol · max(‖ρU‖_d, ‖Z‖_d),
+      provided the relative gap is ≤ ``residual_gap_cap`` (after a warm start far from
+      the optimum the residuals can be small while low-weight directions are still
+      far off; the cap rejects such stops).
 
     Parameters
     ----------
