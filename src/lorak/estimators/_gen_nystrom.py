@@ -44,9 +44,10 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
+from ..learn._gen_nystrom import cv_feasible, fit_generalized_nystroem_prior_gamma
 from ._base import _LandmarkFactor, new_rows, store_params
 
-__all__ = ["MAX_AUTO_COMPONENTS", "GeneralizedNystroem"]
+__all__ = ["MAX_AUTO_COMPONENTS", "PRIOR_GAMMA_METHODS", "GeneralizedNystroem"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,10 @@ logger = logging.getLogger(__name__)
 #: iteration and the transform O(n m d), so for large n m stays a constant; 1000 is
 #: what the paper's largest set (mnist) takes with one kernel.
 MAX_AUTO_COMPONENTS = 1000
+
+#: What a ``prior`` needs for ``prior_gamma="joint"``: its graph weight changed after
+#: ``fit`` without refitting (:class:`lorak.GraphRegularizedFactor` has them).
+PRIOR_GAMMA_METHODS = ("gamma_candidates", "transform_at", "use_gamma")
 
 
 class _LabelLearnedFactor:
@@ -276,6 +281,25 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         ``prior.transform`` plus an n × r by r × r' product: nothing n × n is formed.
         ``kernel``, its parameters, ``n_components`` and ``landmarks`` are then not
         used.
+    prior_gamma : "sequential", "joint" or sequence of float, default="sequential"
+        How the graph weight of a graph prior (:class:`lorak.GraphRegularizedFactor`)
+        and λ are chosen. "sequential": the prior chooses its γ as it would alone
+        (``gamma="auto"``: by its own leave-one-out), then λ on that prior. "joint":
+        (t, λ) together by this estimator's cross-validation (``criterion="cv"``) over
+        the prior's grid (``prior.gamma_candidates()``: t = 0, the plain inner factor,
+        first) × the λ candidates (λ = ∞, the prior at t itself, among them), on the
+        same folds for every cell; the prior is fitted once and each t costs an m × m
+        map and the labeled rows' l × m product (``prior.transform_at``), at the rank
+        the prior chose with its own γ (``prior_.rank_``); the chosen t is then set on
+        ``prior_`` (``prior.use_gamma``). The joint model can so be the
+        plain graph factor (λ = ∞), plain generalized Nyström on the inner factor
+        (t = 0) or the inner factor itself (both). A sequence of t ≥ 0: the joint
+        search over those values. The prior needs the methods
+        ``gamma_candidates``, ``transform_at`` and ``use_gamma`` (a ValueError says
+        when it has not); a given ``lam`` leaves only t to choose. Where no labeled row
+        can be held out (a class with one labeled row), the sequential choice, with a
+        warning. The derivation and measurements: the graph factors guide, "Generalized
+        Nyström on the graph".
 
     Attributes
     ----------
@@ -313,6 +337,15 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     prior_ : the fitted clone of ``prior`` (None without one); with a prior,
         ``components_`` and ``landmarks_`` are None and ``n_landmarks_`` is r, the
         prior's number of features, and ``S_``, ``S0_`` = β I are r × r.
+    prior_gamma_ : float or None, the prior's graph weight t in use (``prior_.gamma_``:
+        chosen jointly with λ, or by the prior itself); None without a prior that has
+        one.
+    prior_gamma_grid_ : (h,) ndarray or None, the t values of the joint search
+        (None when sequential).
+    prior_gamma_cv_errors_ : (h, g) ndarray or None, the held-out error rate of every
+        (t, λ) of the joint search (rows ``prior_gamma_grid_``, columns
+        ``lam_grid_``), at the C the choice was made with; ``cv_errors_`` is the
+        chosen t's row. None when sequential.
 
     More data than memory: ``fit`` needs only the landmarks (chosen on all rows by a
     strategy that runs over chunks: ``"uniform"``, ``"kmeans"``) and the labeled rows,
@@ -353,11 +386,14 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         random_state=None,
         target="auto",
         prior=None,
+        prior_gamma="sequential",
     ):
         store_params(self, locals())
 
     #: default of models saved before ``prior`` existed (their state has no ``prior``)
     prior = None
+    #: ... and before ``prior_gamma``
+    prior_gamma = "sequential"
 
     # ------------------------------------------------------------ validation
     def _check_params(self):
@@ -368,12 +404,57 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 "prior must be None or a transformer with fit and transform (its transform "
                 f"gives the prior's factor rows); got {type(prior).__name__}"
             )
+        self._prior_ts()
         beta = self.beta
         if isinstance(beta, str):
             check_in_choices(beta, "beta", ("heuristic", "optimize"))
         elif isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta > 0:
             raise ValueError(f"beta must be 'heuristic', 'optimize' or a number > 0; got {beta!r}")
         return g
+
+    def _prior_ts(self):
+        """None for ``prior_gamma="sequential"``; "joint" or the given t values (sorted,
+        unique) for the joint search, after checking that it can run."""
+        pg = self.prior_gamma
+        if isinstance(pg, str):
+            check_in_choices(pg, "prior_gamma", ("sequential", "joint"))
+            if pg == "sequential":
+                return None
+            ts = pg
+        else:
+            try:
+                ts = np.asarray(pg, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    "prior_gamma must be 'sequential', 'joint' or a sequence of numbers ≥ 0; "
+                    f"got {pg!r}"
+                ) from exc
+            if ts.ndim != 1 or ts.size == 0 or not np.all(np.isfinite(ts) & (ts >= 0)):
+                raise ValueError(
+                    "prior_gamma must be 'sequential', 'joint' or a non-empty sequence of "
+                    f"numbers ≥ 0; got {pg!r}"
+                )
+            ts = tuple(float(t) for t in np.unique(ts))
+        what = f"prior_gamma={pg!r}" if isinstance(pg, str) else "a sequence prior_gamma"
+        if self.prior is None:
+            raise ValueError(
+                f"{what} chooses the graph weight of a prior together with lam; pass a "
+                "graph prior, e.g. prior=GraphRegularizedFactor(), or prior_gamma='sequential'"
+            )
+        missing = [a for a in PRIOR_GAMMA_METHODS if not callable(getattr(self.prior, a, None))]
+        if missing:
+            raise ValueError(
+                f"{what} needs a prior whose graph weight can change after its fit (methods "
+                f"{', '.join(PRIOR_GAMMA_METHODS)}, as GraphRegularizedFactor has); the prior "
+                f"{type(self.prior).__name__} lacks {', '.join(missing)}. Use "
+                "prior_gamma='sequential'"
+            )
+        if self.criterion != "cv":
+            raise ValueError(
+                f"{what} chooses the graph weight by cross-validation; it needs "
+                f"criterion='cv', got criterion={self.criterion!r}"
+            )
+        return ts
 
     def _side_information(self, y, must_link, n):
         """(labeled rows, target K*, mask T or None, classes, target type, y of the rows)."""
@@ -425,10 +506,73 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         m = self._resolve_n_components(n) if self.prior is None else None
         rows, K, mask, classes, kind, y_l = self._side_information(y, must_link, n)
         rng = check_generator(self.random_state)
-        lm, Z, El, W = self._blocks(X, y, must_link, m, rows, classes, kind, rng)
-        fit = self._learn(El, W, K, y_l, mask, kind, rng)
-        self._store(fit, X, Z, W, rows, classes, kind, lm)
+        self.prior_gamma_grid_ = self.prior_gamma_cv_errors_ = None
+        ts = self._prior_ts()
+        if ts is not None and self._joint_feasible(must_link, y_l, kind):
+            self._fit_prior(X, y, must_link, rows, classes, kind, read_rows=False)
+            fit, W = self._learn_joint(X, rows, ts, K, y_l, kind, rng)
+            self._store(fit, X, None, W, rows, classes, kind, None)
+        else:
+            lm, Z, El, W = self._blocks(X, y, must_link, m, rows, classes, kind, rng)
+            fit = self._learn(El, W, K, y_l, mask, kind, rng)
+            self._store(fit, X, Z, W, rows, classes, kind, lm)
+        gamma = getattr(self.prior_, "gamma_", None)
+        self.prior_gamma_ = None if gamma is None else float(gamma)
         return self
+
+    def _joint_feasible(self, must_link, y_l, kind):
+        """Whether the joint search can run: labels to score (not must-link groups, which
+        are refused) and a row of every class to hold out (else the sequential choice,
+        with a warning)."""
+        name = type(self).__name__
+        if must_link is not None:
+            raise ValueError(
+                f"{name}: prior_gamma={self.prior_gamma!r} chooses by cross-validation over "
+                "labeled rows, and must-link groups have no labels to score; use "
+                "prior_gamma='sequential'"
+            )
+        ok, why = cv_feasible(y_l, kind)
+        if not ok:
+            warnings.warn(
+                f"{name}: prior_gamma={self.prior_gamma!r} cannot hold out a row ({why}); "
+                "the prior's graph weight is chosen by the prior itself (sequential)",
+                UserWarning,
+                stacklevel=3,
+            )
+        return ok
+
+    def _learn_joint(self, X, rows, ts, K, y_l, kind, rng):
+        """(fit record, W = I) of (t, λ) chosen together on the fitted ``prior_``; sets
+        the chosen t on it and the attributes of the search."""
+        name = type(self).__name__
+        prior = self.prior_
+        ts = tuple(prior.gamma_candidates()) if isinstance(ts, str) else ts
+        # at every t the rank the prior chose with its own γ (all its directions when it
+        # chose none)
+        rank = getattr(prior, "rank_", None)
+        X_l = take_rows(X, rows)
+        Els = [self._checked_rows(E, rows) for E in prior.transform_at(X_l, ts, rank=rank)]
+        fit, sel = fit_generalized_nystroem_prior_gamma(
+            Els,
+            K,
+            y=y_l,
+            ts=ts,
+            target=kind,
+            lam=self.lam,
+            lam_grid=self.lam_grid,
+            beta=self.beta,
+            center_ideal=bool(self.center_ideal),
+            n_splits=self.cv,
+            rng=rng,
+            owner=name,
+            **self._solver_options(),
+        )
+        self._check_fit(fit)
+        prior.use_gamma(sel.t, rank=rank)
+        c = int(np.argmin(np.abs(sel.C_grid - sel.C)))
+        self.prior_gamma_grid_ = np.asarray(sel.ts, dtype=np.float64)
+        self.prior_gamma_cv_errors_ = sel.error_rate[:, :, c]
+        return fit, np.eye(Els[sel.index].shape[1])
 
     def _blocks(self, X, y, must_link, m, rows, classes, kind, rng):
         """``(landmarks, Z, E_l, W)``: k(X_l, Z) and k(Z, Z) on the chosen landmarks, or
@@ -468,6 +612,12 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             owner=name,
             **self._solver_options(),
         )
+        self._check_fit(fit)
+        return fit
+
+    def _check_fit(self, fit):
+        """Warn when the solver did not converge; refuse a zero S."""
+        name = type(self).__name__
         if not fit.converged:
             res = fit.info.get("primal_residual", fit.info.get("gradient_mapping_residual"))
             warnings.warn(
@@ -482,7 +632,6 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
                 "the learned S is zero (the labels pull every direction to 0); raise lam or "
                 "check the labels"
             )
-        return fit
 
     def _store(self, fit, X, Z, W, rows, classes, kind, lm):
         """The fitted attributes of the record ``fit``."""
@@ -526,9 +675,9 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         self.components_, self.normalization_ = rows.like(self.components_, self.normalization_)
         return self
 
-    def _fit_prior(self, X, y, must_link, rows, classes, kind):
-        """Fit the clone ``prior_`` on (X, y) and return Φ(X[rows]) (l × r), float64."""
-        name = type(self).__name__
+    def _fit_prior(self, X, y, must_link, rows, classes, kind, *, read_rows=True):
+        """Fit the clone ``prior_`` on (X, y) and return Φ(X[rows]) (l × r), float64
+        (None without ``read_rows``)."""
         n = X.shape[0]
         if must_link is not None:
             y_prior = None
@@ -540,7 +689,13 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             y_prior[rows] = np.searchsorted(classes, column_or_1d(y)[rows])
         self.prior_ = clone(self.prior)
         self.prior_.fit(X, y_prior)
-        El = self.prior_.transform(take_rows(X, rows))
+        if not read_rows:
+            return None
+        return self._checked_rows(self.prior_.transform(take_rows(X, rows)), rows)
+
+    def _checked_rows(self, El, rows):
+        """The prior's rows of the labeled rows as float64, checked."""
+        name = type(self).__name__
         El = El.toarray() if sp.issparse(El) else np.asarray(El)
         if El.ndim != 2 or El.shape[0] != rows.size or El.shape[1] < 1:
             raise ValueError(

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from .._array_api import as_dense, like_input, namespace_name, to_numpy
 from .._rows import host_targets, resolve_rows
@@ -306,6 +307,11 @@ class GraphRegularizedFactor(TransformerBase):
 
     Notes
     -----
+    After ``fit``, :meth:`gamma_candidates`, :meth:`transform_at` and :meth:`use_gamma`
+    change γ without refitting: the inner factor, the graph and their m × m statistics
+    stay, only the m × m map R changes. :class:`lorak.GeneralizedNystroem` with
+    ``prior_gamma="joint"`` uses them to choose γ together with its own λ.
+
     Array API inputs (a PyTorch tensor, a CuPy array, …; with
     ``lorak.set_config(array_api_dispatch=True)`` or scikit-learn's) are computed on in
     their own namespace and on their own device when the factor supports them (the
@@ -521,7 +527,139 @@ class GraphRegularizedFactor(TransformerBase):
         R, self.mean_sq_norm_ = self._components(defo, t, n, pmap)
         self.components_ = R.astype(rows.dtype)
         self.n_components_ = int(self.components_.shape[1])
+        # what gamma_candidates, transform_at and use_gamma read: the m × m statistics
+        # and the number of training rows, so that γ can change without a refit
+        self._deformation, self._n_fit_rows = defo, int(n)
         return self
+
+    # ------------------------------------------------------------ γ after the fit
+    def gamma_candidates(self):
+        """The relative graph weights t that ``gamma="auto"`` chooses among for the
+        training rows (:func:`gamma_grid` of their number, 0 — the plain factor —
+        first), whatever ``gamma`` was: the grid a model that chooses γ itself (such
+        as :class:`lorak.GeneralizedNystroem` with ``prior_gamma="joint"``) searches.
+
+        Returns
+        -------
+        tuple of float, ascending.
+        """
+        return gamma_grid(self._fitted_deformation()[1])
+
+    def transform_at(self, X, gamma, *, rank=None):
+        """Rows of X as the factor fitted with ``gamma`` given would give them, without
+        refitting: the same inner factor and graph (their m × m statistics are kept
+        from ``fit``), only R changes — R(t) = V diag((1 + t·scale·D)^{-1/2}) Vᵀ, or its
+        leading ``n_components`` principal directions when that is an integer (with
+        "auto" or None a given γ keeps all m, as ``fit`` does with a number).
+
+        Parameters
+        ----------
+        X : (n, d) array or CSR matrix.
+        gamma : float ≥ 0, or a sequence of them
+            Relative Laplacian weights t (γ = t · tr(GᵀG)/tr(GᵀLᵖG)).
+        rank : int or None, default=None
+            None: the rank of the factor fitted with ``gamma`` given (above). An
+            integer r: the r leading principal directions of G R(t) (at most m; all m
+            is R(t) itself), e.g. ``rank_``, the rank this factor chose with its own γ.
+
+        Returns
+        -------
+        ndarray (n, r): the rows for one ``gamma``; a list of them, one per entry, for
+        a sequence (the inner factor's rows are computed once: per t only an m × m
+        matrix and the product with it). ``transform_at(X, self.gamma_)`` equals
+        ``transform(X)`` when γ was given or chosen without a rank.
+        """
+        single = isinstance(gamma, numbers.Real)
+        ts = [self._check_t(t) for t in ((gamma,) if single else gamma)]
+        if not ts:
+            raise ValueError(f"{type(self).__name__}.transform_at: gamma is an empty sequence")
+        rank = self._check_rank(rank)
+        rows = new_rows(self, X, "components_")
+        G = as_dense(rows.features(self.factor_))
+        out = []
+        for t in ts:
+            M, _, _ = self._map_at(t, rank)
+            if M is None:  # γ = 0 at full rank: the factor itself, exactly
+                out.append(G)
+                continue
+            (M,) = like_input(G, M.astype(self.components_.dtype))
+            out.append(G @ M)
+        return out[0] if single else out
+
+    def use_gamma(self, gamma, *, rank=None):
+        """Set the fitted factor to the relative graph weight ``gamma`` without refitting:
+        afterwards ``transform`` (and ``components_``, ``gamma_``,
+        ``laplacian_weight_``, ``rank_``, ``n_components_``, ``mean_sq_norm_``) are
+        those of the factor fitted with ``gamma`` given, and ``penalty_`` is None (it
+        was chosen with the former γ). The record of the former choice
+        (``loo_scores_``, ``rank_scores_``, ``gamma_rule_``) is left as it was.
+
+        Parameters
+        ----------
+        gamma : float ≥ 0, the relative Laplacian weight t.
+        rank : int or None, default=None
+            As in :meth:`transform_at`: the r leading principal directions at t.
+
+        Returns
+        -------
+        self
+        """
+        t = self._check_t(gamma)
+        defo = self._fitted_deformation()[0]
+        M, ms, rank = self._map_at(t, self._check_rank(rank))
+        if M is None:
+            M = np.eye(defo.eigenvectors.shape[0])
+        self.gamma_ = t
+        self.laplacian_weight_ = defo.gamma(t)
+        self.components_ = M.astype(self.components_.dtype)
+        self.mean_sq_norm_ = ms
+        self.rank_ = rank
+        self.n_components_ = int(self.components_.shape[1])
+        self.penalty_ = None
+        return self
+
+    def _fitted_deformation(self):
+        """(the m × m statistics of the fit, the number of training rows); a clear error
+        before ``fit`` or on a factor saved before they were kept."""
+        check_is_fitted(self, "components_")
+        defo = getattr(self, "_deformation", None)
+        if defo is None:
+            raise AttributeError(
+                f"{type(self).__name__}: this fitted factor does not hold its graph's m × m "
+                "statistics (it was saved by an older version); fit it again to change gamma"
+            )
+        return defo, self._n_fit_rows
+
+    def _check_t(self, t):
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, numbers.Real)
+            or not (np.isfinite(t) and t >= 0)
+        ):
+            raise ValueError(f"{type(self).__name__}: gamma must be a number ≥ 0; got {t!r}")
+        return float(t)
+
+    def _check_rank(self, rank):
+        if rank is None:
+            return None
+        m = self._fitted_deformation()[0].eigenvectors.shape[0]
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or not 1 <= rank:
+            raise ValueError(
+                f"{type(self).__name__}: rank must be None or a positive integer; got {rank!r}"
+            )
+        return min(int(rank), m)
+
+    def _map_at(self, t, rank=None):
+        """(M, mean squared row norm, rank) of the factor fitted with ``gamma=t`` (with
+        ``rank``: its ``rank`` leading principal directions): M the m × r map of
+        ``transform`` (None for γ = 0 at full rank: the factor itself)."""
+        defo, n = self._fitted_deformation()
+        pmap = None if rank is None else principal_map(defo, t, rank, n)
+        R, ms = self._map(defo, t, n, pmap)
+        m = defo.eigenvectors.shape[0]
+        if R.shape[1] == m and defo.gamma(t) == 0:
+            return None, ms, m
+        return R, ms, int(R.shape[1])
 
     def _is_identity(self):
         """γ = 0 at full rank: ``transform`` is the factor itself, exactly."""
@@ -532,13 +670,18 @@ class GraphRegularizedFactor(TransformerBase):
         """(R or its leading principal directions (m × r), the training rows' mean
         squared norm): ``pmap``, the rank chosen with γ, else ``n_components`` when it
         is a number; R itself at full rank. Sets ``rank_``."""
+        R, ms = self._map(defo, t, n, pmap)
+        self.rank_ = int(R.shape[1])
+        return R, ms
+
+    def _map(self, defo, t, n, pmap):
+        """(the m × r map of :meth:`_components`, the training rows' mean squared
+        norm), setting nothing."""
         m = defo.eigenvectors.shape[0]
         if pmap is None and isinstance(self.n_components, numbers.Integral):
             pmap = principal_map(defo, t, min(int(self.n_components), m), n)
         if pmap is not None and pmap.rank < m:
-            self.rank_ = pmap.rank
             return pmap.matrix, pmap.mean_sq_norm
-        self.rank_ = m
         R = deformation_matrix(defo, t)
         # ‖G R‖_F² = tr(Rᵀ GᵀG R): the training rows' feature scale without a pass
         return R, float(np.sum(R * (defo.gram @ R))) / n

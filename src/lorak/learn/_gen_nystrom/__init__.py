@@ -21,11 +21,13 @@ detail". One module per concern, the names shared between them exported here:
   :func:`alignment_lambda_path` (old name ``fit_gen_nystrom``), and its λ = ∞ end,
   the prior itself: :func:`prior_fit`;
 - :mod:`._cv` — λ chosen by cross-validation over the labeled rows, single and
-  multiple kernels (:func:`cv_select_lambda`, :func:`mk_cv_select_lambda`);
+  multiple kernels (:func:`cv_select_lambda`, :func:`mk_cv_select_lambda`), and a
+  graph prior's weight with it (:func:`cv_select_prior_gamma`);
 - :mod:`._multiple` — the multiple-kernel problem (17) and its alternation:
   :class:`MKGenNystromProblem`, :func:`fit_mk_gen_nystrom`, :func:`mk_prior_fit`;
 - :mod:`._fit` — the one call of each estimator, which decides how λ is chosen:
-  :func:`fit_generalized_nystroem`, :func:`fit_mk_generalized_nystroem`.
+  :func:`fit_generalized_nystroem`, :func:`fit_mk_generalized_nystroem`, and
+  :func:`fit_generalized_nystroem_prior_gamma` (t and λ together).
 """
 
 from ._cv import (
@@ -33,20 +35,28 @@ from ._cv import (
     DEFAULT_CV_SPLITS,
     RIDGE_ALPHAS,
     LambdaCV,
+    PriorGammaCV,
     cv_criterion,
     cv_feasible,
     cv_folds,
     cv_select_lambda,
+    cv_select_prior_gamma,
     fit_gen_nystrom_cv,
     fit_mk_gen_nystrom_cv,
     fold_features,
     mk_cv_select_lambda,
     mk_fold_features,
+    prior_row_space,
     score_candidates,
     score_ridge_candidates,
     smooth,
 )
-from ._fit import CRITERIA, fit_generalized_nystroem, fit_mk_generalized_nystroem
+from ._fit import (
+    CRITERIA,
+    fit_generalized_nystroem,
+    fit_generalized_nystroem_prior_gamma,
+    fit_mk_generalized_nystroem,
+)
 from ._multiple import (
     BlockState,
     MKGenNystromFit,
@@ -101,6 +111,7 @@ __all__ = [
     "LambdaCV",
     "MKGenNystromFit",
     "MKGenNystromProblem",
+    "PriorGammaCV",
     "alignment_lambda_path",
     "alternate_blocks",
     "check_beta",
@@ -109,9 +120,11 @@ __all__ = [
     "cv_feasible",
     "cv_folds",
     "cv_select_lambda",
+    "cv_select_prior_gamma",
     "fit_gen_nystrom",
     "fit_gen_nystrom_cv",
     "fit_generalized_nystroem",
+    "fit_generalized_nystroem_prior_gamma",
     "fit_mk_gen_nystrom",
     "fit_mk_gen_nystrom_cv",
     "fit_mk_generalized_nystroem",
@@ -127,6 +140,7 @@ __all__ = [
     "pinv_psd",
     "prior_factor",
     "prior_fit",
+    "prior_row_space",
     "projection_dtype",
     "psd_factor",
     "regression_target",

@@ -50,15 +50,18 @@ __all__ = [
     "DEFAULT_CV_SPLITS",
     "RIDGE_ALPHAS",
     "LambdaCV",
+    "PriorGammaCV",
     "cv_criterion",
     "cv_feasible",
     "cv_folds",
     "cv_select_lambda",
+    "cv_select_prior_gamma",
     "fit_gen_nystrom_cv",
     "fit_mk_gen_nystrom_cv",
     "fold_features",
     "mk_cv_select_lambda",
     "mk_fold_features",
+    "prior_row_space",
     "score_candidates",
     "score_ridge_candidates",
     "smooth",
@@ -334,15 +337,20 @@ def _score_repeats(Q0, features, y, n_splits, rng, n_grid, C_grid, target):
     k)`` -> ([[Q_fi]], iterations)) over :func:`_repeats` fresh fold assignments;
     (errors, tie-break, per-row errors or None, first fold_of, k, iterations), the
     errors summed over the repetitions."""
+    folds = [cv_folds(y, n_splits, rng, target=target) for _ in range(_repeats(target))]
+    errors, hinge, per_row, n_iter = _score_folds(Q0, features, y, folds, n_grid, C_grid, target)
+    return errors, hinge, per_row, folds[0][0], folds[0][1], n_iter
+
+
+def _score_folds(Q0, features, y, folds, n_grid, C_grid, target):
+    """:func:`_score_repeats` on given fold assignments ``folds`` [(fold_of, k), …];
+    (errors, tie-break, per-row errors or None, iterations)."""
     g = n_grid + 1
     errors = np.zeros((g, C_grid.size))
     hinge = np.zeros((g, C_grid.size))
     per_row = [None] * g
     n_iter = 0
-    first = None
-    for _ in range(_repeats(target)):
-        fold_of, k = cv_folds(y, n_splits, rng, target=target)
-        first = first or (fold_of, k)
+    for fold_of, k in folds:
         feats, it = features(fold_of, k)
         n_iter += it
         scored = [_score(Q0, y, fold_of, k, C_grid, target)]
@@ -355,7 +363,7 @@ def _score_repeats(Q0, features, y, n_splits, rng, n_grid, C_grid, target):
             hinge[i] += h
             if r is not None:
                 per_row[i] = r if per_row[i] is None else per_row[i] + r
-    return errors, hinge, per_row, first[0], first[1], n_iter
+    return errors, hinge, per_row, n_iter
 
 
 def _features(El, P, X, rtol, W=None) -> np.ndarray:
@@ -540,12 +548,21 @@ def cv_select_lambda(
     target : "classification" (y class labels, ideal kernel, LinearSVC error counts) or
         "regression" (y responses, K* = ỹỹᵀ, ridge held-out squared error; plain k-fold).
     """
-    El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
     beta = check_beta(beta)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
+    Q0, features = _lambda_scorer(
+        El, W, y, grid, beta, center_ideal, solver, path_tol, max_iter, rtol, target
+    )
+    return _select(grid, Q0, features, y, n_splits, rng, C_grid, target)
+
+
+def _lambda_scorer(El, W, y, grid, beta, center_ideal, solver, path_tol, max_iter, rtol, target):
+    """(the λ = ∞ features of the labeled rows, ``features(fold_of, k)`` of the grid's
+    finite λ per fold): what :func:`_score_folds` scores for the blocks (E_l, W)."""
+    El = np.ascontiguousarray(El, dtype=np.float64)
     W = _sym(np.asarray(W, dtype=np.float64))
     Wp, rank_W = pinv_psd(W, rtol)
     # λ = ∞: S = β W⁺, features independent of the fold (β cancels in the scaling)
@@ -569,7 +586,215 @@ def cv_select_lambda(
             target=target,
         )
 
-    return _select(grid, Q0, features, y, n_splits, rng, C_grid, target)
+    return Q0, features
+
+
+# ---------------------------------------------------------------- a prior's γ with λ
+
+
+@dataclass
+class PriorGammaCV:
+    """Result of :func:`cv_select_prior_gamma`: a prior's graph weight t and λ chosen
+    together by one cross-validation.
+
+    Attributes
+    ----------
+    t : the chosen relative graph weight, ``ts[index]``.
+    index : its position in ``ts``.
+    lam, C : the chosen λ (``inf`` = the prior at t itself) and the classifier's C (the
+        ridge penalty for a regression target).
+    ts : (h,) the weights scored, ascending.
+    candidates : (g,) the λ values scored, ascending (``inf`` last when scored).
+    C_grid : (c,) the C values (penalties) scored.
+    errors, error_rate, hinge, smoothed : (h, g, c) as in :class:`LambdaCV`, per t.
+    fold_of, n_splits : the folds, the same for every t and λ (the first repetition's
+        for a regression target).
+    n_iter : solver iterations over every t and fold.
+    best_per_t : [(λ index, C index)] each t's own best cell.
+    """
+
+    t: float
+    index: int
+    lam: float
+    C: float
+    ts: np.ndarray
+    candidates: np.ndarray
+    C_grid: np.ndarray
+    errors: np.ndarray
+    error_rate: np.ndarray
+    hinge: np.ndarray
+    smoothed: np.ndarray
+    fold_of: np.ndarray
+    n_splits: int
+    n_iter: int
+    best_per_t: list
+
+    def at(self, i: int) -> LambdaCV:
+        """The :class:`LambdaCV` record of t = ``ts[i]``, at that t's own best λ and C
+        (the chosen ones for ``i = index``)."""
+        return LambdaCV(
+            lam=float(self.candidates[self.best_per_t[i][0]]),
+            C=float(self.C_grid[self.best_per_t[i][1]]),
+            candidates=self.candidates,
+            C_grid=self.C_grid,
+            errors=self.errors[i],
+            error_rate=self.error_rate[i],
+            hinge=self.hinge[i],
+            smoothed=self.smoothed[i],
+            fold_of=self.fold_of,
+            n_splits=self.n_splits,
+            n_iter=self.n_iter,
+        )
+
+
+def prior_row_space(El):
+    """(E_l V₁, V₁) with V₁ (m × l) orthonormal and spanning the rows of E_l (l × m),
+    when l < m; (E_l, None) otherwise.
+
+    On a prior's rows (W = I, S₀ = β I) problem (7) splits: in a basis [V₁, V₂] with
+    E_l V₂ = 0, S = [[A, B], [Bᵀ, C]] costs λ‖A − βI‖² + 2λ‖B‖² + λ‖C − βI‖² plus a
+    data term of A alone, and [[A, 0], [0, βI]] is PSD whenever S is, so the solution
+    is S = V₁ A V₁ᵀ + β (I − V₁V₁ᵀ), A the solution of the l × l problem on E_l V₁.
+    Every kernel value on rows in E_l's span — the labeled rows, all that a
+    cross-validation scores — is E_l V₁ A V₁ᵀ E_lᵀ: the m × m problem costs l × l.
+    """
+    El = np.asarray(El, dtype=np.float64)
+    l, m = El.shape
+    if l >= m:
+        return El, None
+    _, _, Vt = np.linalg.svd(El, full_matrices=False)
+    V1 = np.ascontiguousarray(Vt.T)
+    return El @ V1, V1
+
+
+def _choose_joint(errors, hinge, per_row, C_grid, target):
+    """(t index, λ index, C index, smoothed (h, g, c)) of :func:`cv_select_prior_gamma`,
+    and each t's own best (λ index, C index)."""
+    h = errors.shape[0]
+    smoothed = np.stack([smooth(e) for e in errors])
+    if target == "regression":
+        own = [_choose_regression(errors[i], per_row[i])[:2] for i in range(h)]
+        sse = [float(errors[i][own[i]]) for i in range(h)]
+        best = min(range(h), key=lambda i: (sse[i], i))  # ties: the weaker graph
+        return best, own[best][0], own[best][1], smoothed, own
+    # the hinge term is < 10⁻³, below the smallest step of the smoothed count (¼)
+    score = smoothed + 1e-3 * hinge / max(float(hinge.max()), np.finfo(float).tiny)
+    c_order = np.argsort(np.abs(np.log10(np.asarray(C_grid, dtype=float))), kind="stable")
+
+    def first_best(S, lo):
+        for g in range(S.shape[0] - 1, -1, -1):
+            for c in c_order:
+                if S[g, c] <= lo + 1e-12:
+                    return g, int(c)
+        raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
+
+    own = [first_best(score[i], float(score[i].min())) for i in range(h)]
+    lo = float(score.min())
+    for i in range(h):  # ties: the weaker graph, then the larger λ, then C nearest 1
+        if float(score[i].min()) <= lo + 1e-12:
+            return i, own[i][0], own[i][1], smoothed, own
+    raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
+
+
+def cv_select_prior_gamma(
+    Els,
+    y,
+    *,
+    ts,
+    lam_grid,
+    include_prior: bool = True,
+    beta=1.0,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    C_grid=None,
+    rng=None,
+    solver: str = "auto",
+    path_tol: float = 1e-2,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+    target: str = "classification",
+) -> PriorGammaCV:
+    """Choose a prior's graph weight t and λ of eq. (7) together, by one k-fold
+    cross-validation over the labeled rows.
+
+    ``Els[i]`` holds the prior's rows Φ_t(X_l) of the labeled rows at t = ``ts[i]``
+    (W = I: the prior's rows are the coordinates in which S₀ = β I). Every (t, λ) is
+    scored on the same folds exactly as :func:`cv_select_lambda` scores λ for one
+    prior (a LinearSVC's held-out error counts, smoothed along λ, the hinge loss as the
+    tie-break; a ridge's held-out squared errors for a regression target), and the
+    cell with the lowest score wins — ties to the smaller t (the weaker graph), then
+    to the larger λ. For a regression target each t first gets its λ by the rule of
+    :func:`cv_select_lambda` (a learned kernel must beat that t's prior by
+    :data:`PAIRED_SE_MARGIN` paired standard errors), then the t with the lowest
+    held-out squared error wins, ties to the smaller t. Restricted to one t the choice
+    is :func:`cv_select_lambda`'s on that prior with the same folds.
+
+    Parameters
+    ----------
+    Els : sequence of (l, r_i) arrays, one per t.
+    y : (l,) class labels (or responses) of the labeled rows.
+    ts : (h,) the weights of ``Els``, ascending.
+    lam_grid : the finite λ values to score (may be empty).
+    include_prior : also score λ = ∞ (S = β I: the prior at t itself).
+    beta, center_ideal, n_splits, C_grid, rng, solver, path_tol, max_iter, rtol, target :
+        as in :func:`cv_select_lambda`; the folds are drawn once from ``rng``.
+
+    With a number β and fewer labeled rows than prior features (l < r), each t's
+    problems are solved on the labeled rows' span (:func:`prior_row_space`): the same
+    minimizers, at l × l instead of r × r per solver iteration.
+    """
+    y = np.asarray(y)
+    ts = np.asarray(ts, dtype=np.float64).ravel()
+    if len(Els) != ts.size or ts.size == 0:
+        raise ValueError(
+            f"cv_select_prior_gamma needs one block of prior rows per t; got {len(Els)} "
+            f"blocks for {ts.size} values of t"
+        )
+    beta = check_beta(beta)
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    grid = _finite_grid(lam_grid)
+    if grid.size == 0 and not include_prior:
+        raise ValueError("cv_select_prior_gamma: no λ to score (empty lam_grid, no prior)")
+    C_grid = _default_C_grid(C_grid, target)
+    if target == "regression":
+        y = unit_scaled(y)  # as in _select: the choice does not depend on y's units
+    folds = [cv_folds(y, n_splits, rng, target=target) for _ in range(_repeats(target))]
+    keep = np.arange(grid.size + 1) if include_prior else np.arange(grid.size)
+    errors, hinge, per_row = [], [], []
+    n_iter = 0
+    for El in Els:
+        # a given β: the l × l problem on the rows' span (prior_row_space), exact;
+        # eq. 8 and the optimized β read the whole prior, so they keep the m × m one
+        El = prior_row_space(El)[0] if not isinstance(beta, str) else np.asarray(El, float)
+        W = np.eye(El.shape[1])
+        Q0, features = _lambda_scorer(
+            El, W, y, grid, beta, center_ideal, solver, path_tol, max_iter, rtol, target
+        )
+        e, h, r, it = _score_folds(Q0, features, y, folds, grid.size, C_grid, target)
+        errors.append(e[keep])
+        hinge.append(h[keep])
+        per_row.append(None if r[0] is None else [r[g] for g in keep])
+        n_iter += it
+    errors, hinge = np.stack(errors), np.stack(hinge)
+    i, g, c, smoothed, own = _choose_joint(errors, hinge, per_row, C_grid, target)
+    candidates = np.append(grid, np.inf)[keep]
+    return PriorGammaCV(
+        t=float(ts[i]),
+        index=int(i),
+        lam=float(candidates[g]),
+        C=float(C_grid[c]),
+        ts=ts,
+        candidates=candidates,
+        C_grid=C_grid,
+        errors=errors,
+        error_rate=np.stack([_error_rate(e, y, target, _repeats(target)) for e in errors]),
+        hinge=hinge,
+        smoothed=smoothed,
+        fold_of=folds[0][0],
+        n_splits=folds[0][1],
+        n_iter=n_iter,
+        best_per_t=[(int(g_), int(c_)) for g_, c_ in own],
+    )
 
 
 # ---------------------------------------------------------------- multiple kernels

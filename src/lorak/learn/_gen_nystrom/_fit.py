@@ -11,6 +11,10 @@ three ways to the solution:
   or with must-link groups;
 - a given λ: one solve, or the prior itself for λ = ∞.
 
+:func:`fit_generalized_nystroem_prior_gamma` does the same on a prior whose graph
+weight t is open too: (t, λ) chosen together by one cross-validation
+(:func:`~._cv.cv_select_prior_gamma`), then the solve at the chosen cell.
+
 The result is the fit record (:class:`GenNystromFit`, :class:`MKGenNystromFit`) with
 the factor F of the learned S, the criterion that chose λ and the cross-validation
 record.
@@ -20,17 +24,30 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..._linalg import symmetrize as _sym
 from ._cv import (
+    CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
+    PriorGammaCV,
+    _attach_cv,
     cv_criterion,
+    cv_select_prior_gamma,
     fit_gen_nystrom_cv,
     fit_mk_gen_nystrom_cv,
+    prior_row_space,
 )
 from ._multiple import MKGenNystromFit, fit_mk_gen_nystrom
 from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, alignment_lambda_path, prior_fit
 from ._problem import psd_factor
 
-__all__ = ["CRITERIA", "fit_generalized_nystroem", "fit_mk_generalized_nystroem"]
+__all__ = [
+    "CRITERIA",
+    "fit_generalized_nystroem",
+    "fit_generalized_nystroem_prior_gamma",
+    "fit_mk_generalized_nystroem",
+]
 
 #: How ``lam="auto"`` chooses λ.
 CRITERIA = ("cv", "paper", "kernel")
@@ -217,3 +234,95 @@ def fit_mk_generalized_nystroem(
     fit.criterion = criterion if isinstance(lam, str) else None
     fit.cv = cv
     return fit
+
+
+def fit_generalized_nystroem_prior_gamma(
+    Els,
+    K,
+    *,
+    y,
+    ts,
+    target: str = "classification",
+    lam="auto",
+    lam_grid=None,
+    beta=1.0,
+    center_ideal: bool = True,
+    n_splits: int = DEFAULT_CV_SPLITS,
+    rng=None,
+    solver: str = "auto",
+    tol: float = 1e-4,
+    max_iter: int = 500,
+    rtol: float = 1e-10,
+    owner: str = "fit_generalized_nystroem_prior_gamma",
+) -> tuple[GenNystromFit, PriorGammaCV]:
+    """Learn S of eq. (7) on a prior factor whose graph weight t is chosen with λ.
+
+    ``Els[i]``: the prior's rows of the labeled rows at t = ``ts[i]`` (W = I, S₀ = β I).
+    (t, λ) by :func:`~._cv.cv_select_prior_gamma` over ``ts`` × the λ candidates —
+    ``lam="auto"``: ``lam_grid`` (default :data:`~._cv.CV_LAMBDA_GRID`) and λ = ∞; a
+    number: that λ alone (``inf``: the prior at t itself), so that only t is chosen —
+    then one solve on all labeled rows at the chosen cell, as
+    :func:`fit_generalized_nystroem` solves a given λ on ``Els[index]`` — with a number
+    β and a finite λ on the labeled rows' span (:func:`~._cv.prior_row_space`, the same
+    minimizer) and lifted back to the prior's r coordinates.
+
+    Returns
+    -------
+    (GenNystromFit of the chosen cell, with ``F``, ``criterion`` ("cv" for
+    ``lam="auto"``, else None) and ``cv`` (the chosen t's :class:`LambdaCV` record,
+    ``n_iter`` over every t); the :class:`PriorGammaCV` table).
+    """
+    auto = isinstance(lam, str)
+    if auto:
+        grid, include_prior = CV_LAMBDA_GRID if lam_grid is None else lam_grid, True
+    elif _is_inf(lam):
+        grid, include_prior = (), True
+    else:
+        grid, include_prior = (float(lam),), False
+    sel = cv_select_prior_gamma(
+        Els,
+        y,
+        ts=ts,
+        lam_grid=grid,
+        include_prior=include_prior,
+        beta=beta,
+        center_ideal=center_ideal,
+        n_splits=n_splits,
+        rng=rng,
+        solver=solver,
+        max_iter=max_iter,
+        rtol=rtol,
+        target=target,
+    )
+    El = np.asarray(Els[sel.index], dtype=np.float64)
+    m = El.shape[1]
+    V1 = None
+    if not (isinstance(beta, str) or math.isinf(sel.lam)):  # λ = ∞: β I exactly, below
+        El, V1 = prior_row_space(El)
+    fit = fit_generalized_nystroem(
+        El,
+        np.eye(El.shape[1]),
+        K,
+        y=y,
+        target=target,
+        lam=sel.lam,
+        beta=beta,
+        criterion="cv",
+        center_ideal=center_ideal,
+        solver=solver,
+        tol=tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        owner=owner,
+    )
+    if V1 is not None:  # back to the prior's r coordinates: S = β I + V₁(A − β I)V₁ᵀ
+        b = float(fit.beta)
+        fit.S = _sym(b * np.eye(m) + V1 @ (fit.S - b * np.eye(V1.shape[1])) @ V1.T)
+        fit.S0 = b * np.eye(m)
+        fit.F = psd_factor(fit.S, rtol, metric=np.eye(m))
+    cv = sel.at(sel.index)
+    _attach_cv(fit, cv)
+    fit.rho_prior = np.full(cv.candidates.size, np.nan)
+    fit.criterion = "cv" if auto else None
+    fit.cv = cv
+    return fit, sel
