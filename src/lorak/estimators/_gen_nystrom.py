@@ -161,28 +161,14 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
 
     (the data term masked by T with must-link groups, §3.3), λ chosen by
     cross-validation over the labeled rows among a grid and λ = ∞ — the plain Nyström
-    kernel, which the method falls back to when the labels do not help (the paper's
-    alignment criterion ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] of eq. 15 is
-    ``criterion="paper"``). The learned kernel is
-    k̃(x, x') = k(x, Z) S k(Z, x'); ``transform`` returns Q = k(X, Z) U Λ^{1/2}
-    (S = U Λ Uᵀ), so Q Qᵀ = E S Eᵀ, for the training rows and any new X. With
-    ``prior``, the rows Φ(x) of a fitted factor (a graph-regularized one, say) take the
-    place of k(x, Z) and W = I: the labels then refine the kernel Φ Φᵀ instead of
-    E W⁺ Eᵀ.
-
-    Two readings (the ``gnys`` benchmark reports both; a reference run on seven sets
-    with 100 labels, paired against k-means Nyström under the same SVM, decided the
-    default):
-
-    - literal: ``beta="heuristic"`` (eq. 8), ``center_ideal=False``, and the features
-      given to the linear SVM unscaled;
-    - default: ``beta=1.0`` (prior W⁺ itself), ``center_ideal=True`` (H K* H) — and
-      features scaled to unit mean squared row norm, which
-      :class:`SemiSupervisedFactorClassifier` does (``feature_scale="mean_norm"``).
-      This reading wins against plain Nyström on more data sets than the literal one,
-      whose β of eq. 8, orders of magnitude above 1, makes the prior dwarf the 0/1
-      target so that eq. 15 picks a λ that overfits the labels (figures: the
-      generalized Nyström guide, "The defaults and why").
+    kernel, which the method falls back to when the labels do not help. The learned
+    kernel is k̃(x, x') = k(x, Z) S k(Z, x'); ``transform`` returns
+    Q = k(X, Z) U Λ^{1/2} (S = U Λ Uᵀ), so Q Qᵀ = E S Eᵀ, for the training rows and any
+    new X. With ``prior``, the rows Φ(x) of a fitted factor take the place of k(x, Z)
+    and W = I. The defaults (``beta=1.0``, ``center_ideal=True``, ``criterion="cv"``)
+    differ from the paper's literal reading (``beta="heuristic"``,
+    ``center_ideal=False``, ``criterion="paper"``), which is kept for comparison; why:
+    :ref:`guide-gnys-defaults`. Details of every option: :ref:`guide-gnys-estimator`.
 
     Parameters
     ----------
@@ -212,38 +198,24 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         groups, whose target is not a class kernel).
     criterion : {"cv", "paper", "kernel"}, default="cv"
         How ``lam="auto"`` chooses λ. "cv": k-fold cross-validation over the labeled
-        rows (transductive: landmarks, E and W from all rows, only the labeled target
-        changes per fold), scored by the held-out error of the default downstream
-        classifier (a LinearSVC, C = 1, on the features scaled to unit mean squared
-        norm), over ``lam_grid`` and λ = ∞, the plain Nyström kernel itself; the error
-        counts are smoothed over neighbouring λ, ties go to the smaller held-out hinge
-        loss, then to the larger λ, so that labels that do not help leave plain
-        Nyström's kernel. See :mod:`lorak.learn._gen_nystrom._cv`. It is the default
-        because eq. 15 often picks the bottom of the grid, where the learned kernel
-        classifies worse than plain Nyström: "cv" beats plain k-means Nyström on more
-        data sets and loses by less, for a few times the fit's cost (figures: the
-        generalized Nyström guide, "The defaults and why").
-        "paper": eq. (15), ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (the m × m inverse dictionary
-        kernels, as written) — the paper's choice and the default before; "kernel":
-        ρ[W S W, W] · ρ[E_l S E_lᵀ, K*], the learned vs the original kernel on the
-        landmarks. With must-link groups (no class labels to score) "cv" uses "paper".
-        Regression targets: plain k-fold over the labeled rows, scored by the held-out
-        squared error of a ridge on the scaled features (penalty chosen jointly with λ
-        from :data:`lorak.learn.RIDGE_ALPHAS`), λ = ∞ still a candidate.
+        rows, scored by the held-out error of the default downstream model (class
+        labels: a LinearSVC; responses: a ridge, its penalty chosen with λ), with
+        λ = ∞ among the candidates and near-ties going to the larger λ. "paper": the
+        alignment product ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] of eq. (15); "kernel":
+        ρ[W S W, W] · ρ[E_l S E_lᵀ, K*]. With must-link groups (no class labels to
+        score) "cv" uses "paper". The protocol:
+        :ref:`guide-gnys-estimator`.
     cv : int, default=5
-        Folds of ``criterion="cv"``, stratified by class; when a class has fewer
-        labeled rows than ``cv``, that many folds. With fewer than 2 labeled rows in a
-        class no row can be held out: λ is then chosen by ``criterion="paper"``, with a
-        warning, and ``criterion_`` says so.
+        Folds of ``criterion="cv"``, stratified by class (fewer when a class has fewer
+        labeled rows). With fewer than 2 labeled rows in a class, λ is chosen by
+        ``criterion="paper"``, with a warning, and ``criterion_`` says so.
     solver : {"auto", "admm", "fista", "pg"}, default="auto"
-        "admm" (diagonally preconditioned ADMM, exact step; the default without
-        must-link groups), "fista" (accelerated projected gradient in the same metric;
-        the default with must-link groups), "pg" (the paper's Armijo projected
-        gradient; slow, for comparison). See :mod:`lorak.learn._gen_nystrom._problem`.
+        "admm" (preconditioned ADMM; the default without must-link groups), "fista"
+        (accelerated projected gradient; the default with them), "pg" (the paper's
+        projected gradient; slow, for comparison).
     tol : float, default=1e-4
         Relative residual tolerance of the final solve (the λ path uses
-        max(tol, 1e-2)); 1e-4 gives objective values within ~1e-6 relative of the
-        optimum on the paper's sets.
+        max(tol, 1e-2)).
     max_iter : int, default=500
         Iteration cap of each solve.
     rtol : float, default=1e-10
@@ -253,53 +225,28 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     target : {"auto", "classification", "regression"}, default="auto"
         What y holds. "classification": class labels, −1 = unlabeled, target the ideal
         kernel (eq. 6). "regression": real-valued responses, **NaN = unlabeled** (−1 is
-        a value), target K* = ỹỹᵀ with ỹ the labeled responses centred and scaled to
-        unit variance (:func:`lorak.learn.regression_target`; ``center_ideal`` does
-        not apply) — the rank-one kernel of the response, so that the learned kernel
-        aligns one direction with y and keeps the prior elsewhere. "auto": regression
-        when the labeled values are continuous
-        (:func:`sklearn.utils.multiclass.type_of_target`, NaN rows left out), class
-        labels otherwise; a continuous y that holds −1 and no NaN is refused as
-        ambiguous (pass NaN for the unlabeled rows, or name the target).
+        a value), target K* = ỹỹᵀ with ỹ the standardized labeled responses
+        (:func:`lorak.learn.regression_target`; ``center_ideal`` does not apply).
+        "auto": regression when the labeled values are continuous, class labels
+        otherwise; a continuous y that holds −1 and no NaN is refused as ambiguous.
     prior : transformer or None, default=None
-        The kernel the labels refine. None: the paper's prior S₀ = β W⁺ on the
-        landmarks, i.e. the Nyström kernel E W⁺ Eᵀ of ``kernel``. A transformer (any
-        estimator with ``fit``/``transform`` whose ``transform`` gives factor rows
-        Φ(x), r columns, with Φ(x)ᵀΦ(x') the prior kernel — a Nyström factor, a
-        graph-regularized factor such as :class:`lorak.GraphRegularizedFactor`, …):
-        it is cloned and fitted on ``(X, y)`` (y as integer class codes with
-        −1 = unlabeled, or responses with NaN = unlabeled; ``fit(X)`` with must-link
-        groups), and the kernel is learned in its feature space: E := Φ(X), W := I_r,
-        so that S₀ = β I — the prior factor's rows are the whitened coordinates in
-        which the prior kernel is the identity — and the learned kernel is Φ S Φᵀ,
-        ``transform(X_new) = Φ(X_new) @ normalization_``. Everything else applies
-        unchanged: λ by cross-validation with λ = ∞ (S = β I: the prior kernel itself)
-        among the candidates, β (for β = 1, λ = ∞ gives Φ Φᵀ exactly), must-link
-        groups, regression targets. The problem depends on Φ only through Φ Φᵀ (a
-        prior whose rows are rotated by an orthogonal matrix learns the same kernel).
-        ``fit`` transforms the labeled rows only and ``transform`` costs one
-        ``prior.transform`` plus an n × r by r × r' product: nothing n × n is formed.
+        The kernel the labels refine. None: the paper's prior S₀ = β W⁺, the Nyström
+        kernel of ``kernel``. A transformer whose ``transform`` gives factor rows Φ(x)
+        (a Nyström factor, :class:`lorak.GraphRegularizedFactor`, …) is cloned and
+        fitted on ``(X, y)``, and the kernel is learned in its feature space: E := Φ(X),
+        W := I, S₀ = β I, learned kernel Φ S Φᵀ (λ = ∞ with β = 1 gives Φ Φᵀ exactly).
         ``kernel``, its parameters, ``n_components`` and ``landmarks`` are then not
-        used.
+        used. See :ref:`guide-gnys-prior`.
     prior_gamma : "sequential", "joint" or sequence of float, default="sequential"
-        How the graph weight of a graph prior (:class:`lorak.GraphRegularizedFactor`)
-        and λ are chosen. "sequential": the prior chooses its γ as it would alone
-        (``gamma="auto"``: by its own leave-one-out), then λ on that prior. "joint":
-        (t, λ) together by this estimator's cross-validation (``criterion="cv"``) over
-        the prior's grid (``prior.gamma_candidates()``: t = 0, the plain inner factor,
-        first) × the λ candidates (λ = ∞, the prior at t itself, among them), on the
-        same folds for every cell; the prior is fitted once and each t costs an m × m
-        map and the labeled rows' l × m product (``prior.transform_at``), at the rank
-        the prior chose with its own γ (``prior_.rank_``); the chosen t is then set on
-        ``prior_`` (``prior.use_gamma``). The joint model can so be the
-        plain graph factor (λ = ∞), plain generalized Nyström on the inner factor
-        (t = 0) or the inner factor itself (both). A sequence of t ≥ 0: the joint
-        search over those values. The prior needs the methods
-        ``gamma_candidates``, ``transform_at`` and ``use_gamma`` (a ValueError says
-        when it has not); a given ``lam`` leaves only t to choose. Where no labeled row
-        can be held out (a class with one labeled row), the sequential choice, with a
-        warning. The derivation and measurements: the graph factors guide, "Generalized
-        Nyström on the graph".
+        How the graph weight t of a graph prior (:class:`lorak.GraphRegularizedFactor`)
+        and λ are chosen. "sequential": the prior chooses its t alone, then λ on that
+        prior. "joint": (t, λ) together by this estimator's cross-validation over
+        ``prior.gamma_candidates()`` × the λ candidates, the chosen t then set on
+        ``prior_``; a sequence of t ≥ 0: the joint search over those values. The prior
+        needs ``gamma_candidates``, ``transform_at`` and ``use_gamma`` (else a
+        ValueError). Where no labeled row can be held out, the sequential choice, with
+        a warning. The derivation and measurements: :ref:`guide-graph`, section
+        "Generalized Nyström on the graph".
 
     Attributes
     ----------
@@ -347,16 +294,9 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         ``lam_grid_``), at the C the choice was made with; ``cv_errors_`` is the
         chosen t's row. None when sequential.
 
-    More data than memory: ``fit`` needs only the landmarks (chosen on all rows by a
-    strategy that runs over chunks: ``"uniform"``, ``"kmeans"``) and the labeled rows,
-    so X may be a dask array (only X[labeled rows] is brought into memory; y is an
-    n-vector in memory); ``transform`` of a dask array or memmap runs chunk by chunk
-    (see :mod:`lorak.parallel`).
-
-    Array API inputs (a PyTorch tensor, a CuPy array, …; array API dispatch enabled):
-    ``transform`` computes k(X, Z) N in X's namespace, on its device. ``fit`` runs on a
-    NumPy copy on the host (its work is O(n d) plus the m × m solver, a host
-    computation) and stores the landmarks and N on X's device. Not with a ``prior``.
+    X may be a dask array or a memmap (``fit`` brings only the labeled rows into
+    memory; ``transform`` runs chunk by chunk) or, without a ``prior``, an array API
+    array (``transform`` on its device); see :ref:`guide-gnys-estimator`.
     """
 
     _lazy_fit = True

@@ -134,13 +134,11 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
         relative change of the objective, the paper's rule with ``inner_tol=1e-4``,
         which stops far from the optimum at large C.
     solver : {"newton", "shared", "split", "naive"}, default="newton"
-        The SVM solver for fixed d (:func:`lorak.learn.lp_mkl` describes each).
-        ``"newton"`` (not the paper's): primal Newton on the explicit shared-basis
-        features, stopped on the duality gap ``inner_tol``; needs ``compress=True``,
-        ``eta=0``, ``inner_criterion="gap"``.
-        ``"split"``: Algorithm 2 (the paper); ``"naive"``: the GFB with all Σ r_k + 1
-        equality constraints merged; ``"shared"``: the merged GFB on the shared-basis
-        factor (r + 1 constraints; needs ``compress=True``), the fastest GFB.
+        The SVM solver for fixed d (:func:`lorak.learn.lp_mkl` describes each):
+        ``"newton"``, primal Newton (needs ``compress=True``, ``eta=0``,
+        ``inner_criterion="gap"``); ``"split"``, Algorithm 2 (the paper); ``"naive"``
+        and ``"shared"`` (needs ``compress=True``), GFB variants
+        (:ref:`guide-lpmkl-solvers`).
     gfb_weights : {"uniform", "blockwise"}, default="blockwise"
         Averaging weights of the split GFB (:func:`lorak.solvers._gfb.gfb_split`):
         ``"uniform"`` is Algorithm 2 verbatim, ``"blockwise"`` its preconditioned form.

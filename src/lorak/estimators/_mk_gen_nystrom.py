@@ -89,12 +89,10 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         Use the centered ideal kernel H K* H as the target (as
         :class:`lorak.GeneralizedNystroem`).
     criterion : {"cv", "paper", "kernel"}, default="cv"
-        How ``lam="auto"`` chooses λ. "cv": k-fold cross-validation over the labeled
-        rows, as :class:`lorak.GeneralizedNystroem`, over ``lam_grid`` and λ = ∞ (the
-        uniform kernel sum's Nyström factors, T^(j) = W_j⁺/M). "paper": the product of
-        alignments of §6.2, Π_j ρ[T^(j), S₀^(j)] · ρ[Σ_j E_l^(j) T^(j) E_l^(j)ᵀ, K*] (it
-        drifts to the top of the grid); "kernel": the per-block factor
-        ρ[W_j T^(j) W_j, W_j] instead (:doc:`/guide/generalized_nystrom`).
+        How ``lam="auto"`` chooses λ. "cv": cross-validation as for
+        :class:`lorak.GeneralizedNystroem`, with λ = ∞ the uniform kernel sum
+        (T^(j) = W_j⁺/M). "paper": the product of alignments of §6.2; "kernel": with the
+        per-block factor ρ[W_j T^(j) W_j, W_j] (:doc:`/guide/generalized_nystrom`).
     cv : int, default=5
         Folds of ``criterion="cv"`` (fewer when a class has fewer labeled rows). With
         fewer than 2 labeled rows in a class λ is chosen by ``criterion="paper"``, with

@@ -100,9 +100,8 @@ class Nystroem(_LandmarkFactor):
         from factor rows back to rows (Gaussian kernel on the factor rows, bandwidth =
         their mean squared distance to their centroid), the approach of
         :class:`sklearn.decomposition.KernelPCA`, fitted on at most 2000 training rows
-        drawn at random (all when n ≤ 2000) so that it stays O(1) in n. Trained on the
-        landmarks alone it did not denoise (digits: error 0.97× the noise's, against
-        0.70× on 1000 rows).
+        drawn at random (all when n ≤ 2000) so that it stays O(1) in n
+        (:ref:`guide-downstream`).
     alpha : float, default=1.0
         Ridge of that regression.
 
@@ -123,14 +122,9 @@ class Nystroem(_LandmarkFactor):
 
     Notes
     -----
-    Array API inputs (a PyTorch tensor, a CuPy array, …) are computed on in their own
-    namespace and on their own device when array API dispatch is enabled
-    (``lorak.set_config(array_api_dispatch=True)`` or scikit-learn's): the bandwidth
-    rule, the landmarks (``"uniform"``, ``"kmeans"``, points or indices), W, its
-    Cholesky factor and the chunked transform run there, and the fitted arrays
-    (``components_``, ``normalization_``, the pre-image map's) live there too; see the
-    GPU guide (``docs/guide/gpu.rst``). A factor fitted on one kind of array transforms
-    any other (its arrays are moved to the input's device).
+    Array API inputs (a PyTorch tensor, a CuPy array, …) are fitted and transformed on
+    their own device when array API dispatch is enabled
+    (``lorak.set_config(array_api_dispatch=True)``); what runs there: :ref:`guide-gpu`.
     """
 
     _array_api_support = True

@@ -57,15 +57,11 @@ class SimpleNPKL(TransformerBase):
     loss : {"linear", "squared_hinge"}, default="linear"
     C : float or "auto", default="auto"
         Weight of the constraint loss against the Laplacian regularizer. ``"auto"``:
-        C = 0.7/λ_max(T), 70 % of the largest C with C·T ⪯ I, below which the kernel
-        cannot collapse onto the constrained points (why, and the figures:
-        :ref:`guide-npkl`, section "Choosing C"); the same C serves the square hinge.
-        Should the graph support none of the constraints (no positive eigenvalue of
-        A), C steps up by √2 until the kernel is nonzero (at most 4×), with a warning.
-        A fixed C is used as given. Whatever C, a kernel with more than half of tr(K)
-        in directions that the constraints alone make positive is flagged by a
-        :class:`~lorak.learn._npkl_auto.DegenerateKernelWarning` (see
-        ``degeneracy_``).
+        C = 0.7/λ_max(T), stepped up by √2 (at most 4×, with a warning) while the
+        kernel is zero (:ref:`"Choosing C" <guide-npkl-auto>`). A fixed C is used as
+        given. A kernel mostly in directions that only the constraints make positive
+        raises a
+        :class:`~lorak.learn._npkl_auto.DegenerateKernelWarning` (``degeneracy_``).
     B : float or "n_samples", default=1.0
         Capacity bound tr(KK) ≤ B (eq. 5). The paper uses B = 1 on its small sets and
         B = N (``"n_samples"``) on Adult. Clustering results of the linear loss do not
@@ -78,8 +74,7 @@ class SimpleNPKL(TransformerBase):
     max_rank : int, "pataki" or None, default=None
         None: the exact solution, from every positive eigenpair. An int keeps at most
         that many top eigenpairs (the best K of that rank, rescaled to tr(KK) = B);
-        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2), much
-        faster on large n, but the square hinge converges more slowly when it binds.
+        ``"pataki"`` uses the largest r with r(r + 1)/2 ≤ #constraints (Prop. 2).
     active_constraints : float in (0, 1], int or None, default=None
         Keep only this fraction (float) or number (int) of the constraints, chosen by
         ``selection``.
@@ -100,22 +95,17 @@ class SimpleNPKL(TransformerBase):
     step_size : float, default=1.0
         Scale of η relative to C (see ``step``).
     eigen_solver : {"auto", "arpack", "dense"}, default="auto"
-        ``"auto"``: Lanczos (ARPACK), replaced by a dense ``eigh`` where that is
-        cheaper (tiny problems, or many eigenpairs wanted; :ref:`guide-npkl-solver`).
+        ``"auto"``: Lanczos (ARPACK), or a dense ``eigh`` where cheaper
+        (:ref:`guide-npkl-solver`).
     eigen_tol : float or "auto", default="auto"
         ARPACK's relative accuracy (0 = machine precision). ``"auto"``: machine
-        precision for the linear loss (one eigen-solve gives the kernel) and
-        ``EIGEN_TOL_FACTOR``·``tol`` (10⁻²·tol) for the square hinge, whose iterations
-        stop at ``tol`` anyway (figures: :ref:`guide-npkl`, "The eigen-solves,
-        measured").
+        precision for the linear loss, 10⁻²·``tol`` for the square hinge
+        (:ref:`guide-npkl-solver`).
     extension : {"ridge", "graph"}, default="ridge"
-        How :meth:`transform` embeds a row, training rows included (memory linear in
-        n either way). ``"ridge"``: a ridge map (relative ridge 1e-2) from RBF Nyström
-        features (200 uniform landmarks) of the training rows to ``embedding_``.
+        How :meth:`transform` embeds a row, training rows included. ``"ridge"``: a
+        ridge map from RBF Nyström features of the training rows to ``embedding_``.
         ``"graph"``: the Nyström extension of the eigen-equation of A through the
-        row's ``n_neighbors`` nearest training rows (no parameter; exact on the
-        training rows the constraints do not touch). Derivation and figures:
-        :ref:`guide-npkl-extension`.
+        row's ``n_neighbors`` nearest training rows (:ref:`guide-npkl-extension`).
     n_jobs : int, optional
         Passed to :class:`sklearn.neighbors.NearestNeighbors`.
     random_state : int, Generator or None

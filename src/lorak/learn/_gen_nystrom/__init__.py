@@ -1,33 +1,15 @@
 """Generalized Nyström (Zhang et al. 2017): a low-rank kernel learned from a few labels.
 
 With landmarks Z, E_l = k(X_l, Z) for the labeled rows, W = k(Z, Z), K* the target
-(the ideal kernel of eq. 6) and S₀ = β W⁺ the prior (eq. 5), the method learns the
-inverse dictionary kernel S (m × m) of the learned kernel E S Eᵀ:
+(eq. 6) and S₀ = β W⁺ the prior (eq. 5), the method learns the inverse dictionary
+kernel S (m × m) of the learned kernel E S Eᵀ:
 
     minimize_S  J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F    s.t.  S ⪰ 0        (7)
 
-(on a prior factor Φ: E_l = Φ(X_l), W = I). With M kernels on shared landmarks (§4)
-the blocks T^(j) = α_j S^(j) and weights α solve objective (17). The notation and the
-derivations: the user guide, "The generalized Nyström method", section "The fit in
-detail". One module per concern, the names shared between them exported here:
-
-- :mod:`._targets` — K*: :func:`ideal_kernel`, :func:`regression_target`,
-  :func:`must_link_target`, and :func:`resolve_target_type` (what a ``y`` holds);
-- :mod:`._problem` — objective (7) and its solvers at one λ:
-  :class:`GenNystromProblem`, :func:`solve_gen_nystrom`, :func:`closed_form`, β
-  (eq. 8, Appendix A), W⁺ and the factors of S (:func:`pinv_psd`, :func:`psd_factor`,
-  :func:`prior_factor`);
-- :mod:`._path` — λ chosen along the path by the alignment criterion (eq. 15),
-  :func:`alignment_lambda_path` (old name ``fit_gen_nystrom``), and its λ = ∞ end,
-  the prior itself: :func:`prior_fit`;
-- :mod:`._cv` — λ chosen by cross-validation over the labeled rows, single and
-  multiple kernels (:func:`cv_select_lambda`, :func:`mk_cv_select_lambda`), and a
-  graph prior's weight with it (:func:`cv_select_prior_gamma`);
-- :mod:`._multiple` — the multiple-kernel problem (17) and its alternation:
-  :class:`MKGenNystromProblem`, :func:`fit_mk_gen_nystrom`, :func:`mk_prior_fit`;
-- :mod:`._fit` — the one call of each estimator, which decides how λ is chosen:
-  :func:`fit_generalized_nystroem`, :func:`fit_mk_generalized_nystroem`, and
-  :func:`fit_generalized_nystroem_prior_gamma` (t and λ together).
+(on a prior factor Φ: E_l = Φ(X_l), W = I; with M kernels, objective (17)). One module
+per concern (targets, problem, λ path, cross-validation, multiple kernels, the
+estimators' calls), the names shared between them exported here; the layout is in
+:ref:`guide-internals-learn` and the derivations in :ref:`guide-gnys-solver`.
 """
 
 from ._cv import (

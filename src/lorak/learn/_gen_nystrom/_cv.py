@@ -1,15 +1,7 @@
 """λ of the generalized Nyström factor chosen by cross-validation over the labeled rows.
 
-The paper picks λ by an alignment criterion (eq. 15), which often picks the bottom of
-the grid and overfits the labels. Here λ is chosen by the error of the downstream
-linear classifier on labeled rows held out of the fit: landmarks, E and W shared by
-every fold, the grid plus λ = ∞ (plain Nyström) as candidates, smoothed held-out error
-counts, ties to the hinge loss and then to the larger λ. Regression targets are scored
-by a ridge's held-out squared error over :data:`RIDGE_ALPHAS`, summed over
-:data:`REGRESSION_CV_REPEATS` splits, and keep λ = ∞ unless a learned kernel beats it
-by :data:`PAIRED_SE_MARGIN` paired standard errors. The protocol and its reasons are
-in the user guide, "The generalized Nyström method", section "λ by cross-validation:
-the protocol".
+The held-out error of the downstream model scores the grid plus λ = ∞ (plain
+Nyström). The protocol and its reasons: :ref:`guide-gnys-cv`.
 """
 
 from __future__ import annotations

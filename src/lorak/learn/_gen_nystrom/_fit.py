@@ -1,23 +1,8 @@
 """One call per estimator: how λ is chosen, decided here and nowhere else.
 
-:func:`fit_generalized_nystroem` (single kernel) and :func:`fit_mk_generalized_nystroem`
-(a bank of kernels) take the blocks of the labeled rows and the target, and pick one of
-three ways to the solution:
-
-- λ by cross-validation over the labeled rows (``criterion="cv"``, :mod:`._cv`), λ = ∞
-  (the prior itself) among the candidates;
-- λ by the alignment criterion along the λ path (``criterion="paper"`` or
-  ``"kernel"``, :mod:`._path`), also the fallback of "cv" when no row can be held out
-  or with must-link groups;
-- a given λ: one solve, or the prior itself for λ = ∞.
-
-:func:`fit_generalized_nystroem_prior_gamma` does the same on a prior whose graph
-weight t is open too: (t, λ) chosen together by one cross-validation
-(:func:`~._cv.cv_select_prior_gamma`), then the solve at the chosen cell.
-
-The result is the fit record (:class:`GenNystromFit`, :class:`MKGenNystromFit`) with
-the factor F of the learned S, the criterion that chose λ and the cross-validation
-record.
+By cross-validation (:mod:`._cv`), along the λ path by the alignment criterion
+(:mod:`._path`, also the fallback of "cv"), or a given λ; with a graph prior, (t, λ)
+together. The three ways: :ref:`guide-internals-learn`.
 """
 
 from __future__ import annotations

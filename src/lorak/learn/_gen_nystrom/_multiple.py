@@ -1,17 +1,9 @@
 """Generalized Nyström with multiple kernels (Zhang et al. 2017, §4), pure functions.
 
-M base kernels on one shared landmark set, blocks T^(j) = α_j S^(j) and weights α:
-
-    J(T, α) = λ Σ_j ‖T^(j) − α_j S₀^(j)‖²_F + ‖Σ_j E_l^(j) T^(j) E_l^(j)ᵀ − K*‖²_F
-    s.t.  T^(j) ⪰ 0,  α_j ≥ 0                                                  (17)
-
-One alternation (§4.1): each block T^(j) by the single-kernel solver on the residual
-target, α in closed form (eq. 19), then (``rescale=True``, ours) an exact subspace step
-over {T^(j), S₀^(j)}, a nonnegative least-squares problem in 2M unknowns. J never
-increases and the cyclic minimization converges to the global minimum. The algorithm
-and the decisions (the subspace step, slow directions, β, labeled-row compression,
-the λ path, the criterion) are in the user guide, "The generalized Nyström method",
-section "Many kernels: the alternation in detail".
+Blocks T^(j) = α_j S^(j) and weights α of objective (17) by alternating minimization,
+with an exact subspace step after each alternation (``rescale=True``). The algorithm
+and its decisions: :ref:`guide-gnys-solver`, section "Many kernels: the alternation in
+detail".
 """
 
 from __future__ import annotations

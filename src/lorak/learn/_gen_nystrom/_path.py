@@ -1,11 +1,7 @@
 """The λ path of generalized Nyström: λ chosen by the alignment criterion (eq. 14–15),
 and the λ = ∞ end of the path, the prior itself.
 
-The grid is solved from the largest λ down, each λ warm-started from the previous
-solution to ``path_tol`` = max(tol, 10⁻²), and the chosen λ* refined to ``tol``; the
-criterion ρ[S, S₀] · ρ[E_l S E_lᵀ, K*] (centred alignments) is computed in the
-eigenbasis of A. The decisions are in the user guide, "The generalized Nyström
-method", section "Eq. 15 along the λ path".
+The decisions: :ref:`guide-gnys-solver`, section "Eq. 15 along the λ path".
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Objective (7) of generalized Nyström and its solvers: one λ, β heuristic or optimized.
 
-Notation as in the package docstring (the paper's §3): the inverse dictionary kernel S
-(m × m) minimizes J(S) = λ ‖S − S₀‖²_F + ‖E_l S E_lᵀ − K*‖²_F over S ⪰ 0. In the
-eigenbasis of A = E_lᵀE_l = V diag(a) Vᵀ (one m × m eigendecomposition for every λ and
-β), with X = Vᵀ S V the objective separates entrywise,
-
-    J = Σᵢⱼ wᵢⱼ (Xᵢⱼ − Tᵢⱼ)² + const,   w = λ11ᵀ + aaᵀ,  T = (λβP̃ + B̃) / w,
-
-a weighted nearest PSD matrix problem whose weights span many decades. Hence the
-default solver, ADMM in the diagonal metric dᵢ = √(λ + aᵢ²) stopped on a certified
-duality gap; β by the heuristic (8) or optimized by bracketing and regula falsi on
-warm-started fixed-β solves (Appendix A). The derivation and the decisions (solver,
-stopping, ρ₀, float32 projections, β, the cut-off of W⁺) are in the user guide, "The
-generalized Nyström method", section "The fit in detail".
+In the eigenbasis of A = E_lᵀE_l the objective is a weighted nearest PSD matrix
+problem, solved by ADMM in the diagonal metric and stopped on a certified duality gap;
+β by the heuristic (8) or optimized (Appendix A). The derivation and the decisions:
+:ref:`guide-gnys-solver`, section "The objective in one eigenbasis" and after.
 """
 
 from __future__ import annotations
