@@ -19,7 +19,7 @@ Methods (each run alone in a fresh process, so that its peak memory is its own):
 - ``graph``: ``SemiSupervisedFactorClassifier()``, every default (anchor-graph factor,
   cross-validated ridge/LinearSVC head);
 - ``graph_full``: the same with ``GraphRegularizedFactor(subsample=None)``: the graph's
-  statistics over every row instead of a sample above 10⁵ rows;
+  statistics over every row instead of a sample above ``subsample`` rows (5·10⁴ by default);
 - ``nystroem``: the same model and head choice on plain Nyström with the default
   factor's kernel, landmarks and m;
 - ``labelspreading``: scikit-learn's ``LabelSpreading(kernel="knn")``, in memory, up to

@@ -38,13 +38,14 @@ from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     SOLVERS,
+    cv_feasible,
     fit_generalized_nystroem,
+    fit_generalized_nystroem_prior_gamma,
     ideal_kernel,
     must_link_target,
     regression_target,
     resolve_target_type,
 )
-from ..learn._gen_nystrom import cv_feasible, fit_generalized_nystroem_prior_gamma
 from ._base import _LandmarkFactor, new_rows, store_params
 
 __all__ = ["MAX_AUTO_COMPONENTS", "PRIOR_GAMMA_METHODS", "GeneralizedNystroem"]

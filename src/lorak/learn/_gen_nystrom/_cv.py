@@ -971,11 +971,11 @@ def _cv_then_fit(lam, select, prior, solve):
         lam = cv.lam
     fit = prior() if math.isinf(lam) else solve(float(lam))
     if cv is not None:
-        _attach_cv(fit, cv)
+        attach_cv(fit, cv)
     return fit, cv
 
 
-def _attach_cv(fit, cv) -> None:
+def attach_cv(fit, cv) -> None:
     """Record the cross-validation's candidates on a fit (eq. 15 not computed: NaN)."""
     g = cv.candidates.size
     fit.lam_grid = cv.candidates

@@ -16,7 +16,7 @@ from ._cv import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
     PriorGammaCV,
-    _attach_cv,
+    attach_cv,
     cv_criterion,
     cv_select_prior_gamma,
     fit_gen_nystrom_cv,
@@ -306,7 +306,7 @@ def fit_generalized_nystroem_prior_gamma(
         fit.S0 = b * np.eye(m)
         fit.F = psd_factor(fit.S, rtol, metric=np.eye(m))
     cv = sel.at(sel.index)
-    _attach_cv(fit, cv)
+    attach_cv(fit, cv)
     fit.rho_prior = np.full(cv.candidates.size, np.nan)
     fit.criterion = "cv" if auto else None
     fit.cv = cv
