@@ -29,6 +29,7 @@ def _inner(m=20):
 
 
 def _graph(m=20, **kw):
+    kw.setdefault("keep_statistics", True)
     return GraphRegularizedFactor(_inner(m), n_anchors=60, random_state=0, **kw)
 
 
@@ -100,6 +101,11 @@ def test_changing_gamma_checks_its_input(moons):
             g.use_gamma(bad)
     with pytest.raises(ValueError, match="empty"):
         g.transform_at(X, [])
+    with pytest.raises(AttributeError, match="keep_statistics=True"):
+        _graph(keep_statistics=False).fit(X, yu).transform_at(X, 1.0)
+    assert GraphRegularizedFactor().fit(X, yu)._deformation is None  # off by default
+    with pytest.raises(ValueError, match="keep_statistics must be"):
+        _graph(keep_statistics="yes").fit(X, yu)
 
 
 # ------------------------------------------------------------ the estimator

@@ -629,6 +629,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             y_prior = np.full(n, UNLABELED, dtype=np.int64)
             y_prior[rows] = np.searchsorted(classes, column_or_1d(y)[rows])
         self.prior_ = clone(self.prior)
+        if not read_rows and "keep_statistics" in self.prior_.get_params(deep=False):
+            self.prior_.set_params(keep_statistics=True)  # the joint search changes its γ
         self.prior_.fit(X, y_prior)
         if not read_rows:
             return None

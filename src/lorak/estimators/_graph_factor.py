@@ -271,6 +271,12 @@ class GraphRegularizedFactor(TransformerBase):
         all of them). At most n rows never sample, so results there do not depend on
         it. A factor you pass is fitted on all rows (it may need them: indices,
         labels).
+    keep_statistics : bool, default=False
+        Keep the graph's m × m statistics (two m × m matrices) after ``fit``, so that
+        :meth:`transform_at` and :meth:`use_gamma` can change γ without refitting.
+        Off by default: a fitted factor, and a saved one, stays the size of R and the
+        inner factor. :class:`lorak.GeneralizedNystroem` with ``prior_gamma="joint"``
+        turns it on for its own clone.
     random_state : int, Generator or None, default=None
         Seeds the anchors' k-means, NN-descent and the default factor.
 
@@ -373,9 +379,13 @@ class GraphRegularizedFactor(TransformerBase):
         knn_method="auto",
         selection="gated",
         subsample=GRAPH_SUBSAMPLE,
+        keep_statistics=False,
         random_state=None,
     ):
         store_params(self, locals())
+
+    #: default of models saved before ``keep_statistics`` existed
+    keep_statistics = False
 
     # ------------------------------------------------------------ parameters
     def _check_params(self, n):
@@ -420,6 +430,10 @@ class GraphRegularizedFactor(TransformerBase):
             not isinstance(ss, numbers.Integral) or isinstance(ss, bool) or ss < 2
         ):
             raise ValueError(f"{name}: subsample must be None or an integer ≥ 2; got {ss!r}")
+        if not isinstance(self.keep_statistics, (bool, np.bool_)):
+            raise ValueError(
+                f"{name}: keep_statistics must be True or False; got {self.keep_statistics!r}"
+            )
         if self._graph_is("anchor"):
             a = self._resolve_n_anchors(n)
             if k > a and not (isinstance(self.n_anchors, str) or isinstance(self.n_neighbors, str)):
@@ -529,7 +543,8 @@ class GraphRegularizedFactor(TransformerBase):
         self.n_components_ = int(self.components_.shape[1])
         # what gamma_candidates, transform_at and use_gamma read: the m × m statistics
         # and the number of training rows, so that γ can change without a refit
-        self._deformation, self._n_fit_rows = defo, int(n)
+        self._deformation = defo if self.keep_statistics else None
+        self._n_fit_rows = int(n)
         return self
 
     # ------------------------------------------------------------ γ after the fit
@@ -626,7 +641,7 @@ class GraphRegularizedFactor(TransformerBase):
         if defo is None:
             raise AttributeError(
                 f"{type(self).__name__}: this fitted factor does not hold its graph's m × m "
-                "statistics (it was saved by an older version); fit it again to change gamma"
+                "statistics; fit it with keep_statistics=True to change gamma after the fit"
             )
         return defo, self._n_fit_rows
 
