@@ -418,3 +418,20 @@ def test_options_reach_the_seeding_and_lloyd():
 def test_bad_options_name_the_parameter(name, bad):
     with pytest.raises(ValueError, match=name):
         kmeans_landmarks(mixture(100, 3, 2, seed=0), 5, rng=np.random.default_rng(0), **{name: bad})
+
+
+def test_sparse_rows_as_columns_is_the_densified_transpose():
+    """The seeding's operand written from the nonzeros equals the rows densified and
+    transposed, for repeated indices and a CSR with duplicate, unsorted entries."""
+    from lorak.landmarks._kmeans import _sparse_rows_as_columns
+
+    data = np.array([1.0, 2.0, 3.0, -4.0, 5.0, 0.5])
+    indices = np.array([3, 0, 3, 1, 2, 2])  # row 0: column 3 twice, unsorted
+    S = sp.csr_matrix((data, indices, np.array([0, 3, 4, 6])), shape=(3, 5))
+    assert not S.has_canonical_format
+    idx = np.array([2, 0, 0, 1])
+    want = S[idx].toarray().T
+    got = _sparse_rows_as_columns(S, idx)
+    np.testing.assert_array_equal(got, want)
+    assert got.flags.c_contiguous and got.dtype == S.dtype
+    np.testing.assert_array_equal(S.data, data)  # the input is not modified
