@@ -510,9 +510,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         )
         self._check_fit(fit)
         prior.use_gamma(sel.t, rank=rank)
-        c = int(np.argmin(np.abs(sel.C_grid - sel.C)))
         self.prior_gamma_grid_ = np.asarray(sel.ts, dtype=np.float64)
-        self.prior_gamma_cv_errors_ = sel.error_rate[:, :, c]
+        self.prior_gamma_cv_errors_ = sel.error_rate[:, :, sel.best_per_t[sel.index][1]]
         return fit, np.eye(Els[sel.index].shape[1])
 
     def _blocks(self, X, y, must_link, m, rows, classes, kind, rng):

@@ -386,19 +386,29 @@ def smooth(errors) -> np.ndarray:
     return 0.25 * pad[:-2] + 0.5 * pad[1:-1] + 0.25 * pad[2:]
 
 
-def _choose(errors, hinge, C_grid):
-    """(λ index, C index, smoothed errors): the smallest smoothed error count, ties to
-    the smaller hinge loss, then to the larger λ (then the C nearest 1)."""
+def _scored(errors, hinge, scale):
+    """(smoothed error counts S, S + 10⁻³ · hinge / ``scale``): the hinge term is below
+    10⁻³, under the smallest step of the smoothed count (¼), so it only breaks ties."""
     S = smooth(errors)
-    # the hinge term is < 10⁻³, below the smallest step of the smoothed count (¼)
-    score = S + 1e-3 * hinge / max(float(hinge.max()), np.finfo(float).tiny)
+    return S, S + 1e-3 * hinge / max(scale, np.finfo(float).tiny)
+
+
+def _first_best(score, C_grid):
+    """(λ index, C index) of the lowest score: ties to the larger λ, then the C nearest 1."""
     best = float(score.min())
     c_order = np.argsort(np.abs(np.log10(np.asarray(C_grid, dtype=float))), kind="stable")
     for g in range(score.shape[0] - 1, -1, -1):
         for c in c_order:
             if score[g, c] <= best + 1e-12:
-                return g, int(c), S
+                return g, int(c)
     raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
+
+
+def _choose(errors, hinge, C_grid):
+    """(λ index, C index, smoothed errors): the smallest smoothed error count, ties to
+    the smaller hinge loss, then to the larger λ (then the C nearest 1)."""
+    S, score = _scored(errors, hinge, float(hinge.max()))
+    return (*_first_best(score, C_grid), S)
 
 
 def _finite_grid(lam_grid) -> np.ndarray:
@@ -669,18 +679,9 @@ def _choose_joint(errors, hinge, per_row, C_grid, target):
         sse = [float(errors[i][own[i]]) for i in range(h)]
         best = min(range(h), key=lambda i: (sse[i], i))  # ties: the weaker graph
         return best, own[best][0], own[best][1], smoothed, own
-    # the hinge term is < 10⁻³, below the smallest step of the smoothed count (¼)
-    score = smoothed + 1e-3 * hinge / max(float(hinge.max()), np.finfo(float).tiny)
-    c_order = np.argsort(np.abs(np.log10(np.asarray(C_grid, dtype=float))), kind="stable")
-
-    def first_best(S, lo):
-        for g in range(S.shape[0] - 1, -1, -1):
-            for c in c_order:
-                if S[g, c] <= lo + 1e-12:
-                    return g, int(c)
-        raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
-
-    own = [first_best(score[i], float(score[i].min())) for i in range(h)]
+    # one hinge scale for every t, so that the scores compare across t
+    score = np.stack([_scored(errors[i], hinge[i], float(hinge.max()))[1] for i in range(h)])
+    own = [_first_best(score[i], C_grid) for i in range(h)]
     lo = float(score.min())
     for i in range(h):  # ties: the weaker graph, then the larger λ, then C nearest 1
         if float(score[i].min()) <= lo + 1e-12:
