@@ -49,3 +49,30 @@ def test_the_kernel_of_sparse_rows_is_the_dense_one():
     k = Gaussian(bandwidth=10.0)
     with threadpool_limits(2):
         np.testing.assert_allclose(k(sp.csr_matrix(Xd), Z), k(Xd, Z), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("budget", [None, 40_000])
+def test_kernel_product_of_sparse_rows_by_slabs(threads, budget):
+    """k(X, Z) @ R on sparse rows (one slab of each chunk per thread, BLAS on one thread
+    meanwhile) equals the dense rows' product, for several chunks and thread counts,
+    and leaves BLAS's thread count as it was."""
+    from threadpoolctl import threadpool_info
+
+    from lorak.kernels import kernel_product
+
+    rng = np.random.default_rng(4)
+    Xd = np.where(rng.random((2300, 60)) < 0.1, rng.standard_normal((2300, 60)), 0.0)
+    Z = rng.standard_normal((300, 60))
+    R = rng.standard_normal((300, 3))
+    k = Gaussian(bandwidth=12.0)
+    X = sp.csr_matrix(Xd)
+    data = X.data.copy()
+    with threadpool_limits(threads, user_api="blas"):
+        before = [c["num_threads"] for c in threadpool_info() if c["user_api"] == "blas"]
+        got = kernel_product(k, X, Z, R, budget=budget)
+        after = [c["num_threads"] for c in threadpool_info() if c["user_api"] == "blas"]
+    want = k(Xd, Z) @ R
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+    assert before == after
+    np.testing.assert_array_equal(X.data, data)

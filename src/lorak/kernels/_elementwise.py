@@ -86,11 +86,11 @@ def exp_neg_sqdist_inplace(G: np.ndarray, xn: np.ndarray, zn: np.ndarray) -> np.
     if threads <= 1 or n < 2 * step:
         _tile_pass(G, xn, zn, 0, n, step)
         return G
-    _in_slabs(n, threads, lambda a, b: _tile_pass(G, xn, zn, a, b, step))
+    in_slabs(n, threads, lambda a, b: _tile_pass(G, xn, zn, a, b, step))
     return G
 
 
-def _in_slabs(n: int, threads: int, work) -> None:
+def in_slabs(n: int, threads: int, work) -> None:
     """``work(start, stop)`` on contiguous slabs of the n rows, one per thread, waited for
     (NumPy's ufunc loops and SciPy's sparse products release the GIL)."""
     bounds = np.linspace(0, n, threads + 1).astype(int)
@@ -119,5 +119,5 @@ def sparse_dense_product(X, D, out=None) -> np.ndarray:
     if threads <= 1 or n < 2 * threads:
         out[...] = X @ D
         return out
-    _in_slabs(n, threads, lambda a, b: _rows_product(X, D, out, a, b))
+    in_slabs(n, threads, lambda a, b: _rows_product(X, D, out, a, b))
     return out
