@@ -53,10 +53,11 @@ def test_the_kernel_of_sparse_rows_is_the_dense_one():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("budget", [None, 40_000])
-def test_kernel_product_of_sparse_rows_by_slabs(threads, budget):
-    """k(X, Z) @ R on sparse rows (one slab of each chunk per thread, BLAS on one thread
-    meanwhile) equals the dense rows' product, for several chunks and thread counts,
-    and leaves BLAS's thread count as it was."""
+@pytest.mark.parametrize("sparse", [True, False])
+def test_kernel_product_by_slabs(threads, budget, sparse):
+    """k(X, Z) @ R (one slab of each chunk per thread, BLAS on one thread meanwhile)
+    equals the kernel matrix times R, on sparse and dense rows, for several chunks and
+    thread counts, and leaves BLAS's thread count as it was."""
     from threadpoolctl import threadpool_info
 
     from lorak.kernels import kernel_product
@@ -66,8 +67,8 @@ def test_kernel_product_of_sparse_rows_by_slabs(threads, budget):
     Z = rng.standard_normal((300, 60))
     R = rng.standard_normal((300, 3))
     k = Gaussian(bandwidth=12.0)
-    X = sp.csr_matrix(Xd)
-    data = X.data.copy()
+    X = sp.csr_matrix(Xd) if sparse else Xd.copy()
+    data = (X.data if sparse else X).copy()
     with threadpool_limits(threads, user_api="blas"):
         before = [c["num_threads"] for c in threadpool_info() if c["user_api"] == "blas"]
         got = kernel_product(k, X, Z, R, budget=budget)
@@ -75,4 +76,4 @@ def test_kernel_product_of_sparse_rows_by_slabs(threads, budget):
     want = k(Xd, Z) @ R
     np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
     assert before == after
-    np.testing.assert_array_equal(X.data, data)
+    np.testing.assert_array_equal(X.data if sparse else X, data)

@@ -11,7 +11,6 @@ import numbers
 from collections.abc import Iterator
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg.blas import dtrmm, strmm
 
 from .._array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
@@ -198,8 +197,8 @@ def kernel_product(
             if not np.shares_memory(res, C):  # pragma: no cover - BLAS wrappers copy
                 C[...] = res.T
         return out
-    if sp.issparse(X) and n_elementwise_threads() > 1:
-        return _sparse_rows_product(kernel, X, Zd, aux, dtype, R, out, step)
+    if n_elementwise_threads() > 1:
+        return _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step)
     for s in range(0, n, step):
         e = min(s + step, n)
         B = kernel._block(X[s:e], Zd, aux, dtype)
@@ -207,13 +206,14 @@ def kernel_product(
     return out
 
 
-def _sparse_rows_product(kernel, X, Zd, aux, dtype, R, out, step):
-    """:func:`kernel_product` for sparse rows, fused by row slab: each elementwise
-    thread takes a contiguous slab of every chunk through the sparse product, the
-    kernel's map and the product with R, BLAS on one thread meanwhile. One pool of
-    threads in the loop, not BLAS's and the sparse product's taking turns: on two cores
-    the turns cost more than the work. Every row's values are computed as in the
-    unfused loop."""
+def _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step):
+    """:func:`kernel_product` on several threads, fused by row slab: each elementwise
+    thread takes a contiguous slab of every chunk through the cross product (sparse or
+    GEMM), the kernel's map and the product with R, BLAS on one thread meanwhile. One
+    pool of threads in the loop, not BLAS's and the elementwise pool's taking turns: on
+    two cores the turns cost more than the work (1.5× on dense rows, 1.8× on sparse).
+    Every row's values are those of the unfused loop to round-off (the GEMMs' shapes
+    differ)."""
     from threadpoolctl import threadpool_limits
 
     n, threads = X.shape[0], n_elementwise_threads()
