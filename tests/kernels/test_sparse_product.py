@@ -64,8 +64,8 @@ def test_kernel_product_by_slabs(threads, budget, sparse):
 
     rng = np.random.default_rng(4)
     Xd = np.where(rng.random((2300, 60)) < 0.1, rng.standard_normal((2300, 60)), 0.0)
-    Z = rng.standard_normal((300, 60))
-    R = rng.standard_normal((300, 3))
+    Z = rng.standard_normal((500, 60))  # 2300 × 500 entries: above the threads' floor
+    R = rng.standard_normal((500, 3))
     k = Gaussian(bandwidth=12.0)
     X = sp.csr_matrix(Xd) if sparse else Xd.copy()
     data = (X.data if sparse else X).copy()
@@ -77,3 +77,54 @@ def test_kernel_product_by_slabs(threads, budget, sparse):
     np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
     assert before == after
     np.testing.assert_array_equal(X.data if sparse else X, data)
+
+
+def test_blas_on_one_thread_from_overlapping_threads(monkeypatch):
+    """Entries from several threads whose lifetimes overlap (dask's threaded scheduler):
+    BLAS stays on one thread until the last one leaves, then gets back the counts the
+    first one found. (Stand-in libraries: how a real BLAS takes a count set from
+    another thread is the BLAS's business.)"""
+    import threading
+
+    from lorak.kernels import _elementwise
+
+    class Lib:
+        def __init__(self):
+            self.n = 2
+
+        def get_num_threads(self):
+            return self.n
+
+        def set_num_threads(self, n):
+            self.n = n
+
+    libs = [Lib(), Lib()]
+    monkeypatch.setattr(_elementwise, "_blas_libs", libs)
+    a_in, b_in, a_out, b_go = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def a():
+        with _elementwise.blas_on_one_thread():
+            a_in.set()
+            b_in.wait()
+        a_out.set()
+
+    def b():
+        a_in.wait()
+        with _elementwise.blas_on_one_thread():
+            b_in.set()
+            a_out.wait()  # the first entry has left; this one still holds
+            seen["b"] = [lib.n for lib in libs]
+            b_go.wait()
+
+    ts = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in ts:
+        t.start()
+    a_out.wait()
+    seen["between"] = [lib.n for lib in libs]
+    b_go.set()
+    for t in ts:
+        t.join()
+    assert seen["b"] == [1, 1]
+    assert seen["between"] == [1, 1]
+    assert [lib.n for lib in libs] == [2, 2]

@@ -16,7 +16,7 @@ from scipy.linalg.blas import dtrmm, strmm
 from .._array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
 from .._config import get_config
 from .._validation import float_dtype
-from ._elementwise import in_slabs, n_elementwise_threads
+from ._elementwise import _MIN_PARALLEL, blas_on_one_thread, in_slabs, n_elementwise_threads
 
 __all__ = ["chunk_rows", "iter_kernel_blocks", "kernel_block", "kernel_product"]
 
@@ -197,8 +197,9 @@ def kernel_product(
             if not np.shares_memory(res, C):  # pragma: no cover - BLAS wrappers copy
                 C[...] = res.T
         return out
-    if n_elementwise_threads() > 1:
-        return _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step)
+    threads = n_elementwise_threads() if n * m >= _MIN_PARALLEL else 1
+    if threads > 1:
+        return _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step, threads)
     for s in range(0, n, step):
         e = min(s + step, n)
         B = kernel._block(X[s:e], Zd, aux, dtype)
@@ -206,7 +207,7 @@ def kernel_product(
     return out
 
 
-def _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step):
+def _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step, threads):
     """:func:`kernel_product` on several threads, fused by row slab: each elementwise
     thread takes a contiguous slab of every chunk through the cross product (sparse or
     GEMM), the kernel's map and the product with R, BLAS on one thread meanwhile. One
@@ -214,16 +215,14 @@ def _product_by_slabs(kernel, X, Zd, aux, dtype, R, out, step):
     two cores the turns cost more than the work (1.5× on dense rows, 1.8× on sparse).
     Every row's values are those of the unfused loop to round-off (the GEMMs' shapes
     differ)."""
-    from threadpoolctl import threadpool_limits
-
-    n, threads = X.shape[0], n_elementwise_threads()
+    n = X.shape[0]
     buf = np.empty((min(step, n), Zd.shape[0]), dtype=dtype)
 
     def slab(s, a, b):
         B = kernel._block(X[s + a : s + b], Zd, aux, dtype, out=buf[a:b])
         np.matmul(B, R, out=out[s + a : s + b])
 
-    with threadpool_limits(1, user_api="blas"):  # the slabs' own products: one thread
+    with blas_on_one_thread():  # the slabs' own products: one thread each
         for s in range(0, n, step):
             e = min(s + step, n)
             in_slabs(e - s, threads, functools.partial(slab, s))

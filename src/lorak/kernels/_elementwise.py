@@ -10,13 +10,21 @@ work costs a fraction of the GEMM.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["exp_neg_sqdist_inplace", "n_elementwise_threads", "sparse_dense_product"]
+__all__ = [
+    "blas_on_one_thread",
+    "exp_neg_sqdist_inplace",
+    "in_slabs",
+    "n_elementwise_threads",
+    "sparse_dense_product",
+]
 
 _TILE_BYTES = 1 << 19  # 512 KiB per tile: comfortably inside L2
 _MIN_PARALLEL = 1 << 20  # entries below which threads cost more than they save
@@ -50,6 +58,36 @@ def n_elementwise_threads() -> int:
     except Exception:  # pragma: no cover - threadpoolctl always ships with sklearn
         pass
     return max(1, os.cpu_count() or 1)
+
+
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_saved: list[int] = []
+
+
+@contextlib.contextmanager
+def blas_on_one_thread():
+    """BLAS on one thread while the block runs (for work that runs its own threads,
+    each calling BLAS), its thread counts restored after. Safe to enter from several
+    threads at once, as dask's threaded scheduler does: the first entry sets one
+    thread, the last exit restores the counts it found (``threadpool_limits`` would
+    restore per entry, and overlapping entries could leave BLAS on one thread)."""
+    global _blas_holders, _blas_saved
+    libs = _blas_controllers()
+    with _blas_lock:
+        if _blas_holders == 0:
+            _blas_saved = [int(c.get_num_threads()) for c in libs]
+            for c in libs:
+                c.set_num_threads(1)
+        _blas_holders += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_holders -= 1
+            if _blas_holders == 0:
+                for c, t in zip(libs, _blas_saved, strict=True):
+                    c.set_num_threads(t)
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:
