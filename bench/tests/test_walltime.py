@@ -1,5 +1,9 @@
 """Wall time recording: results.json config (per run, part and dataset), `lorak-bench all`'s
-index.json and the combined report's wall-time table (toy experiments that sleep)."""
+index.json and the combined report's wall-time table (toy experiments that "sleep").
+
+The clocks are fake (the ``clock`` fixture): ``time.perf_counter`` moves only by the
+naps, so every time the runner records is a sum of naps, exactly, whatever the load of
+the machine that runs the tests."""
 
 import json
 import time
@@ -20,7 +24,32 @@ from lorak_bench import (
     write_outputs,
 )
 
-NAP = 0.02  # seconds each cell sleeps inside the timed method
+NAP = 2.0**-6  # seconds each cell "sleeps" inside the timed method (exact in binary)
+
+
+class _Clock:
+    """``time.perf_counter`` and ``time.process_time`` that move only when ``sleep``
+    is called (no CPU time passes): what the runner adds up is then known exactly."""
+
+    def __init__(self):
+        self.now = 1024.0
+
+    def perf_counter(self):
+        return self.now
+
+    def process_time(self):
+        return 0.0
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    c = _Clock()
+    for name in ("perf_counter", "process_time", "sleep"):
+        monkeypatch.setattr(time, name, getattr(c, name))
+    return c
 
 
 def _loader(spec, data_home):
@@ -65,15 +94,16 @@ def test_results_json_records_wall_and_fit_seconds(tmp_path):
     n_cells = 2 * 2 * 2  # parts × grid × reps
     assert cfg["n_cells"] == n_cells == len(result.records)
     # each cell slept NAP inside the timed method; loading and metrics slept outside it
-    assert cfg["fit_seconds"] >= n_cells * NAP * 0.9
-    assert cfg["fit_seconds"] == pytest.approx(sum(r["seconds"] for r in result.records), abs=2e-3)
-    assert cfg["wall_seconds"] >= cfg["fit_seconds"] + (2 + n_cells) * NAP * 0.9
+    assert [r["seconds"] for r in result.records] == [NAP] * n_cells
+    assert cfg["fit_seconds"] == pytest.approx(n_cells * NAP, abs=1e-3)  # rounded to 1 ms
+    assert cfg["wall_seconds"] == pytest.approx(2 * n_cells * NAP + 2 * NAP, abs=1e-3)
     parts = cfg["parts"]
     assert set(parts) == {"a", "b"}
     for pc in parts.values():
-        assert pc["wall_seconds"] >= (1 + 2 * 4) * NAP * 0.9  # load + 4 × (fit + metric)
+        assert pc["wall_seconds"] == pytest.approx((1 + 2 * 4) * NAP, abs=1e-3)  # load + 4 × 2
         (ds,) = pc["datasets"]
-        assert ds["label"] == "toy" and 0 < ds["wall_seconds"] <= pc["wall_seconds"] + 1e-3
+        assert ds["label"] == "toy"
+        assert ds["wall_seconds"] == pytest.approx(pc["wall_seconds"], abs=1e-3)
     assert sum(pc["wall_seconds"] for pc in parts.values()) <= cfg["wall_seconds"] + 1e-3
 
     paths = write_outputs(result, tmp_path)
@@ -115,8 +145,9 @@ def test_bench_all_index_and_report_have_wall_times(tmp_path, capsys, fake_regis
     index = json.loads((out / "index.json").read_text())
     by = {e["name"]: e for e in index["experiments"]}
     nap, broken = by["toy-nap"], by["toy-broken"]
-    assert nap["fit_seconds"] >= 8 * NAP * 0.9
+    assert nap["fit_seconds"] == pytest.approx(8 * NAP, abs=1e-3)
     assert nap["seconds"] >= nap["run_seconds"] >= nap["fit_seconds"]
+    assert nap["run_seconds"] == pytest.approx(18 * NAP, abs=1e-3)  # + 2 loads, 8 metrics
     results = json.loads((out / nap["results"]).read_text())["config"]
     assert nap["run_seconds"] == pytest.approx(results["wall_seconds"], abs=2e-3)
     assert nap["fit_seconds"] == pytest.approx(results["fit_seconds"], abs=2e-3)
@@ -145,7 +176,7 @@ def test_single_bench_prints_wall_time(tmp_path, capsys, fake_registry):
     assert cfg["wall_seconds"] >= cfg["fit_seconds"] > 0
 
 
-SHARED_NAP = 0.3
+SHARED_NAP = 0.25
 
 
 def _uses_shared(task):
@@ -160,7 +191,9 @@ def test_report_flags_timed_fits_above_the_wall(tmp_path, monkeypatch, fake_regi
     monkeypatch.setattr(_registry, "EXPERIMENTS", {"toy-claims": exp})
     assert main(["bench", "all", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
     (entry,) = json.loads((tmp_path / "index.json").read_text())["experiments"]
-    assert entry["fit_seconds"] >= 0.9 * 4 * SHARED_NAP  # 2 grid points × 2 reps
+    assert entry["fit_seconds"] == pytest.approx(4 * SHARED_NAP, abs=1e-3)  # 2 grid × 2 reps
+    # the run slept the shared nap once, the load and the four metrics' naps
+    assert entry["run_seconds"] == pytest.approx(SHARED_NAP + 5 * NAP, abs=1e-3)
     assert entry["run_seconds"] < entry["fit_seconds"]
     report = (tmp_path / "report.md").read_text()
     assert "Timed fits above the run's wall time (toy-claims)" in report
@@ -190,10 +223,8 @@ def test_shared_work_is_charged_to_every_cell_that_uses_it():
     a, b = result.records
     # a computed it, b found it cached: each is charged the one computation in full
     for rec in (a, b):
-        assert rec["seconds"] >= NAP * 0.9
-        assert rec["shared_seconds"] >= NAP * 0.9
+        assert rec["seconds"] == rec["shared_seconds"] == NAP
         assert rec["cpu_seconds"] is not None and rec["cpu_seconds"] >= 0
-    assert b["seconds"] == pytest.approx(b["shared_seconds"], abs=5e-3)
     # the runner timed the dataset's prepare step apart from the cells
     (ds,) = result.datasets["s"]
     assert ds["prepare_seconds"] >= 0
@@ -211,7 +242,7 @@ def test_shared_work_is_charged_to_every_cell_that_uses_it():
     assert result.work_seconds == pytest.approx(
         a["seconds"] + b["seconds"] - b["shared_seconds"], abs=1e-9
     )
-    assert NAP * 0.9 <= result.work_seconds < result.fit_seconds - NAP * 0.8
+    assert result.work_seconds == NAP and result.fit_seconds == 2 * NAP
 
 
 def test_shared_outside_a_run_just_caches():
