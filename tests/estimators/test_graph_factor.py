@@ -155,8 +155,10 @@ def test_gamma_auto_needs_labels(moons):
     X, _, y_semi = moons
     with pytest.raises(ValueError, match="gamma='auto' chooses"):
         GraphRegularizedFactor(_nys()).fit(X)
-    few = np.full(240, -1)
-    few[[0, 1]] = [0, 1]
+    # responses go through leave-one-out, which needs 3 labeled rows (one labeled row
+    # per class is enough for class labels: the few-label rule, no leave-one-out)
+    few = np.full(240, np.nan)
+    few[[0, 1]] = [0.5, 1.5]
     with pytest.raises(ValueError, match="at least 3 labeled rows"):
         GraphRegularizedFactor(_nys()).fit(X, few)
 

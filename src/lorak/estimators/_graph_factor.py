@@ -141,6 +141,14 @@ def _kernel_rows_map(factor, n_samples):
     return rows, N
 
 
+def _is_scalar(gamma) -> bool:
+    """Whether ``gamma`` of :meth:`GraphRegularizedFactor.transform_at` is one value (a
+    number, a 0-d array, or what cannot be one: None, a string) rather than a sequence."""
+    if gamma is None or isinstance(gamma, (numbers.Number, str, bytes, np.generic)):
+        return True
+    return isinstance(gamma, np.ndarray) and gamma.ndim == 0
+
+
 def _check_inner_factor(factor):
     """``factor``: None or a transformer instance with ``fit`` and ``transform`` (checked
     before it is cloned, so that the message names the parameter)."""
@@ -223,7 +231,8 @@ class GraphRegularizedFactor(TransformerBase):
         :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; with class labels
         whose smallest class has fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS`
         labeled rows, too few for leave-one-out, the graph at full strength when it is
-        informative and not at all otherwise (see ``gamma_rule_``); 0: the factor
+        informative and not at all otherwise (see ``gamma_rule_``; one labeled row
+        per class will do, responses need 3 labeled rows); 0: the factor
         itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
         I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
         :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
@@ -288,8 +297,11 @@ class GraphRegularizedFactor(TransformerBase):
     penalty_ : float or None, the ridge penalty chosen with ``gamma_`` (for features
         scaled to unit mean squared row norm over the training rows), None when gamma
         was given.
-    loo_scores_ : (len(gamma grid), len(penalties), 2) ndarray or None, the
-        leave-one-out error rate and mean squared error behind the choice.
+    loo_scores_ : (len(gamma grid), len(penalties), k) ndarray or None, the
+        leave-one-out scores behind the choice: k = 2 for class labels (the error
+        rate, then the mean squared error of the ±1 columns), k = 1 for responses
+        (the mean squared error: an error rate means nothing there), so that
+        ``loo_scores_[..., -1]`` is the mean squared error either way.
     rank_ : int, the number of principal directions kept (m: all of them).
     rank_scores_ : (len(ranks), len(penalties)) ndarray or None, the leave-one-out
         mean squared error behind ``rank_`` (``n_components="auto"``).
@@ -571,7 +583,8 @@ class GraphRegularizedFactor(TransformerBase):
         ----------
         X : (n, d) array or CSR matrix.
         gamma : float ≥ 0, or a sequence of them
-            Relative Laplacian weights t (γ = t · tr(GᵀG)/tr(GᵀLᵖG)).
+            Relative Laplacian weights t (γ = t · tr(GᵀG)/tr(GᵀLᵖG)); a NumPy scalar or
+            0-d array is one number.
         rank : int or None, default=None
             None: the rank of the factor fitted with ``gamma`` given (above). An
             integer r: the r leading principal directions of G R(t) (at most m; all m
@@ -584,7 +597,15 @@ class GraphRegularizedFactor(TransformerBase):
         matrix and the product with it). ``transform_at(X, self.gamma_)`` equals
         ``transform(X)`` when γ was given or chosen without a rank.
         """
-        single = isinstance(gamma, numbers.Real)
+        single = _is_scalar(gamma)
+        if not single:
+            try:
+                gamma = list(gamma)
+            except TypeError:
+                raise TypeError(
+                    f"{type(self).__name__}.transform_at: gamma must be a number ≥ 0 or a "
+                    f"sequence of them; got {gamma!r}"
+                ) from None
         ts = [self._check_t(t) for t in ((gamma,) if single else gamma)]
         if not ts:
             raise ValueError(f"{type(self).__name__}.transform_at: gamma is an empty sequence")
@@ -646,6 +667,8 @@ class GraphRegularizedFactor(TransformerBase):
         return defo, self._n_fit_rows
 
     def _check_t(self, t):
+        if isinstance(t, np.ndarray) and t.ndim == 0 and t.dtype.kind in "iuf":
+            t = t.item()  # a 0-d array of a number is that number
         if (
             isinstance(t, bool)
             or not isinstance(t, numbers.Real)
@@ -721,10 +744,15 @@ class GraphRegularizedFactor(TransformerBase):
                 "pass y (class labels with -1 = unlabeled, or responses with NaN = "
                 "unlabeled), or a number for gamma"
             )
-        if labels[1].size < 3:
+        # class labels hold two classes at least (their parser says so); with fewer than
+        # MIN_LABELS_PER_CLASS rows in a class the few-label rule takes them, with no
+        # leave-one-out: one labeled row per class will do. Responses always go through
+        # leave-one-out, which needs rows to leave out.
+        if labels[0] == "regression" and labels[1].size < 3:
             raise ValueError(
-                f"{name}: gamma='auto' needs at least 3 labeled rows for its "
-                f"leave-one-out choice; y has {labels[1].size}"
+                f"{name}: gamma='auto' chooses the graph weight for responses by "
+                "leave-one-out, which needs at least 3 labeled rows; y has "
+                f"{labels[1].size} (NaN = unlabeled)"
             )
         return rows, labels, labels[1]
 
@@ -846,7 +874,10 @@ class GraphRegularizedFactor(TransformerBase):
             classification=kind == "classification",
             rule=self.selection,
         )
-        self.penalty_, self.loo_scores_ = sel.penalty, sel.scores
+        # responses have no error rate (its column is NaN): their record is the squared
+        # error alone, so that a fitted factor holds finite numbers only (and saves)
+        scores = sel.scores if kind == "classification" else sel.scores[..., 1:]
+        self.penalty_, self.loo_scores_ = sel.penalty, scores
         if isinstance(self.n_components, str):  # "auto": the rank with the penalty
             c = T.shape[1] if kind == "classification" else 1
             rank = select_rank(
