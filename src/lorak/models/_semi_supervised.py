@@ -26,7 +26,13 @@ from .._array_api import (
 )
 from .._chunked import ChunkedRowsMixin
 from .._rows import hand_down, host_targets, resolve_rows
-from .._validation import SemiSupervisedTargets, check_in_choices, parse_semi_supervised_y
+from .._validation import (
+    SemiSupervisedTargets,
+    check_data,
+    check_in_choices,
+    check_positive,
+    parse_semi_supervised_y,
+)
 from ..estimators import GraphRegularizedFactor
 from ..estimators._base import new_rows, store_params
 from ..landmarks import take_rows
@@ -148,6 +154,12 @@ def _reports_mean_sq_norm(factor) -> bool:
     return bool(getattr(factor, "reports_mean_sq_norm", False))
 
 
+def _takes_unlabeled_rows(head) -> bool:
+    """Whether a head declares that its ``fit`` takes the unlabeled rows' features as
+    ``X_unlabeled=`` (``takes_unlabeled_rows``, as :class:`SelfTrainedRidge` does)."""
+    return getattr(head, "takes_unlabeled_rows", False) is True
+
+
 def _reads_linearly(head) -> bool:
     """Whether a head's predictions are read off Q coefᵀ + intercept exactly as it reads
     them itself (the sign of one column or the argmax, for a classifier; the value, for
@@ -198,12 +210,70 @@ def _numeric(v) -> bool:
     return a.dtype.kind in "biuf"
 
 
+def _self_trained_rows(X, name, owner, *, min_rows=1):
+    """The rows a :class:`SelfTrainedRidge` reads as a dense float64 array: 2-D, finite
+    numbers (sparse rows densified), at least ``min_rows`` of them; else an error naming
+    ``name``."""
+    if X is None:
+        raise ValueError(f"{owner}: {name} is None; give a 2-D array of feature rows")
+    X = X.toarray() if sp.issparse(X) else X
+    shape = np.shape(X) if isinstance(X, np.ndarray) else np.shape(np.asarray(X, dtype=object))
+    if len(shape) != 2:
+        raise ValueError(f"{owner}: {name} must be 2-D (rows × features); got shape {shape}")
+    if shape[0] < min_rows:
+        raise ValueError(f"{owner}: {name} has no rows; give at least {min_rows}")
+    try:
+        X = check_data(X, name=name, accept_sparse=False, min_samples=min_rows, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{owner}: {exc}") from exc
+    return np.asarray(X, dtype=np.float64)
+
+
+def _self_trained_codes(y, n_rows, owner):
+    """y of :meth:`SelfTrainedRidge.fit` as int64 class codes 0 … c−1 (every code
+    present, c ≥ 2, one per row of X); whole-number floats and booleans are codes."""
+    if y is None:
+        raise ValueError(f"{owner}: y is None; give the integer class codes 0 … c−1 of X's rows")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(
+            f"{owner}: y must be 1-d, one class code per row of X; got shape {y.shape}"
+        )
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{owner}: y has {y.shape[0]} entries, but X has {n_rows} rows")
+    whole = y.dtype.kind in "biu" or (
+        y.dtype.kind == "f" and bool(np.all(np.isfinite(y))) and bool(np.all(y == np.round(y)))
+    )
+    if not whole:
+        raise ValueError(
+            f"{owner}: y must hold the integer class codes 0 … c−1; got {y.dtype} values "
+            "(encode class labels first, e.g. with sklearn.preprocessing.LabelEncoder, or "
+            "use SemiSupervisedFactorClassifier, which does)"
+        )
+    y = y.astype(np.int64)
+    classes = np.unique(y)
+    if not np.array_equal(classes, np.arange(classes.size)):
+        raise ValueError(
+            f"{owner}: y must hold the integer class codes 0 … c−1, each present; got {classes}"
+        )
+    if classes.size < 2:
+        raise ValueError(
+            f"{owner}: y holds one class (code 0); a classifier needs labeled rows of at "
+            "least two classes"
+        )
+    return y
+
+
 class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
     """The few-label head: a ridge classifier self-trained on unlabeled rows under a
     class prior (:func:`lorak.learn.self_training_ridge`).
 
     Fitted by the semi-supervised classifier with ``fit(Q_l, codes_l, Q_u)``: the
-    labeled rows' features and integer codes, and unlabeled rows' features. A ridge
+    labeled rows' features and integer codes, and unlabeled rows' features — as its
+    default head with few labels, and as a head you give it (``classifier=``), with
+    any number of labels. A ridge
     (±1 one-vs-rest targets, penalty ``alpha``) labels the unlabeled rows under the
     class prior (uniform unless the labeled counts reject it), and is refitted on all
     rows with the unlabeled rows' weight raised step by step. Its decision function
@@ -234,18 +304,34 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
         self.alpha = alpha
         self.class_prior = class_prior
 
+    #: A capability the semi-supervised classifier reads: ``fit`` takes the unlabeled
+    #: rows' features as ``X_unlabeled=``, so a model given this head passes them.
+    takes_unlabeled_rows = True
+
     def fit(self, X, y, X_unlabeled=None):
         """Fit on labeled rows X (codes y, 0 … c−1) and unlabeled rows
-        ``X_unlabeled`` (none: a plain ridge read under the prior of the labels)."""
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.int64)
+        ``X_unlabeled`` (none: a plain ridge read under the prior of the labels).
+
+        X and ``X_unlabeled`` are dense or sparse (densified: these are a factor's
+        features, a few hundred columns) finite numbers with the same columns; y holds
+        integer class codes 0 … c−1, every code present, c ≥ 2."""
+        owner = f"{type(self).__name__}.fit"
+        alpha = float(check_positive(self.alpha, f"{type(self).__name__}: alpha"))
+        X = _self_trained_rows(X, "X", owner)
+        y = _self_trained_codes(y, X.shape[0], owner)
         self.classes_ = np.unique(y)
         c = self.classes_.size
-        if not np.array_equal(self.classes_, np.arange(c)):
-            raise ValueError(f"y must hold the integer codes 0 … c−1; got {self.classes_}")
-        Xu = np.empty((0, X.shape[1])) if X_unlabeled is None else X_unlabeled
+        if X_unlabeled is None:
+            Xu = np.empty((0, X.shape[1]))
+        else:
+            Xu = _self_trained_rows(X_unlabeled, "X_unlabeled", owner, min_rows=0)
+            if Xu.shape[1] != X.shape[1]:
+                raise ValueError(
+                    f"{owner}: X_unlabeled has {Xu.shape[1]} columns, but X has "
+                    f"{X.shape[1]}: they are rows of the same features"
+                )
         prior = resolve_class_prior(self.class_prior, np.bincount(y, minlength=c))
-        fit = self_training_ridge(X, y, Xu, float(self.alpha), n_classes=c, prior=prior)
+        fit = self_training_ridge(X, y, Xu, alpha, n_classes=c, prior=prior)
         coef, icpt = fit.coef, fit.intercept
         if c == 2:  # one column, as scikit-learn's linear classifiers keep it
             coef, icpt = coef[1:] - coef[:1], icpt[1:] - icpt[:1]
@@ -259,7 +345,14 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "coef_")
-        d = np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
+        owner = f"{type(self).__name__}.decision_function"
+        X = _self_trained_rows(X, "X", owner, min_rows=0)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"{owner}: X has {X.shape[1]} columns, but this head was fitted on "
+                f"{self.n_features_in_}"
+            )
+        d = X @ self.coef_.T + self.intercept_
         return d[:, 0] if d.shape[1] == 1 else d
 
     def predict(self, X):
@@ -472,7 +565,11 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         ``GeneralizedNystroem()`` (a kernel learned from the labels on the landmarks'
         span) was the default before; pass it to keep that pipeline.
     classifier : classifier, default=None
-        Cloned and fitted on the labeled rows' features. None: with few labels (a class
+        Cloned and fitted on the labeled rows' features; a head that declares
+        ``takes_unlabeled_rows = True`` (:class:`~lorak.models.SelfTrainedRidge` does)
+        also gets the unlabeled rows' features, as ``fit(Q_l, codes_l,
+        X_unlabeled=Q_u)`` (at most :data:`SELF_TRAINING_ROWS` of them, drawn at random
+        above). None: with few labels (a class
         with fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows), a
         :class:`~lorak.models.SelfTrainedRidge` at the penalty the factor chose, read
         under ``class_prior``; otherwise one of two linear heads, the one with fewer
@@ -570,7 +667,13 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
                 ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
                 clf, self.head_cv_errors_ = _cv_head((ridge, _linear_svc()), Q_l, codes_l)
-            self.classifier_ = clone(clf).fit(Q_l, codes_l)
+            Q_u = None
+            if _takes_unlabeled_rows(clf):  # a given head that reads unlabeled rows
+                Q_u = self._unlabeled_features(rows, Q, targets.rows)
+            if Q_u is None:
+                self.classifier_ = clone(clf).fit(Q_l, codes_l)
+            else:
+                self.classifier_ = clone(clf).fit(Q_l, codes_l, X_unlabeled=Q_u)
         self.classes_ = classes
         self.labeled_indices_ = targets.rows
         self._store_transduction(rows, Q, self._labels)
