@@ -548,3 +548,12 @@ def one_class_error(label, owner, *, unlabeled=None) -> ValueError:
             "y = (y + 1) // 2, and mark the unlabeled rows with -1"
         )
     return ValueError(msg)
+
+
+def csr_rows(A):
+    """A sparse matrix or array of another format (COO, CSC, DOK, LIL, BSR, DIA) as a
+    new CSR one, the format whose row slices the chunked code reads; anything else,
+    CSR included, as it is. The input is never modified."""
+    if sp.issparse(A) and A.format != "csr":
+        return A.tocsr()
+    return A

@@ -9,6 +9,7 @@ from _naive import (
     laplacian_dense,
     mean_pairwise_sq_dist,
 )
+from _tolerance import assert_same_to_roundoff
 from conftest import readonly
 from lorak import config_context
 from lorak.kernels import (
@@ -161,7 +162,9 @@ def test_chunking_does_not_change_result(rng):
     k = Gaussian(bandwidth=4.0)
     full = k(X, Z)
     with config_context(memory_budget=2**16):  # 163 rows per chunk
-        np.testing.assert_array_equal(k(X, Z), full)
+        # other GEMM shapes than the one 1000-row block: equal to round-off (a BLAS
+        # may round another row blocking otherwise), not bit for bit
+        assert_same_to_roundoff(k(X, Z), full)
         starts = [s for s, _, _ in iter_kernel_blocks(k, X, Z)]
         assert len(starts) > 5
     R = rng.standard_normal((50, 3))
@@ -228,7 +231,7 @@ def test_inputs_not_modified(XZ):
 
 def test_kernel_block_out_checked(XZ):
     X, Z = XZ
-    with pytest.raises(ValueError, match="out must be C-contiguous with shape"):
+    with pytest.raises(ValueError, match=r"out must have shape \(120, 17\)"):
         kernel_block(Gaussian(bandwidth=1.0), X, Z, out=np.empty((3, 3)))
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .._validation import float_dtype
+from .._validation import csr_rows, float_dtype
 from ._bandwidth import bandwidth_scale
 from ._blocks import chunk_rows
 from ._kernels import Gaussian, Kernel, make_kernel
@@ -128,6 +128,7 @@ class KernelBank(Sequence):
         """[k_j(X, Z) for each kernel j], sharing one squared-distance GEMM when the
         bank is all Gaussian. Memory: the M outputs plus one chunk."""
         self._require_resolved()
+        X, Z = csr_rows(X), csr_rows(Z)  # sparse rows of any format: sliced as CSR
         dtype = float_dtype(X, Z)
         n, m = X.shape[0], Z.shape[0]
         outs = [np.empty((n, m), dtype=dtype) for _ in self._kernels]

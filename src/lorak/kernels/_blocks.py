@@ -11,11 +11,12 @@ import numbers
 from collections.abc import Iterator
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg.blas import dtrmm, strmm
 
 from .._array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
 from .._config import get_config
-from .._validation import float_dtype
+from .._validation import csr_rows, float_dtype
 from ._elementwise import _MIN_PARALLEL, blas_on_one_thread, in_slabs, n_elementwise_threads
 
 __all__ = ["chunk_rows", "iter_kernel_blocks", "kernel_block", "kernel_product"]
@@ -50,7 +51,9 @@ def _host(A, name):
 
 def _inputs(X, Z, R=None):
     """(X, Z, R, xp): xp is None on the NumPy path (foreign inputs converted when
-    dispatch is off), else the namespace every input is moved into (X's device)."""
+    dispatch is off), else the namespace every input is moved into (X's device).
+    Sparse X and Z of any format come back as CSR."""
+    X, Z = csr_rows(X), csr_rows(Z)
     if not any(is_foreign(A) for A in (X, Z, R)):
         return X, Z, R, None
     if not any(array_api_dispatched(A) for A in (X, Z, R)):
@@ -112,6 +115,39 @@ def _prepare(kernel, X, Z):
     return dtype, Zd, aux
 
 
+def _check_out(out, shape, dtype, inputs, *, contiguous=True):
+    """Refuse an ``out`` the chunked evaluators cannot write whole, before any chunk is
+    written into it: not a NumPy array, another shape or dtype, read-only, not
+    C-contiguous where the chunks' blocks are evaluated into it (``contiguous``), or
+    sharing memory with an input (a later chunk would read what an earlier one wrote)."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a NumPy array; got {type(out).__name__}")
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(
+            f"out must have shape {shape} and dtype {dtype}; got shape {out.shape} and "
+            f"dtype {out.dtype}"
+        )
+    if not out.flags.writeable:
+        raise ValueError("out is read-only; pass a writeable array")
+    if contiguous and not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous (np.empty or np.ascontiguousarray)")
+    for name, A in inputs:
+        arrays = (A.data, A.indices, A.indptr) if sp.issparse(A) else (A,)
+        if any(isinstance(a, np.ndarray) and _overlap(out, a) for a in arrays):
+            raise ValueError(f"out shares memory with {name}; pass a separate array")
+
+
+def _overlap(a, b) -> bool:
+    """Whether a and b share memory (exactly where that is cheap to decide, else
+    whenever their bounds overlap)."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10**6))
+    except Exception:  # pragma: no cover - TooHardError: strides too hard to decide
+        return True
+
+
 def iter_kernel_blocks(kernel, X, Z, *, budget: int | None = None) -> Iterator:
     """Yield ``(start, stop, block)`` with block = k(X[start:stop], Z).
 
@@ -140,6 +176,8 @@ def kernel_block(kernel, X, Z, *, out=None, budget: int | None = None) -> np.nda
     """The dense (n_X, n_Z) block k(X, Z), evaluated in row chunks written in place.
 
     Array API inputs (dispatch enabled): the block is in their namespace, on X's device.
+    ``out``, when given: a writeable, C-contiguous (n_X, n_Z) array of the result's
+    dtype that shares no memory with X or Z. Sparse X or Z may be of any SciPy format.
     """
     X, Z, _, xp = _inputs(X, Z)
     if xp is not None:
@@ -148,11 +186,8 @@ def kernel_block(kernel, X, Z, *, out=None, budget: int | None = None) -> np.nda
     shape = (X.shape[0], Z.shape[0])
     if out is None:
         out = np.empty(shape, dtype=dtype)
-    elif out.shape != shape or out.dtype != dtype or not out.flags.c_contiguous:
-        raise ValueError(
-            f"out must be C-contiguous with shape {shape} and dtype {dtype}; "
-            f"got {out.shape}, {out.dtype}"
-        )
+    else:
+        _check_out(out, shape, dtype, (("X", X), ("Z", Z)))
     step = chunk_rows(shape[1], dtype.itemsize, budget, shape[0])
     if kernel._block_in_place(X, aux, dtype):
         step = max(1, shape[0])  # the block is the output: nothing to bound
@@ -170,6 +205,10 @@ def kernel_product(
     ``R`` is (n_Z, r); the result has X's float dtype. With ``upper_triangular`` (R upper
     triangular) each chunk is multiplied in place by BLAS ``trmm``. Array API inputs
     are computed in their namespace, on the device of the first of X, Z, R that is one.
+    ``out``, when given, is checked before anything is written into it: a writeable
+    (n_X, r) array of the result's dtype, C-contiguous with ``upper_triangular``, that
+    shares no memory with X, Z or R. Sparse X or Z may be of any SciPy format (read as
+    CSR, not modified).
     """
     X, Z, R, xp = _inputs(X, Z, R)
     if xp is not None:
@@ -180,10 +219,13 @@ def kernel_product(
     if R.ndim != 2 or R.shape[0] != m:
         raise ValueError(f"R must have {m} rows (one per row of Z); got shape {R.shape}")
     shape = (n, R.shape[1])
+    triangular = upper_triangular and R.shape == (m, m)
     if out is None:
         out = np.empty(shape, dtype=dtype)
+    else:  # before the first chunk is written into it; trmm works on C-ordered chunks
+        _check_out(out, shape, dtype, (("X", X), ("Z", Z), ("R", R)), contiguous=triangular)
     step = chunk_rows(max(m, R.shape[1]), dtype.itemsize, budget, n)
-    if upper_triangular and R.shape == (m, m):
+    if triangular:
         if kernel._block_in_place(X, aux, dtype):
             step = max(1, n)  # the block is the output: nothing to bound
         trmm = strmm if dtype == np.float32 else dtrmm
@@ -275,6 +317,10 @@ def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
     shape = (n, R.shape[1])
     if out is None:
         out = xp.empty(shape, dtype=dtype, device=device_of(X))
+    elif tuple(out.shape) != shape or out.dtype != dtype:  # before the first chunk
+        raise ValueError(
+            f"out must have shape {shape} and dtype {dtype}; got {tuple(out.shape)}, {out.dtype}"
+        )
     step = chunk_rows(max(m, R.shape[1]), _itemsize(xp, dtype), budget, n)
     torch = compat.is_torch_namespace(xp)
     triangular = upper_triangular and tuple(R.shape) == (m, m)

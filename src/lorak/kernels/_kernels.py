@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import csr_rows
 from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
 from ._elementwise import exp_neg_sqdist_inplace, sparse_dense_product
 
@@ -203,6 +204,7 @@ class Kernel:
         """k(x, x) for every row of X: the diagonals of blocks of 256 rows (subclasses
         with a closed form override it)."""
         dtype = _float_dtype_of(X)
+        X = csr_rows(X)  # sparse rows of any format: sliced as CSR
         out = np.empty(X.shape[0], dtype=dtype)
         step = 256
         for s in range(0, X.shape[0], step):
