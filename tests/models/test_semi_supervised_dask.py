@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from _tolerance import assert_labels_agree_off_ties  # noqa: E402
 from lorak import (  # noqa: E402
     GraphRegularizedFactor,
     Nystroem,
@@ -289,7 +290,10 @@ def test_row_methods_take_unknown_chunk_sizes(moons, threads):
     Xu = Xd[Xd[:, 0] > -np.inf]
     pred = est.predict(Xu)
     assert np.isnan(pred.shape[0])
-    np.testing.assert_array_equal(pred.compute(), est.transduction_)
+    # 100-row chunks against the fit's pass over all rows: decisions equal to round-off,
+    # so the labels agree wherever the decision is clear of 0
+    d = est.decision_function(X)
+    assert_labels_agree_off_ties(pred.compute(), est.transduction_, d, 1e-9 * np.abs(d).max())
 
 
 def test_graph_factor_second_pass_and_lle_weights_on_dask(moons, threads):
@@ -375,11 +379,13 @@ def test_in_memory_fit_forms_no_n_by_m_rows(moons, monkeypatch):
     assert max(seen) == np.count_nonzero(ys != -1)
     monkeypatch.setattr(GraphRegularizedFactor, "transform", orig)
     Q = clf.factor_.transform(X) * clf.scale_
-    np.testing.assert_array_equal(clf.predict(X), clf.classes_[clf.classifier_.predict(Q)])
-    np.testing.assert_allclose(
-        clf.decision_function(X), clf.classifier_.decision_function(Q), rtol=1e-9, atol=1e-9
-    )
-    np.testing.assert_array_equal(clf.transduction_, clf.predict(X))
+    d = clf.classifier_.decision_function(Q)
+    np.testing.assert_allclose(clf.decision_function(X), d, rtol=1e-9, atol=1e-9)
+    # two summation orders (kernel rows times one m × c matrix, the factor's rows times
+    # the head): the labels agree wherever the decision is clear of a tie
+    tol = 1e-9 * (1 + np.abs(d).max())
+    assert_labels_agree_off_ties(clf.predict(X), clf.classes_[clf.classifier_.predict(Q)], d, tol)
+    assert_labels_agree_off_ties(clf.transduction_, clf.predict(X), d, tol)
     reg = SemiSupervisedFactorRegressor().fit(X, yr)
     Qr = reg.factor_.transform(X) * reg.scale_
     np.testing.assert_allclose(reg.predict(X), reg.regressor_.predict(Qr), rtol=1e-9, atol=1e-9)
@@ -399,12 +405,14 @@ def test_transform_product_is_transform_times_M(moons, threads):
         nys = f.factor_
         Mn = rng.standard_normal((nys.n_components_, 2))
         # float32 rows: the dtype transform gives; N M is formed in float64, so the
-        # result is at least as close to the float64 product as float32 rows are
+        # result is as close to the float64 product as float32 rows are: both errors
+        # are float32 round-off, which of the two is smaller depends on the BLAS
+        # kernels (Haswell's: 3.2e-4 against 2.9e-4), so within a factor of 2
         want = nys.transform(X) @ Mn
         got32 = nys.transform_product(X.astype(np.float32), Mn)
         ref32 = nys.transform(X.astype(np.float32)) @ Mn.astype(np.float32)
         assert got32.dtype == nys.transform(X[:2].astype(np.float32)).dtype
-        assert np.abs(got32 - want).max() <= max(np.abs(ref32 - want).max(), 1e-5)
+        assert np.abs(got32 - want).max() <= 2 * max(np.abs(ref32 - want).max(), 1e-5)
     with pytest.raises(ValueError, match="rows"):
         f.factor_.transform_product(X, np.ones((f.factor_.n_components_ + 1, 2)))
 
