@@ -1,5 +1,7 @@
-"""The ``ssl`` experiment: registration, a tiny quick run with every column, the
-official-split labeled rows, and the dense LapRLS / LapSVM math."""
+"""The ``ssl`` experiment: registration, a tiny quick run of every part with every
+column, the labeled rows (official splits, even, random and per-class draws), the split
+of the sets into tuning and held-out ones, ``parts=`` / ``sets=``, and the dense LapRLS /
+LapSVM math."""
 
 import dataclasses
 import json
@@ -8,7 +10,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lorak_bench import DatasetSpec, LoadedData, get_experiment, run_experiment, write_outputs
+from _bench_testing import needs_data
+from lorak_bench import (
+    DatasetSpec,
+    LoadedData,
+    _ssl,
+    get_experiment,
+    run_experiment,
+    write_outputs,
+)
 from lorak_bench._spec import Task
 from lorak_bench.experiments import _ssl_dense, ssl
 
@@ -23,6 +33,7 @@ COLUMNS = [
     "labelspreading-rbf-b0",
     "labelpropagation-knn",
     "selftraining-svc",
+    "svc-labeled",
     "poisson",
     "laplace",
     "laprls",
@@ -33,7 +44,7 @@ COLUMNS = [
 def test_registered_with_every_column():
     exp = get_experiment("ssl")
     assert exp is ssl.SSL
-    assert [p.name for p in exp.parts] == ["book", "other"]
+    assert [p.name for p in exp.parts] == ["book", "other-even", "other-random", "per-class"]
     for part in exp.parts:
         assert [m.name for m in part.methods] == COLUMNS
     book = exp.part("book")
@@ -42,6 +53,14 @@ def test_registered_with_every_column():
     ]  # fmt: skip
     assert [g["l"] for g in book.grid] == [100, 10] and book.reps == 12
     assert [g["l"] for g in book.quick_grid] == [100] and book.quick_reps == 2
+    for name, draw in (("other-even", "even"), ("other-random", "random")):
+        part = exp.part(name)
+        assert [s.display for s in part.datasets] == [s.display for s in ssl.OTHER_SETS]
+        assert part.grid == ({"draw": draw, "budget": 100}, {"draw": draw, "budget": 10})
+        assert part.reps == 5 and part.quick_reps == 2
+    per = exp.part("per-class")
+    assert [s.display for s in per.datasets] == list(ssl.MULTICLASS_SETS)
+    assert [g["per_class"] for g in per.grid] == [1, 2, 5]
 
 
 # ---------------------------------------------------------------- a tiny run
@@ -72,21 +91,43 @@ def _plain(spec, data_home):
     return LoadedData(spec=spec, X=X, y=y)
 
 
+def _three(spec, data_home):
+    """Three blobs, 40 rows each."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(120, centers=3, cluster_std=3.0, random_state=3)
+    return LoadedData(spec=spec, X=X, y=y.astype(np.int64))
+
+
 def _tiny_experiment():
+    quick = {"quick_paper_datasets": None, "methods": ssl.METHODS}
     parts = (
         dataclasses.replace(
             ssl.SSL.part("book"),
             datasets=(DatasetSpec("toy-book", loader=_book_like),),
-            methods=ssl.METHODS,
             quick_grid=({"l": 20},),
-            quick_paper_datasets=None,
+            **quick,
         ),
         dataclasses.replace(
-            ssl.SSL.part("other"),
+            ssl.SSL.part("other-even"),
             datasets=(DatasetSpec("toy-other", loader=_plain),),
-            methods=ssl.METHODS,
-            grid=({"l": 20},),
-            quick_paper_datasets=None,
+            quick_grid=({"draw": "even", "budget": 20},),
+            **quick,
+        ),
+        dataclasses.replace(
+            ssl.SSL.part("other-random"),
+            datasets=(DatasetSpec("toy-other", loader=_plain),),
+            quick_grid=({"draw": "random", "budget": 10},),
+            **quick,
+        ),
+        dataclasses.replace(
+            ssl.SSL.part("per-class"),
+            datasets=(DatasetSpec("toy-three", loader=_three),),
+            quick_grid=(
+                {"draw": "per-class", "per_class": 1},
+                {"draw": "per-class", "per_class": 2},
+            ),
+            **quick,
         ),
     )
     return dataclasses.replace(ssl.SSL, parts=parts)
@@ -97,15 +138,28 @@ def test_quick_run_writes_every_column(tmp_path):
     assert result.failures == []
     write_outputs(result, tmp_path)
     doc = json.loads((tmp_path / "results.json").read_text())
-    for dataset in ("toy-book", "toy-other"):
-        got = {
-            r["method"]: r
+    for part, dataset, grid in (
+        ("book", "toy-book", [{"l": 20}]),
+        ("other-even", "toy-other", [{"draw": "even", "budget": 20, "l": 20}]),
+        ("other-random", "toy-other", [{"draw": "random", "budget": 10, "l": 10}]),
+        (
+            "per-class",
+            "toy-three",
+            [{"draw": "per-class", "per_class": k, "l": 3 * k} for k in (1, 2)],
+        ),
+    ):
+        rows = [
+            r
             for r in doc["results"]
-            if r["dataset"] == dataset and r["metric"] == "error_pct"
-        }
-        assert sorted(got) == sorted(COLUMNS)
-        for r in got.values():
-            assert r["reps"] == 2 and 0.0 <= r["mean"] <= 100.0
+            if r["dataset"] == dataset
+            and r["metric"] == "error_pct"
+            and r["params"]["part"] == part
+        ]
+        for params in grid:
+            got = {r["method"]: r for r in rows if r["params"] == {"part": part, **params}}
+            assert sorted(got) == sorted(COLUMNS), (part, params)
+            for r in got.values():
+                assert r["reps"] == 2 and 0.0 <= r["mean"] <= 100.0
     # the dense columns record their choice from the grids
     for rec in result.select_records(method="laprls"):
         assert rec["metrics"]["ratio"] in _ssl_dense.RATIO_GRID
@@ -115,7 +169,33 @@ def test_quick_run_writes_every_column(tmp_path):
         assert rec["metrics"]["m"] >= 1
     text = ssl._ssl_summary(result)
     assert "default wins" in text and "toy-book (l=20" in text
-    assert (tmp_path / "ssl_errors.png").is_file()
+    assert "toy-three (1/class, l=3, 2)" in text and "toy-other (l=10, 2)" in text
+    for part in ("book:", "other-even:", "other-random:", "per-class:"):
+        assert part in text
+    assert "Win counts" in text and "unassigned" in text  # the toys are in no group
+    assert (tmp_path / "ssl_errors.png").is_file() and (tmp_path / "ssl_budget.png").is_file()
+
+
+def test_win_counts_split_tuning_and_held_out():
+    from lorak_bench.experiments import _ssl_report
+
+    result = run_experiment(_tiny_experiment(), quick=True, parts=["other-random"])
+    # relabel the toy set as a held-out and then a tuning set: the counts follow
+    for label, group in (("glass", "held-out"), ("german", "tuning")):
+        for r in result.rows:
+            r["dataset"] = label
+        result.datasets["other-random"][0]["label"] = label
+        counts = _ssl_report.win_counts(result)
+        assert {c["part"] for c in counts} == {"other-random"}
+        crits = [c["criterion"] for c in counts]
+        assert "within 1 point of the best peer" in crits
+        assert "at most 1 point behind SVC on the labeled rows" in crits
+        assert "beats self-training SVC" not in crits  # at 100 labels only
+        for c in counts:
+            judged = {g: n for g, (_, n) in c["counts"].items()}
+            assert judged == {**dict.fromkeys(_ssl_report.GROUPS, 0), group: 1}
+            if group == "tuning":
+                assert c["held_out_misses"] == []
 
 
 def _task(data, rep, l=20):
@@ -133,6 +213,139 @@ def test_labeled_rows_are_the_official_split_of_the_repetition():
     plain = _plain(DatasetSpec("toy"), None)
     rows = ssl.ssl_labeled(_task(plain, 0))
     assert rows.size == 20 and np.bincount(plain.y[rows]).tolist() == [10, 10]
+
+
+def _unbalanced(spec=None, data_home=None):
+    """Seven classes of 300, 200, 120, 60, 30, 15 and 8 rows."""
+    sizes = [300, 200, 120, 60, 30, 15, 8]
+    y = np.repeat(np.arange(7), sizes)
+    X = np.random.default_rng(0).normal(size=(y.size, 2)) + y[:, None]
+    return LoadedData(spec=spec or DatasetSpec("toy7"), X=X, y=y)
+
+
+def _draw(data, params, rep=0):
+    task = Task(data=data, params=dict(params), rep=rep, seed=11 + rep, context={})
+    return ssl.ssl_labeled(task)
+
+
+def test_random_draws_hold_every_class_and_are_reproducible():
+    data = _unbalanced()
+    for budget, want in ((10, 14), (100, 100)):  # max(10, 2 per class) with 7 classes
+        params = ssl.resolve_budget({"draw": "random", "budget": budget}, data)
+        assert params["l"] == want
+        for rep in range(4):
+            rows = _draw(data, params, rep)
+            assert rows.size == want and np.unique(rows).size == want
+            assert np.all(np.diff(rows) > 0)
+            assert np.unique(data.y[rows]).size == 7
+            np.testing.assert_array_equal(rows, _draw(data, params, rep))  # same seed
+        assert not np.array_equal(_draw(data, params, 0), _draw(data, params, 1))
+        # not the even draw of the same size and seed (which labels every row of a class
+        # smaller than its share: the 8 rows of class 6 at 100 labels)
+        even = _draw(data, {**params, "draw": "even"}, 0)
+        assert want - 7 <= even.size <= want
+        assert not np.array_equal(even, _draw(data, params, 0))
+    # at 100 labels the random draw follows the class sizes, the even one does not
+    rnd = np.bincount(data.y[_draw(data, {"draw": "random", "l": 100})], minlength=7)
+    evn = np.bincount(data.y[_draw(data, {"draw": "even", "l": 100})], minlength=7)
+    assert rnd[0] > 30 and evn[0] <= 15 and evn[-1] == 8
+
+
+def test_random_draw_forces_one_per_class_only_after_the_rejections():
+    y = np.repeat([0, 1, 2], [500, 500, 1])
+    rng = np.random.default_rng(0)
+    rows = _ssl.draw_random(y, 10, rng, max_tries=0)
+    assert rows.size == 10 and sorted(np.unique(y[rows])) == [0, 1, 2]
+    with pytest.raises(ValueError, match="between the 3 classes"):
+        _ssl.draw_random(y, 2, rng)
+
+
+def test_per_class_draws_are_exact():
+    data = _unbalanced()
+    for k in ssl.PER_CLASS:
+        params = ssl.resolve_per_class({"draw": "per-class", "per_class": k}, data)
+        assert params["l"] == 7 * k
+        rows = _draw(data, params)
+        assert np.bincount(data.y[rows]).tolist() == [k] * 7
+        np.testing.assert_array_equal(rows, _draw(data, params))
+        assert not np.array_equal(rows, _draw(data, params, rep=1))
+    with pytest.raises(ValueError, match="class 6 has 8 rows"):
+        _ssl.draw_per_class(data.y, 9, np.random.default_rng(0))
+
+
+def test_small_budget_is_ten_or_two_per_class():
+    two = _plain(DatasetSpec("toy"), None)
+    assert ssl.resolve_budget({"budget": 10}, two)["l"] == 10
+    assert ssl.resolve_budget({"budget": 100}, two)["l"] == 100
+    assert ssl.resolve_budget({"budget": 10}, _unbalanced())["l"] == 14
+
+
+def test_stratified_subsample_is_fixed_and_keeps_the_proportions():
+    y = _unbalanced().y  # 733 rows
+    keep = _ssl.stratified_subsample(y, 300, seed=0)
+    assert keep.size == 300 and np.unique(keep).size == 300
+    np.testing.assert_array_equal(keep, _ssl.stratified_subsample(y, 300, seed=0))
+    share = np.bincount(y[keep]) / 300
+    np.testing.assert_allclose(share, np.bincount(y) / y.size, atol=1 / 300 + 1e-12)
+    np.testing.assert_array_equal(_ssl.stratified_subsample(y, 5000, seed=0), np.arange(733))
+
+
+@needs_data
+def test_large_sets_are_cut_to_a_stratified_subset():
+    spec = next(s for s in ssl.OTHER_SETS if s.display == f"usps-{ssl.SUBSAMPLE_ROWS}")
+    data = spec.loader(spec, None)
+    assert data.n_samples == ssl.SUBSAMPLE_ROWS and data.y.max() == 9
+    assert "7291" in data.meta["subsample"] and data.X.min() >= -1.0 and data.X.max() <= 1.0
+    glass = next(s for s in ssl.OTHER_SETS if s.display == "glass")
+    assert glass.loader(glass, None).n_samples == 214  # small sets whole
+
+
+def test_every_set_is_in_exactly_one_group():
+    labels = [s.display for s in (*ssl.BOOK_SETS, *ssl.OTHER_SETS)]
+    assert len(set(labels)) == len(labels)
+    assert not set(ssl.TUNING_SETS) & set(ssl.HELD_OUT_SETS)
+    assert sorted(labels) == sorted((*ssl.TUNING_SETS, *ssl.HELD_OUT_SETS))
+    assert set(ssl.MULTICLASS_SETS) <= set(labels) - set(ssl.BOOK_LABELS)
+    assert ssl.set_group("german") == "tuning" and ssl.set_group("glass") == "held-out"
+    assert ssl.set_group("Digit1") == "tuning" and ssl.set_group("toy") == "unassigned"
+    for name in ("satimage", "usps", "mnist-test", "glass", "wine", "iris", "digits"):
+        assert any(s.name == name for s in ssl.OTHER_SETS), name
+
+
+def test_parts_and_sets_select_pieces():
+    exp = _tiny_experiment()
+    result = run_experiment(exp, quick=True, parts=["per-class", "other-random"])
+    assert sorted(result.datasets) == ["other-random", "per-class"]
+    assert result.config["parts_requested"] == ["per-class", "other-random"]
+    # the grid points carry the part as in a full run (the cell cache is shared)
+    assert all(r["params"]["part"] == r["_part"] for r in result.rows)
+    result = run_experiment(exp, quick=True, sets=["TOY-three"])
+    assert {r["dataset"] for r in result.rows} == {"toy-three"}
+    assert [d["label"] for d in result.datasets["per-class"]] == ["toy-three"]
+    assert result.datasets.get("book") == []
+    with pytest.raises(ValueError, match="has no part 'nope'"):
+        run_experiment(exp, quick=True, parts=["nope"])
+
+
+def test_sets_filter_runs_a_part_set_outside_the_quick_subset():
+    from lorak_bench._runner import _resolve_specs
+
+    part = ssl.SSL.part("per-class")
+    specs, _ = _resolve_specs(part, override=None, quick=True, data_home=None)
+    assert [s.display for s in specs] in (["wine"], [])
+    specs, _ = _resolve_specs(part, override=None, quick=True, data_home=None, sets=["glass"])
+    assert [s.display for s in specs] == ["glass"]
+
+
+def test_cli_refuses_unknown_parts_and_pieces_of_all(capsys):
+    from lorak_bench.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["ssl", "--parts", "nope", "--no-progress"])
+    assert exc.value.code == 2 and "other-random" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["all", "--sets", "glass"])
+    assert exc.value.code == 2 and "--sets and --parts" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the dense math

@@ -194,8 +194,28 @@ def _present(spec: DatasetSpec, data_home) -> bool:
     return True
 
 
-def _resolve_specs(part: Part, *, override, quick, data_home) -> tuple[list[DatasetSpec], list]:
-    """The datasets a part runs on, and notes for the report."""
+def _matches(spec: DatasetSpec, sets) -> bool:
+    """Whether ``spec``'s label or loader name is one of ``sets`` (case-insensitive)."""
+    wanted = {_norm(s) for s in sets}
+    return _norm(spec.display) in wanted or _norm(spec.name) in wanted
+
+
+def _selected_specs(part: Part, *, override, quick, data_home, sets):
+    """:func:`_resolve_specs` with ``sets``: the part's sets (or the ``override``
+    ones) that ``sets`` names, whatever the quick subset and the stand-ins."""
+    if override:
+        specs, notes = _resolve_specs(part, override=override, quick=quick, data_home=data_home)
+        return [s for s in specs if _matches(s, sets)], notes
+    return [d for d in map(_as_spec, part.datasets) if _matches(d, sets)], []
+
+
+def _resolve_specs(
+    part: Part, *, override, quick, data_home, sets=None
+) -> tuple[list[DatasetSpec], list]:
+    """The datasets a part runs on, and notes for the report. ``sets``: keep only the
+    part's sets that these name (the quick subset and stand-ins then do not apply)."""
+    if sets:
+        return _selected_specs(part, override=override, quick=quick, data_home=data_home, sets=sets)
     paper = [_as_spec(d) for d in part.datasets]
     notes: list[str] = []
     if override:
@@ -274,6 +294,8 @@ def run_experiment(
     config: dict | None = None,
     cache: CellCache | None = None,
     only=None,
+    parts: list[str] | None = None,
+    sets: list[str] | None = None,
 ) -> RunResult:
     """Run ``experiment`` and return a :class:`RunResult` (nothing is written).
 
@@ -303,6 +325,13 @@ def run_experiment(
     only : collection of (part name, dataset label) pairs, optional
         Run only these (part, dataset) units and leave the others out of the result
         (parallel ``run_all`` runs each unit in its own process into the cache).
+    parts : list of str, optional
+        Run only the parts of these names (an unknown name raises ``ValueError``); the
+        results, and the cell cache, are those of the same parts in a full run.
+    sets : list of str, optional
+        Run only those of each part's own datasets that these name (labels or
+        :func:`lorak.datasets.load` names, case-insensitive); unlike ``datasets`` it
+        adds no set to a part, and a part that names none of them runs nothing.
     """
     if reps is not None and reps < 1:
         raise ValueError(f"reps must be >= 1; got {reps}")
@@ -310,18 +339,7 @@ def run_experiment(
     t_start = time.perf_counter()
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     multi = len(experiment.parts) > 1
-
-    plans = []
-    notes: list[str] = []
-    for part in experiment.parts:
-        specs, part_notes = _resolve_specs(
-            part, override=datasets, quick=quick, data_home=data_home
-        )
-        notes.extend(part_notes)
-        grid = list(part.quick_grid if quick and part.quick_grid is not None else part.grid)
-        n_reps = reps if reps is not None else (part.quick_reps if quick else None)
-        n_reps = int(n_reps if n_reps is not None else part.reps)
-        plans.append((part, specs, [dict(g) for g in grid], n_reps))
+    plans, notes = _plans(experiment, datasets, reps, quick, data_home, parts, sets)
 
     total = 0
     for part, specs, grid, n_reps in plans:
@@ -352,6 +370,8 @@ def run_experiment(
             "seed": int(seed),
             "reps_requested": reps,
             "datasets_requested": list(datasets) if datasets else None,
+            "parts_requested": list(parts) if parts else None,
+            "sets_requested": list(sets) if sets else None,
             "data_home": None if data_home is None else str(data_home),
             "parts": {
                 part.name: {
@@ -384,6 +404,39 @@ def run_experiment(
     )
     result.config = cfg
     return result
+
+
+def _plans(experiment, datasets, reps, quick, data_home, parts, sets):
+    """``([(part, specs, grid, reps)], notes)``: what each part to run runs."""
+    wanted = _check_parts(experiment, parts)
+    plans = []
+    notes: list[str] = []
+    for part in experiment.parts:
+        if wanted is not None and part.name not in wanted:
+            continue
+        specs, part_notes = _resolve_specs(
+            part, override=datasets, quick=quick, data_home=data_home, sets=sets
+        )
+        notes.extend(part_notes)
+        grid = list(part.quick_grid if quick and part.quick_grid is not None else part.grid)
+        n_reps = reps if reps is not None else (part.quick_reps if quick else None)
+        n_reps = int(n_reps if n_reps is not None else part.reps)
+        plans.append((part, specs, [dict(g) for g in grid], n_reps))
+    return plans, notes
+
+
+def _check_parts(experiment: Experiment, parts) -> frozenset | None:
+    """The part names ``parts`` asks for (None: every part); an unknown one raises."""
+    if not parts:
+        return None
+    names = [p.name for p in experiment.parts]
+    unknown = [p for p in parts if p not in names]
+    if unknown:
+        raise ValueError(
+            f"experiment {experiment.name!r} has no part {', '.join(map(repr, unknown))}; "
+            f"its parts are: {', '.join(names)}"
+        )
+    return frozenset(parts)
 
 
 def _describe(spec: DatasetSpec, data: LoadedData | None, error: str | None) -> dict:

@@ -9,6 +9,9 @@ Shared by the generalized Nyström experiments (``gnys``, ``gnys-alignment``,
   0…c−1 (−1 marks an unlabeled row);
 - :func:`draw_labeled`, :func:`labeled_rows`, :func:`semi_labels` — the repetition's
   labeled rows (from its seed, the same for every method) and the −1-coded targets;
+- :func:`draw_random`, :func:`draw_per_class` — labeled rows as they come (a uniform
+  random sample in which every class appears) and exactly k rows per class (``ssl``);
+- :func:`stratified_subsample` — a fixed, seeded, class-stratified subset of a large set;
 - :func:`unlabeled_error` — the error (%) on the rows that were not labeled;
 - :func:`prepare` — the context: the Gaussian width b₀ (mean pairwise squared distance
   over all rows) and the landmark count m;
@@ -36,6 +39,8 @@ __all__ = [
     "N_LABELED",
     "SSLOutput",
     "draw_labeled",
+    "draw_per_class",
+    "draw_random",
     "factor_column",
     "labeled_rows",
     "prepare",
@@ -44,6 +49,7 @@ __all__ = [
     "semi_labels",
     "ssl_metric",
     "ssl_spec",
+    "stratified_subsample",
     "unlabeled_error",
 ]
 
@@ -114,6 +120,75 @@ def draw_labeled(y, n_labeled, rng) -> np.ndarray:
     for k, q in zip(classes, quota, strict=True):
         rows = np.flatnonzero(y == k)
         picks.append(rng.choice(rows, min(q, rows.size), replace=False))
+    return np.sort(np.concatenate(picks))
+
+
+#: Rejection draws :func:`draw_random` tries before it forces one row per class.
+RANDOM_DRAW_TRIES = 1000
+
+
+def draw_random(y, n_labeled, rng, *, max_tries=RANDOM_DRAW_TRIES) -> np.ndarray:
+    """``n_labeled`` rows drawn uniformly at random without replacement, conditioned on
+    every class appearing at least once (sorted indices): a user labels a random
+    sample and, missing a class, draws again.
+
+    The condition is met by rejection: whole samples are drawn until one holds every
+    class, which gives exactly the conditional distribution. After ``max_tries``
+    rejected samples (only for a class far rarer than 1/``n_labeled``) one row per class
+    is forced, chosen at random within the class, and the rest drawn at random from
+    the other rows. ``n_labeled`` below the number of classes raises.
+    """
+    y = np.asarray(y)
+    classes = np.unique(y)
+    n = y.shape[0]
+    if not classes.size <= n_labeled <= n:
+        raise ValueError(
+            f"n_labeled must lie between the {classes.size} classes and the {n} rows; "
+            f"got {n_labeled}"
+        )
+    for _ in range(int(max_tries)):
+        rows = rng.choice(n, n_labeled, replace=False)
+        if np.unique(y[rows]).size == classes.size:
+            return np.sort(rows)
+    forced = np.array([rng.choice(np.flatnonzero(y == k)) for k in classes])
+    rest = np.setdiff1d(np.arange(n), forced)
+    more = rng.choice(rest, n_labeled - forced.size, replace=False)
+    return np.sort(np.concatenate([forced, more]))
+
+
+def draw_per_class(y, per_class, rng) -> np.ndarray:
+    """Exactly ``per_class`` rows of every class, drawn at random within the class
+    (sorted indices); a class with fewer rows raises."""
+    y = np.asarray(y)
+    picks = []
+    for k in np.unique(y):
+        rows = np.flatnonzero(y == k)
+        if rows.size < per_class:
+            raise ValueError(f"class {k} has {rows.size} rows; {per_class} per class asked")
+        picks.append(rng.choice(rows, per_class, replace=False))
+    return np.sort(np.concatenate(picks))
+
+
+def stratified_subsample(y, n_rows, seed) -> np.ndarray:
+    """A fixed subset of ``n_rows`` rows (sorted indices) keeping the class proportions:
+    class k gets its share ``n_rows · n_k / n`` rounded down, the rows left over go to
+    the classes with the largest remainders (every class keeps at least one row); the
+    rows of each class are drawn at random from ``seed``. All rows when ``n_rows`` ≥ n."""
+    y = np.asarray(y)
+    n = y.shape[0]
+    if n_rows >= n:
+        return np.arange(n)
+    classes, counts = np.unique(y, return_counts=True)
+    share = counts * (n_rows / n)
+    quota = np.maximum(np.floor(share).astype(np.int64), 1)
+    order = np.argsort(-(share - np.floor(share)), kind="stable")
+    for i in order[: max(0, n_rows - int(quota.sum()))]:
+        quota[i] += 1
+    rng = np.random.default_rng(seed)
+    picks = [
+        rng.choice(np.flatnonzero(y == k), min(q, c), replace=False)
+        for k, q, c in zip(classes, quota, counts, strict=True)
+    ]
     return np.sort(np.concatenate(picks))
 
 

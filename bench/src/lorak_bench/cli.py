@@ -3,8 +3,8 @@ hands its arguments over when this package is installed).
 
 ::
 
-    lorak-bench EXPERIMENT [--datasets a,b] [--reps N] [--quick] [--out DIR] [--seed S]
-                           [--threads N] [--resume]
+    lorak-bench EXPERIMENT [--datasets a,b | --sets a,b] [--parts p,q] [--reps N] [--quick]
+                           [--out DIR] [--seed S] [--threads N] [--resume]
     lorak-bench all [--quick] [--skip a,b | --only a,b] [--reps N] [--out DIR] [--seed S]
                     [--threads N] [--jobs N] [--resume]
     lorak-bench --list
@@ -61,6 +61,22 @@ def _add_selection_arguments(parser) -> None:
         default=None,
         help="comma-separated datasets replacing those of every part of the experiment "
         "(paper labels such as adult1a, or lorak.datasets names)",
+    )
+    parser.add_argument(
+        "--sets",
+        type=_csv,
+        default=None,
+        help="comma-separated: run only these of each part's own datasets (labels or "
+        "lorak.datasets names, case-insensitive; unlike --datasets, a part runs none it "
+        "does not list, and --quick runs them instead of its small subset)",
+    )
+    parser.add_argument(
+        "--parts",
+        type=_csv,
+        default=None,
+        help="comma-separated: run only these parts of the experiment (e.g. for ssl: book, "
+        "other-even, other-random, per-class); pieces run into one --out with --resume are "
+        "replayed by a later full run with --resume",
     )
     parser.add_argument(
         "--reps",
@@ -243,6 +259,8 @@ def _cmd_bench(parser, args) -> int:
     result = run_experiment(
         exp,
         datasets=args.datasets,
+        parts=args.parts,
+        sets=args.sets,
         reps=args.reps,
         quick=args.quick,
         seed=args.seed,
@@ -259,13 +277,16 @@ def _cmd_bench(parser, args) -> int:
 def _one_experiment(parser, args):
     """The experiment ``args.experiment`` names (``--skip``/``--only`` refused)."""
     from ._registry import get_experiment
+    from ._runner import _check_parts
 
     if args.skip or args.only:
         parser.error(f"--skip and --only apply to '{parser.prog} all' only")
     try:
-        return get_experiment(args.experiment)
+        exp = get_experiment(args.experiment)
+        _check_parts(exp, args.parts)
     except ValueError as exc:
         parser.error(str(exc))
+    return exp
 
 
 def _configure_logging(args) -> None:
@@ -285,6 +306,8 @@ def _bench_config(exp, args, out_dir) -> dict:
         "options": {
             "experiment": exp.name,
             "datasets": args.datasets,
+            "sets": args.sets,
+            "parts": args.parts,
             "reps": args.reps,
             "quick": args.quick,
             "out": str(out_dir),
@@ -383,6 +406,8 @@ def _selected_experiments(parser, args):
 
     if args.datasets:
         parser.error("--datasets cannot be used with 'all' (every experiment has its own datasets)")
+    if args.sets or args.parts:
+        parser.error("--sets and --parts apply to one experiment, not to 'all'")
     exps = list_experiments()
     names = {e.name for e in exps}
     skip = list(args.skip or [])

