@@ -147,3 +147,354 @@ def test_graph_energy_ratio_is_one_for_random_edges_and_small_for_neighbours():
 def test_graph_energy_ratio_of_constant_rows_is_nan():
     G = np.ones((10, 3))
     assert np.isnan(graph_energy_ratio(G.T @ G, np.zeros((3, 3)), G.mean(axis=0), 10))
+
+
+# --------------------------------------------------------------------- issue 47
+
+
+def _shares_off(D, b, prior):
+    """Each class's count under argmax(D + b) less n·π (in rows)."""
+    n, c = D.shape
+    counts = np.bincount(np.argmax(D + b, axis=1), minlength=c)
+    return counts - n * np.asarray(prior) / np.sum(prior)
+
+
+def _scores(kind, n, c, rng):
+    if kind == "random":
+        return rng.standard_normal((n, c))
+    if kind == "separated":  # blobs of unequal sizes, far from the prior
+        lab = rng.choice(c, n, p=rng.dirichlet(np.ones(c)))
+        D = -np.ones((n, c))
+        D[np.arange(n), lab] = 1.0
+        return D + 0.2 * rng.standard_normal((n, c))
+    # a ridge's scores: a few directions, so the classes' scores are correlated
+    return rng.standard_normal((n, 3)) @ rng.standard_normal((3, c))
+
+
+@pytest.mark.parametrize("c", [3, 5, 10])
+@pytest.mark.parametrize("kind", ["random", "separated", "low_rank"])
+def test_balance_offsets_many_classes_hit_the_prior_to_one_row(c, kind):
+    """Cause 8: with three classes and more the offsets give the prior's counts to one
+    row, as the two-class quantile does (the entropic transport missed it by 4 %)."""
+    rng = np.random.default_rng(c)
+    for n in (50, 997, 4000):
+        D = _scores(kind, n, c, rng)
+        priors = (np.full(c, 1.0 / c), rng.dirichlet(np.ones(c)), rng.dirichlet(np.ones(c) / 4))
+        for prior in priors:
+            b = balance_offsets(D, prior)
+            assert b.shape == (c,) and np.all(np.isfinite(b))
+            assert np.max(np.abs(_shares_off(D, b, prior))) < 1.0 + 1e-9, (n, prior)
+
+
+@pytest.mark.parametrize("prior", [[0.25, 0.25, 0.5], [0.2, 0.2, 0.6]])
+def test_balance_offsets_three_separated_blobs(prior):
+    """The issue's reproducer: three separated blobs of equal size read under a prior
+    that is not theirs (it had given [0.282, 0.278, 0.44] for [0.25, 0.25, 0.5])."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 400)
+    D = -np.ones((1200, 3))
+    D[np.arange(1200), y] = 1.0
+    D += 0.3 * rng.standard_normal(D.shape)
+    b = balance_offsets(D, np.array(prior))
+    assert np.max(np.abs(_shares_off(D, b, prior))) < 1.0 + 1e-9
+
+
+def test_balance_offsets_twenty_classes_on_twenty_thousand_rows():
+    rng = np.random.default_rng(7)
+    D = _scores("low_rank", 20_000, 20, rng)
+    prior = rng.dirichlet(np.ones(20))
+    b = balance_offsets(D, prior)
+    assert np.max(np.abs(_shares_off(D, b, prior))) < 1.0 + 1e-9
+
+
+def test_balance_offsets_as_close_as_ties_allow():
+    """Rows that are each repeated (the same scores) go to one class together: the
+    counts move in steps of the repeats, and the offsets find counts within a step of
+    the prior's. A class of prior 0 gets no row; a prior is normalized."""
+    rng = np.random.default_rng(3)
+    D = np.repeat(rng.standard_normal((300, 4)), 3, axis=0)
+    prior = np.array([0.1, 0.2, 0.3, 0.4])
+    b = balance_offsets(D, prior)
+    assert np.max(np.abs(_shares_off(D, b, prior))) <= 3.0
+    b = balance_offsets(D, np.array([0.0, 1.0, 1.0, 2.0]))
+    off = _shares_off(D, b, [0.0, 0.25, 0.25, 0.5])
+    assert np.max(np.abs(off)) <= 3.0 and np.all(np.argmax(D + b, axis=1) != 0)
+    # every row the same: all of them in one class, whatever the prior
+    same = np.ones((40, 3))
+    counts = np.bincount(np.argmax(same + balance_offsets(same, [0.2, 0.3, 0.5]), 1), minlength=3)
+    assert sorted(counts) == [0, 0, 40]
+
+
+def test_self_training_with_three_classes_keeps_the_prior_on_the_unlabeled_rows():
+    rng = np.random.default_rng(5)
+    centres = np.array([[-4.0, 0.0], [4.0, 0.0], [0.0, 5.0]])
+    y = np.repeat([0, 1, 2], 300)
+    X = centres[y] + rng.standard_normal((900, 2))
+    F = np.c_[X, X**2, X[:, :1] * X[:, 1:]]
+    lab = np.array([0, 1, 300, 301, 600, 601])
+    prior = np.array([0.25, 0.25, 0.5])
+    F_u = np.delete(F, lab, axis=0)
+    fit = self_training_ridge(F[lab], y[lab], F_u, 0.1, prior=prior)
+    pred = np.argmax(F_u @ fit.coef.T + fit.intercept, axis=1)
+    shares = np.bincount(pred, minlength=3) / F_u.shape[0]
+    np.testing.assert_allclose(shares, prior, atol=1.0 / F_u.shape[0] + 1e-12)
+
+
+# ------------------------------------------- the public functions' checks (issue 47)
+# Every public function of lorak.learn that the graph factor and the semi-supervised
+# models call from the few-label and graph-factor modules: bad input gets an error that
+# names the function and the argument, never a message from deep in NumPy; good input
+# is never modified.
+
+
+def _defo(m=6, seed=0):
+    from lorak.learn import deformation
+
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((50, m))
+    A = rng.standard_normal((m, m))
+    return deformation(G.T @ G, A @ A.T, n_rows=50), G
+
+
+def _good():
+    rng = np.random.default_rng(9)
+    defo, G = _defo()
+    codes = np.r_[np.zeros(4, int), np.ones(4, int)]
+    from lorak.learn import ridge_targets
+
+    T = ridge_targets(codes, 2)
+    return {
+        "F_l": rng.standard_normal((8, 3)),
+        "F_u": rng.standard_normal((30, 3)),
+        "codes": codes,
+        "D": rng.standard_normal((20, 3)),
+        "defo": defo,
+        "G_l": G[:8],
+        "T": T,
+        "gram": G.T @ G,
+        "H": np.diag(defo.eigenvalues),
+        "mean": G.mean(axis=0),
+    }
+
+
+def _call(name, **over):
+    """Call the function ``name`` on good arguments with ``over`` replacing some."""
+    from lorak import learn
+
+    g = _good()
+    calls = {
+        "few_labels": lambda a: learn.few_labels(a.get("codes_l", g["codes"]), a.get("n_classes")),
+        "class_prior": lambda a: learn.class_prior(
+            a.get("counts", [3, 5]), level=a.get("level", 0.05)
+        ),
+        "graph_energy_ratio": lambda a: learn.graph_energy_ratio(
+            a.get("gram", g["gram"]),
+            a.get("laplacian_gram", g["H"]),
+            a.get("mean_row", g["mean"]),
+            a.get("n_rows", 50),
+        ),
+        "balance_offsets": lambda a: learn.balance_offsets(
+            a.get("D", g["D"]), a.get("prior", [0.2, 0.3, 0.5]), n_iter=a.get("n_iter", 200)
+        ),
+        "self_training_ridge": lambda a: learn.self_training_ridge(
+            a.get("F_l", g["F_l"]),
+            a.get("codes_l", g["codes"]),
+            a.get("F_u", g["F_u"]),
+            a.get("alpha", 0.1),
+            n_classes=a.get("n_classes"),
+            prior=a.get("prior"),
+            weights=a.get("weights", (0.1, 1.0)),
+        ),
+        "ridge_targets": lambda a: learn.ridge_targets(
+            a.get("codes", g["codes"]), a.get("n_classes", 2)
+        ),
+        "select_gamma_penalty": lambda a: learn.select_gamma_penalty(
+            a.get("G_labeled", g["G_l"]),
+            a.get("defo", g["defo"]),
+            a.get("targets", g["T"]),
+            a.get("n_rows", 50),
+            ts=a.get("ts", (0.0, 1.0)),
+            alphas=a.get("alphas", (0.1, 1.0)),
+            rule=a.get("rule", "gated"),
+        ),
+        "select_rank": lambda a: learn.select_rank(
+            a.get("G_labeled", g["G_l"]),
+            a.get("defo", g["defo"]),
+            a.get("t", 1.0),
+            a.get("targets", g["T"]),
+            a.get("n_rows", 50),
+            ranks=a.get("ranks", (6, 3, 2)),
+            alphas=a.get("alphas", (0.1, 1.0)),
+        ),
+        "principal_map": lambda a: learn.principal_map(
+            a.get("defo", g["defo"]), a.get("t", 1.0), a.get("rank", 2), a.get("n_rows", 50)
+        ),
+        "rank_candidates": lambda a: learn.rank_candidates(a.get("m", 60), a.get("n_classes", 2)),
+        "deformation": lambda a: learn.deformation(
+            a.get("GtG", g["gram"]), a.get("H", g["H"]), a.get("n_rows", 50)
+        ),
+        "deformation_matrix": lambda a: learn.deformation_matrix(
+            a.get("defo", g["defo"]), a.get("t", 1.0)
+        ),
+        "loo_ridge_scores": lambda a: learn.loo_ridge_scores(
+            a.get("F", g["G_l"]), a.get("Y", g["T"]), a.get("alphas", (0.1, 1.0))
+        ),
+    }
+    return calls[name](over)
+
+
+_NAN3 = np.array([[np.nan, 0.0, 0.0]] * 4)
+BAD = [
+    # (function, argument, bad value)
+    ("few_labels", "codes_l", np.array([0, -1, 1])),
+    ("few_labels", "codes_l", np.array([0.5, 1.0])),
+    ("few_labels", "codes_l", np.array(["a", "b"])),
+    ("few_labels", "codes_l", np.zeros((2, 2), int)),
+    ("few_labels", "n_classes", 1.5),
+    ("few_labels", "n_classes", 0),
+    ("few_labels", "codes_l", np.array([0, 1, 5])),  # with n_classes=2 below
+    ("class_prior", "counts", [3, -1]),
+    ("class_prior", "counts", [2.5, 3]),
+    ("class_prior", "counts", []),
+    ("class_prior", "counts", [[1, 2]]),
+    ("class_prior", "counts", ["a", "b"]),
+    ("class_prior", "counts", [np.nan, 2]),
+    ("class_prior", "level", 0.0),
+    ("class_prior", "level", 1.5),
+    ("class_prior", "level", "0.05"),
+    ("graph_energy_ratio", "gram", np.ones((3, 4))),
+    ("graph_energy_ratio", "laplacian_gram", np.ones((5, 5))),
+    ("graph_energy_ratio", "mean_row", np.ones(5)),
+    ("graph_energy_ratio", "mean_row", np.full(6, np.nan)),
+    ("graph_energy_ratio", "n_rows", 0),
+    ("graph_energy_ratio", "n_rows", 2.5),
+    ("balance_offsets", "D", np.ones(5)),
+    ("balance_offsets", "D", _NAN3),
+    ("balance_offsets", "D", np.full((4, 3), "x")),
+    ("balance_offsets", "D", sp.csr_matrix(np.ones((4, 3)))),
+    ("balance_offsets", "prior", [0.5, 0.5]),
+    ("balance_offsets", "prior", [0.5, -0.2, 0.7]),
+    ("balance_offsets", "prior", [0.0, 0.0, 0.0]),
+    ("balance_offsets", "prior", [np.nan, 0.5, 0.5]),
+    ("balance_offsets", "prior", "uniform"),
+    ("balance_offsets", "n_iter", 0),
+    ("balance_offsets", "n_iter", 2.0),
+    ("self_training_ridge", "F_l", np.ones(8)),
+    ("self_training_ridge", "F_l", np.full((8, 3), np.inf)),
+    ("self_training_ridge", "F_u", np.ones((30, 4))),
+    ("self_training_ridge", "F_u", np.full((3, 3), np.nan)),
+    ("self_training_ridge", "codes_l", np.zeros(8, int)),
+    ("self_training_ridge", "codes_l", np.r_[np.zeros(4, int), np.ones(3, int)]),
+    ("self_training_ridge", "codes_l", np.r_[np.zeros(4, int), -np.ones(4, int)]),
+    ("self_training_ridge", "codes_l", np.array(list("aaaabbbb"))),
+    ("self_training_ridge", "alpha", np.nan),
+    ("self_training_ridge", "alpha", -1.0),
+    ("self_training_ridge", "alpha", 0.0),
+    ("self_training_ridge", "alpha", "0.1"),
+    ("self_training_ridge", "alpha", True),
+    ("self_training_ridge", "n_classes", 1),
+    ("self_training_ridge", "prior", [0.5, 0.3, 0.2]),
+    ("self_training_ridge", "prior", [-0.5, 1.5]),
+    ("self_training_ridge", "weights", 0.5),
+    ("self_training_ridge", "weights", (0.1, np.nan)),
+    ("self_training_ridge", "weights", (0.1, -1.0)),
+    ("ridge_targets", "codes", np.array([0, 2])),
+    ("ridge_targets", "codes", np.array([0, -1])),
+    ("ridge_targets", "codes", np.array([0.0, 0.5])),
+    ("ridge_targets", "n_classes", 0),
+    ("ridge_targets", "n_classes", None),
+    ("select_gamma_penalty", "G_labeled", np.ones((8, 5))),
+    ("select_gamma_penalty", "G_labeled", np.ones((1, 6))),
+    ("select_gamma_penalty", "G_labeled", np.full((8, 6), np.nan)),
+    ("select_gamma_penalty", "defo", np.eye(6)),
+    ("select_gamma_penalty", "targets", np.ones((7, 2))),
+    ("select_gamma_penalty", "targets", np.full((8, 2), np.inf)),
+    ("select_gamma_penalty", "n_rows", 5),
+    ("select_gamma_penalty", "n_rows", 50.0),
+    ("select_gamma_penalty", "ts", ()),
+    ("select_gamma_penalty", "ts", (0.0, -1.0)),
+    ("select_gamma_penalty", "ts", (0.0, np.nan)),
+    ("select_gamma_penalty", "ts", 1.0),
+    ("select_gamma_penalty", "alphas", (0.1, -1.0)),
+    ("select_gamma_penalty", "alphas", ()),
+    ("select_gamma_penalty", "rule", "worst"),
+    ("select_rank", "G_labeled", np.ones((8, 7))),
+    ("select_rank", "defo", None),
+    ("select_rank", "t", -1.0),
+    ("select_rank", "t", np.inf),
+    ("select_rank", "targets", np.ones(9)),
+    ("select_rank", "n_rows", 0),
+    ("select_rank", "ranks", ()),
+    ("select_rank", "ranks", (7, 2)),
+    ("select_rank", "ranks", (0,)),
+    ("select_rank", "ranks", (2.5,)),
+    ("select_rank", "alphas", (np.inf,)),
+    ("principal_map", "defo", "x"),
+    ("principal_map", "t", np.nan),
+    ("principal_map", "rank", 0),
+    ("principal_map", "rank", 7),
+    ("principal_map", "rank", 2.0),
+    ("principal_map", "n_rows", -3),
+    ("rank_candidates", "m", 0),
+    ("rank_candidates", "m", 10.5),
+    ("rank_candidates", "n_classes", 0),
+    ("deformation", "GtG", np.ones((5, 5))),
+    ("deformation", "GtG", np.full((6, 6), np.nan)),
+    ("deformation", "H", np.ones((6, 5))),
+    ("deformation", "H", np.triu(np.ones((6, 6)))),
+    ("deformation", "H", np.full((6, 6), np.inf)),
+    ("deformation", "n_rows", 0),
+    ("deformation_matrix", "defo", {}),
+    ("deformation_matrix", "t", -0.5),
+    ("deformation_matrix", "t", "1"),
+    ("loo_ridge_scores", "F", np.ones((1, 3))),
+    ("loo_ridge_scores", "F", np.full((8, 6), np.nan)),
+    ("loo_ridge_scores", "Y", np.ones((7, 2))),
+    ("loo_ridge_scores", "Y", np.ones((8, 2, 2))),
+    ("loo_ridge_scores", "alphas", (-1.0,)),
+    ("loo_ridge_scores", "alphas", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("func", "arg", "value"), BAD, ids=[f"{f}-{a}-{i}" for i, (f, a, _) in enumerate(BAD)]
+)
+def test_bad_input_is_named(func, arg, value):
+    over = {arg: value}
+    if (func, arg) == ("few_labels", "codes_l") and value.size == 3 and value.max() == 5:
+        over["n_classes"] = 2
+    with pytest.raises((TypeError, ValueError)) as info:
+        _call(func, **over)
+    msg = str(info.value)
+    assert msg.startswith(f"{func}: "), msg
+    assert arg in msg, msg
+
+
+def test_good_input_passes_and_is_not_modified():
+    from conftest import readonly
+
+    g = _good()
+    for key in ("F_l", "F_u", "codes", "D", "G_l", "T", "gram", "H", "mean"):
+        g[key] = readonly(g[key])
+    kw = {
+        "few_labels": {"codes_l": g["codes"]},
+        "graph_energy_ratio": {"gram": g["gram"], "laplacian_gram": g["H"], "mean_row": g["mean"]},
+        "balance_offsets": {"D": g["D"]},
+        "self_training_ridge": {"F_l": g["F_l"], "F_u": g["F_u"], "codes_l": g["codes"]},
+        "ridge_targets": {"codes": g["codes"]},
+        "select_gamma_penalty": {"G_labeled": g["G_l"], "targets": g["T"]},
+        "select_rank": {"G_labeled": g["G_l"], "targets": g["T"]},
+        "deformation": {"GtG": g["gram"], "H": g["H"]},
+        "loo_ridge_scores": {"F": g["G_l"], "Y": g["T"]},
+    }
+    for func in ("class_prior", "principal_map", "rank_candidates", "deformation_matrix", *kw):
+        _call(func, **kw.get(func, {}))
+    # numbers in other spellings: NumPy scalars, 0-d arrays, whole-number floats as codes
+    _call("self_training_ridge", alpha=np.float32(0.5), n_classes=np.int64(2))
+    _call("balance_offsets", n_iter=np.int32(5), prior=np.array([1.0, 1.0, 2.0]))
+    _call("select_rank", t=np.array(2.0), ranks=np.array([6, 2]))
+    _call("ridge_targets", codes=np.array([0.0, 1.0]), n_classes=2)
+    # responses: 1-d targets
+    _call("select_gamma_penalty", targets=np.arange(8.0))
+    _call("self_training_ridge", F_u=None)
+    assert _call("few_labels", codes_l=np.array([], dtype=int))

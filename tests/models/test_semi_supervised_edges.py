@@ -124,6 +124,23 @@ def test_every_row_labeled_with_one_row_per_class():
     np.testing.assert_array_equal(clf.predict(X), [0, 1, 0, 1])
 
 
+@pytest.mark.parametrize("prior", [[0.25, 0.25, 0.5], [0.2, 0.2, 0.6]])
+def test_three_separated_blobs_are_read_under_the_prior_given(prior):
+    """Cause 8 through the model: the unlabeled rows' shares are the prior's to one
+    row (class-mass normalization had given [0.282, 0.278, 0.44] for [0.25, 0.25, 0.5]
+    and 0.515 for the 0.6 class)."""
+    rng = np.random.default_rng(0)
+    centres = np.array([[-6.0, 0.0, 0.0], [6.0, 0.0, 0.0], [0.0, 8.0, 0.0]])
+    y = np.repeat([0, 1, 2], 100)
+    X = centres[y] + rng.standard_normal((300, 3))
+    ys = np.full(300, -1)
+    ys[[0, 100, 200]] = [0, 1, 2]
+    clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
+    unl = ys == -1
+    counts = np.bincount(clf.transduction_[unl], minlength=3)
+    assert np.max(np.abs(counts - unl.sum() * np.array(prior))) < 1.0 + 1e-9
+
+
 # ------------------------------------------ (c) a head given next to the default head
 
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solve
-from scipy.special import logsumexp
 
-from ._graph_factor import ridge_targets
+from ._graph_factor import _arg_array, _arg_codes, _arg_int, _arg_real, ridge_targets
 
 __all__ = [
     "FEW_LABELS_GAMMA",
@@ -64,10 +63,11 @@ def few_labels(codes_l, n_classes: int | None = None) -> bool:
     """Whether integer class codes (0 … c−1) of the labeled rows are too few for a
     cross-validated choice: the smallest class has fewer than
     :data:`MIN_LABELS_PER_CLASS` rows."""
-    codes_l = np.asarray(codes_l, dtype=np.int64)
+    n_classes = _arg_int(n_classes, "n_classes", "few_labels", allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", "few_labels", n_classes)
     if codes_l.size == 0:
         return True
-    c = int(codes_l.max()) + 1 if n_classes is None else int(n_classes)
+    c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     return int(np.bincount(codes_l, minlength=c).min()) < MIN_LABELS_PER_CLASS
 
 
@@ -76,7 +76,14 @@ def graph_energy_ratio(gram, laplacian_gram, mean_row, n_rows: int) -> float:
     unit of their variance (≈ 1 for a graph of random edges, → 0 where neighbours
     agree). ``gram`` GᵀG, ``laplacian_gram`` GᵀLG, ``mean_row`` ḡ (m,), over
     ``n_rows`` rows. NaN when the rows have no variance."""
-    mean_row = np.asarray(mean_row, dtype=np.float64)
+    owner = "graph_energy_ratio"
+    gram = _arg_array(gram, "gram", owner, ndim=2, min_rows=1)
+    m = gram.shape[0]
+    if gram.shape[1] != m:
+        raise ValueError(f"{owner}: gram (GᵀG) must be square (m × m); got shape {gram.shape}")
+    laplacian_gram = _arg_array(laplacian_gram, "laplacian_gram", owner, ndim=2, rows=m, cols=m)
+    mean_row = _arg_array(mean_row, "mean_row", owner, ndim=1, rows=m)
+    n_rows = _arg_int(n_rows, "n_rows", owner)
     var = float(np.trace(gram)) - n_rows * float(mean_row @ mean_row)
     if not var > 0:
         return float("nan")
@@ -89,7 +96,11 @@ def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
     χ² for more), else the labeled proportions."""
     from scipy.stats import binomtest, chisquare
 
-    counts = np.asarray(counts, dtype=np.int64)
+    level = _arg_real(level, "level", "class_prior", strict=True, high=1.0)
+    counts = _arg_array(counts, "counts", "class_prior", ndim=1, min_rows=1)
+    if np.any(counts < 0) or np.any(counts != np.round(counts)):
+        raise ValueError("class_prior: counts must be whole numbers ≥ 0 (labeled rows per class)")
+    counts = counts.astype(np.int64)
     c, total = counts.size, int(counts.sum())
     uniform = np.full(c, 1.0 / c)
     if c < 2 or total == 0:
@@ -103,36 +114,255 @@ def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
 
 def balance_offsets(D, prior, *, n_iter: int = 200) -> np.ndarray:
     """Offsets b (c,) such that argmax(D + b) over the rows of D (n × c scores) gives
-    class proportions close to ``prior``.
+    class j its share of the rows, k_j = n·π_j rounded (largest remainders, Σk = n):
+    exactly, or as close as rows with equal scores allow. ``prior``: c numbers ≥ 0,
+    normalized to sum 1.
 
-    Two classes: the prior's quantile of the score difference, exact. More: the
-    entropic optimal transport of the rows onto the classes (Sinkhorn, in the log
-    domain) at a temperature of 1/20 of the scores' spread; b is its column
-    potential."""
-    D = np.asarray(D, dtype=np.float64)
-    prior = np.asarray(prior, dtype=np.float64)
+    Two classes: the prior's quantile of the score difference. More: b minimizes the
+    dual of the transport of the rows onto the classes with capacities k,
+    f(b) = Σ_i max_j (D_ij + b_j) − Σ_j k_j b_j (convex and piecewise linear; where
+    its subgradient, the counts less k, is zero, argmax(D + b) gives the counts k), one
+    offset at a time: class j's offset, the others fixed, goes to the midpoint between
+    the k_j-th and (k_j + 1)-th smallest of the rows' thresholds
+    max_{l≠j}(D_il + b_l) − D_ij, so that exactly k_j rows take class j. The classes
+    take turns, the most under-filled first, for at most ``n_iter`` rounds, until every
+    count is its k_j, or until three rounds (``BALANCE_PATIENCE``) bring the counts no
+    closer (rows with equal scores move together); the offsets of the closest counts
+    are returned. A step is a pass over the n × c scores; a handful of rounds reach
+    the counts on continuous scores."""
+    owner = "balance_offsets"
+    D = _arg_array(D, "D", owner, ndim=2)
     n, c = D.shape
+    prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
+    if np.any(prior < 0) or (c and not prior.sum() > 0):
+        raise ValueError(f"{owner}: prior must hold numbers ≥ 0 with a positive sum")
+    n_iter = _arg_int(n_iter, "n_iter", owner)
     if n == 0 or c < 2:
         return np.zeros(c)
+    prior = prior / prior.sum()
     if c == 2:
         s = D[:, 1] - D[:, 0]
         cut = float(np.quantile(s, prior[0]))
         return np.array([0.0, -cut])
-    spread = float(np.std(D - D.mean(axis=1, keepdims=True)))
-    tau = spread / 20.0 if spread > 0 else 1.0
-    S = D / tau
-    logp = np.log(np.maximum(prior, 1e-300))
-    g = np.zeros(c)
+    return _transport_offsets(D, _class_capacities(prior, n), n_iter)
+
+
+#: :func:`balance_offsets` stops after this many rounds without counts closer to the
+#: prior's (rows with equal scores, which no offset separates).
+BALANCE_PATIENCE = 3
+
+
+def _class_capacities(prior, n):
+    """n·π rounded to whole rows by largest remainders (ties: the lower class), Σ = n."""
+    raw = prior * n
+    k = np.floor(raw).astype(np.int64)
+    short = n - int(k.sum())
+    k[np.argsort(-(raw - k), kind="stable")[:short]] += 1
+    return k
+
+
+def _transport_offsets(D, k, n_iter):
+    """The offsets of :func:`balance_offsets` for three classes and more (capacities k):
+    the offsets' turns (:func:`_offset_turns`); where they stop a few rows short (one
+    offset at a time can circle a corner of the dual without reaching it), those rows
+    moved along cheapest paths between the classes (:func:`_move_rows`) and the
+    offsets set back in the middle of what keeps every row in its class
+    (:func:`_central_offsets`). The offsets of the closest counts are returned."""
+    b, err = _offset_turns(D, k, n_iter)
+    if err == 0 or err > 4 * D.shape[1]:  # many rows off: equal scores, not a corner
+        return b
+    a = _move_rows(D, b, np.argmax(D + b, axis=1), k, err // 2)
+    centred = _central_offsets(D, a)
+    if centred is not None and _count_error(D, centred, k) < err:
+        return centred
+    return b
+
+
+def _count_error(D, b, k):
+    """Σ_j |count_j − k_j| of argmax(D + b)."""
+    counts = np.bincount(np.argmax(D + b, axis=1), minlength=D.shape[1])
+    return int(np.abs(counts - k).sum())
+
+
+def _offset_turns(D, k, n_iter):
+    """(offsets, Σ_j |count_j − k_j|) of the offsets' turns: each class's offset in turn
+    set so that exactly k_j rows take the class, the others fixed (the most
+    under-filled class first), for at most ``n_iter`` rounds, until the counts are k,
+    or ``BALANCE_PATIENCE`` rounds bring them no closer, or a few rows (up to 2c) are
+    off and a round placed fewer than c; the closest counts seen."""
+    c = D.shape[1]
+    Dt = np.ascontiguousarray(D.T)  # a class's scores contiguous: maxima over classes
+    T = Dt.copy()  # Dt + b, row by row
+    b = np.zeros(c)
+    best, stale, last = None, 0, None
     for _ in range(n_iter):
-        # rows normalized (each row one unit of mass), then each class's total mass
-        # matched to n·π: the column potential g moves by the log of the mismatch
-        logq = S + g
-        logq -= logsumexp(logq, axis=1, keepdims=True)
-        mass = logsumexp(logq, axis=0) - np.log(n)
-        if np.max(np.abs(np.exp(mass) - prior)) < 1e-4:
+        counts = np.bincount(_column_argmax(T), minlength=c)
+        err = int(np.abs(counts - k).sum())
+        if best is None or err < best[1]:
+            best, stale = (b.copy(), err), 0
+        else:
+            stale += 1
+        # a few rows off and a round (c passes over the rows) now places fewer than c
+        # of them: moving them one by one costs less (about a pass each)
+        if err <= 4 * c and last is not None and last - err < 2 * c:
+            return best
+        if err == 0 or stale >= BALANCE_PATIENCE:
+            return best
+        last = err
+        for j in np.argsort(counts - k, kind="stable"):  # most under-filled first
+            T[j] = -np.inf
+            thr = T.max(axis=0) - Dt[j]  # row i takes class j iff b_j > thr_i
+            b[j] = _offset_for_count(thr, int(k[j]))
+            np.add(Dt[j], b[j], out=T[j])
+    counts = np.bincount(_column_argmax(T), minlength=c)
+    err = int(np.abs(counts - k).sum())
+    return (b, err) if err < best[1] else best
+
+
+def _column_argmax(T):
+    """``np.argmax(T, axis=0)`` (ties: the first row) for a C-ordered c × n array, by c
+    passes over its rows instead of a strided scan."""
+    best, idx = T[0].copy(), np.zeros(T.shape[1], dtype=np.intp)
+    for j in range(1, T.shape[0]):
+        better = T[j] > best
+        best[better], idx[better] = T[j][better], j
+    return idx
+
+
+def _move_rows(D, b, a, k, n_moves):
+    """The assignment ``a`` (each row's class; every row at the maximum of D + b) with
+    up to ``n_moves`` rows of excess moved to classes short of their capacity k, each
+    along the cheapest path of moves between classes (Dijkstra over the c classes; a
+    move of row i from class u to v costs (D + b)_iu − (D + b)_iv ≥ 0), the offsets
+    raised by the path's distances so that every row stays at a maximum (the
+    successive shortest paths of min-cost flow). The cheapest move from u to v is
+    min over the rows of u of D_iu − D_iv, plus b_u − b_v: kept per class, and
+    recomputed only for the classes a path changed. ``a`` is updated in place and
+    returned."""
+    c = D.shape[1]
+    b = b.copy()
+    counts = np.bincount(a, minlength=c)
+    members = [np.flatnonzero(a == u) for u in range(c)]
+    M = np.full((c, c), np.inf)  # the cheapest move from class u to v, less b_u − b_v ...
+    arg = np.zeros((c, c), dtype=np.int64)  # ... and its row
+
+    def refresh(u):
+        rows = members[u]
+        M[u], arg[u] = np.inf, 0
+        if rows.size:
+            G = D[rows, u][:, None] - D[rows]
+            j = np.argmin(G, axis=0)
+            M[u], arg[u] = G[j, np.arange(c)], rows[j]
+            M[u, u] = np.inf
+
+    for u in range(c):
+        refresh(u)
+    for _ in range(n_moves):
+        over, short = counts > k, np.flatnonzero(counts < k)
+        if not over.any() or not short.size:
             break
-        g += logp - mass
-    return tau * (g - g.mean())
+        W = np.maximum(M + (b[:, None] - b[None, :]), 0.0)  # ≥ 0 but for round-off
+        d, pred = _cheapest_paths(W, over)
+        t = int(short[np.argmin(d[short])])
+        if not np.isfinite(d[t]):
+            break
+        b += np.minimum(d, d[t])  # every row stays at a maximum; the path's moves tie
+        v, changed = t, {t}
+        while pred[v] >= 0:
+            u = int(pred[v])
+            i = int(arg[u, v])
+            a[i] = v
+            members[u] = members[u][members[u] != i]
+            members[v] = np.append(members[v], i)
+            changed.add(u)
+            v = u
+        counts[t] += 1
+        counts[v] -= 1
+        for u in changed:
+            refresh(u)
+    return a
+
+
+def _cheapest_paths(W, sources):
+    """Dijkstra on a dense c × c matrix of nonnegative move costs from every class in
+    ``sources`` (mask): (distances, predecessors; −1 at a source or unreached)."""
+    c = W.shape[0]
+    d = np.where(sources, 0.0, np.inf)
+    pred = np.full(c, -1)
+    done = np.zeros(c, dtype=bool)
+    for _ in range(c):
+        u = int(np.argmin(np.where(done, np.inf, d)))
+        if done[u] or not np.isfinite(d[u]):
+            break
+        done[u] = True
+        via = d[u] + W[u]
+        better = (via < d) & ~done
+        d[better], pred[better] = via[better], u
+    return d, pred
+
+
+def _central_offsets(D, a):
+    """Offsets under which every row's class in ``a`` is its strict argmax, each by the
+    same largest margin δ/2: the differences b_u − b_v ≥ L(u, v) + δ, L(u, v) =
+    max over the rows of u of D_iv − D_iu, hold for every δ up to the smallest mean
+    of −L around a cycle of classes (Karp), and the offsets are the shortest paths of
+    that system (Bellman–Ford). None when that mean is not positive: rows with equal
+    scores in two classes, which no offsets separate."""
+    c = D.shape[1]
+    L = np.full((c, c), -np.inf)
+    for u in np.unique(a):
+        rows = D[a == u]
+        L[u] = np.max(rows - rows[:, [u]], axis=0)
+        L[u, u] = -np.inf
+    Wc = -L  # the constraint b_v ≤ b_u + Wc(u, v) − δ
+    F = np.zeros((c + 1, c))  # F[m, v]: the lightest walk of m edges ending at v
+    for m in range(1, c + 1):
+        F[m] = np.min(F[m - 1][:, None] + Wc, axis=0)
+    ends = np.isfinite(F[c])
+    if ends.any():
+        with np.errstate(invalid="ignore"):
+            ratios = (F[c][None, ends] - F[:c, ends]) / (c - np.arange(c))[:, None]
+        ratios = np.where(np.isnan(ratios), -np.inf, ratios)
+        mean = float(np.min(np.max(ratios, axis=0)))
+    else:
+        mean = np.inf  # no cycle: nothing bounds δ
+    if not mean > 0:
+        return None
+    delta = 0.5 * mean if np.isfinite(mean) else 1.0 + float(np.max(np.abs(D)))
+    b = np.zeros(c)
+    for _ in range(c):
+        b = np.minimum(b, np.min(b[:, None] + Wc - delta, axis=0))
+    return b
+
+
+def _offset_for_count(thr, kj):
+    """An offset that exactly ``kj`` of the thresholds ``thr`` lie below, midway in its
+    gap; where equal thresholds straddle the kj-th, the count nearest kj that a gap
+    allows (the lower one on a tie)."""
+    n = thr.size
+    if kj <= 0:
+        return _below(float(thr.min()))
+    if kj >= n:
+        return _above(float(thr.max()))
+    part = np.partition(thr, (kj - 1, kj))
+    lo, hi = float(part[kj - 1]), float(part[kj])
+    if lo < hi:
+        return 0.5 * lo + 0.5 * hi
+    under, over = thr[thr < lo], thr[thr > lo]  # the tied value lo: below it or above it
+    if under.size and (kj - under.size <= (n - over.size) - kj or not over.size):
+        return 0.5 * float(under.max()) + 0.5 * lo
+    if over.size:
+        return 0.5 * lo + 0.5 * float(over.min())
+    return _below(lo) if kj < n - kj else _above(lo)
+
+
+def _below(v):
+    """A number clearly below v (a class no row should take)."""
+    return v - (1.0 + abs(v))
+
+
+def _above(v):
+    return v + (1.0 + abs(v))
 
 
 class _Moments:
@@ -183,15 +413,33 @@ def self_training_ridge(
     weight w in ``weights``, refit on all rows — labeled rows weight 1, unlabeled rows
     weight w with their current labels — and label them again. The returned decision
     includes the final offsets, so ``argmax(F coefᵀ + intercept)`` is the prediction for
-    any row. ``prior`` None: :func:`class_prior` of the labeled counts.
+    any row. ``prior`` None: :func:`class_prior` of the labeled counts; else c numbers
+    ≥ 0, normalized to sum 1. ``F_u`` None or with no rows: the ridge on the labeled
+    rows alone.
     """
-    F_l = np.asarray(F_l, dtype=np.float64)
-    F_u = np.asarray(F_u, dtype=np.float64)
-    codes_l = np.asarray(codes_l, dtype=np.int64)
-    c = int(codes_l.max()) + 1 if n_classes is None else int(n_classes)
+    owner = "self_training_ridge"
+    F_l = _arg_array(F_l, "F_l", owner, ndim=2, min_rows=1)
+    m = F_l.shape[1]
+    F_u = np.empty((0, m)) if F_u is None else _arg_array(F_u, "F_u", owner, ndim=2, cols=m)
+    n_classes = _arg_int(n_classes, "n_classes", owner, low=2, allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
+    if codes_l.size != F_l.shape[0]:
+        raise ValueError(
+            f"{owner}: codes_l has {codes_l.size} entries, but F_l has {F_l.shape[0]} rows"
+        )
+    c = int(codes_l.max()) + 1 if n_classes is None else n_classes
+    if c < 2:
+        raise ValueError(f"{owner}: codes_l holds one class; a classifier needs two at least")
+    alpha = _arg_real(alpha, "alpha", owner, strict=True)
+    if weights is None or isinstance(weights, (str, bytes)) or np.ndim(weights) != 1:
+        raise TypeError(f"{owner}: weights must be a 1-d sequence of numbers ≥ 0; got {weights!r}")
+    weights = tuple(_arg_real(w, "each of weights", owner) for w in weights)
     if prior is None:
         prior = class_prior(np.bincount(codes_l, minlength=c))
-    prior = np.asarray(prior, dtype=np.float64)
+    prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
+    if np.any(prior < 0) or not prior.sum() > 0:
+        raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")
+    prior = prior / prior.sum()
     T_l = ridge_targets(codes_l, c)
     lab = _Moments(F_l)
     unl = _Moments(F_u)

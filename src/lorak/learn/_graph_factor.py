@@ -50,6 +50,111 @@ GAMMA_GRID = (0.0, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e2, 1e3, 1e4)
 PENALTY_GRID = tuple(10.0**k for k in range(-6, 3))
 
 
+# --------------------------------------------------------------------------- arguments
+# The checks of the public functions here and in ``_few_labels``: bad input gets an
+# error that names the function and the argument, never a message from deep in NumPy.
+
+
+def _arg_array(A, name, owner, *, ndim, rows=None, cols=None, min_rows=0):
+    """``A`` as a float64 array of ``ndim`` dimensions (1 or 2) of finite numbers, with
+    ``rows`` rows (and ``cols`` columns) when given and at least ``min_rows``; else a
+    TypeError / ValueError naming ``owner`` and ``name``. Sparse input is refused."""
+    if A is None or sp.issparse(A):
+        what = "None" if A is None else "a sparse matrix"
+        raise TypeError(f"{owner}: {name} must be a dense array of numbers; got {what}")
+    a = np.asarray(A)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{owner}: {name} must hold real numbers; got dtype {a.dtype}")
+    if a.ndim != ndim:
+        dims = "1-d" if ndim == 1 else "2-d"
+        raise ValueError(f"{owner}: {name} must be {dims}; got shape {a.shape}")
+    unit = "rows" if ndim == 2 else "entries"
+    if rows is not None and a.shape[0] != rows:
+        raise ValueError(f"{owner}: {name} has {a.shape[0]} {unit}; expected {rows}")
+    if cols is not None and a.shape[1] != cols:
+        raise ValueError(f"{owner}: {name} has {a.shape[1]} columns; expected {cols}")
+    if a.shape[0] < min_rows:
+        raise ValueError(f"{owner}: {name} has {a.shape[0]} {unit}; it needs at least {min_rows}")
+    a = np.asarray(a, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{owner}: {name} holds NaN or infinity")
+    return a
+
+
+def _arg_codes(codes, name, owner, n_classes=None):
+    """Integer class codes (1-d, whole numbers ≥ 0, below ``n_classes`` when given) as
+    int64; else an error naming ``name``."""
+    if codes is None or sp.issparse(codes):
+        raise TypeError(f"{owner}: {name} must be a 1-d array of integer class codes 0 … c−1")
+    a = np.asarray(codes)
+    if a.ndim != 1:
+        raise ValueError(f"{owner}: {name} must be 1-d; got shape {a.shape}")
+    whole = a.dtype.kind in "biu" or (
+        a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))
+    )
+    if not whole:
+        raise ValueError(
+            f"{owner}: {name} must hold integer class codes 0 … c−1; got {a.dtype} values"
+        )
+    a = a.astype(np.int64)
+    if a.size and int(a.min()) < 0:
+        raise ValueError(f"{owner}: {name} must hold class codes ≥ 0; got {int(a.min())}")
+    if n_classes is not None and a.size and int(a.max()) >= n_classes:
+        raise ValueError(
+            f"{owner}: {name} holds code {int(a.max())}, but n_classes is {n_classes} "
+            f"(codes 0 … {n_classes - 1})"
+        )
+    return a
+
+
+def _arg_int(v, name, owner, *, low=1, allow_none=False):
+    """An integer ≥ ``low`` (not a bool), as int; None passes with ``allow_none``."""
+    if v is None and allow_none:
+        return None
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{owner}: {name} must be an integer ≥ {low}; got {v!r}")
+    if int(v) < low:
+        raise ValueError(f"{owner}: {name} must be an integer ≥ {low}; got {v!r}")
+    return int(v)
+
+
+def _arg_real(v, name, owner, *, low=0.0, strict=False, high=None):
+    """A finite real number ≥ ``low`` (> with ``strict``; < ``high`` when given), not a
+    bool; a 0-d array of a number is that number."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
+        v = v.item()
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: {name} must be a number; got {v!r}")
+    v = float(v)
+    bound = f"> {low:g}" if strict else f"≥ {low:g}"
+    if high is not None:
+        bound += f" and < {high:g}"
+    if not np.isfinite(v) or (v <= low if strict else v < low) or (high is not None and v >= high):
+        raise ValueError(f"{owner}: {name} must be a finite number {bound}; got {v!r}")
+    return v
+
+
+def _arg_grid(values, name, owner, *, strict):
+    """A nonempty sequence of finite numbers ≥ 0 (> 0 with ``strict``), as a tuple."""
+    if values is None or isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise TypeError(
+            f"{owner}: {name} must be a nonempty 1-d sequence of numbers; got {values!r}"
+        )
+    out = tuple(_arg_real(v, f"each of {name}", owner, strict=strict) for v in values)
+    if not out:
+        raise ValueError(f"{owner}: {name} is empty; give at least one value")
+    return out
+
+
+def _arg_deformation(defo, owner):
+    if not isinstance(defo, GraphDeformation):
+        raise TypeError(
+            f"{owner}: defo must be a GraphDeformation (from lorak.learn.deformation); "
+            f"got {type(defo).__name__}"
+        )
+    return defo
+
+
 # --------------------------------------------------------------------------- anchors
 
 
@@ -585,6 +690,15 @@ def deformation(GtG, H, n_rows=None) -> GraphDeformation:
     tr(GᵀG)/tr(H) would turn it into a γ of 10¹⁵ or more. At or below
     max(n, m)·eps·tr(GᵀG) (``n_rows``: n; m when not given) the scale is 0 — every γ
     gives the plain factor — with a warning."""
+    owner = "deformation"
+    H = _arg_array(H, "H", owner, ndim=2, min_rows=1)
+    m = H.shape[0]
+    if H.shape[1] != m:
+        raise ValueError(f"{owner}: H (GᵀLᵖG) must be square (m × m); got shape {H.shape}")
+    GtG = _arg_array(GtG, "GtG", owner, ndim=2, rows=m, cols=m)
+    n_rows = _arg_int(n_rows, "n_rows", owner, allow_none=True)
+    if np.max(np.abs(H - H.T)) > 1e-8 * np.max(np.abs(H)):
+        raise ValueError(f"{owner}: H (GᵀLᵖG) must be symmetric")
     D, V = eigh(H)
     D = np.maximum(D, 0.0)
     trH = float(np.sum(D))
@@ -609,6 +723,8 @@ def deformation(GtG, H, n_rows=None) -> GraphDeformation:
 
 def deformation_matrix(defo: GraphDeformation, t: float) -> np.ndarray:
     """R = V diag((1 + γD)^{-1/2}) Vᵀ, R Rᵀ = (I + γH)⁻¹; exactly I at t = 0."""
+    defo = _arg_deformation(defo, "deformation_matrix")
+    t = _arg_real(t, "t", "deformation_matrix")
     m = defo.eigenvectors.shape[0]
     if t == 0 or defo.scale == 0:
         return np.eye(m)
@@ -638,8 +754,15 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool
     squared error; with ``per_row``, also each row's LOO loss (len(alphas), l): its 0/1
     error for classes, its squared error for responses.
     """
-    F = np.asarray(F, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
+    owner = "loo_ridge_scores"
+    F = _arg_array(F, "F", owner, ndim=2, min_rows=2)
+    Y = _arg_array(Y, "Y", owner, ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2, rows=F.shape[0])
+    alphas = _arg_grid(alphas, "alphas", owner, strict=False)
+    return _loo_ridge(F, Y, alphas, classification=classification, per_row=per_row)
+
+
+def _loo_ridge(F, Y, alphas, *, classification: bool = True, per_row: bool = False):
+    """:func:`loo_ridge_scores` on checked float64 arrays."""
     if Y.ndim == 1:
         Y = Y[:, None]
     l = F.shape[0]
@@ -675,6 +798,8 @@ def loo_ridge_scores(F, Y, alphas, *, classification: bool = True, per_row: bool
 
 def ridge_targets(codes, n_classes):
     """±1 one-vs-rest columns of integer class codes (as a ridge classifier fits)."""
+    n_classes = _arg_int(n_classes, "n_classes", "ridge_targets")
+    codes = _arg_codes(codes, "codes", "ridge_targets", n_classes)
     Y = -np.ones((codes.size, n_classes))
     Y[np.arange(codes.size), codes] = 1.0
     return Y
@@ -729,15 +854,21 @@ def select_gamma_penalty(
     smooth where the error count of 100 labeled rows is coarse, and the gate keeps the
     plain factor where the rows show no geometry the labels follow.
     """
-    ts = tuple(float(t) for t in ts)
-    alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))
+    owner = "select_gamma_penalty"
+    if not isinstance(rule, str) or rule not in ("best", "gated", "squared_error", "one_se"):
+        raise ValueError(
+            f"{owner}: rule must be 'best', 'gated', 'squared_error' or 'one_se'; got {rule!r}"
+        )
+    G_labeled, targets = _arg_labeled(G_labeled, defo, targets, n_rows, owner)
+    ts = _arg_grid(ts, "ts", owner, strict=False)
+    alphas_desc = tuple(sorted(_arg_grid(alphas, "alphas", owner, strict=False), reverse=True))
     scores = np.empty((len(ts), len(alphas_desc), 2))
     losses = [None] * len(ts)
     best = None
     # R(t) = V diag(f_t) Vᵀ; the trailing Vᵀ is a rotation, which a ridge (and its
     # leave-one-out) does not see: the labeled features are A diag(f_t), A = G_l V
     V = defo.eigenvectors
-    A = np.asarray(G_labeled, dtype=np.float64) @ V
+    A = G_labeled @ V
     gram_diag = np.einsum("ij,ij->j", V, defo.gram @ V)  # diag(Vᵀ GᵀG V)
     feats = [None] * len(ts)
     for i, t in enumerate(ts):
@@ -745,7 +876,7 @@ def select_gamma_penalty(
         ms = float(np.sum(f * f * gram_diag)) / max(n_rows, 1)
         scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
         F = feats[i] = A * (f * scale)
-        scores[i], losses[i] = loo_ridge_scores(
+        scores[i], losses[i] = _loo_ridge(
             F, targets, alphas_desc, classification=classification, per_row=True
         )
         for k, a in enumerate(alphas_desc):
@@ -764,9 +895,24 @@ def select_gamma_penalty(
                 break
     elif rule == "gated":
         t, a = _gated_choice(feats, targets, scores, ts, alphas_desc)
-    elif rule not in ("best", "squared_error"):
-        raise ValueError(f"rule must be 'best', 'gated', 'squared_error' or 'one_se'; got {rule!r}")
     return GammaSelection(t, a, scores, ts, alphas_desc)
+
+
+def _arg_labeled(G_labeled, defo, targets, n_rows, owner):
+    """The checked (G_labeled, targets) of :func:`select_gamma_penalty` and
+    :func:`select_rank`: the labeled rows of the factor (l × m, m the deformation's
+    width, l ≥ 2) and their targets (l, or l × c), finite; ``n_rows`` ≥ l."""
+    defo = _arg_deformation(defo, owner)
+    m = defo.eigenvectors.shape[0]
+    G = _arg_array(G_labeled, "G_labeled", owner, ndim=2, cols=m, min_rows=2)
+    nd = np.ndim(targets)
+    T = _arg_array(targets, "targets", owner, ndim=nd if nd in (1, 2) else 2, rows=G.shape[0])
+    if _arg_int(n_rows, "n_rows", owner) < G.shape[0]:
+        raise ValueError(
+            f"{owner}: n_rows={n_rows} is below the {G.shape[0]} labeled rows; n_rows counts "
+            "every row the factor was fitted on"
+        )
+    return G, T
 
 
 #: Fractions of the factor's width m tried as ranks by :func:`rank_candidates`.
@@ -776,7 +922,8 @@ RANK_FRACTIONS = (1.0, 1 / 3, 1 / 10, 1 / 30, 1 / 100)
 def rank_candidates(m: int, n_classes: int = 1) -> tuple:
     """The ranks tried for a factor of width m: m·{1, 1/3, 1/10, 1/30, 1/100} rounded
     up, none below max(2, the number of classes), largest first."""
-    floor = max(2, int(n_classes))
+    m = _arg_int(m, "m", "rank_candidates")
+    floor = max(2, _arg_int(n_classes, "n_classes", "rank_candidates"))
     ranks = {min(m, max(floor, int(np.ceil(m * f - 1e-9)))) for f in RANK_FRACTIONS}
     return tuple(sorted(ranks, reverse=True))
 
@@ -797,6 +944,11 @@ def principal_map(defo: GraphDeformation, t: float, rank: int, n_rows: int) -> P
     truncation of the deformed kernel that keeps the most of its variance — its
     cluster structure, where the data has one (the spectral cluster kernels of
     Chapelle, Weston & Schölkopf 2003)."""
+    owner = "principal_map"
+    defo = _arg_deformation(defo, owner)
+    t = _arg_real(t, "t", owner)
+    rank = _arg_rank(rank, "rank", owner, defo.eigenvectors.shape[0])
+    n_rows = _arg_int(n_rows, "n_rows", owner)
     V = defo.eigenvectors
     f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues) if t else np.ones(V.shape[0])
     C = (V.T @ defo.gram @ V) * np.outer(f, f)
@@ -810,6 +962,14 @@ def principal_map(defo: GraphDeformation, t: float, rank: int, n_rows: int) -> P
     M *= np.where(M[big, np.arange(M.shape[1])] < 0, -1.0, 1.0)
     kept = float(np.sum(np.maximum(lam[order], 0.0)))
     return PrincipalMap(M, int(rank), kept / max(n_rows, 1))
+
+
+def _arg_rank(r, name, owner, m):
+    """A rank: an integer 1 … m (m the factor's width)."""
+    r = _arg_int(r, name, owner)
+    if r > m:
+        raise ValueError(f"{owner}: {name} is {r}, above the factor's width m = {m}")
+    return r
 
 
 @dataclass
@@ -848,9 +1008,16 @@ def select_rank(
     nearly interpolates the labeled rows makes leave-one-out a ratio of two small
     numbers, and picking the best of many such candidates overfits. The full-rank
     candidate, the factor as it was, is scored at every penalty."""
-    G_l = np.asarray(G_labeled, dtype=np.float64)
-    ranks = tuple(int(r) for r in ranks)
-    alphas_desc = tuple(sorted((float(a) for a in alphas), reverse=True))
+    owner = "select_rank"
+    G_l, targets = _arg_labeled(G_labeled, defo, targets, n_rows, owner)
+    t = _arg_real(t, "t", owner)
+    m = defo.eigenvectors.shape[0]
+    if ranks is None or isinstance(ranks, (str, bytes)) or np.ndim(ranks) != 1 or not len(ranks):
+        raise ValueError(
+            f"{owner}: ranks must be a nonempty 1-d sequence of integers; got {ranks!r}"
+        )
+    ranks = tuple(_arg_rank(r, "each of ranks", owner, m) for r in ranks)
+    alphas_desc = tuple(sorted(_arg_grid(alphas, "alphas", owner, strict=False), reverse=True))
     top = max(ranks)
     full = principal_map(defo, t, top, n_rows)
     scores = np.empty((len(ranks), len(alphas_desc)))
@@ -859,7 +1026,7 @@ def select_rank(
         M = full.matrix[:, :r]
         ms = float(np.sum((defo.gram @ M) * M)) / max(n_rows, 1)
         F = G_l @ M / (np.sqrt(ms) if ms > 0 else 1.0)
-        scores[i] = loo_ridge_scores(F, targets, alphas_desc, classification=False)[:, 1]
+        scores[i] = _loo_ridge(F, targets, alphas_desc, classification=False)[:, 1]
         usable = scores[i].copy()
         if r < top:
             usable[_ridge_dof(F, alphas_desc) > 0.5 * G_l.shape[0]] = np.inf
@@ -883,7 +1050,7 @@ def _gated_choice(feats, targets, scores, ts, alphas):
     j = zero[0]
 
     def row_losses(k):
-        _, rows = loo_ridge_scores(
+        _, rows = _loo_ridge(
             feats[k], targets, [alphas[best_a[k]]], classification=False, per_row=True
         )
         return rows[0]
