@@ -118,6 +118,27 @@ def test_a_single_labeled_class_is_named(moons):
         SemiSupervisedFactorClassifier().fit(X, ys)
 
 
+def test_the_fewest_responses_the_regressor_takes(moons, tmp_path):
+    """Responses go through leave-one-out: 3 labeled rows at least (named), and 3
+    fit, predict and save."""
+    import lorak
+    from lorak import SemiSupervisedFactorRegressor
+
+    X, _ = moons
+    yr = np.full(X.shape[0], np.nan)
+    yr[0] = 0.5
+    with pytest.raises(ValueError, match="at least 2"):
+        SemiSupervisedFactorRegressor().fit(X, yr)
+    yr[1] = -0.5
+    with pytest.raises(ValueError, match="at least 3 labeled rows"):
+        SemiSupervisedFactorRegressor().fit(X, yr)
+    yr[2] = 0.1
+    reg = SemiSupervisedFactorRegressor().fit(X, yr)
+    assert np.all(np.isfinite(reg.transduction_))
+    lorak.save(reg, tmp_path / "r.lorak")
+    np.testing.assert_array_equal(lorak.load(tmp_path / "r.lorak").predict(X), reg.predict(X))
+
+
 def test_every_row_labeled_with_one_row_per_class():
     X = np.array([[0.0, 0.0], [1.0, 1.0], [0.1, 0.0], [0.9, 1.0]])
     clf = SemiSupervisedFactorClassifier().fit(X, [0, 1, 0, 1])

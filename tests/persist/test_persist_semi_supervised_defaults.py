@@ -45,6 +45,12 @@ def data():
     return X, {"one": one, "few": few, "many": many, "responses": resp}
 
 
+def _given_head():
+    from lorak.models import SelfTrainedRidge
+
+    return SemiSupervisedFactorClassifier(classifier=SelfTrainedRidge(class_prior=[0.6, 0.4]))
+
+
 def _joint():
     return GeneralizedNystroem(
         prior=GraphRegularizedFactor(), prior_gamma="joint", n_components=20, random_state=0
@@ -55,6 +61,7 @@ CASES = {
     "classifier, one label per class": (SemiSupervisedFactorClassifier, "one"),
     "classifier, few labels": (SemiSupervisedFactorClassifier, "few"),
     "classifier, enough labels": (SemiSupervisedFactorClassifier, "many"),
+    "classifier, a given self-trained head": (_given_head, "few"),
     "regressor": (SemiSupervisedFactorRegressor, "responses"),
     "graph factor, one label per class": (GraphRegularizedFactor, "one"),
     "graph factor, few labels": (GraphRegularizedFactor, "few"),
