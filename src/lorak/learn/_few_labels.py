@@ -127,9 +127,13 @@ def balance_offsets(D, prior, *, n_iter: int = 200) -> np.ndarray:
     max_{l≠j}(D_il + b_l) − D_ij, so that exactly k_j rows take class j. The classes
     take turns, the most under-filled first, for at most ``n_iter`` rounds, until every
     count is its k_j, or until three rounds (``BALANCE_PATIENCE``) bring the counts no
-    closer (rows with equal scores move together); the offsets of the closest counts
-    are returned. A step is a pass over the n × c scores; a handful of rounds reach
-    the counts on continuous scores."""
+    closer (rows with equal scores move together). Turns can circle a corner of f a
+    few rows short of k: those rows are then moved along the cheapest paths between
+    the classes (successive shortest paths of min-cost flow over the c classes), and
+    the offsets set to the middle of the polytope that keeps every row in its class
+    (difference constraints: its margin is the smallest cycle mean, Karp's). The
+    offsets of the closest counts are returned. A step is a pass over the n × c
+    scores; a handful of rounds reach the counts on continuous scores."""
     owner = "balance_offsets"
     D = _arg_array(D, "D", owner, ndim=2)
     n, c = D.shape
