@@ -557,3 +557,60 @@ def csr_rows(A):
     if sp.issparse(A) and A.format != "csr":
         return A.tocsr()
     return A
+
+
+def check_float_array(A, name: str, *, ndim: int = 2, shape=None, what: str = "", empty=False):
+    """``A`` as a float64 array of ``ndim`` dimensions, finite, not empty (unless
+    ``empty``) and of ``shape`` (None entries: any size), else a TypeError or ValueError
+    that names ``name`` (``what`` says why the shape is required)."""
+    if A is None or isinstance(A, str) or sp.issparse(A):
+        got = "a sparse matrix" if sp.issparse(A) else repr(A)
+        raise TypeError(f"{name} must be a dense array of numbers; got {got}")
+    try:
+        a = np.asarray(A, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array; got shape {a.shape}")
+    if a.size == 0 and not empty:
+        raise ValueError(f"{name} is empty (shape {a.shape})")
+    if shape is not None and any(
+        w is not None and w != g for w, g in zip(shape, a.shape, strict=True)
+    ):
+        want = " × ".join("any" if w is None else str(w) for w in shape)
+        raise ValueError(f"{name} must be {want}{f' ({what})' if what else ''}; got {a.shape}")
+    bad = np.size(a) - int(np.count_nonzero(np.isfinite(a)))
+    if bad:
+        raise ValueError(f"{name} holds NaN or infinity ({bad} of {a.size} entries)")
+    return a
+
+
+def check_number_sequence(
+    values, name: str, *, low=0.0, strict=True, allow_inf=False, empty=False, increasing=False
+) -> np.ndarray:
+    """``values`` (a number or a 1-D sequence of numbers) as a 1-D float64 array whose
+    entries are not NaN, finite unless ``allow_inf``, above ``low`` (``strict``) or at
+    least ``low``, strictly increasing with ``increasing``, and not empty unless
+    ``empty``; else a TypeError or ValueError naming ``name``."""
+    if values is None or isinstance(values, (str, bytes)) or sp.issparse(values):
+        raise TypeError(f"{name} must be a sequence of numbers; got {values!r}")
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a sequence of numbers: {exc}") from None
+    if np.asarray(values).dtype.kind == "b":
+        raise TypeError(f"{name} must be a sequence of numbers; got {values!r}")
+    if a.ndim > 1:
+        raise ValueError(f"{name} must be a 1-D sequence of numbers; got shape {a.shape}")
+    a = a.ravel()
+    if a.size == 0 and not empty:
+        raise ValueError(f"{name} is empty: give at least one value")
+    if np.isnan(a).any() or (not allow_inf and np.isinf(a).any()):
+        kind = "NaN" if allow_inf else "NaN or infinity"
+        raise ValueError(f"{name} must not hold {kind}; got {values!r}")
+    if np.any(a <= low if strict else a < low):
+        op = ">" if strict else ">="
+        raise ValueError(f"{name} must hold numbers {op} {low}; got {values!r}")
+    if increasing and np.any(np.diff(a) <= 0):
+        raise ValueError(f"{name} must be strictly increasing; got {values!r}")
+    return a

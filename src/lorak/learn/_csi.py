@@ -15,6 +15,8 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.blas import drot, dscal
 
+from .._validation import check_bool, check_bound, check_float_array
+
 __all__ = ["CSIResult", "csi", "csi_q", "fit_csi"]
 
 _QR_RTOL = 1e-10  # a centred column with a residual below this × its norm adds no direction
@@ -103,9 +105,62 @@ def csi(
     -------
     CSIResult
     """
+    diag, Y, labeled = _check_csi(
+        diag, column, Y, (max_rank, "max_rank"), kappa, lookahead, tol, centering, labeled
+    )
+    check_bound(refresh, "refresh", low=1, strict=False, integer=True)
+    for name, value, valid in (
+        ("selection", selection, ("argmax", "reference")),
+        ("qr", qr, ("auto", "gram", "cgs2")),
+    ):
+        if not isinstance(value, str) or value not in valid:
+            raise ValueError(
+                f"unknown {name} {value!r}; valid values are {', '.join(map(repr, valid))}"
+            )
     return _CSI(
         diag, column, Y, max_rank, kappa, lookahead, tol, centering, labeled, refresh, selection, qr
     ).run()
+
+
+def _check_csi(diag, column, Y, rank, kappa, lookahead, tol, centering, labeled):
+    """CSI's inputs checked, each error naming its argument: diag (n,) finite; column
+    callable; Y (n,) or (n, d), finite on the labeled rows; labeled None or an (n,)
+    boolean mask with a row; the rank (``(value, name)``) ≥ 1 and lookahead ≥ 0
+    integers; kappa in [0, 1]; tol ≥ 0; centering a bool. Returns (diag, Y, labeled)
+    as arrays."""
+    diag = check_float_array(diag, "diag", ndim=1)
+    n = diag.shape[0]
+    if not callable(column):
+        raise TypeError(f"column must be callable: i -> K[:, i]; got {column!r}")
+    if Y is None or isinstance(Y, (str, bytes)):
+        raise TypeError(f"Y must be an (n, d) array of targets; got {Y!r}")
+    try:
+        Ya = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"Y must be an array of numbers: {exc}") from None
+    if Ya.ndim not in (1, 2) or Ya.shape[0] != n:
+        raise ValueError(f"Y must be (n,) or (n, d) with n = {n} rows, as diag; got {Ya.shape}")
+    if labeled is not None:
+        mask = np.asarray(labeled)
+        if mask.dtype != bool or mask.shape != (n,):
+            raise ValueError(
+                f"labeled must be a boolean mask of the {n} rows; got {mask.dtype} of shape "
+                f"{mask.shape}"
+            )
+        if not mask.any():
+            raise ValueError("labeled marks no row: at least one row must carry a target")
+        labeled = mask
+    rows = Ya if labeled is None else Ya[labeled]
+    if not np.all(np.isfinite(rows)):
+        raise ValueError("Y holds NaN or infinity on the labeled rows")
+    check_bound(rank[0], rank[1], low=1, strict=False, integer=True)
+    check_bound(lookahead, "lookahead", low=0, strict=False, integer=True)
+    check_bound(kappa, "kappa", low=0, strict=False)
+    if kappa > 1:
+        raise ValueError(f"kappa must be in [0, 1]; got {kappa!r}")
+    check_bound(tol, "tol", low=0, strict=False)
+    check_bool(centering, "centering")
+    return diag, Ya, labeled
 
 
 def csi_q(
@@ -115,12 +170,22 @@ def csi_q(
 
     Columns where R has a zero row (ΠG lost rank there) are zero. O(n r²).
     """
-    Gc = np.asarray(G, dtype=np.float64)
+    Gc = check_float_array(G, "G")
+    r = Gc.shape[1]
+    R = check_float_array(R, "R")
+    if R.shape[0] != R.shape[1] or R.shape[0] < r:
+        raise ValueError(f"R must be square with at least {r} rows (G's columns); got {R.shape}")
+    check_bool(centering, "centering")
     if labeled is not None:
-        Gc = Gc[np.asarray(labeled, dtype=bool)]
+        mask = np.asarray(labeled)
+        if mask.dtype != bool or mask.shape != (Gc.shape[0],):
+            raise ValueError(
+                f"labeled must be a boolean mask of G's {Gc.shape[0]} rows; got {mask.dtype} "
+                f"of shape {mask.shape}"
+            )
+        Gc = Gc[mask]
     if centering:
         Gc = Gc - Gc.mean(axis=0)
-    r = Gc.shape[1]
     Q = np.zeros(Gc.shape, order="F")
     nz = np.flatnonzero(np.diag(R)[:r] != 0)
     if nz.size:
@@ -144,6 +209,11 @@ def fit_csi(
     """CSI's one entry (:class:`lorak.CSI`): refuses a prediction term that is undefined
     (κ > 0 with Y zero, or constant when centred, on the ``labeled`` rows: ‖Y‖ = 0),
     then :func:`csi` to rank at most ``n_components``."""
+    diag, Y, labeled = _check_csi(
+        diag, column, Y, (n_components, "n_components"), kappa, lookahead, tol, centering, labeled
+    )
+    if Y.ndim == 1:
+        Y = Y[:, None]
     if kappa > 0:
         Yl = Y if labeled is None else Y[labeled]
         if centering:
@@ -256,6 +326,8 @@ class _CSI:
         kcol = np.asarray(self.column(j), dtype=np.float64).reshape(-1)
         if kcol.shape[0] != self.n:
             raise ValueError(f"column({j}) returned {kcol.shape[0]} values; expected {self.n}")
+        if not np.all(np.isfinite(kcol)):
+            raise ValueError(f"column({j}) returned NaN or infinity: the kernel must be finite")
         self.visited.append(j)
         col = kcol - G[:, :t] @ G[j, :t] if t else kcol.copy()  # never write into kcol
         col /= s

@@ -11,12 +11,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import eigh
 from scipy.optimize import nnls
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from .._validation import as_float64
+from .._validation import (
+    as_float64,
+    check_bool,
+    check_bound,
+    check_float_array,
+    check_rtol,
+)
 from ..decompose import FactorBank
 from ..metrics import ideal_kernel_factor
 from ._lp_mkl import uniform_weights  # μ_j = 1/M: the ℓ1 case of the ℓp start
@@ -72,10 +79,23 @@ class AlignmentStatistics:
         return num / den if den > 0 else 0.0
 
 
-def _labels_factor(y, centered: bool) -> np.ndarray:
+def _check_class_labels(y, l=None, rows="the kernels") -> np.ndarray:
+    """``y`` as 1-D class labels (NaN-free), ``l`` of them when given; else an error
+    naming y."""
+    if y is None:
+        raise ValueError("y is required: the class labels of the labeled rows")
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D class labels; got shape {y.shape}")
+    if l is not None and y.shape[0] != l:
+        raise ValueError(f"y has {y.shape[0]} entries, but {rows} have {l} rows")
+    if y.dtype.kind in "fc" and np.isnan(y).any():
+        raise ValueError("y holds NaN: give a class label for every labeled row")
+    return y
+
+
+def _labels_factor(y, centered: bool) -> np.ndarray:
+    y = _check_class_labels(y)
     if np.unique(y).size < 2:
         raise ValueError(
             "y has a single class among the labeled rows; the ideal kernel is constant and "
@@ -92,7 +112,8 @@ def alignment_statistics_from_factors(
 
     Cost O(l (Σ r_j)² + l c Σ r_j) time, O(l Σ r_j) memory; no l × l matrix.
     """
-    if len(factors) == 0:
+    check_bool(centered, "centered")
+    if factors is None or isinstance(factors, (str, bytes)) or len(factors) == 0:
         raise ValueError("factors is empty; give at least one kernel factor")
     Gs = []
     l = None
@@ -110,8 +131,7 @@ def alignment_statistics_from_factors(
         if not np.all(np.isfinite(G)):
             raise ValueError(f"factors[{j}] contains NaN or infinity")
         Gs.append(G - G.mean(axis=0) if centered else G)
-    if np.asarray(y).shape[0] != l:
-        raise ValueError(f"y has {np.asarray(y).shape[0]} entries, but the factors have {l} rows")
+    _check_class_labels(y, l, "the factors")
     Y = _labels_factor(y, centered)
     M = len(Gs)
     widths = [G.shape[1] for G in Gs]
@@ -135,14 +155,13 @@ def alignment_statistics_from_kernels(
     kernels: Sequence[np.ndarray], y, *, centered: bool
 ) -> AlignmentStatistics:
     """Alignment statistics from explicit l × l kernel matrices of the labeled rows."""
-    if len(kernels) == 0:
+    check_bool(centered, "centered")
+    if kernels is None or isinstance(kernels, (str, bytes)) or len(kernels) == 0:
         raise ValueError("kernels is empty; give at least one kernel matrix")
-    l = np.asarray(y).shape[0]
+    l = _check_class_labels(y).shape[0]
     Ks = []
     for j, K in enumerate(kernels):
-        K = np.asarray(K, dtype=np.float64)
-        if K.shape != (l, l):
-            raise ValueError(f"kernels[{j}] has shape {K.shape}; expected ({l}, {l}) to match y")
+        K = check_float_array(K, f"kernels[{j}]", shape=(l, l), what="one per labeled row, as y")
         if centered:
             K = K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
         Ks.append(K)
@@ -202,17 +221,28 @@ def centered_alignment_weights(stats: AlignmentStatistics) -> np.ndarray:
 
 
 def combination_weights(weighting: str, stats: AlignmentStatistics | None, n_kernels: int):
-    """Dispatch on ``weighting`` ∈ :data:`WEIGHTINGS`."""
+    """Dispatch on ``weighting`` ∈ :data:`WEIGHTINGS`; ``stats`` (the labeled rows'
+    :class:`AlignmentStatistics`, of ``n_kernels`` kernels) for the alignment ones."""
+    if not isinstance(weighting, str) or weighting not in WEIGHTINGS:
+        raise ValueError(
+            f"unknown weighting {weighting!r}; valid values are "
+            + ", ".join(repr(w) for w in WEIGHTINGS)
+        )
+    check_bound(n_kernels, "n_kernels", low=1, strict=False, integer=True)
     if weighting == "uniform":
         return uniform_weights(n_kernels)
+    if not isinstance(stats, AlignmentStatistics):
+        raise TypeError(
+            f"weighting={weighting!r} needs stats, the AlignmentStatistics of the labeled "
+            f"rows (alignment_statistics_from_factors or _kernels); got {stats!r}"
+        )
+    if stats.target.shape != (n_kernels,):
+        raise ValueError(
+            f"stats describe {stats.target.size} kernels, but n_kernels is {n_kernels}"
+        )
     if weighting == "alignment":
         return alignment_weights(stats)
-    if weighting == "centered_alignment":
-        return centered_alignment_weights(stats)
-    raise ValueError(
-        f"unknown weighting {weighting!r}; valid values are "
-        + ", ".join(repr(w) for w in WEIGHTINGS)
-    )
+    return centered_alignment_weights(stats)
 
 
 # --------------------------------------------------------------------------- the fits
@@ -242,13 +272,52 @@ def fit_kernel_combination(
     ``landmarks`` (a :class:`lorak.decompose.FactorBank`, eigenvalue cut-off ``rtol``),
     then the weights ``weighting`` ∈ :data:`WEIGHTINGS` — for the alignment ones from
     the factors of the labeled rows ``X[rows]`` with labels ``y`` (never l × l)."""
+    from ..kernels import KernelBank
+
+    if not isinstance(bank, KernelBank):
+        raise TypeError(f"bank must be a resolved lorak.kernels.KernelBank; got {bank!r}")
+    if not isinstance(weighting, str) or weighting not in WEIGHTINGS:
+        valid = ", ".join(repr(w) for w in WEIGHTINGS)
+        raise ValueError(f"unknown weighting {weighting!r}; valid values are {valid}")
+    check_rtol(rtol)
+    landmarks = _check_rows_matrix(landmarks, "landmarks")
     factors = FactorBank.nystrom(bank, landmarks, rtol=rtol)
     if weighting == "uniform":
         return KernelCombinationFit(combination_weights("uniform", None, len(bank)), factors)
+    X = _check_rows_matrix(X, "X")
+    rows = _check_row_indices(rows, X.shape[0])
+    _check_class_labels(y, rows.size, "rows")
     Els = bank.blocks(as_float64(X[rows]), factors.points)
     Gl = [E @ N for E, N in zip(Els, factors.normalizations, strict=True)]
     stats = alignment_statistics_from_factors(Gl, y, centered=weighting == "centered_alignment")
     return KernelCombinationFit(combination_weights(weighting, stats, len(bank)), factors, stats)
+
+
+def _check_rows_matrix(A, name):
+    """``A`` unchanged if it is a non-empty 2-D matrix of finite numbers (dense or
+    sparse), else an error naming it."""
+    if sp.issparse(A):
+        if A.shape[0] == 0 or not np.all(np.isfinite(A.data)):
+            raise ValueError(f"{name} must be a non-empty 2-D matrix of finite numbers")
+        return A
+    check_float_array(A, name)
+    return A
+
+
+def _check_row_indices(rows, n):
+    """``rows`` as 1-D integer indices into n rows, else an error naming rows."""
+    if rows is None:
+        raise ValueError("rows is required for an alignment weighting: the labeled rows of X")
+    r = np.asarray(rows)
+    if r.ndim != 1 or r.dtype.kind not in "iu" or r.size == 0:
+        raise ValueError(
+            f"rows must be a non-empty 1-D array of row indices; got {r.dtype} {r.shape}"
+        )
+    if r.min() < -n or r.max() >= n:
+        raise ValueError(
+            f"rows must index the {n} rows of X; got values from {r.min()} to {r.max()}"
+        )
+    return r
 
 
 @dataclass
@@ -262,6 +331,31 @@ class GLMKLFit:
     converged: bool
 
 
+def _check_glmkl(Ks, targets, C, max_iter, tol):
+    """(Ks, targets) of :func:`fit_glmkl`, checked: finite, M ≥ 1 kernels,
+    l × l each, and one ±1 vector of l entries per binary problem — and C > 0, tol > 0,
+    max_iter ≥ 1; else an error naming the argument."""
+    if Ks is None or isinstance(Ks, (str, bytes)) or len(Ks) == 0:
+        raise ValueError("Ks is empty; give at least one l × l kernel matrix")
+    first = check_float_array(Ks[0], "Ks[0]")
+    l = first.shape[0]
+    for j, K in enumerate(Ks):
+        check_float_array(K, f"Ks[{j}]", shape=(l, l), what="l × l")
+    if targets is None or isinstance(targets, (str, bytes)) or len(targets) == 0:
+        raise ValueError("targets is empty; give one ±1 vector per binary problem")
+    T = [
+        check_float_array(t, f"targets[{c}]", ndim=1, shape=(l,), what="one per row of Ks")
+        for c, t in enumerate(targets)
+    ]
+    for c, t in enumerate(T):
+        if not np.all(np.abs(t) == 1.0) or np.unique(t).size < 2:
+            raise ValueError(f"targets[{c}] must hold both labels +1 and -1, and only those")
+    check_bound(C, "C")
+    check_bound(max_iter, "max_iter", low=1, strict=False, integer=True)
+    check_bound(tol, "tol")
+    return list(Ks), list(targets)
+
+
 def fit_glmkl(Ks, targets, *, C: float, max_iter: int, tol: float, owner="GLMKLClassifier"):
     """Group-lasso MKL (Xu et al. 2010, ℓ1 case) on the kernels ``Ks`` (l × l each) of
     the labeled rows: alternate scikit-learn's ``SVC(kernel="precomputed")`` on
@@ -269,6 +363,7 @@ def fit_glmkl(Ks, targets, *, C: float, max_iter: int, tol: float, owner="GLMKLC
     form d_j = ‖f_j‖ / Σ_k ‖f_k‖, ‖f_j‖² = d_j² Σ_c β_cᵀ K_j β_c, from d = 1/M; stop
     when the weights or the summed dual objective change by less than ``tol``
     (relative), with a ConvergenceWarning naming ``owner`` after ``max_iter`` updates."""
+    Ks, targets = _check_glmkl(Ks, targets, C, max_iter, tol)
     M = len(Ks)
     d = np.full(M, 1.0 / M)
     history = []

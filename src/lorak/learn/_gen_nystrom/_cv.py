@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import eigh
+from scipy.sparse import issparse as sp_issparse
 
 from ..._linalg import symmetrize as _sym
+from ..._validation import check_bound, check_float_array, check_number_sequence
 from ...metrics import ideal_kernel_factor
 from ._multiple import (
     BlockState,
     MKGenNystromProblem,
     alternate_blocks,
+    check_bank_blocks,
     fit_mk_gen_nystrom,
     mk_prior_fit,
     uniform_prior_factors,
@@ -27,6 +30,9 @@ from ._path import GenNystromFit, alignment_lambda_path, prior_fit
 from ._problem import (
     GenNystromProblem,
     check_beta,
+    check_blocks,
+    check_labels,
+    check_options,
     kept_eigenpairs,
     optimal_beta_unconstrained,
     pinv_psd,
@@ -116,12 +122,16 @@ def cv_feasible(y, target: str = "classification") -> tuple[bool, str]:
     """Whether stratified cross-validation can hold out a row of every class of ``y``
     (at least 2 labeled rows per class), and if not, the reason in words. For
     ``target="regression"``: at least 3 labeled rows (2 to fit on per fold)."""
+    check_options(target=target)
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y must be a non-empty 1-D array of labels; got shape {y.shape}")
     if target == "regression":
-        l = int(np.asarray(y).shape[0])
+        l = int(y.shape[0])
         if l >= 3:
             return True, ""
         return False, f"{l} labeled row(s), cross-validation of a response needs 3"
-    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    classes, counts = np.unique(y, return_counts=True)
     if counts.size and counts.min() >= 2:
         return True, ""
     label = classes[int(np.argmin(counts))].tolist()
@@ -133,6 +143,10 @@ def cv_criterion(criterion: str, lam, y, target: str, owner: str) -> str:
     """The criterion a fit uses: ``"cv"`` falls back to ``"paper"`` (eq. 15), with a
     warning naming ``owner``, when λ is to be chosen and no row can be held out
     (:func:`cv_feasible`); any other case returns ``criterion`` unchanged."""
+    if criterion not in ("cv", "paper", "kernel"):
+        raise ValueError(
+            f"unknown criterion {criterion!r}; valid names are 'cv', 'paper', 'kernel'"
+        )
     if criterion != "cv" or not isinstance(lam, str):
         return criterion
     ok, why = cv_feasible(y, target)
@@ -238,8 +252,13 @@ def score_ridge_candidates(Q, y, fold_of, k, alphas) -> tuple[np.ndarray, np.nda
     centred and w(α) = (QᵀQ + αI)⁻¹Qᵀy comes from one SVD for every α. Each labeled row
     is held out once, so the per-row errors of two candidates are paired.
     """
-    y = np.asarray(y, dtype=np.float64).ravel()
-    alphas = np.asarray(alphas, dtype=np.float64).ravel()
+    y = check_float_array(y, "y", ndim=1)
+    l = y.shape[0]
+    if not callable(Q):
+        Q = check_float_array(Q, "Q", shape=(l, None), what="one row per entry of y")
+    check_bound(k, "k", low=2, strict=False, integer=True)
+    fold_of = _check_folds(fold_of, l, k)
+    alphas = check_number_sequence(alphas, "alphas")
     per_row = np.zeros((y.size, alphas.size))
     for f in range(k):
         Qf = _scaled(np.asarray(Q(f) if callable(Q) else Q, dtype=np.float64))
@@ -251,6 +270,19 @@ def score_ridge_candidates(Q, y, fold_of, k, alphas) -> tuple[np.ndarray, np.nda
         W = (sv / (sv * sv + alphas[:, None])) * Uy  # (c, r): the weights per α
         per_row[va] = (y[va][:, None] - (Pva @ W.T + ym)) ** 2
     return per_row.sum(axis=0), per_row
+
+
+def _check_folds(fold_of, l, k):
+    """``fold_of`` as l integer fold indices in [0, k), each fold holding a row."""
+    f = np.asarray(fold_of)
+    if f.shape != (l,) or f.dtype.kind not in "iu":
+        raise ValueError(
+            f"fold_of must be {l} integer fold indices, one per row; got {f.dtype} of shape "
+            f"{f.shape}"
+        )
+    if np.any((f < 0) | (f >= k)) or np.unique(f).size != k:
+        raise ValueError(f"fold_of must hold every fold index 0, …, {k - 1} (k={k}) and no other")
+    return f
 
 
 def _score(Q, y, fold_of, k, C_grid, target):
@@ -550,8 +582,19 @@ def cv_select_lambda(
     target : "classification" (y class labels, ideal kernel, LinearSVC error counts) or
         "regression" (y responses, K* = ỹỹᵀ, ridge held-out squared error; plain k-fold).
     """
-    y = np.asarray(y)
+    El, W, _, _ = check_blocks(El, W)
     beta = check_beta(beta)
+    check_options(
+        lam_grid=lam_grid,
+        C_grid=C_grid,
+        n_splits=n_splits,
+        solver=solver,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        target=target,
+    )
+    y = check_labels(y, El.shape[0], target)
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
@@ -689,6 +732,34 @@ def _choose_joint(errors, hinge, per_row, C_grid, target):
     raise AssertionError("unreachable: the minimum is attained")  # pragma: no cover
 
 
+def check_prior_blocks(Els, ts):
+    """(the blocks as finite float64 arrays of one row count, ts as floats): ts finite,
+    ≥ 0 and strictly increasing — the ties of the scores go to the smaller t, so the
+    order of ts is part of the choice — and one block per t."""
+    ts = check_number_sequence(ts, "ts", low=0.0, strict=False)
+    if np.any(np.diff(ts) <= 0):
+        raise ValueError(
+            "ts must be strictly increasing (tied scores go to the smaller t, the weaker "
+            f"graph): sort ts and reorder Els alike; got {ts.tolist()}"
+        )
+    if Els is None or isinstance(Els, (str, bytes)) or sp_issparse(Els):
+        raise TypeError(f"Els must be a sequence of 2-D arrays, one per t; got {Els!r}")
+    Els = [check_float_array(E, f"Els[{i}]") for i, E in enumerate(Els)]
+    if len(Els) != ts.size:
+        raise ValueError(
+            f"Els holds {len(Els)} blocks for {ts.size} values in ts: cv_select_prior_gamma "
+            "needs one block of prior rows per t"
+        )
+    l = Els[0].shape[0]
+    for i, E in enumerate(Els):
+        if E.shape[0] != l:
+            raise ValueError(
+                f"Els[{i}] has {E.shape[0]} rows but Els[0] has {l}: every block holds the "
+                "prior's rows of the same labeled rows"
+            )
+    return Els, ts
+
+
 def cv_select_prior_gamma(
     Els,
     y,
@@ -726,7 +797,8 @@ def cv_select_prior_gamma(
     ----------
     Els : sequence of (l, r_i) arrays, one per t.
     y : (l,) class labels (or responses) of the labeled rows.
-    ts : (h,) the weights of ``Els``, ascending.
+    ts : (h,) the weights of ``Els``: finite, ≥ 0 and strictly increasing (the order
+        breaks ties; anything else is refused).
     lam_grid : the finite λ values to score (may be empty).
     include_prior : also score λ = ∞ (S = β I: the prior at t itself).
     beta, center_ideal, n_splits, C_grid, rng, solver, path_tol, max_iter, rtol, target :
@@ -736,14 +808,19 @@ def cv_select_prior_gamma(
     problems are solved on the labeled rows' span (:func:`prior_row_space`): the same
     minimizers, at l × l instead of r × r per solver iteration.
     """
-    y = np.asarray(y)
-    ts = np.asarray(ts, dtype=np.float64).ravel()
-    if len(Els) != ts.size or ts.size == 0:
-        raise ValueError(
-            f"cv_select_prior_gamma needs one block of prior rows per t; got {len(Els)} "
-            f"blocks for {ts.size} values of t"
-        )
+    Els, ts = check_prior_blocks(Els, ts)
     beta = check_beta(beta)
+    check_options(
+        lam_grid=lam_grid,
+        C_grid=C_grid,
+        n_splits=n_splits,
+        solver=solver,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        target=target,
+    )
+    y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     grid = _finite_grid(lam_grid)
     if grid.size == 0 and not include_prior:
@@ -878,7 +955,18 @@ def mk_cv_select_lambda(
 ) -> LambdaCV:
     """:func:`cv_select_lambda` for the multiple-kernel method; λ = ∞ is the uniform
     kernel sum on the same landmarks (T^(j) = W_j⁺ / M)."""
-    y = np.asarray(y)
+    Els, Ws = check_bank_blocks(Els, Ws)
+    check_options(
+        lam_grid=lam_grid,
+        C_grid=C_grid,
+        n_splits=n_splits,
+        solver=solver,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        rtol=rtol,
+        target=target,
+    )
+    y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     grid = _finite_grid(lam_grid)
     C_grid = _default_C_grid(C_grid, target)
@@ -936,6 +1024,9 @@ def fit_gen_nystrom_cv(
     (y class labels) or "regression" (y responses; K given as ỹỹᵀ), see
     :func:`cv_select_lambda`.
     """
+    El, W, K, _ = check_blocks(El, W, K)
+    check_options(lam=lam, tol=tol, target=target)
+    y = check_labels(y, El.shape[0], target)
 
     def select():
         return cv_select_lambda(
@@ -1006,6 +1097,9 @@ def fit_mk_gen_nystrom_cv(
 ):
     """:func:`~lorak.learn.fit_mk_gen_nystrom` with λ by :func:`mk_cv_select_lambda`;
     (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
+    Els, Ws = check_bank_blocks(Els, Ws)
+    check_options(lam=lam, tol=tol, inner_max_iter=inner_max_iter, target=target)
+    y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
 
     def select():
         return mk_cv_select_lambda(

@@ -17,15 +17,16 @@ from ._cv import (
     DEFAULT_CV_SPLITS,
     PriorGammaCV,
     attach_cv,
+    check_prior_blocks,
     cv_criterion,
     cv_select_prior_gamma,
     fit_gen_nystrom_cv,
     fit_mk_gen_nystrom_cv,
     prior_row_space,
 )
-from ._multiple import MKGenNystromFit, fit_mk_gen_nystrom
+from ._multiple import MKGenNystromFit, check_bank_blocks, fit_mk_gen_nystrom
 from ._path import DEFAULT_LAMBDA_GRID, GenNystromFit, alignment_lambda_path, prior_fit
-from ._problem import psd_factor
+from ._problem import check_blocks, check_labels, check_options, psd_factor
 
 __all__ = [
     "CRITERIA",
@@ -106,6 +107,10 @@ def fit_generalized_nystroem(
     if mask is not None and criterion == "cv":
         criterion = "paper"
     _check_criterion(criterion, lam, y, owner)
+    El, W, K, mask = check_blocks(El, W, K, mask=mask)
+    check_options(lam=lam, target=target, solver=solver, tol=tol, max_iter=max_iter, rtol=rtol)
+    if y is not None:
+        y = check_labels(y, El.shape[0], target)
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
     if criterion == "cv" and (isinstance(lam, str) or _is_inf(lam)):
@@ -181,6 +186,18 @@ def fit_mk_generalized_nystroem(
     block factors, F_j F_jᵀ = T^(j)), ``criterion`` and ``cv``.
     """
     _check_criterion(criterion, lam, y, owner)
+    Els, Ws = check_bank_blocks(Els, Ws)
+    check_options(
+        lam=lam,
+        target=target,
+        solver=solver,
+        tol=tol,
+        max_iter=max_iter,
+        inner_max_iter=inner_max_iter,
+        rtol=rtol,
+    )
+    if y is not None:
+        y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
     options = {
@@ -257,6 +274,9 @@ def fit_generalized_nystroem_prior_gamma(
     ``lam="auto"``, else None) and ``cv`` (the chosen t's :class:`LambdaCV` record,
     ``n_iter`` over every t); the :class:`PriorGammaCV` table).
     """
+    check_options(lam=lam, target=target, solver=solver, tol=tol, max_iter=max_iter, rtol=rtol)
+    checked, _ = check_prior_blocks(Els, ts)
+    check_blocks(checked[0], K=K)  # K: one row and column per labeled row, before the search
     auto = isinstance(lam, str)
     if auto:
         grid, include_prior = CV_LAMBDA_GRID if lam_grid is None else lam_grid, True
@@ -279,7 +299,7 @@ def fit_generalized_nystroem_prior_gamma(
         rtol=rtol,
         target=target,
     )
-    El = np.asarray(Els[sel.index], dtype=np.float64)
+    El = checked[sel.index]
     m = El.shape[1]
     V1 = None
     if not (isinstance(beta, str) or math.isinf(sel.lam)):  # λ = ∞: β I exactly, below

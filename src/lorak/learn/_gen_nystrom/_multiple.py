@@ -16,9 +16,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ..._linalg import symmetrize as _sym
+from ..._validation import check_float_array
 from ._path import DEFAULT_LAMBDA_GRID, lambda_path
 from ._problem import (
     GenNystromProblem,
+    check_options,
     kept_eigenpairs,
     prior_factor,
     projection_dtype,
@@ -30,6 +32,7 @@ __all__ = [
     "MKGenNystromFit",
     "MKGenNystromProblem",
     "alternate_blocks",
+    "check_bank_blocks",
     "fit_mk_gen_nystrom",
     "mk_prior_fit",
     "uniform_prior_factors",
@@ -61,24 +64,11 @@ class MKGenNystromProblem:
     @classmethod
     def from_blocks(cls, Els, Ws, Y, *, rtol: float = 1e-10) -> MKGenNystromProblem:
         """From E_l^(j) (l × m̃ each), W_j (m̃ × m̃ each) and Y with K* = Y Yᵀ (l × c)."""
-        Els = [np.asarray(E, dtype=np.float64) for E in Els]
-        Ws = [np.asarray(W, dtype=np.float64) for W in Ws]
-        if not Els:
-            raise ValueError("the kernel bank is empty: give at least one kernel")
-        if len(Els) != len(Ws):
-            raise ValueError(f"got {len(Els)} E_l blocks but {len(Ws)} W blocks")
+        Els, Ws = check_bank_blocks(Els, Ws)
         l, mt = Els[0].shape
-        for j, (E, W) in enumerate(zip(Els, Ws, strict=True)):
-            if E.shape != (l, mt):
-                raise ValueError(
-                    f"kernel {j}: E_l is {E.shape}, expected {(l, mt)}: every kernel must use "
-                    f"the same {mt} shared landmarks and the same {l} labeled rows"
-                )
-            if W.shape != (mt, mt):
-                raise ValueError(f"kernel {j}: W is {W.shape}, expected {(mt, mt)}")
-        Y = np.asarray(Y, dtype=np.float64)
-        if Y.ndim != 2 or Y.shape[0] != l:
-            raise ValueError(f"Y must be a 2-D factor with {l} rows; got shape {Y.shape}")
+        Y = check_float_array(
+            Y, "Y", shape=(l, None), what="a target factor, one row per row of E_l"
+        )
         Yc = Y - Y.mean(axis=0)
         K_norm2 = float(np.sum((Y.T @ Y) ** 2))
         Kc_norm = float(np.linalg.norm(Yc.T @ Yc))
@@ -401,6 +391,15 @@ def fit_mk_gen_nystrom(
     rescale : add the exact scaling step to each alternation (see the module docstring).
     problem : a prebuilt :class:`MKGenNystromProblem` (then Els, Ws, Y are ignored).
     """
+    check_options(
+        solver=solver,
+        tol=tol,
+        path_tol=path_tol,
+        max_iter=max_iter,
+        inner_max_iter=inner_max_iter,
+        path_inner_max_iter=path_inner_max_iter,
+        rtol=rtol,
+    )
     grid = lambda_path(lam, lam_grid, criterion)
     if problem is None:
         problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
@@ -514,6 +513,31 @@ def _mk_path_fit(problem, grid, path) -> MKGenNystromFit:
     )
 
 
+def check_bank_blocks(Els, Ws):
+    """(Els, Ws) as lists of finite float64 arrays: one E_l (l × m̃) and one W (m̃ × m̃)
+    per kernel, every kernel on the same labeled rows and shared landmarks; else an
+    error naming the block."""
+    for name, seq in (("Els", Els), ("Ws", Ws)):
+        if seq is None or isinstance(seq, (str, bytes)) or not hasattr(seq, "__len__"):
+            raise TypeError(f"{name} must be a sequence of 2-D arrays, one per kernel; got {seq!r}")
+    if len(Els) == 0:
+        raise ValueError("the kernel bank is empty (Els holds no block): give at least one kernel")
+    if len(Els) != len(Ws):
+        raise ValueError(f"Els holds {len(Els)} blocks but Ws {len(Ws)}: one of each per kernel")
+    Els = [check_float_array(E, f"Els[{j}]") for j, E in enumerate(Els)]
+    Ws = [check_float_array(W, f"Ws[{j}]") for j, W in enumerate(Ws)]
+    l, mt = Els[0].shape
+    for j, (E, W) in enumerate(zip(Els, Ws, strict=True)):
+        if E.shape != (l, mt):
+            raise ValueError(
+                f"kernel {j}: E_l (Els[{j}]) is {E.shape}, expected {(l, mt)}: every kernel "
+                f"must use the same {mt} shared landmarks and the same {l} labeled rows"
+            )
+        if W.shape != (mt, mt):
+            raise ValueError(f"kernel {j}: W (Ws[{j}]) is {W.shape}, expected {(mt, mt)}")
+    return Els, Ws
+
+
 def uniform_prior_factors(Ws, rtol: float = 1e-10) -> list:
     """F_j with F_j F_jᵀ = W_j⁺ / M: the uniform kernel sum's Nyström factors (λ = ∞)."""
     M = len(Ws)
@@ -524,6 +548,7 @@ def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
     """The λ = ∞ candidate of the multiple-kernel method: the uniform kernel sum,
     T^(j) = W_j⁺ / M, α_j = 1/M (its Nyström factors on the shared landmarks)."""
 
+    Els, Ws = check_bank_blocks(Els, Ws)
     problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
     M = problem.n_kernels
     Fs = uniform_prior_factors(Ws, rtol)

@@ -7,14 +7,17 @@ The decisions: :ref:`guide-gnys-solver`, section "Eq. 15 along the λ path".
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..._linalg import symmetrize as _sym
+from ..._validation import check_number_sequence
 from ._problem import (
     GenNystromProblem,
     check_beta,
+    check_options,
     kept_eigenpairs,
     optimal_beta_unconstrained,
     prior_factor,
@@ -93,11 +96,8 @@ def lambda_path(lam, lam_grid, criterion) -> np.ndarray:
     if isinstance(lam, str):
         if lam != "auto":
             raise ValueError(f"unknown lam {lam!r}; give 'auto' or a positive number")
-        grid = np.unique(np.asarray(lam_grid, dtype=np.float64))
-        if grid.size == 0 or not np.all(grid > 0):
-            raise ValueError(f"lam_grid must hold positive numbers; got {lam_grid!r}")
-        return grid
-    if not (np.isfinite(lam) and lam > 0):
+        return np.unique(check_number_sequence(lam_grid, "lam_grid"))  # finite, > 0
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 < lam < math.inf:
         raise ValueError(f"lam must be 'auto' or a positive number; got {lam!r}")
     return np.array([float(lam)])
 
@@ -140,6 +140,7 @@ def alignment_lambda_path(
     problem : a prebuilt :class:`GenNystromProblem` (then El, W, K, mask are ignored).
     """
     beta = check_beta(beta)
+    check_options(solver=solver, tol=tol, path_tol=path_tol, max_iter=max_iter, rtol=rtol)
     grid = lambda_path(lam, lam_grid, criterion)
     if problem is None:
         problem = GenNystromProblem.from_blocks(El, W, K, mask=mask, rtol=rtol)

@@ -9,6 +9,7 @@ problem, solved by ADMM in the diagonal metric and stopped on a certified dualit
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +17,7 @@ from scipy.linalg import eigh
 
 from ..._linalg import spectral_keep
 from ..._linalg import symmetrize as _sym
+from ..._validation import check_bound, check_float_array, check_number_sequence, check_rtol
 from ...solvers import (
     SolverResult,
     admm_psd,
@@ -28,6 +30,9 @@ __all__ = [
     "SOLVERS",
     "GenNystromProblem",
     "check_beta",
+    "check_blocks",
+    "check_labels",
+    "check_options",
     "closed_form",
     "kept_eigenpairs",
     "optimal_beta_unconstrained",
@@ -52,7 +57,9 @@ def pinv_psd(W, rtol: float = 1e-10):
     The cut is at least rtol·λ_max and above the round-off that negative eigenvalues
     show, placed at a gap of the spectrum so that it does not flip on rounding.
     """
-    lam, U = eigh(_sym(np.asarray(W, dtype=np.float64)), driver="evd", check_finite=False)
+    W = _square_matrix(W, "W")
+    check_rtol(rtol)
+    lam, U = eigh(_sym(W), driver="evd", check_finite=False)
     top = lam[-1] if lam.size else 0.0
     if not top > 0:
         raise ValueError(
@@ -88,10 +95,13 @@ def closed_form(El, K, S0, lam: float, *, project: bool = False) -> np.ndarray:
     (eq. 11) — the paper's initialization, which is far from the constrained optimum at
     small λ (figures: the generalized Nyström guide, "Inside the fit").
     """
-    El = np.asarray(El, dtype=np.float64)
+    El, _, K, _ = check_blocks(El, K=K)
+    m = El.shape[1]
+    S0 = check_float_array(S0, "S0", shape=(m, m), what="one row and column per column of El")
+    check_bound(lam, "lam")
     P = (El.T @ El) / math.sqrt(lam)
     ev, U = eigh(_sym(P), driver="evd", check_finite=False)
-    Q = np.asarray(S0, dtype=np.float64) + (El.T @ np.asarray(K, dtype=np.float64) @ El) / lam
+    Q = S0 + (El.T @ K @ El) / lam
     Qt = U.T @ Q @ U
     St = Qt / (1.0 + np.outer(ev, ev))
     S = _sym(U @ St @ U.T)
@@ -110,20 +120,24 @@ def psd_factor(S, rtol: float = 1e-10, *, metric=None) -> np.ndarray:
     directions) would drop the directions of W's largest eigenvalues, the ones the data
     use most.
     """
+    S = _square_matrix(S, "S")
+    check_rtol(rtol)
     if metric is not None:
-        lw, Q = eigh(_sym(np.asarray(metric, dtype=np.float64)), driver="evd", check_finite=False)
+        m = S.shape[0]
+        metric = check_float_array(metric, "metric", shape=(m, m), what="the shape of S")
+        lw, Q = eigh(_sym(metric), driver="evd", check_finite=False)
         kw = spectral_keep(lw, rtol)
         if not kw.any():
             return np.zeros((lw.size, 0))
         R = Q[:, kw] * np.sqrt(lw[kw])  # W^{1/2} on its kept range: T = Rᵀ S R
-        T = _sym(R.T @ np.asarray(S, dtype=np.float64) @ R)
+        T = _sym(R.T @ S @ R)
         mu, V = eigh(T, driver="evd", check_finite=False)
         if not (mu.size and mu[-1] > 0):
             return np.zeros((lw.size, 0))
         keep = spectral_keep(mu, rtol)
         F = (Q[:, kw] / np.sqrt(lw[kw])) @ (V[:, keep] * np.sqrt(mu[keep]))
         return F[:, ::-1]
-    lam, U = eigh(_sym(np.asarray(S, dtype=np.float64)), driver="evd", check_finite=False)
+    lam, U = eigh(_sym(S), driver="evd", check_finite=False)
     top = lam[-1] if lam.size else 0.0
     if not top > 0:
         return np.zeros((lam.size, 0))
@@ -179,15 +193,11 @@ class GenNystromProblem:
         cross-validation share it). ``kernel_criterion=False`` leaves out the pieces of
         ``criterion(kind="kernel")`` (W V and the centred W), which a fold never scores.
         """
-        El = np.ascontiguousarray(El, dtype=np.float64)
-        K = _sym(np.asarray(K, dtype=np.float64))
-        l, m = El.shape
-        if K.shape != (l, l):
-            raise ValueError(f"K must be {l} × {l} (one row per labeled row); got {K.shape}")
+        El, W, K, mask = check_blocks(El, W, K, mask=mask)
+        El = np.ascontiguousarray(El)
+        K = _sym(K)
+        m = El.shape[1]
         if mask is not None:
-            mask = np.asarray(mask, dtype=np.float64)
-            if mask.shape != (l, l):
-                raise ValueError(f"mask must be {l} × {l}; got {mask.shape}")
             K = mask * K
         Wp, rank_W = pinv_psd(W, rtol) if pinv is None else pinv
         a, V = eigh(_sym(El.T @ El), driver="evd", check_finite=False)
@@ -354,6 +364,105 @@ def check_beta(beta):
     return float(beta)
 
 
+def check_blocks(El, W=None, K=None, *, mask=None):
+    """(El, W, K, mask) as float64 arrays, finite and of matching shapes — El (l × m),
+    W (m × m), K and mask (l × l) — else an error naming the argument; None stays None.
+    The solvers' eigendecompositions skip the finiteness check (``check_finite=False``):
+    a NaN here would come back as "SVD did not converge" or as garbage."""
+    El = check_float_array(El, "El")
+    l, m = El.shape
+    if W is not None:
+        W = check_float_array(W, "W", shape=(m, m), what="one row and column per column of El")
+    if K is not None:
+        K = check_float_array(K, "K", shape=(l, l), what="one row and column per row of El")
+    if mask is not None:
+        mask = check_float_array(mask, "mask", shape=(l, l), what="one per pair of rows of El")
+    return El, W, K, mask
+
+
+def _square_matrix(A, name):
+    """``A`` as a finite, non-empty, square float64 matrix, else an error naming it."""
+    A = check_float_array(A, name)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; got shape {A.shape}")
+    return A
+
+
+def check_labels(y, l: int, target: str = "classification", *, rows: str = "El") -> np.ndarray:
+    """``y`` as a 1-D array of ``l`` labels (class labels, or finite responses for a
+    regression ``target``), one per row of ``rows``; else an error naming y."""
+    if y is None:
+        raise ValueError(f"y is required: one label or response per row of {rows}")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one label per row of {rows}); got shape {y.shape}")
+    if y.shape[0] != l:
+        raise ValueError(f"y has {y.shape[0]} entries, but {rows} has {l} rows: one per row")
+    if target == "regression":
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"y must hold real-valued responses; got dtype {y.dtype}")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y holds NaN or infinity: every labeled row needs a finite response")
+    else:
+        if y.dtype.kind in "fc" and np.isnan(y).any():
+            raise ValueError("y holds NaN: class labels must be NaN-free (the labeled rows only)")
+        if np.unique(y).size < 2:
+            raise ValueError(
+                f"y has one class ({y[0]!r}) among its {l} rows: the labels must hold at "
+                "least two classes"
+            )
+    return y
+
+
+def _check_lam(lam, name):
+    if isinstance(lam, str):
+        if lam != "auto":
+            raise ValueError(f"{name} must be 'auto' or a number > 0; got {lam!r}")
+    elif isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not lam > 0:
+        raise ValueError(f"{name} must be 'auto' or a number > 0; got {lam!r}")
+
+
+def _check_choice(choices):
+    def check(value, name):
+        if not isinstance(value, str) or value not in choices:
+            valid = ", ".join(repr(c) for c in choices)
+            raise ValueError(f"unknown {name} {value!r}; valid values are {valid}")
+
+    return check
+
+
+def _check_count(low):
+    def check(value, name):
+        check_bound(value, name, low=low, strict=False, integer=True)
+
+    return check
+
+
+_OPTION_CHECKS = {
+    "lam": _check_lam,
+    # λ = ∞ in a grid is the prior, scored anyway; an empty grid leaves only the prior
+    "lam_grid": lambda v, n: check_number_sequence(v, n, allow_inf=True, empty=True),
+    "C_grid": lambda v, n: v is None or check_number_sequence(v, n),
+    "beta": lambda v, n: check_beta(v),
+    "tol": lambda v, n: check_bound(v, n),
+    "path_tol": lambda v, n: v is None or check_bound(v, n),
+    "max_iter": _check_count(1),
+    "inner_max_iter": _check_count(1),
+    "path_inner_max_iter": _check_count(1),
+    "n_splits": _check_count(2),
+    "rtol": lambda v, n: check_rtol(v),
+    "solver": _check_choice(SOLVERS),
+    "target": _check_choice(("classification", "regression")),
+}
+
+
+def check_options(**options) -> None:
+    """Check the named options shared by the fits (λ, its grid, β, the tolerances, the
+    counts, the solver, the target), each by its own rule; an error names the option."""
+    for name, value in options.items():
+        _OPTION_CHECKS[name](value, name)
+
+
 def projection_dtype(tol):
     """Single-precision projections for tolerances ≥ 1e-5 (2–3× cheaper; their ~1e-7
     relative error is far below such a tolerance), double precision below."""
@@ -390,12 +499,11 @@ def solve_gen_nystrom(
     earlier ADMM run at the same λ (its dual ``u`` and ``rho`` are reused).
     ``eig_dtype``: precision of the ADMM projections (float32 for loose path solves).
     """
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0; got {lam!r}")
+    check_bound(lam, "lam")
+    check_bound(beta, "beta", strict=False)  # 0: a block of weight 0 (several kernels)
+    check_options(solver=solver, tol=tol, max_iter=max_iter)
     if solver == "auto":
         solver = "admm" if problem.mask is None else "fista"
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; valid names are {', '.join(SOLVERS)}")
     if solver == "admm" and problem.mask is not None:
         raise ValueError(
             "solver='admm' needs the closed-form step of the unmasked objective; with "

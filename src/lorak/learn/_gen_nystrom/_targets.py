@@ -63,10 +63,19 @@ def regression_target_factor(y) -> np.ndarray:
     diagonal kernel (the Gaussian prior E W⁺ Eᵀ has diagonal ≈ 1), so that β = 1 weighs
     prior and target as for class labels, whatever the units of y.
     """
-    y = np.asarray(y, dtype=np.float64).ravel()
+    if y is None or isinstance(y, (str, bytes)):
+        raise TypeError(f"y must hold the labeled rows' real-valued responses; got {y!r}")
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y must hold real-valued responses: {exc}") from None
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, one response per labeled row; got shape {y.shape}")
     if y.size < 2 or not np.all(np.isfinite(y)):
         raise ValueError(
-            f"a regression target needs at least 2 finite labeled responses; got {y.size} "
+            f"y: a regression target needs at least 2 finite labeled responses; got {y.size} "
             f"(non-finite: {int(np.count_nonzero(~np.isfinite(y)))})"
         )
     # the spread is judged relative to the scale of y, whatever its units: responses in
@@ -77,7 +86,7 @@ def regression_target_factor(y) -> np.ndarray:
     sd = float(np.sqrt(np.mean(yc * yc)))
     if not sd > 1e-12 * float(np.abs(y).max()):
         raise ValueError(
-            f"the labeled responses are constant (all {first!r}): a constant response carries "
+            f"y: the labeled responses are constant (all {first!r}): a constant response carries "
             "no information for the learned kernel; label rows with differing responses"
         )
     return (yc / sd)[:, None]
@@ -102,7 +111,12 @@ def must_link_target(groups) -> tuple[np.ndarray, np.ndarray]:
     there, so the data term ‖T ⊙ (E_l S E_lᵀ − K*)‖² asks those pairs to have kernel
     value 1 and says nothing about pairs across groups.
     """
-    G = ideal_kernel_factor(np.asarray(groups))
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError(f"groups must be a non-empty 1-D array of group ids; got shape {g.shape}")
+    if g.dtype.kind in "fc" and not np.all(np.isfinite(g)):
+        raise ValueError("groups holds NaN or infinity: give a group id to every row")
+    G = ideal_kernel_factor(g)
     T = G @ G.T
     return T.copy(), T
 
