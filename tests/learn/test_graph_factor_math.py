@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge
 
+from _tolerance import assert_labels_agree_off_ties
 from lorak.learn import (
     AnchorGraph,
     anchor_bandwidth,
@@ -444,8 +445,6 @@ def test_loo_with_more_labeled_rows_than_features_uses_the_small_gram(monkeypatc
     monkeypatch.setattr(gfm, "LOO_GRAM_ROWS", 10 * l)
     big, rows_big = gfm.loo_ridge_scores(F, Y, alphas, classification=classification, per_row=True)
     np.testing.assert_allclose(small[:, 1], big[:, 1], rtol=1e-9)
-    if classification:
-        np.testing.assert_array_equal(rows_small, rows_big)
     Fc = F - F.mean(axis=0)
     for k, a in enumerate(alphas):
         H = Fc @ np.linalg.solve(Fc.T @ Fc + a * np.eye(r), Fc.T) + 1.0 / l
@@ -453,3 +452,8 @@ def test_loo_with_more_labeled_rows_than_features_uses_the_small_gram(monkeypatc
         loo = Y - (Y - fit) / (1 - np.diag(H))[:, None]
         want = np.mean(np.sum((Y - loo) ** 2, axis=1)) / Y.shape[1]
         assert small[k, 1] == pytest.approx(want, rel=1e-9)
+        if classification:
+            # per-row errors: the argmax of the held-out predictions, which the two
+            # Grams give to round-off, so equal wherever the two largest are not tied
+            tol = 1e-9 * np.abs(loo).max()
+            assert_labels_agree_off_ties(rows_small[k], rows_big[k], loo, tol)
