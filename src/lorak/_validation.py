@@ -585,6 +585,15 @@ def check_float_array(A, name: str, *, ndim: int = 2, shape=None, what: str = ""
     return a
 
 
+def check_square_matrix(A, name: str) -> np.ndarray:
+    """``A`` as a finite, non-empty, square float64 matrix (:func:`check_float_array`),
+    else a TypeError or ValueError naming ``name``."""
+    A = check_float_array(A, name)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; got shape {A.shape}")
+    return A
+
+
 def check_number_sequence(
     values, name: str, *, low=0.0, strict=True, allow_inf=False, empty=False, increasing=False
 ) -> np.ndarray:

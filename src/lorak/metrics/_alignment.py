@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_square_matrix
+
 __all__ = ["alignment", "centered_alignment", "factor_alignment", "ideal_kernel_factor"]
 
 
@@ -15,21 +17,10 @@ def _center_matrix(K):
     return K - K.mean(axis=0, keepdims=True) - K.mean(axis=1, keepdims=True) + K.mean()
 
 
-def _square(K, name):
-    if sp.issparse(K):
-        raise TypeError(f"{name} is a sparse matrix; alignment needs a dense array")
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"{name} must be a square matrix; got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return K
-
-
 def alignment(K1, K2, *, centered=False) -> float:
     """Alignment of two dense kernel matrices (in [−1, 1]; [0, 1] for PSD pairs)."""
-    K1 = _square(K1, "K1")
-    K2 = _square(K2, "K2")
+    K1 = check_square_matrix(K1, "K1")
+    K2 = check_square_matrix(K2, "K2")
     if K1.shape != K2.shape:
         raise ValueError(f"K1 and K2 differ in shape: {K1.shape} vs {K2.shape}")
     if centered:

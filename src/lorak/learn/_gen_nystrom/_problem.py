@@ -17,7 +17,13 @@ from scipy.linalg import eigh
 
 from ..._linalg import spectral_keep
 from ..._linalg import symmetrize as _sym
-from ..._validation import check_bound, check_float_array, check_number_sequence, check_rtol
+from ..._validation import (
+    check_bound,
+    check_float_array,
+    check_number_sequence,
+    check_rtol,
+    check_square_matrix,
+)
 from ...solvers import (
     SolverResult,
     admm_psd,
@@ -57,7 +63,7 @@ def pinv_psd(W, rtol: float = 1e-10):
     The cut is at least rtol·λ_max and above the round-off that negative eigenvalues
     show, placed at a gap of the spectrum so that it does not flip on rounding.
     """
-    W = _square_matrix(W, "W")
+    W = check_square_matrix(W, "W")
     check_rtol(rtol)
     lam, U = eigh(_sym(W), driver="evd", check_finite=False)
     top = lam[-1] if lam.size else 0.0
@@ -120,7 +126,7 @@ def psd_factor(S, rtol: float = 1e-10, *, metric=None) -> np.ndarray:
     directions) would drop the directions of W's largest eigenvalues, the ones the data
     use most.
     """
-    S = _square_matrix(S, "S")
+    S = check_square_matrix(S, "S")
     check_rtol(rtol)
     if metric is not None:
         m = S.shape[0]
@@ -378,14 +384,6 @@ def check_blocks(El, W=None, K=None, *, mask=None):
     if mask is not None:
         mask = check_float_array(mask, "mask", shape=(l, l), what="one per pair of rows of El")
     return El, W, K, mask
-
-
-def _square_matrix(A, name):
-    """``A`` as a finite, non-empty, square float64 matrix, else an error naming it."""
-    A = check_float_array(A, name)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"{name} must be a square matrix; got shape {A.shape}")
-    return A
 
 
 def check_labels(y, l: int, target: str = "classification", *, rows: str = "El") -> np.ndarray:
