@@ -185,7 +185,7 @@ def test_win_counts_split_tuning_and_held_out():
         for r in result.rows:
             r["dataset"] = label
         result.datasets["other-random"][0]["label"] = label
-        counts = _ssl_report.win_counts(result)
+        counts = ssl.ssl_win_counts(result)
         assert {c["part"] for c in counts} == {"other-random"}
         crits = [c["criterion"] for c in counts]
         assert "within 1 point of the best peer" in crits

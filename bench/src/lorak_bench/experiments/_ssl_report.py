@@ -2,13 +2,14 @@
 
 Not an experiment (the leading underscore keeps it out of discovery). The column
 names, their labels and the split of the sets into tuning and held-out ones are
-:mod:`.ssl`'s, read when a report is made.
+:mod:`.ssl`'s: it hands them over as a :class:`Protocol` (this module imports nothing
+of it, so the two form no import cycle), and binds the hooks to it.
 
 - :func:`ssl_cells` — the error rows of a run, one :class:`Cell` per (part, set,
   budget);
 - :func:`ssl_win_table` — wins and losses of ``default`` against each column;
-- :func:`win_counts` — the issue's criteria per part and budget, counted on the tuning
-  and the held-out sets apart (:data:`CRITERIA`);
+- :func:`ssl_win_counts` — the issue's criteria per part and budget, counted on the
+  tuning and the held-out sets apart (:data:`CRITERIA`);
 - :func:`ssl_summary`, :func:`ssl_checks`, :func:`ssl_plots` — the experiment's hooks.
 """
 
@@ -25,13 +26,14 @@ __all__ = [
     "CRITERIA",
     "PEER_COLUMNS",
     "Cell",
+    "Protocol",
     "budget_text",
     "ssl_cells",
     "ssl_checks",
     "ssl_plots",
     "ssl_summary",
+    "ssl_win_counts",
     "ssl_win_table",
-    "win_counts",
 ]
 
 #: The parts in report order (a part of another name follows them).
@@ -74,10 +76,18 @@ BUDGET_COLUMNS = (
 )
 
 
-def _protocol():
-    from . import ssl
+class Protocol(NamedTuple):
+    """What the report reads of the experiment (:mod:`.ssl` builds it): the columns in
+    table order (``default`` first) and their labels, the split of the sets into tuning
+    and held-out ones (``set_group(label)`` gives ``"tuning"``, ``"held-out"`` or
+    ``"unassigned"``), and the dense columns' largest n."""
 
-    return ssl
+    names: tuple
+    labels: dict
+    set_group: Callable
+    tuning_sets: tuple
+    held_out_sets: tuple
+    dense_max_n: int
 
 
 # ---------------------------------------------------------------- cells
@@ -138,13 +148,13 @@ def _cell_label(c: Cell) -> str:
 # ---------------------------------------------------------------- win counts
 
 
-def ssl_win_table(result) -> dict:
+def ssl_win_table(result, protocol: Protocol) -> dict:
     """For each other column: the cells where ``default`` has a lower mean error
     (wins), a higher one (losses), ties, and the worst loss (default − column, points,
     with its cell)."""
     out = {}
     cells = ssl_cells(result)
-    for other in _protocol().NAMES[1:]:
+    for other in protocol.names[1:]:
         w = lo = t = 0
         worst = None
         for c in cells:
@@ -167,7 +177,7 @@ def _column(name):
     return lambda rows, part: rows[name]["mean"] if name in rows else None
 
 
-def _best_of(columns):
+def _best_mean_of(columns):
     def ref(rows, part):
         present = [rows[m]["mean"] for m in columns if m in rows]
         return min(present) if present else None
@@ -176,7 +186,7 @@ def _best_of(columns):
 
 
 def _best(rows, part):
-    return _best_of(PEER_COLUMNS if part in PEER_PARTS else BEST_COLUMNS)(rows, part)
+    return _best_mean_of(PEER_COLUMNS if part in PEER_PARTS else BEST_COLUMNS)(rows, part)
 
 
 class Criterion(NamedTuple):
@@ -205,7 +215,7 @@ CRITERIA = (
     Criterion("beats self-training SVC", _column("selftraining-svc"), strict=True, budgets=(100,)),
     Criterion(
         "within 0.5 point of generalized Nyström",
-        _best_of(GN_COLUMNS),
+        _best_mean_of(GN_COLUMNS),
         0.5,
         parts=("book",),
         budgets=(100,),
@@ -227,11 +237,11 @@ def _gap(c: Cell, crit: Criterion):
     return None if ref is None else c.rows["default"]["mean"] - ref
 
 
-def win_counts(result) -> list[dict]:
+def ssl_win_counts(result, protocol: Protocol) -> list[dict]:
     """Per (part, budget) and criterion: ``{group: (passed, judged)}`` over the sets of
-    each group (:func:`.ssl.set_group`), and the held-out sets that miss with their
-    gap (default − reference, points)."""
-    group = _protocol().set_group
+    each group (``protocol.set_group``, :func:`.ssl.set_group`), and the held-out sets
+    that miss with their gap (default − reference, points)."""
+    group = protocol.set_group
     cells = ssl_cells(result)
     keys = list(dict.fromkeys((c.part, c.budget, c.per_class) for c in cells))
     out = []
@@ -280,8 +290,7 @@ def _fmt_secs(r):
     return "—" if r is None or r["seconds_mean"] is None else f"{r['seconds_mean']:.2f}"
 
 
-def _intro() -> list[str]:
-    ssl = _protocol()
+def _intro(protocol: Protocol) -> list[str]:
     return [
         "Columns: `default` is SemiSupervisedFactorClassifier() with every default; "
         "`today-default` GN + LinearSVC(C=1), the default before issue 29; `svc-labeled` "
@@ -289,7 +298,7 @@ def _intro() -> list[str]:
         "Poisson and Laplace learning (its defaults), when the package is installed; "
         "`labelspreading-rbf` uses scikit-learn's γ = 20, `labelspreading-rbf-b0` "
         "γ = 1/b₀ (b₀ the mean pairwise squared distance); `laprls` / `lapsvm` are exact "
-        f"and dense (n ≤ {ssl.DENSE_MAX_N}). The SSL book's own table could not be read, so "
+        f"and dense (n ≤ {protocol.dense_max_n}). The SSL book's own table could not be read, so "
         "no book column is shown.",
         "",
         "Parts: `book` the official splits; `other-even` labels spread evenly over the "
@@ -298,9 +307,9 @@ def _intro() -> list[str]:
         "is max(10, 2 per class) labels.",
         "",
         "Which data chose what: the default's rules were tuned on "
-        + ", ".join(ssl.TUNING_SETS)
+        + ", ".join(protocol.tuning_sets)
         + "; held out from every choice: "
-        + ", ".join(ssl.HELD_OUT_SETS)
+        + ", ".join(protocol.held_out_sets)
         + ".",
         "",
     ]
@@ -327,8 +336,8 @@ def _part_tables(cells, present, render, part, markdown) -> list[str]:
     ]
 
 
-def _win_lines(result, present, render) -> list[str]:
-    wins = ssl_win_table(result)
+def _win_lines(result, protocol, present, render) -> list[str]:
+    wins = ssl_win_table(result, protocol)
     body = []
     for m in present[1:]:
         w = wins[m]
@@ -346,8 +355,8 @@ def _fraction(passed, judged) -> str:
     return f"{passed}/{judged}" if judged else "—"
 
 
-def _count_lines(result, render) -> list[str]:
-    rows = win_counts(result)
+def _count_lines(result, protocol, render) -> list[str]:
+    rows = ssl_win_counts(result, protocol)
     if not rows:
         return []
     groups = [g for g in GROUPS if any(r["counts"][g][1] for r in rows)]
@@ -374,30 +383,29 @@ def _count_lines(result, render) -> list[str]:
     ]
 
 
-def _ssl_text(result, *, markdown: bool) -> str:
+def _ssl_text(result, protocol: Protocol, *, markdown: bool) -> str:
     from .._report import markdown_table, text_table
 
     render = markdown_table if markdown else text_table
     cells = ssl_cells(result)
     if not cells:
         return "(no results)"
-    names = _protocol().NAMES
-    present = [m for m in names if any(m in c.rows for c in cells)]
-    out = _intro()
+    present = [m for m in protocol.names if any(m in c.rows for c in cells)]
+    out = _intro(protocol)
     for part in dict.fromkeys(c.part for c in cells):
         out += _part_tables(cells, present, render, part, markdown)
-    out += _win_lines(result, present, render)
-    out += _count_lines(result, render)
+    out += _win_lines(result, protocol, present, render)
+    out += _count_lines(result, protocol, render)
     return "\n".join(out)
 
 
-def ssl_checks(result) -> str:
-    return _ssl_text(result, markdown=True)
+def ssl_checks(result, protocol: Protocol) -> str:
+    return _ssl_text(result, protocol, markdown=True)
 
 
-def ssl_summary(result) -> str:
+def ssl_summary(result, protocol: Protocol) -> str:
     return f"ssl: {len(result.failures)} failures, {result.wall_seconds:.1f} s\n\n" + _ssl_text(
-        result, markdown=False
+        result, protocol, markdown=False
     )
 
 
@@ -433,7 +441,7 @@ def _bars(ax, sets, present, labels):
     ax.grid(axis="y", alpha=0.3)
 
 
-def ssl_plots(result, out_dir):
+def ssl_plots(result, out_dir, protocol: Protocol):
     """Bars per set (error, mean ± sd) for every column, one panel per (part, budget);
     then the error against the number of labels."""
     import matplotlib.pyplot as plt
@@ -443,16 +451,20 @@ def ssl_plots(result, out_dir):
     cells = ssl_cells(result)
     if not cells:
         return []
-    ssl = _protocol()
     panels = list(dict.fromkeys((c.part, c.budget, c.per_class) for c in cells))
-    present = [m for m in ssl.NAMES if any(m in c.rows for c in cells)]
+    present = [m for m in protocol.names if any(m in c.rows for c in cells)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels) + 0.8), squeeze=False)
     for ax, key in zip(axes[:, 0], panels, strict=True):
-        _bars(ax, [c for c in cells if (c.part, c.budget, c.per_class) == key], present, ssl.LABELS)
+        _bars(
+            ax,
+            [c for c in cells if (c.part, c.budget, c.per_class) == key],
+            present,
+            protocol.labels,
+        )
         ax.set_title(f"{key[0]}, {budget_text(*key)} labels", fontsize=9)
     axes[0, 0].legend(fontsize=7, ncol=4, loc="upper left", frameon=False)
     out = save_figure(fig, out_dir, "ssl_errors.png", "Error per set and column")
-    return out + _budget_plot(cells, out_dir, ssl.LABELS)
+    return out + _budget_plot(cells, out_dir, protocol.labels)
 
 
 def _budget_plot(cells, out_dir, labels):

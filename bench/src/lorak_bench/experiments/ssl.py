@@ -159,15 +159,9 @@ from .._ssl import (
     ssl_metric,
     stratified_subsample,
 )
+from . import _ssl_report
 from ._ssl_dense import deformed_kernel, knn_laplacian, laprls_cv, lapsvm_cv, ovr_decide
-from ._ssl_report import (
-    BEST_COLUMNS,
-    PEER_COLUMNS,
-    ssl_checks,
-    ssl_plots,
-    ssl_summary,
-    ssl_win_table,
-)
+from ._ssl_report import BEST_COLUMNS, PEER_COLUMNS
 from ._zhang2017 import own_datasets
 
 __all__ = [
@@ -177,9 +171,11 @@ __all__ = [
     "METHODS",
     "MULTICLASS_SETS",
     "PEER_COLUMNS",
+    "REPORT",
     "SSL",
     "TUNING_SETS",
     "set_group",
+    "ssl_win_counts",
     "ssl_win_table",
 ]
 
@@ -608,8 +604,24 @@ METHODS = (
 NAMES = tuple(m.name for m in METHODS)
 LABELS = {m.name: m.display for m in METHODS}
 
-# the summary, the checks and the plots live in ._ssl_report (imported above)
-_ssl_summary, _ssl_checks, _ssl_plots = ssl_summary, ssl_checks, ssl_plots
+#: What the report (:mod:`._ssl_report`) reads of the experiment: the summary, the
+#: checks, the plots and the win counts live there, bound here to this protocol.
+REPORT = _ssl_report.Protocol(
+    names=NAMES,
+    labels=LABELS,
+    set_group=set_group,
+    tuning_sets=TUNING_SETS,
+    held_out_sets=HELD_OUT_SETS,
+    dense_max_n=DENSE_MAX_N,
+)
+_ssl_summary = functools.partial(_ssl_report.ssl_summary, protocol=REPORT)
+_ssl_checks = functools.partial(_ssl_report.ssl_checks, protocol=REPORT)
+_ssl_plots = functools.partial(_ssl_report.ssl_plots, protocol=REPORT)
+#: Wins and losses of ``default`` against each column (:func:`._ssl_report.ssl_win_table`).
+ssl_win_table = functools.partial(_ssl_report.ssl_win_table, protocol=REPORT)
+#: The win counts per part, budget and criterion, tuning and held-out sets apart
+#: (:func:`._ssl_report.ssl_win_counts`).
+ssl_win_counts = functools.partial(_ssl_report.ssl_win_counts, protocol=REPORT)
 
 # ---------------------------------------------------------------- the experiment
 
