@@ -585,6 +585,14 @@ def check_float_array(A, name: str, *, ndim: int = 2, shape=None, what: str = ""
     return a
 
 
+def number_of_0d(value):
+    """The Python number a 0-d NumPy array of a number holds (``np.array(1.0)``, what a
+    reduction may return), where a number is asked for; any other ``value`` as it is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return value.item()
+    return value
+
+
 def check_square_matrix(A, name: str) -> np.ndarray:
     """``A`` as a finite, non-empty, square float64 matrix (:func:`check_float_array`),
     else a TypeError or ValueError naming ``name``."""

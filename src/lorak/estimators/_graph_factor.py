@@ -22,6 +22,7 @@ from .._validation import (
     SemiSupervisedTargets,
     check_generator,
     check_in_choices,
+    number_of_0d,
     parse_class_labels,
     parse_semi_supervised_response,
 )
@@ -667,8 +668,7 @@ class GraphRegularizedFactor(TransformerBase):
         return defo, self._n_fit_rows
 
     def _check_t(self, t):
-        if isinstance(t, np.ndarray) and t.ndim == 0 and t.dtype.kind in "iuf":
-            t = t.item()  # a 0-d array of a number is that number
+        t = number_of_0d(t)  # a 0-d array of a number is that number
         if (
             isinstance(t, bool)
             or not isinstance(t, numbers.Real)

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from .._chunked import is_dask_array, reduce_rows
+from .._validation import number_of_0d
 
 __all__ = [
     "GAMMA_GRID",
@@ -121,8 +122,7 @@ def _arg_int(v, name, owner, *, low=1, allow_none=False):
 def _arg_real(v, name, owner, *, low=0.0, strict=False, high=None):
     """A finite real number ≥ ``low`` (> with ``strict``; < ``high`` when given), not a
     bool; a 0-d array of a number is that number."""
-    if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iuf":
-        v = v.item()
+    v = number_of_0d(v)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise TypeError(f"{owner}: {name} must be a number; got {v!r}")
     v = float(v)
