@@ -6,9 +6,11 @@ import pytest
 import scipy.sparse as sp
 
 from lorak.learn import (
+    LEAVE_ONE_OUT_MIN_LABELED,
     MIN_LABELS_PER_CLASS,
     balance_offsets,
     class_prior,
+    estimate_class_prior,
     few_labels,
     graph_energy_ratio,
     graph_laplacian_gram,
@@ -17,12 +19,106 @@ from lorak.learn import (
 
 
 def test_few_labels_counts_the_smallest_class():
-    codes = np.r_[np.zeros(50, int), np.ones(MIN_LABELS_PER_CLASS - 1, int)]
+    small = MIN_LABELS_PER_CLASS - 1
+    codes = np.r_[np.zeros(LEAVE_ONE_OUT_MIN_LABELED - small - 1, int), np.ones(small, int)]
+    assert few_labels(codes)  # a class under 10, and under 30 labeled rows in all
+    codes = np.r_[np.zeros(5, int), np.ones(MIN_LABELS_PER_CLASS, int)]
     assert few_labels(codes)
-    codes = np.r_[np.zeros(50, int), np.ones(MIN_LABELS_PER_CLASS, int)]
+    codes = np.r_[np.zeros(MIN_LABELS_PER_CLASS, int), np.ones(MIN_LABELS_PER_CLASS, int)]
     assert not few_labels(codes)
     # a class with no labeled row at all counts as few
     assert few_labels(np.zeros(30, int), n_classes=2)
+
+
+def test_few_labels_many_classes_with_enough_rows_in_all():
+    """11 classes and 100 labels leave every class under 10 rows; leave-one-out still
+    averages over 100 rows, so they are not few. A class of one row is."""
+    codes = np.repeat(np.arange(11), 9)
+    assert codes.size >= LEAVE_ONE_OUT_MIN_LABELED
+    assert not few_labels(codes)
+    assert few_labels(np.r_[codes, 11], n_classes=12)  # class 11 has one row
+    two = np.repeat(np.arange(15), 2)  # 30 rows, two per class
+    assert not few_labels(two)
+    assert few_labels(two[:-1])  # 29 rows
+
+
+def _blobs(rng, sizes, centres):
+    X = np.concatenate([rng.normal(c, 1.0, (k, 4)) for k, c in zip(sizes, centres, strict=True)])
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return X, y
+
+
+@pytest.mark.parametrize("draw", ["even", "random"])
+def test_estimate_class_prior_reads_the_unlabeled_rows(draw):
+    """Separated classes at 80/20: the mean of the unlabeled rows puts the prior near
+    0.8 whether the 10 labels were drawn evenly (their counts say nothing) or at
+    random, where the counts alone keep equal classes."""
+    rng = np.random.default_rng(0)
+    X, y = _blobs(rng, (800, 200), (0.0, 5.0))
+    if draw == "even":
+        lab = np.r_[rng.choice(800, 5, replace=False), 800 + rng.choice(200, 5, replace=False)]
+    else:
+        lab = np.r_[rng.choice(800, 8, replace=False), 800 + rng.choice(200, 2, replace=False)]
+    unl = np.setdiff1d(np.arange(1000), lab)
+    X0 = X.copy()
+    est = estimate_class_prior(X[lab], y[lab], X[unl])
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_allclose(est.labeled, (0.5, 0.5))  # p = 0.11 at 8/2: no rejection
+    assert est.weight > 0.9
+    assert abs(est.prior[0] - 0.8) < 0.08  # two rows of the small class: its mean is noisy
+    np.testing.assert_allclose(est.prior.sum(), 1.0)
+
+
+def test_estimate_class_prior_three_classes():
+    rng = np.random.default_rng(1)
+    X, y = _blobs(rng, (600, 300, 100), (0.0, 5.0, -5.0))
+    lab = np.concatenate([np.flatnonzero(y == k)[:8] for k in range(3)])
+    unl = np.setdiff1d(np.arange(y.size), lab)
+    est = estimate_class_prior(X[lab], y[lab], X[unl])
+    np.testing.assert_allclose(est.prior, (0.6, 0.3, 0.1), atol=0.06)
+
+
+def test_estimate_class_prior_falls_back_on_the_counts_without_signal():
+    """Two classes with the same distribution: the match is noise, the bootstrap says
+    so, and the counts' reading (equal classes at 6/4) stays."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1000, 4))
+    y = np.r_[np.zeros(500, int), np.ones(500, int)]
+    lab = np.r_[np.arange(6), 500 + np.arange(4)]
+    unl = np.setdiff1d(np.arange(1000), lab)
+    est = estimate_class_prior(X[lab], y[lab], X[unl])
+    assert est.weight < 0.5
+    assert abs(est.prior[0] - 0.5) < 0.1
+
+
+def test_estimate_class_prior_one_row_per_class_and_no_unlabeled_rows():
+    rng = np.random.default_rng(3)
+    X, y = _blobs(rng, (700, 300), (0.0, 6.0))
+    lab = np.array([0, 700])
+    unl = np.setdiff1d(np.arange(1000), lab)
+    # no class has two rows: the unlabeled rows' spread (between the classes too)
+    # stands for the classes' own, a noise that swamps the match: the counts' reading
+    est = estimate_class_prior(X[lab], y[lab], X[unl])
+    assert est.noise > est.signal and est.weight == 0.0
+    np.testing.assert_allclose(est.prior, (0.5, 0.5))
+    none = estimate_class_prior(X[lab], y[lab], None)
+    np.testing.assert_allclose(none.prior, (0.5, 0.5))
+    assert none.weight == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"F_l": np.ones((3, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 2))}, "codes_l has 2"),
+        ({"F_l": np.ones((2, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 3))}, "F_u has 3 columns"),
+        ({"F_l": [[np.nan, 1.0], [0, 1]], "codes_l": [0, 1], "F_u": np.ones((4, 2))}, "F_l"),
+        ({"F_l": np.ones((2, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 2)), "n_boot": 0}, "n_boot"),
+        ({"F_l": np.ones((2, 2)), "codes_l": [0, -1], "F_u": np.ones((4, 2))}, "codes_l"),
+    ],
+)
+def test_estimate_class_prior_names_bad_input(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        estimate_class_prior(**kwargs)
 
 
 @pytest.mark.parametrize(

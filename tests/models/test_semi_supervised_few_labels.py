@@ -62,7 +62,12 @@ def test_few_labels_use_the_graph_at_full_strength_and_the_self_trained_head(moo
     assert clf.head_cv_errors_ is None
     mask = np.ones(y.size, bool)
     mask[lab] = False
-    assert np.mean(clf.transduction_[mask] == y[mask]) > 0.95  # six labels, two arcs
+    # six labels, two arcs: the prior is measured from the rows (three per arc make
+    # noisy class means: 0.43 here against the truth 0.5), and read under it
+    assert abs(clf.classifier_.class_prior_[0] - 0.5) < 0.1
+    assert np.mean(clf.transduction_[mask] == y[mask]) > 0.88
+    told = SemiSupervisedFactorClassifier(class_prior="uniform").fit(X, ys)
+    assert np.mean(told.transduction_[mask] == y[mask]) > 0.95  # the prior told
     np.testing.assert_array_equal(clf.predict(X), clf.transduction_)
     d = clf.decision_function(X)
     np.testing.assert_array_equal((d > 0).astype(int), clf.transduction_)
@@ -92,7 +97,9 @@ def test_class_prior_options(moons):
     for prior in ("auto", "uniform", "labeled", [0.3, 0.7], np.array([1.0, 1.0])):
         clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
         got[str(prior)] = clf.classifier_.class_prior_
-    np.testing.assert_allclose(got["auto"], [0.5, 0.5])
+    # "auto" measures it (the moons are even; three labels per arc make it noisy)
+    np.testing.assert_allclose(got["auto"], [0.5, 0.5], atol=0.1)
+    np.testing.assert_allclose(got["uniform"], [0.5, 0.5])
     np.testing.assert_allclose(got["[0.3, 0.7]"], [0.3, 0.7])
     np.testing.assert_allclose(got["[1. 1.]"], [0.5, 0.5])
     clf = SemiSupervisedFactorClassifier(class_prior=[0.3, 0.7]).fit(X, ys)

@@ -230,8 +230,9 @@ class GraphRegularizedFactor(TransformerBase):
         closed-form leave-one-out (:data:`lorak.learn.GRAPH_GAMMA_GRID`, 0 — the plain
         factor — always a candidate; penalties
         :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; with class labels
-        whose smallest class has fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS`
-        labeled rows, too few for leave-one-out, the graph at full strength when it is
+        too few for leave-one-out (:func:`lorak.learn.few_labels`: a class under
+        :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, and fewer than
+        :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), the graph at full strength when it is
         informative and not at all otherwise (see ``gamma_rule_``; one labeled row
         per class will do, responses need 3 labeled rows); 0: the factor
         itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
@@ -307,9 +308,8 @@ class GraphRegularizedFactor(TransformerBase):
     rank_scores_ : (len(ranks), len(penalties)) ndarray or None, the leave-one-out
         mean squared error behind ``rank_`` (``n_components="auto"``).
     gamma_rule_ : "leave_one_out" or "few_labels", how ``gamma="auto"`` chose: by
-        leave-one-out over the labeled rows, or — class labels whose smallest class
-        has fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, too few
-        for leave-one-out to tell candidates apart — the graph at full strength
+        leave-one-out over the labeled rows, or — class labels too few for
+        leave-one-out to tell candidates apart (:func:`lorak.learn.few_labels`) — the graph at full strength
         (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is informative, else the
         plain factor, with the penalty :data:`lorak.learn.FEW_LABELS_PENALTY`.
     graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
@@ -837,8 +837,8 @@ class GraphRegularizedFactor(TransformerBase):
         """t (γ's relative weight) with the ridge penalty (sets ``penalty_``,
         ``loo_scores_``, ``target_type_``, ``gamma_rule_``).
 
-        Class labels with fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` rows in
-        some class: no leave-one-out (it would score each candidate on a count out of a
+        Class labels too few for leave-one-out (:func:`lorak.learn.few_labels`): no
+        leave-one-out (it would score each candidate on a count out of a
         handful of rows); the graph at full strength (t =
         :data:`lorak.learn.FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
         informative — ``graph_energy_ratio_`` below

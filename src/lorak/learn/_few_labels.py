@@ -24,12 +24,16 @@ __all__ = [
     "FEW_LABELS_PENALTY",
     "FEW_LABELS_RANK_FRACTION",
     "GRAPH_INFORMATIVE_RATIO",
+    "LEAVE_ONE_OUT_MIN_LABELED",
     "MIN_LABELS_PER_CLASS",
+    "PRIOR_BOOTSTRAP",
     "PRIOR_TEST_LEVEL",
     "SELF_TRAINING_WEIGHTS",
+    "PriorEstimate",
     "SelfTrainingFit",
     "balance_offsets",
     "class_prior",
+    "estimate_class_prior",
     "few_labels",
     "graph_energy_ratio",
     "self_training_ridge",
@@ -39,6 +43,11 @@ __all__ = [
 #: rows than this: a 10-fold cross-validation (or leave-one-out) then scores a class
 #: on fewer than one row per fold.
 MIN_LABELS_PER_CLASS = 10
+#: ... unless there are at least this many labeled rows in all and two in every class:
+#: the leave-one-out choice of the graph weight, rank and penalty then averages its
+#: squared error over that many rows, whatever the number of classes (with 11 or more
+#: classes, 100 labels leave every class under 10 rows; chosen on segment and digits).
+LEAVE_ONE_OUT_MIN_LABELED = 30
 #: The graph is informative when it removes at least this share of the variance a
 #: random graph would penalize (ρ below it, see :func:`graph_energy_ratio`).
 GRAPH_INFORMATIVE_RATIO = 0.5
@@ -57,18 +66,25 @@ FEW_LABELS_PENALTY = 0.1
 SELF_TRAINING_WEIGHTS = (0.01, 0.03, 0.1, 0.3, 1.0)
 #: Level of the test that keeps the class prior uniform.
 PRIOR_TEST_LEVEL = 0.05
+#: Bootstrap replicates behind the noise of the class prior read from the unlabeled
+#: rows (:func:`estimate_class_prior`).
+PRIOR_BOOTSTRAP = 100
 
 
 def few_labels(codes_l, n_classes: int | None = None) -> bool:
     """Whether integer class codes (0 … c−1) of the labeled rows are too few for a
     cross-validated choice: the smallest class has fewer than
-    :data:`MIN_LABELS_PER_CLASS` rows."""
+    :data:`MIN_LABELS_PER_CLASS` rows, and the labeled rows are fewer than
+    :data:`LEAVE_ONE_OUT_MIN_LABELED` or some class has a single one."""
     n_classes = _arg_int(n_classes, "n_classes", "few_labels", allow_none=True)
     codes_l = _arg_codes(codes_l, "codes_l", "few_labels", n_classes)
     if codes_l.size == 0:
         return True
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
-    return int(np.bincount(codes_l, minlength=c).min()) < MIN_LABELS_PER_CLASS
+    smallest = int(np.bincount(codes_l, minlength=c).min())
+    if smallest >= MIN_LABELS_PER_CLASS:
+        return False
+    return not (codes_l.size >= LEAVE_ONE_OUT_MIN_LABELED and smallest >= 2)
 
 
 def graph_energy_ratio(gram, laplacian_gram, mean_row, n_rows: int) -> float:
@@ -110,6 +126,107 @@ def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
     else:
         p = chisquare(counts).pvalue
     return uniform if p >= level else counts / total
+
+
+
+@dataclass
+class PriorEstimate:
+    """The class prior of :func:`estimate_class_prior` and the evidence behind it."""
+
+    prior: np.ndarray  # (c,) the proportions used
+    labeled: np.ndarray  # (c,) the labeled counts' reading (:func:`class_prior`)
+    matched: np.ndarray  # (c,) the proportions whose mixture of class means is the unlabeled mean
+    weight: float  # the share of ``matched`` in ``prior`` (0 … 1)
+    signal: float  # ‖matched − uniform‖²
+    noise: float  # Σ_c bootstrap variance of matched_c
+
+
+def _matched_proportions(M, mu):
+    """π on the simplex minimizing ‖mu − Σ_c π_c M_c‖² for each stack of class means
+    M (b × c × m) against the mean mu (m,): (b × c)."""
+    from ._graph_factor import simplex_least_squares
+
+    D = M - mu
+    return simplex_least_squares(D @ np.swapaxes(D, 1, 2), ridge=1e-9)
+
+
+def estimate_class_prior(
+    F_l, codes_l, F_u, *, n_classes=None, n_boot=PRIOR_BOOTSTRAP, level=PRIOR_TEST_LEVEL, seed=0
+) -> PriorEstimate:
+    """The class proportions of the unlabeled rows, measured from the data.
+
+    Two readings, blended by how far the data carry them:
+
+    - **the unlabeled rows' mean** in the feature space F is the mixture Σ_c π_c μ_c of
+      the class means. The labeled rows of each class estimate μ_c — whether the labels
+      were drawn at random or evenly per class, the rows of a class are a sample of
+      that class — so π is read off by matching: the proportions on the simplex whose
+      mixture of labeled class means is closest to the unlabeled mean (kernel mean
+      matching in the factor's space, after du Plessis & Sugiyama 2012);
+    - **the labeled counts**, :func:`class_prior` (uniform unless they reject equal
+      classes at ``level``).
+
+    With a handful of rows per class the class means are noisy, and so is the match.
+    Its noise is measured by a residual bootstrap (``n_boot`` replicates: each class
+    mean moved by the mean of as many residuals — rows minus their class mean, pooled
+    over the classes with two labeled rows or more, else the unlabeled rows' spread
+    around their mean — drawn with replacement), and the matched proportions enter
+    with the positive-part James–Stein weight w = max(0, 1 − noise / signal), signal
+    the squared distance of the match from equal classes: prior = w·matched +
+    (1 − w)·labeled. A match the bootstrap cannot tell from equal classes falls back
+    on the counts' reading.
+
+    Parameters
+    ----------
+    F_l : (l, m) the labeled rows' features; codes_l : (l,) their class codes 0 … c−1.
+    F_u : (u, m) the unlabeled rows' features (None or no rows: the counts' reading).
+    n_classes : int or None, c (None: the largest code + 1). Every class needs a
+        labeled row for the match; otherwise the counts' reading is returned.
+    n_boot, level, seed : the bootstrap's replicates and seed, the counts' test level.
+
+    Returns
+    -------
+    PriorEstimate
+    """
+    owner = "estimate_class_prior"
+    F_l = _arg_array(F_l, "F_l", owner, ndim=2, min_rows=1)
+    m = F_l.shape[1]
+    F_u = np.empty((0, m)) if F_u is None else _arg_array(F_u, "F_u", owner, ndim=2, cols=m)
+    n_classes = _arg_int(n_classes, "n_classes", owner, low=1, allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
+    if codes_l.size != F_l.shape[0]:
+        raise ValueError(
+            f"{owner}: codes_l has {codes_l.size} entries, but F_l has {F_l.shape[0]} rows"
+        )
+    n_boot = _arg_int(n_boot, "n_boot", owner, low=1)
+    c = int(codes_l.max()) + 1 if n_classes is None else n_classes
+    counts = np.bincount(codes_l, minlength=c)
+    labeled = class_prior(counts, level=level)
+    if c < 2 or F_u.shape[0] == 0 or np.any(counts == 0):
+        return PriorEstimate(labeled, labeled, labeled.copy(), 0.0, 0.0, 0.0)
+    mu = F_u.mean(axis=0)
+    M = np.zeros((c, m))
+    np.add.at(M, codes_l, F_l)
+    M /= counts[:, None]
+    matched = _matched_proportions(M[None], mu)[0]
+    pool = F_l - M[codes_l]
+    keep = counts[codes_l] > 1
+    if np.count_nonzero(keep) >= 2:
+        k = np.count_nonzero(keep)
+        pool = pool[keep] * np.sqrt(k / max(k - np.count_nonzero(counts > 1), 1))
+    else:  # no class has two rows: the unlabeled rows' spread bounds the classes' own
+        pool = F_u - mu
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, pool.shape[0], size=(n_boot, int(counts.sum())))
+    ends = np.cumsum(counts)[:-1]
+    Mb = np.stack(
+        [M + np.stack([p.mean(axis=0) for p in np.split(pool[d], ends)]) for d in draws]
+    )
+    noise = float(np.sum(_matched_proportions(Mb, mu).var(axis=0)))
+    signal = float(np.sum((matched - 1.0 / c) ** 2))
+    w = max(0.0, 1.0 - noise / signal) if signal > 0 else 0.0
+    prior = w * matched + (1.0 - w) * labeled
+    return PriorEstimate(prior / prior.sum(), labeled, matched, w, signal, noise)
 
 
 def balance_offsets(D, prior, *, n_iter: int = 200) -> np.ndarray:
@@ -417,7 +534,7 @@ def self_training_ridge(
     weight w in ``weights``, refit on all rows — labeled rows weight 1, unlabeled rows
     weight w with their current labels — and label them again. The returned decision
     includes the final offsets, so ``argmax(F coefᵀ + intercept)`` is the prediction for
-    any row. ``prior`` None: :func:`class_prior` of the labeled counts; else c numbers
+    any row. ``prior`` None: :func:`estimate_class_prior` of these rows; else c numbers
     ≥ 0, normalized to sum 1. ``F_u`` None or with no rows: the ridge on the labeled
     rows alone.
     """
@@ -439,7 +556,7 @@ def self_training_ridge(
         raise TypeError(f"{owner}: weights must be a 1-d sequence of numbers ≥ 0; got {weights!r}")
     weights = tuple(_arg_real(w, "each of weights", owner) for w in weights)
     if prior is None:
-        prior = class_prior(np.bincount(codes_l, minlength=c))
+        prior = estimate_class_prior(F_l, codes_l, F_u, n_classes=c).prior
     prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
     if np.any(prior < 0) or not prior.sum() > 0:
         raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")

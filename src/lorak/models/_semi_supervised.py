@@ -40,11 +40,11 @@ from ..learn import (
     FEW_LABELS_PENALTY,
     GRAPH_PENALTY_GRID,
     RIDGE_ALPHAS,
+    estimate_class_prior,
     few_labels,
     parse_semi_supervised_response,
     self_training_ridge,
 )
-from ..learn import class_prior as class_prior_test
 from ._base import decision_codes, take_classes
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -180,16 +180,16 @@ SELF_TRAINING_ROWS = 20_000
 
 def resolve_class_prior(class_prior, counts):
     """The class proportions of ``class_prior`` for labeled class counts ``counts``
-    (c,): "auto" — equal classes unless the labeled counts reject them
-    (:func:`lorak.learn.class_prior`: an exact binomial test for two classes, χ² for
-    more, at level 0.05), then the labeled proportions; "uniform"; "labeled" — the
-    labeled proportions; or c nonnegative numbers (normalized to sum 1)."""
+    (c,), or None for "auto" (measured from the rows by the head that reads them:
+    :func:`lorak.learn.estimate_class_prior`); "uniform"; "labeled" — the labeled
+    proportions; or c nonnegative numbers (normalized to sum 1). A bad value gets an
+    error naming ``class_prior``."""
     counts = np.asarray(counts, dtype=np.int64)
     c = counts.size
     if isinstance(class_prior, str):
         check_in_choices(class_prior, "class_prior", ("auto", "uniform", "labeled"))
         if class_prior == "auto":
-            return class_prior_test(counts)
+            return None
         if class_prior == "uniform":
             return np.full(c, 1.0 / c)
         return counts / counts.sum()
@@ -275,8 +275,11 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
     default head with few labels, and as a head you give it (``classifier=``), with
     any number of labels. A ridge
     (±1 one-vs-rest targets, penalty ``alpha``) labels the unlabeled rows under the
-    class prior (uniform unless the labeled counts reject it), and is refitted on all
-    rows with the unlabeled rows' weight raised step by step. Its decision function
+    class prior (with "auto", measured from the rows: the proportions whose mixture of
+    the labeled class means matches the unlabeled rows' mean, as far as a bootstrap
+    tells them from equal classes, else the labeled counts' reading — see
+    :func:`lorak.learn.estimate_class_prior`), and is refitted on all rows with the
+    unlabeled rows' weight raised step by step. Its decision function
     F coefᵀ + intercept includes the class-mass offsets.
 
     Parameters
@@ -292,6 +295,8 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
     coef_ : (1, m) for two classes, else (c, m); intercept_ : (1,) or (c,).
     classes_ : (c,) the integer codes 0 … c−1.
     class_prior_ : (c,) the class proportions the scores were read under.
+    prior_estimate_ : :class:`lorak.learn.PriorEstimate` or None, the evidence behind
+        ``class_prior_`` with "auto" (None otherwise).
     n_changed_ : list, unlabeled rows whose label changed at each refit.
     """
 
@@ -331,6 +336,10 @@ class SelfTrainedRidge(ClassifierMixin, BaseEstimator):
                     f"{X.shape[1]}: they are rows of the same features"
                 )
         prior = resolve_class_prior(self.class_prior, np.bincount(y, minlength=c))
+        self.prior_estimate_ = None
+        if prior is None:
+            self.prior_estimate_ = estimate_class_prior(X, y, Xu, n_classes=c)
+            prior = self.prior_estimate_.prior
         fit = self_training_ridge(X, y, Xu, alpha, n_classes=c, prior=prior)
         coef, icpt = fit.coef, fit.intercept
         if c == 2:  # one column, as scikit-learn's linear classifiers keep it
@@ -540,19 +549,22 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     user guide, "Graph-regularized factors"):
 
     - **Enough labels** (every class has at least
-      :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows): the graph's weight γ, the
+      :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, or there are
+      :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` labeled rows in all and two in
+      every class — many classes at 100 labels): the graph's weight γ, the
       factor's rank (its leading principal directions over all rows) and the ridge
       penalty are chosen by closed-form leave-one-out over the labeled rows, γ = 0 and
       full rank — plain Nyström — always among the candidates; the head is
       cross-validated between the ridge and ``LinearSVC``.
-    - **Few labels** (a class with fewer): leave-one-out would score each candidate on a
+    - **Few labels** (otherwise): leave-one-out would score each candidate on a
       count out of a handful of rows. The graph is used at full strength when it is
       informative — when it removes at least half of the variance of the kernel's
       features that a graph of random edges would (``graph_energy_ratio_`` of the
       factor below 1/2) — and otherwise not at all, the factor then cut to its leading
       principal directions, where clusters show; the head is a ridge self-trained
-      on the unlabeled rows under a class prior (:class:`lorak.models.SelfTrainedRidge`:
-      class-mass normalization and the cluster assumption).
+      on the unlabeled rows under a class prior measured from the rows
+      (:class:`lorak.models.SelfTrainedRidge`: class-mass normalization and the
+      cluster assumption; ``class_prior`` below).
 
     Parameters
     ----------
@@ -569,8 +581,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         ``takes_unlabeled_rows = True`` (:class:`~lorak.models.SelfTrainedRidge` does)
         also gets the unlabeled rows' features, as ``fit(Q_l, codes_l,
         X_unlabeled=Q_u)`` (at most :data:`SELF_TRAINING_ROWS` of them, drawn at random
-        above). None: with few labels (a class
-        with fewer than :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows), a
+        above). None: with few labels (:func:`lorak.learn.few_labels`), a
         :class:`~lorak.models.SelfTrainedRidge` at the penalty the factor chose, read
         under ``class_prior``; otherwise one of two linear heads, the one with fewer
         errors in a stratified cross-validation over the labeled rows
@@ -593,12 +604,16 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     class_prior : "auto", "uniform", "labeled" or array of shape (n_classes,), default="auto"
         The class proportions the few-label head reads the unlabeled rows under
         (class-mass normalization; ignored with enough labels or a given
-        ``classifier``). "auto": equal classes unless the labeled counts reject them
-        (an exact binomial test for two classes, χ² for more, at level 0.05), then the
-        labeled proportions — right when the labeled rows were drawn at random; when
-        they were drawn evenly per class, their counts say nothing about the
-        proportions: pass the proportions you know. "uniform"; "labeled"; or one
-        nonnegative number per class, in the order of ``classes_``.
+        ``classifier``). "auto": measured from the data
+        (:func:`lorak.learn.estimate_class_prior`) — the proportions whose mixture of
+        the labeled rows' class means (in the factor's feature space) matches the
+        unlabeled rows' mean, which holds whether the labels were drawn at random or
+        evenly per class, weighted by how clearly a bootstrap of the labeled rows tells
+        them from equal classes; the rest of the weight goes to the labeled counts'
+        reading (equal classes unless an exact binomial test, χ² for more classes,
+        rejects them at level 0.05; then the labeled proportions). "uniform";
+        "labeled"; or one nonnegative number per class, in the order of ``classes_``
+        (proportions you know win).
 
     Attributes
     ----------
@@ -643,7 +658,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             *parse_semi_supervised_y(y, n, owner=type(self).__name__), n
         )
         classes, codes_l = targets.classes, targets.codes
-        prior = resolve_class_prior(self.class_prior, np.bincount(codes_l, minlength=classes.size))
+        # checked now; "auto" is measured by the few-label head from the factor's rows
+        resolve_class_prior(self.class_prior, np.bincount(codes_l, minlength=classes.size))
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
         _check_parts(factor=(factor, "transform"), classifier=(clf, "predict"))
@@ -659,7 +675,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             if alpha is None:  # FEW_LABELS_PENALTY at this feature scale
                 alpha = FEW_LABELS_PENALTY * self.scale_**2 * ms if ms > 0 else FEW_LABELS_PENALTY
             Q_u = self._unlabeled_features(rows, Q, targets.rows)
-            head = SelfTrainedRidge(alpha=alpha, class_prior=prior)
+            head = SelfTrainedRidge(alpha=alpha, class_prior=self.class_prior)
             self.classifier_ = head.fit(Q_l, codes_l, Q_u)
         else:
             if self.classifier is None:
