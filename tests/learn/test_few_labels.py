@@ -112,7 +112,10 @@ def test_estimate_class_prior_one_row_per_class_and_no_unlabeled_rows():
         ({"F_l": np.ones((3, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 2))}, "codes_l has 2"),
         ({"F_l": np.ones((2, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 3))}, "F_u has 3 columns"),
         ({"F_l": [[np.nan, 1.0], [0, 1]], "codes_l": [0, 1], "F_u": np.ones((4, 2))}, "F_l"),
-        ({"F_l": np.ones((2, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 2)), "n_boot": 0}, "n_boot"),
+        (
+            {"F_l": np.ones((2, 2)), "codes_l": [0, 1], "F_u": np.ones((4, 2)), "n_boot": 0},
+            "n_boot",
+        ),
         ({"F_l": np.ones((2, 2)), "codes_l": [0, -1], "F_u": np.ones((4, 2))}, "codes_l"),
     ],
 )

@@ -232,9 +232,10 @@ class GraphRegularizedFactor(TransformerBase):
         :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; with class labels
         too few for leave-one-out (:func:`lorak.learn.few_labels`: a class under
         :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, and fewer than
-        :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), the graph at full strength when it is
-        informative and not at all otherwise (see ``gamma_rule_``; one labeled row
-        per class will do, responses need 3 labeled rows); 0: the factor
+        :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), the
+        graph at full strength when it is informative and not at all otherwise (see
+        ``gamma_rule_``; one labeled row per class will do, responses need 3 labeled
+        rows); 0: the factor
         itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
         I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
         :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
@@ -309,8 +310,9 @@ class GraphRegularizedFactor(TransformerBase):
         mean squared error behind ``rank_`` (``n_components="auto"``).
     gamma_rule_ : "leave_one_out" or "few_labels", how ``gamma="auto"`` chose: by
         leave-one-out over the labeled rows, or — class labels too few for
-        leave-one-out to tell candidates apart (:func:`lorak.learn.few_labels`) — the graph at full strength
-        (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is informative, else the
+        leave-one-out to tell candidates apart (:func:`lorak.learn.few_labels`) — the
+        graph at full strength (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is
+        informative, else the
         plain factor, with the penalty :data:`lorak.learn.FEW_LABELS_PENALTY`.
     graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
         energy of the factor's centred rows per unit of their variance: about 1 for a

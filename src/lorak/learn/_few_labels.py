@@ -128,7 +128,6 @@ def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
     return uniform if p >= level else counts / total
 
 
-
 @dataclass
 class PriorEstimate:
     """The class prior of :func:`estimate_class_prior` and the evidence behind it."""
@@ -148,6 +147,22 @@ def _matched_proportions(M, mu):
 
     D = M - mu
     return simplex_least_squares(D @ np.swapaxes(D, 1, 2), ridge=1e-9)
+
+
+def _two_blocks(F_l, codes_l, F_u, n_classes, owner, *, low):
+    """(F_l, codes_l, F_u, n_classes) checked: labeled rows (≥ 1) with one class code each
+    (below ``n_classes`` ≥ ``low`` when given), unlabeled rows of the same width (None:
+    none); else an error naming ``owner`` and the argument."""
+    F_l = _arg_array(F_l, "F_l", owner, ndim=2, min_rows=1)
+    m = F_l.shape[1]
+    F_u = np.empty((0, m)) if F_u is None else _arg_array(F_u, "F_u", owner, ndim=2, cols=m)
+    n_classes = _arg_int(n_classes, "n_classes", owner, low=low, allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
+    if codes_l.size != F_l.shape[0]:
+        raise ValueError(
+            f"{owner}: codes_l has {codes_l.size} entries, but F_l has {F_l.shape[0]} rows"
+        )
+    return F_l, codes_l, F_u, n_classes
 
 
 def estimate_class_prior(
@@ -189,15 +204,8 @@ def estimate_class_prior(
     PriorEstimate
     """
     owner = "estimate_class_prior"
-    F_l = _arg_array(F_l, "F_l", owner, ndim=2, min_rows=1)
+    F_l, codes_l, F_u, n_classes = _two_blocks(F_l, codes_l, F_u, n_classes, owner, low=1)
     m = F_l.shape[1]
-    F_u = np.empty((0, m)) if F_u is None else _arg_array(F_u, "F_u", owner, ndim=2, cols=m)
-    n_classes = _arg_int(n_classes, "n_classes", owner, low=1, allow_none=True)
-    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
-    if codes_l.size != F_l.shape[0]:
-        raise ValueError(
-            f"{owner}: codes_l has {codes_l.size} entries, but F_l has {F_l.shape[0]} rows"
-        )
     n_boot = _arg_int(n_boot, "n_boot", owner, low=1)
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     counts = np.bincount(codes_l, minlength=c)
@@ -219,9 +227,7 @@ def estimate_class_prior(
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, pool.shape[0], size=(n_boot, int(counts.sum())))
     ends = np.cumsum(counts)[:-1]
-    Mb = np.stack(
-        [M + np.stack([p.mean(axis=0) for p in np.split(pool[d], ends)]) for d in draws]
-    )
+    Mb = np.stack([M + np.stack([p.mean(axis=0) for p in np.split(pool[d], ends)]) for d in draws])
     noise = float(np.sum(_matched_proportions(Mb, mu).var(axis=0)))
     signal = float(np.sum((matched - 1.0 / c) ** 2))
     w = max(0.0, 1.0 - noise / signal) if signal > 0 else 0.0
@@ -539,15 +545,7 @@ def self_training_ridge(
     rows alone.
     """
     owner = "self_training_ridge"
-    F_l = _arg_array(F_l, "F_l", owner, ndim=2, min_rows=1)
-    m = F_l.shape[1]
-    F_u = np.empty((0, m)) if F_u is None else _arg_array(F_u, "F_u", owner, ndim=2, cols=m)
-    n_classes = _arg_int(n_classes, "n_classes", owner, low=2, allow_none=True)
-    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
-    if codes_l.size != F_l.shape[0]:
-        raise ValueError(
-            f"{owner}: codes_l has {codes_l.size} entries, but F_l has {F_l.shape[0]} rows"
-        )
+    F_l, codes_l, F_u, n_classes = _two_blocks(F_l, codes_l, F_u, n_classes, owner, low=2)
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     if c < 2:
         raise ValueError(f"{owner}: codes_l holds one class; a classifier needs two at least")
