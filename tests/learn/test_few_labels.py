@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from lorak.learn import (
     LEAVE_ONE_OUT_MIN_LABELED,
+    MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
     balance_offsets,
     class_prior,
@@ -69,13 +70,16 @@ def test_estimate_class_prior_reads_the_unlabeled_rows(draw):
     np.testing.assert_allclose(est.prior.sum(), 1.0)
 
 
-def test_estimate_class_prior_three_classes():
+def test_estimate_class_prior_three_classes_keep_the_counts_reading():
+    """More than two classes: the counts' reading (the match is not used)."""
     rng = np.random.default_rng(1)
     X, y = _blobs(rng, (600, 300, 100), (0.0, 5.0, -5.0))
     lab = np.concatenate([np.flatnonzero(y == k)[:8] for k in range(3)])
     unl = np.setdiff1d(np.arange(y.size), lab)
     est = estimate_class_prior(X[lab], y[lab], X[unl])
-    np.testing.assert_allclose(est.prior, (0.6, 0.3, 0.1), atol=0.06)
+    assert MATCHED_PRIOR_MAX_CLASSES == 2
+    assert est.weight == 0.0
+    np.testing.assert_allclose(est.prior, class_prior(np.array([8, 8, 8])))
 
 
 def test_estimate_class_prior_falls_back_on_the_counts_without_signal():
