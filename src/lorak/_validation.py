@@ -631,3 +631,11 @@ def check_number_sequence(
     if increasing and np.any(np.diff(a) <= 0):
         raise ValueError(f"{name} must be strictly increasing; got {values!r}")
     return a
+
+
+def holds_whole_numbers(a) -> bool:
+    """Whether a NumPy array holds whole numbers: an integer or boolean dtype, or finite
+    floats equal to their rounding (class codes given as 0.0, 1.0, …)."""
+    return a.dtype.kind in "biu" or (
+        a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))
+    )

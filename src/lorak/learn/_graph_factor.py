@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from .._chunked import is_dask_array, reduce_rows
-from .._validation import number_of_0d
+from .._validation import holds_whole_numbers, number_of_0d
 
 __all__ = [
     "GAMMA_GRID",
@@ -90,10 +90,7 @@ def _arg_codes(codes, name, owner, n_classes=None):
     a = np.asarray(codes)
     if a.ndim != 1:
         raise ValueError(f"{owner}: {name} must be 1-d; got shape {a.shape}")
-    whole = a.dtype.kind in "biu" or (
-        a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))
-    )
-    if not whole:
+    if not holds_whole_numbers(a):
         raise ValueError(
             f"{owner}: {name} must hold integer class codes 0 … c−1; got {a.dtype} values"
         )

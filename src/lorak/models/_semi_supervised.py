@@ -31,6 +31,7 @@ from .._validation import (
     check_data,
     check_in_choices,
     check_positive,
+    holds_whole_numbers,
     parse_semi_supervised_y,
 )
 from ..estimators import GraphRegularizedFactor
@@ -243,10 +244,7 @@ def _self_trained_codes(y, n_rows, owner):
         )
     if y.shape[0] != n_rows:
         raise ValueError(f"{owner}: y has {y.shape[0]} entries, but X has {n_rows} rows")
-    whole = y.dtype.kind in "biu" or (
-        y.dtype.kind == "f" and bool(np.all(np.isfinite(y))) and bool(np.all(y == np.round(y)))
-    )
-    if not whole:
+    if not holds_whole_numbers(y):
         raise ValueError(
             f"{owner}: y must hold the integer class codes 0 … c−1; got {y.dtype} values "
             "(encode class labels first, e.g. with sklearn.preprocessing.LabelEncoder, or "
