@@ -1,7 +1,7 @@
 """Helpers of the harness's tests (``bench/tests``).
 
 These test ``lorak_bench`` (the lorak-bench distribution in ``bench/``) and the
-repository's ``benchmarks/*.py`` scripts that use it. pytest imports test files by base
+benchmark scripts beside it (``bench/scripts/*.py``) that use it. pytest imports test files by base
 name with their folder on ``sys.path`` (no ``__init__.py``): ``from _bench_testing
 import ...`` reaches this file from here. There is no ``conftest.py`` here on purpose:
 one pytest run collects ``tests/`` too, whose ``conftest.py`` its files import by that
@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The benchmark scripts (not a package): ``python bench/scripts/<name>.py``.
+SCRIPTS = ROOT / "bench" / "scripts"
 
 #: For tests marked ``data``: skipped, with the reason, when LORAK_DATA is not set
 #: (``tests/conftest.py`` does the same for every ``data`` test of a run that collects
@@ -27,8 +29,8 @@ needs_data = pytest.mark.skipif(
 
 
 def load_benchmark_script(name: str):
-    """``benchmarks/<name>.py`` as a module (the scripts are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    """``bench/scripts/<name>.py`` as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

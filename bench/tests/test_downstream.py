@@ -1,4 +1,4 @@
-"""The ``kpca`` and ``lssvm-usps`` experiments and benchmarks/bench_downstream.py."""
+"""The ``kpca`` and ``lssvm-usps`` experiments and bench/scripts/bench_downstream.py."""
 
 import json
 

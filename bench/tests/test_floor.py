@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from _bench_testing import load_benchmark_script
 from lorak_bench import _floor
 from lorak_bench._floor import (
     LoadGuard,
@@ -139,16 +140,9 @@ def test_strict_guard_refuses(monkeypatch):
 
 
 def test_bench_nystrom_reports_floor_ratios_and_load(tmp_path, monkeypatch):
-    import importlib.util
     import json
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location(
-        "bench_nystrom", root / "benchmarks" / "bench_nystrom.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark_script("bench_nystrom")
     monkeypatch.setattr(_floor.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     out = tmp_path / "b.json"
     args = ["--n", "400", "--d", "8", "--m", "20", "--repeats", "1", "--threads", "1"]

@@ -1,4 +1,4 @@
-"""The ``lpmkl`` experiment (quick mode, applicability, report) and benchmarks/bench_lpmkl.py."""
+"""The ``lpmkl`` experiment (quick mode, applicability, report) and bench/scripts/bench_lpmkl.py."""
 
 import argparse
 import dataclasses

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from _bench_testing import load_benchmark_script
 from lorak_bench import DatasetSpec, Experiment, LoadedData, Method, Metric, Part, run_experiment
 from lorak_bench._runner import CellCache, run_all
 
@@ -236,15 +237,9 @@ def test_npkl_adult_figure_1_survives_a_resumed_run(tmp_path):
 
 
 def test_cell_cache_cost_summary(tmp_path):
-    """benchmarks/bench_all_cells.py adds up a run's cost per (part, dataset) from the
+    """bench/scripts/bench_all_cells.py adds up a run's cost per (part, dataset) from the
     cell cache, merging a second folder and counting a unit found twice once."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_all_cells.py"
-    spec = importlib.util.spec_from_file_location("bench_all_cells", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_benchmark_script("bench_all_cells")
 
     run_all([_experiment([], name="p1")], tmp_path / "a", quick=True)
     run_all([_experiment([], name="p1")], tmp_path / "b", quick=True)

@@ -6,7 +6,7 @@ timing helper (``lorak_bench.timing``) and import no private module of either pa
 The scripts import some names inside functions (heavy optional parts), where loading
 the module does not reach them; a layout move that renames a module or a helper would
 then break a benchmark only when its slow branch runs. This reads every
-``from lorak… import …`` statement of benchmarks/*.py and examples/*.py, at any depth,
+``from lorak… import …`` statement of bench/scripts/*.py and examples/*.py, at any depth,
 and resolves it.
 """
 
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from _bench_testing import SCRIPTS as SCRIPTS_DIR
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted([*ROOT.glob("benchmarks/*.py"), *ROOT.glob("examples/*.py")])
+SCRIPTS = sorted([*SCRIPTS_DIR.glob("*.py"), *ROOT.glob("examples/*.py")])
 
 
 def _ours(module: str) -> bool:
@@ -54,7 +56,7 @@ def test_every_lorak_import_of_a_script_resolves(path):
 
 # ---------------------------------------------------------------- timing and privacy
 
-BENCHMARKS = sorted(ROOT.glob("benchmarks/*.py"))
+BENCHMARKS = sorted(SCRIPTS_DIR.glob("*.py"))
 #: Scripts another change is writing; they adopt lorak_bench's timing helpers after.
 NOT_YET: set[str] = set()
 #: What a script must not call to time itself: lorak_bench.timing's Stopwatch,
@@ -131,7 +133,7 @@ def test_a_benchmark_script_times_with_lorak_bench_timing_and_imports_nothing_pr
 
 def test_the_private_import_list_names_scripts_that_still_need_it():
     for name, allowed in PRIVATE_LIBRARY_IMPORTS.items():
-        tree = ast.parse((ROOT / "benchmarks" / name).read_text(encoding="utf-8"))
+        tree = ast.parse((SCRIPTS_DIR / name).read_text(encoding="utf-8"))
         assert {m for _, m in _private_modules(tree)} == allowed, name
 
 
@@ -143,3 +145,11 @@ def test_examples_need_the_library_alone():
 
 def test_the_scripts_are_found():
     assert any(p.name == "bench_nystrom.py" for p in SCRIPTS)
+
+
+def test_the_scripts_live_in_the_bench_distribution_only():
+    """One folder of benchmarks (issue 49): the scripts sit in ``bench/scripts`` beside
+    the harness, their results of record in ``bench/results``; none at the root."""
+    assert not list(ROOT.glob("benchmarks/*.py"))
+    assert not (ROOT / "benchmarks" / "results").exists()
+    assert (ROOT / "bench" / "results" / "README.md").is_file()

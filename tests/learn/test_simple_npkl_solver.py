@@ -140,7 +140,7 @@ def test_fit_simple_npkl_passes_cut_from_previous_to_the_square_hinge(monkeypatc
 
 
 def test_arpack_is_the_auto_rule_without_the_dense_switch_above_dense_max_n(monkeypatch):
-    """What benchmarks/bench_npkl.py's "old rules" rely on: for n above DENSE_MAX_N,
+    """What bench/scripts/bench_npkl.py's "old rules" rely on: for n above DENSE_MAX_N,
     ``solver="arpack"`` takes exactly the path of ``"auto"`` with the mid-size dense
     switch off (DENSE_LARGE_MAX_N = 0): the same solvers, requests and iterates."""
     L, pairs, signs = problem(seed=2)

@@ -59,7 +59,7 @@ protocol (:mod:`lorak_bench._ssl`), paired comparisons and win counts
 (:mod:`lorak_bench._compare`) and the shared figures (:mod:`lorak_bench._figures`) are
 there for every experiment.
 
-Scripts that time something outside the runner (``benchmarks/*.py``) import the
+Scripts that time something outside the runner (``bench/scripts/*.py``) import the
 public timing helper :mod:`lorak_bench.timing`: :class:`Stopwatch`, :func:`time_call`
 (medians over repeats, with the load average around them) and :class:`Record` /
 :func:`write_json` (the run's JSON with its environment) rather than a clock of their

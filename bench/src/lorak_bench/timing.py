@@ -1,4 +1,4 @@
-"""Timing and recording for benchmark scripts (``benchmarks/*.py``): the harness's
+"""Timing and recording for benchmark scripts (``bench/scripts/*.py``): the harness's
 public timing helper.
 
 The bench runner times its cells itself; a script that measures something outside the

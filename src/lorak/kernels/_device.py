@@ -333,7 +333,7 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
 
 
 #: The in-place scheme of :func:`upper_triangular_product` on PyTorch when ``method``
-#: is not given ("halves" or "columns"; ``benchmarks/bench_gpu.py`` times both).
+#: is not given ("halves" or "columns"; ``bench/scripts/bench_gpu.py`` times both).
 _INPLACE_METHOD = "halves"
 
 #: Widest column block of :func:`upper_triangular_product` done as a general product.

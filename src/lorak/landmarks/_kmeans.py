@@ -8,7 +8,7 @@ percent. Lloyd: one blocked loop (:func:`_lloyd`) whatever holds the rows (in me
 dask chunks, an array API device), float32 products, distance bounds in memory, empty
 clusters moved to the farthest rows; from the same seeds it gives the centres of
 scikit-learn's Lloyd. The details, the defaults' reasons and the timings
-(``benchmarks/study_kmeans_init.py``) are in the user guide, "Low-rank factors and
+(``bench/scripts/study_kmeans_init.py``) are in the user guide, "Low-rank factors and
 landmarks", section "How the k-means landmarks are computed".
 """
 

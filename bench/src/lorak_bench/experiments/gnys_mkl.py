@@ -31,7 +31,7 @@ Decisions (the same for every dataset)
   fits at every n here (the n × l prediction kernels are built in chunks).
 - Multiple-kernel generalized Nyström: ``lorak.MultipleKernelGeneralizedNystroem``
   at its defaults with the bank and landmarks above.
-- MKLpy's EasyMKL and GRAM are compared in ``benchmarks/bench_mklpy.py`` (not here:
+- MKLpy's EasyMKL and GRAM are compared in ``bench/scripts/bench_mklpy.py`` (not here:
   MKLpy is not a lorak dependency).
 - Repetitions: 10 on the 13 small sets, 3 on satimage, usps-full and mnist-test (the
   paper: 30). Measured cost of one repetition of all seven columns on the shared 2-core

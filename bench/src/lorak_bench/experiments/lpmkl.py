@@ -58,7 +58,7 @@ Decisions
   adult (420–520 s). The largest ranks still cost the most: 50 kernels × 200
   landmarks compress to about a thousand columns, and each of up to 30 outer
   iterations solves a primal SVM in that many dimensions.
-  ``benchmarks/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
+  ``bench/scripts/bench_lpmkl.py --part grid`` runs a cut-down grid (per-method-group
   ranks and splits) with the same methods and report.
 - ``--quick`` with the paper's data: svmguide1 only (``quick_paper_datasets``),
   subsampled to ``QUICK_ROWS`` = 600 rows, R ∈ {10, 50}, one run, without the merged

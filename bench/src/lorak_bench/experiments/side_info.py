@@ -3,7 +3,7 @@ with their defaults against plain Nyström, their own oracle, and what a user wo
 pick instead.
 
 No paper behind it: a check of lorak's defaults on every set the project has. (It was
-``benchmarks/bench_side_info.py``; the protocol and its numbers are the same.)
+the script ``bench_side_info.py``; the protocol and its numbers are the same.)
 
 Protocol (the same for every data set; nothing is chosen from the unlabeled labels)
 ----------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ compares:
   rank by rank (ours should be no worse on average).
 
 Needs R with kernlab (Debian: ``apt-get install r-cran-kernlab``); not part of CI.
-Writes ``benchmarks/out/crosscheck_kernlab.json``.
+Writes ``bench/scripts/out/crosscheck_kernlab.json``.
 
-Usage: python benchmarks/crosscheck_kernlab.py [--rank 60] [--delta 30] [--kappa 0.99]
+Usage: python bench/scripts/crosscheck_kernlab.py [--rank 60] [--delta 30] [--kappa 0.99]
 """
 
 from __future__ import annotations

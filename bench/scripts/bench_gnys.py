@@ -21,7 +21,7 @@ of an unloaded run):
     (usps-full, n = 7291, m = 729 as in the ``gnys`` protocol): the cost that decides
     how many repetitions the full table can afford.
 
-Usage: python benchmarks/bench_gnys.py [--quick] [--out FILE] [--skip-scaling]
+Usage: python bench/scripts/bench_gnys.py [--quick] [--out FILE] [--skip-scaling]
        [--skip-large]
 """
 

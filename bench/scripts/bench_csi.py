@@ -16,8 +16,8 @@ CSI computes 140 kernel columns (ICD 100) and does its Cholesky steps on up to 1
 columns plus one pass for the QR update (ICD: one pass on up to 100), so ≈ 2–4× is
 the floor of any implementation of the algorithm before its look-ahead bookkeeping.
 
-Usage: python benchmarks/bench_csi.py [--n 20000] [--rank 100] [--repeats 3] [--quick]
-Writes benchmarks/out/bench_csi.json.
+Usage: python bench/scripts/bench_csi.py [--n 20000] [--rank 100] [--repeats 3] [--quick]
+Writes bench/scripts/out/bench_csi.json.
 """
 
 from __future__ import annotations

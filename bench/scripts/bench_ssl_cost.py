@@ -7,7 +7,7 @@
 - The new default's scaling with n: random subsets of LIBSVM usps train + test (256
   features; needs ``LORAK_DATA``), 10 labels per class, n = 1500 … 9000.
 
-Usage: python benchmarks/bench_ssl_cost.py OUT.json
+Usage: python bench/scripts/bench_ssl_cost.py OUT.json
 """
 
 import os

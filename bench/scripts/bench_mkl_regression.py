@@ -20,8 +20,8 @@ Friedman #1 rows: lorak's whole default fit (GCV included) against one KernelRid
 the tuned accuracy part's best parameters (a tuned search costs that many fits more),
 as a ratio measured in the same run with the load average recorded.
 
-Run: ``python benchmarks/bench_mkl_regression.py [--part accuracy|speed|all]
-[--reps 5] [--out benchmarks/out/bench_mkl_regression.json]``.
+Run: ``python bench/scripts/bench_mkl_regression.py [--part accuracy|speed|all]
+[--reps 5] [--out bench/scripts/out/bench_mkl_regression.json]``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ adds them up per (part, data set) and per experiment, also for an experiment tha
 not finished (a killed run, or one still going), so the cost of a long protocol can be
 reported piece by piece. Work shared between cells (``task.shared``) is counted once.
 
-Usage: python benchmarks/bench_all_cells.py OUT [OUT ...] [--json FILE]
+Usage: python bench/scripts/bench_all_cells.py OUT [OUT ...] [--json FILE]
 Several OUT folders (e.g. a run and a separate run of some of an experiment's data sets
 into another folder) are merged; a (part, data set) found twice is counted once.
 """

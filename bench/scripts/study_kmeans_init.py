@@ -47,7 +47,7 @@ and the load average at start and end.
 
 Usage::
 
-    python benchmarks/study_kmeans_init.py [--quick] [--out FILE]
+    python bench/scripts/study_kmeans_init.py [--quick] [--out FILE]
         [--n 70000 --d 784 --k 1000 --dtype both|float32|float64]
 
 ``--quick``: n=20000, k=300, sizes 600/1500/6000, two small seeds. The full run costs
@@ -361,7 +361,7 @@ def main(argv=None):
         help="skip our greedy k-means++ on all rows (mixture/float32)",
     )
     ap.add_argument("--quick", action="store_true", help="n=20000, k=300, 2 small seeds")
-    ap.add_argument("--out", default="benchmarks/out/kmeans_init.json")
+    ap.add_argument("--out", default="bench/scripts/out/kmeans_init.json")
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.k, args.small_seeds = 20000, 300, 2

@@ -26,7 +26,7 @@ Protocol (the same for every data set; nothing is chosen from the unlabeled resp
   (|difference| ≤ 0.001 is a tie), mean and worst difference, the λ chosen; then the
   totals. ``--out`` writes everything as JSON.
 
-Usage: python benchmarks/bench_ssl_regression.py [--reps N] [--fractions 0.05,0.1]
+Usage: python bench/scripts/bench_ssl_regression.py [--reps N] [--fractions 0.05,0.1]
        [--sets a,b] [--out FILE]
 """
 

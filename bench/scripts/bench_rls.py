@@ -20,7 +20,7 @@ Two parts, one JSON file:
 Extra RLS settings are compared with ``--variants rank_fraction:sample_size,...``
 (e.g. ``0.25:1000``; an empty sample size means m).
 
-Usage: python benchmarks/bench_rls.py [--part error|time|all] [--quick] [--out FILE]
+Usage: python bench/scripts/bench_rls.py [--part error|time|all] [--quick] [--out FILE]
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=70000)
     p.add_argument("--m", type=int, default=1000)
     p.add_argument("--time-order", nargs="+", default=["rls", "kmeans"])
-    p.add_argument("--out", default="benchmarks/out/bench_rls.json")
+    p.add_argument("--out", default="bench/scripts/out/bench_rls.json")
     args = p.parse_args(argv)
     if args.quick:
         args.reps = min(args.reps, 2)

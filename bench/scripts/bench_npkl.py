@@ -53,10 +53,10 @@ solve); objectives agree to 5e-16, kernels to 2e-12; uncapped, one iteration on 
 ``eigen_tol=0``: the number of Algorithm 1 iterations, 28–43 with the rank cap, times a
 Lanczos solve that a warm start does not shorten; see ``lorak.learn._simple_npkl``).
 
-Usage: LORAK_DATA=... python benchmarks/bench_npkl.py [--quick] [--repeats 3]
+Usage: LORAK_DATA=... python bench/scripts/bench_npkl.py [--quick] [--repeats 3]
        [--threads 1] [--sets adult,usps] [--max-iter 100] [--no-compare]
        [--order alternate] [--baseline rules|eigen-tol] [--exact adult] [--exact-iter 1]
-       [--out benchmarks/out/bench_npkl.json]
+       [--out bench/scripts/out/bench_npkl.json]
 """
 
 from __future__ import annotations

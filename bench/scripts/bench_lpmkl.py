@@ -1,7 +1,7 @@
 """ℓp-norm MKL with low-rank kernels: the 10⁵-scale run, the solver claims, MKLpy.
 
 Parts (``--part``, default all), each one process, results in
-``benchmarks/out/bench_lpmkl.json`` (merged with what is already there):
+``bench/scripts/out/bench_lpmkl.json`` (merged with what is already there):
 
 ``scale``
     ijcnn1 (train + test = 141691 rows), a random 70/30 split (≈ 99k training rows),
@@ -31,7 +31,7 @@ Parts (``--part``, default all), each one process, results in
     (Newton), ``--full-reps`` (full kernel) and ``--gfb-ranks``/``--gfb-reps`` (the two
     GFB methods), with report.md/results.json/plots in ``--out`` (not part of ``all``).
 
-Run: ``LORAK_DATA=../shared/data python benchmarks/bench_lpmkl.py --part scale``.
+Run: ``LORAK_DATA=../shared/data python bench/scripts/bench_lpmkl.py --part scale``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ after ``transform`` by each extension. Pairwise clustering accuracy
 held-out rows; "transductive": the held-out rows' accuracy when they are in the fit
 (same constraints, no labels of theirs), the best an extension can hope for.
 
-Usage: python benchmarks/bench_npkl_extend.py [--quick] [--reps R]
+Usage: python bench/scripts/bench_npkl_extend.py [--quick] [--reps R]
 (UCI sets from LORAK_DATA where the loader needs it.)
 """
 

@@ -30,7 +30,7 @@ mean over repetitions), its worst loss, its gap to the oracle, fit seconds (shar
 machine: ratios only), and the number of kernels flagged degenerate
 (:func:`lorak.learn._npkl_auto.kernel_degeneracy`).
 
-Usage: python benchmarks/bench_side_info_pairs.py [--reps 10] [--quick] [--extra] [--mmc]
+Usage: python bench/scripts/bench_side_info_pairs.py [--reps 10] [--quick] [--extra] [--mmc]
 [--datasets a,b] [--out DIR]
 Writes DIR/results.json, DIR/summary.md and DIR/accuracy.png (default
 bench-out/side-info-pairs/).

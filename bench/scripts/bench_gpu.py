@@ -28,7 +28,7 @@ Measures, float32 on torch tensors on ``--device`` (default cuda), n = ``--n`` r
     the run.
 
 Runs without array-api-compat installed (scikit-learn's vendored copy is used), from a
-checkout: ``PYTHONPATH=src python benchmarks/bench_gpu.py --out bench_gpu.json``.
+checkout: ``PYTHONPATH=src python bench/scripts/bench_gpu.py --out bench_gpu.json``.
 ``--quick`` (tiny sizes) is the CPU smoke test: ``--device cpu --quick``.
 
 Targets (issue 32): (b) ≤ 1.3× GEMM + TRMM; ≤ 0.75× scikit-learn's time; peak memory
@@ -405,7 +405,7 @@ def main(argv=None):
         default=330.0,
         help="skip the sections that would start after this many seconds (recorded)",
     )
-    ap.add_argument("--out", default="benchmarks/out/bench_gpu.json")
+    ap.add_argument("--out", default="bench/scripts/out/bench_gpu.json")
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.d, args.ms, args.k = 3000, 32, [50, 120], 20

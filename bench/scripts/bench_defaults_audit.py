@@ -18,7 +18,7 @@ features standardized, a stratified half/half train/test split per repetition: s
 german, splice, svmguide1 (LIBSVM, with LORAK_DATA), breast_cancer (scikit-learn),
 ringnorm (generated). Score: test accuracy (%).
 
-Usage: python benchmarks/bench_defaults_audit.py [--reps 3] [--quick] [--out DIR]
+Usage: python bench/scripts/bench_defaults_audit.py [--reps 3] [--quick] [--out DIR]
 Writes DIR/results.json and DIR/summary.md (default bench-out/defaults-audit/).
 """
 

@@ -26,7 +26,7 @@ float64, ≤ 0.5× in float32, peak memory not above it, ≤ 1.25× the floor in
 precisions; (c) ≤ 10 s with quantization error within 3 % of KMeans (k-means++), and
 within 1 % of scikit-learn's Lloyd from the same seeds; float32 time ≤ 0.6× float64.
 
-Usage: python benchmarks/bench_nystrom.py [--quick] [--out FILE] [--skip-kmeans]
+Usage: python bench/scripts/bench_nystrom.py [--quick] [--out FILE] [--skip-kmeans]
        [--strict-load] [--threads T]
 """
 
@@ -218,7 +218,7 @@ def main(argv=None):
         action="store_true",
         help="refuse to record when the load average exceeds the cores",
     )
-    ap.add_argument("--out", default="benchmarks/out/bench_nystrom.json")
+    ap.add_argument("--out", default="bench/scripts/out/bench_nystrom.json")
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.repeats = 10000, 1

@@ -25,7 +25,7 @@ regenerates its blocks (generation time is part of every pass, as reading would 
 Optional ``--dask-ml N …``: dask-ml's ``KMeans(init="k-means||")`` with the same k and
 10 iterations on the same dask array, against our k-means landmarks (time, inertia).
 
-Usage: python benchmarks/bench_scale.py [--sizes 1e5 1e6 1e7] [--out FILE] [--quick]
+Usage: python bench/scripts/bench_scale.py [--sizes 1e5 1e6 1e7] [--out FILE] [--quick]
 Run timings that are quoted alone on the machine (e.g. under ``flock`` with a lock file).
 """
 

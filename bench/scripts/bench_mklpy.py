@@ -17,8 +17,8 @@ n here (l = 100). Columns, all measured in this process with single-threaded BLA
 - lorak ``GLMKLClassifier`` (SVC on the same kernels) and ``CABMKL`` (factor, on the
   experiment's k-means landmarks, LinearSVC) for the speed ratio.
 
-Run: ``LORAK_DATA=../shared/data python benchmarks/bench_mklpy.py [--reps 5]
-[--datasets g241C,usps49]``; results in ``benchmarks/out/bench_mklpy.json``.
+Run: ``LORAK_DATA=../shared/data python bench/scripts/bench_mklpy.py [--reps 5]
+[--datasets g241C,usps49]``; results in ``bench/scripts/out/bench_mklpy.json``.
 """
 
 from __future__ import annotations

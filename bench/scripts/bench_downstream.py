@@ -33,7 +33,7 @@ the factor of the test rows (GEMM and triangular multiply at n_test). The load
 average before and after is recorded (``load``); ``--strict-load`` refuses a run on a
 machine busier than its cores.
 
-Usage: python benchmarks/bench_downstream.py [--quick] [--out FILE] [--skip-large]
+Usage: python bench/scripts/bench_downstream.py [--quick] [--out FILE] [--skip-large]
        [--skip-kpca] [--m-usps auto|fixed] [--strict-load]
 (needs LORAK_DATA for USPS; without it (a) and (c) run on synthetic rows of the same size)
 """
@@ -442,7 +442,7 @@ def build_parser():
         action="store_true",
         help="refuse to record when the load average exceeds the cores",
     )
-    ap.add_argument("--out", default="benchmarks/out/bench_downstream.json")
+    ap.add_argument("--out", default="bench/scripts/out/bench_downstream.json")
     return ap
 
 

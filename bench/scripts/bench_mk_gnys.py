@@ -17,7 +17,7 @@
 (d) convergence at fixed λ on Digit1 (m̃ = 50): objective after k alternations with and
     without the subspace step (``rescale``), against a tight reference.
 
-Usage: python benchmarks/bench_mk_gnys.py [--out FILE] [--skip-secstr] [--skip-memory]
+Usage: python bench/scripts/bench_mk_gnys.py [--out FILE] [--skip-secstr] [--skip-memory]
        [--skip-convergence] [--quick]
 Run the timed parts alone on the machine (``flock <a lock file> python ...``).
 """
