@@ -1,7 +1,7 @@
 """The shared base of the kernel-factor estimators: kernel, validation, transform.
 
-:func:`store_params`, :func:`new_rows`, :func:`validate_new_rows` and
-:class:`TransformerBase`, used by every estimator (:ref:`guide-internals-base`).
+:func:`new_rows`, :func:`validate_new_rows` and :class:`TransformerBase`, used by
+every estimator (:ref:`guide-internals-base`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ __all__ = [
     "check_symmetric_block",
     "new_rows",
     "shared_landmarks",
-    "store_params",
     "store_record",
     "validate_new_rows",
 ]
@@ -50,19 +49,6 @@ def check_symmetric_block(W, dtype, what: str) -> None:
             f"√eps · max|W| = {tol * scale:.3g}. Pass k(X, X) itself (a kernel is "
             "symmetric: k(x, z) = k(z, x)), or symmetrize it, (K + K.T) / 2"
         )
-
-
-def store_params(estimator, values) -> None:
-    """Store each argument of an ``__init__`` unchanged, under its own name.
-
-    The whole body of a scikit-learn ``__init__``: ``store_params(self, locals())``.
-    As the first statement, ``locals()`` holds exactly the arguments that
-    :meth:`~sklearn.base.BaseEstimator.get_params` reads from the signature. Nothing is
-    validated or converted here: that is ``fit``'s job, as scikit-learn requires.
-    """
-    for name, value in values.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
 
 
 def store_record(estimator, record, *, skip=()) -> None:

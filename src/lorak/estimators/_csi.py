@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import UNLABELED, check_generator, is_unlabeled, validate_data
 from ..learn import csi_q, fit_csi
-from ._base import _KernelFactor, store_params, store_record
+from ._base import _KernelFactor, store_record
 
 __all__ = ["CSI"]
 
@@ -126,7 +126,20 @@ class CSI(_KernelFactor):
         unlabeled=None,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.kappa = kappa
+        self.lookahead = lookahead
+        self.tol = tol
+        self.centering = centering
+        self.target = target
+        self.unlabeled = unlabeled
+        self.random_state = random_state
 
     def fit(self, X, y):
         """Run CSI on k(X, X) with side information ``y``."""

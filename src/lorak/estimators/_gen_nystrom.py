@@ -46,7 +46,7 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
-from ._base import _LandmarkFactor, new_rows, store_params
+from ._base import _LandmarkFactor, new_rows
 
 __all__ = ["MAX_AUTO_COMPONENTS", "PRIOR_GAMMA_METHODS", "GeneralizedNystroem"]
 
@@ -329,7 +329,28 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         prior=None,
         prior_gamma="sequential",
     ):
-        store_params(self, locals())
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.lam = lam
+        self.lam_grid = lam_grid
+        self.beta = beta
+        self.center_ideal = center_ideal
+        self.criterion = criterion
+        self.cv = cv
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.rtol = rtol
+        self.random_state = random_state
+        self.target = target
+        self.prior = prior
+        self.prior_gamma = prior_gamma
 
     #: default of models saved before ``prior`` existed (their state has no ``prior``)
     prior = None

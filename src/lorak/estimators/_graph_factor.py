@@ -52,7 +52,7 @@ from ..learn import (
     select_gamma_penalty,
     select_rank,
 )
-from ._base import TransformerBase, check_product_matrix, new_rows, store_params
+from ._base import TransformerBase, check_product_matrix, new_rows
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
 
@@ -397,7 +397,20 @@ class GraphRegularizedFactor(TransformerBase):
         keep_statistics=False,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.factor = factor
+        self.graph = graph
+        self.n_anchors = n_anchors
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.power = power
+        self.gamma = gamma
+        self.n_components = n_components
+        self.target = target
+        self.knn_method = knn_method
+        self.selection = selection
+        self.subsample = subsample
+        self.keep_statistics = keep_statistics
+        self.random_state = random_state
 
     #: default of models saved before ``keep_statistics`` existed
     keep_statistics = False

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 
 from ..decompose import incomplete_cholesky
-from ._base import _KernelFactor, store_params
+from ._base import _KernelFactor
 
 __all__ = ["IncompleteCholesky"]
 
@@ -63,7 +63,14 @@ class IncompleteCholesky(_KernelFactor):
         n_components=100,
         tol=0.0,
     ):
-        store_params(self, locals())
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.tol = tol
 
     _lazy_fit_reason = "pivoted incomplete Cholesky revisits every row at every step"
 

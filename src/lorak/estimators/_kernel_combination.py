@@ -38,7 +38,7 @@ from ..learn import (
     fit_glmkl,
     fit_kernel_combination,
 )
-from ._base import TransformerBase, shared_landmarks, store_params, validate_new_rows
+from ._base import TransformerBase, shared_landmarks, validate_new_rows
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
@@ -62,7 +62,11 @@ class _KernelCombination(TransformerBase):
         rtol=None,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.rtol = rtol
+        self.random_state = random_state
 
     def _check_params(self, n):
         check_rtol(self.rtol)
@@ -328,7 +332,11 @@ class GLMKLClassifier(_LabeledRowsMKL):
     """
 
     def __init__(self, kernels=None, *, C=1.0, max_iter=50, tol=1e-4, max_labeled=8000):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.C = C
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_labeled = max_labeled
 
     def _check_params(self):
         self._check_common()
@@ -370,7 +378,10 @@ class AlignmentMKLClassifier(_LabeledRowsMKL):
     """
 
     def __init__(self, kernels=None, *, weighting="centered_alignment", C=1.0, max_labeled=8000):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.weighting = weighting
+        self.C = C
+        self.max_labeled = max_labeled
 
     def _check_params(self):
         self._check_common()

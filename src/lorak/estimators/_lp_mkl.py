@@ -25,7 +25,7 @@ from ..learn import (
     lp_mkl_factors,
     regression_bank,
 )
-from ._base import store_params, store_record, validate_new_rows
+from ._base import store_record, validate_new_rows
 
 __all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
 
@@ -221,7 +221,29 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
         blas_threads=None,
         verbose=0,
     ):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.n_kernels = n_kernels
+        self.sigma_range = sigma_range
+        self.rank = rank
+        self.landmarks = landmarks
+        self.p = p
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.inner_tol = inner_tol
+        self.inner_max_iter = inner_max_iter
+        self.inner_criterion = inner_criterion
+        self.solver = solver
+        self.gfb_weights = gfb_weights
+        self.gfb_scale = gfb_scale
+        self.eta = eta
+        self.compress = compress
+        self.compress_rtol = compress_rtol
+        self.factor_dtype = factor_dtype
+        self.rtol = rtol
+        self.random_state = random_state
+        self.blas_threads = blas_threads
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         given = self._check_shared()
@@ -405,7 +427,27 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         random_state=None,
         verbose=0,
     ):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.n_kernels = n_kernels
+        self.factor_range = factor_range
+        self.rank = rank
+        self.max_rank = max_rank
+        self.landmarks = landmarks
+        self.loss = loss
+        self.epsilon = epsilon
+        self.p = p
+        self.weights = weights
+        self.C = C
+        self.C_range = C_range
+        self.n_C = n_C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.compress = compress
+        self.compress_rtol = compress_rtol
+        self.factor_dtype = factor_dtype
+        self.rtol = rtol
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self, n_samples):
         given = self._check_shared()

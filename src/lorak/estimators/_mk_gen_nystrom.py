@@ -32,7 +32,7 @@ from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
 from ..learn import DEFAULT_CV_SPLITS, fit_mk_generalized_nystroem, regression_target_factor
 from ..metrics import ideal_kernel_factor
-from ._base import _LandmarkFactor, shared_landmarks, store_params, validate_new_rows
+from ._base import _LandmarkFactor, shared_landmarks, validate_new_rows
 from ._gen_nystrom import _LabelLearnedFactor
 
 __all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]
@@ -170,7 +170,24 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         random_state=None,
         target="auto",
     ):
-        store_params(self, locals())
+        self.kernels = kernels
+        self.n_components = n_components
+        self.tau = tau
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.lam = lam
+        self.lam_grid = lam_grid
+        self.center_ideal = center_ideal
+        self.criterion = criterion
+        self.cv = cv
+        self.solver = solver
+        self.rescale = rescale
+        self.tol = tol
+        self.max_iter = max_iter
+        self.inner_max_iter = inner_max_iter
+        self.rtol = rtol
+        self.random_state = random_state
+        self.target = target
 
     # ------------------------------------------------------------ validation
     def _check_params(self):

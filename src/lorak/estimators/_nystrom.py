@@ -39,7 +39,6 @@ from ._base import (
     check_product_matrix,
     check_symmetric_block,
     new_rows,
-    store_params,
 )
 
 __all__ = ["ExactEigen", "Nystroem"]
@@ -153,7 +152,18 @@ class Nystroem(_LandmarkFactor):
         fit_inverse_transform=False,
         alpha=1.0,
     ):
-        store_params(self, locals())
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.rtol = rtol
+        self.random_state = random_state
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
 
     _lazy_fit = True  # fit on a dask array: see lorak.parallel
 
@@ -509,7 +519,14 @@ class ExactEigen(_KernelFactor):
         n_components=100,
         max_samples=10000,
     ):
-        store_params(self, locals())
+        self.kernel = kernel
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.coef0 = coef0
+        self.degree = degree
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.max_samples = max_samples
 
     _lazy_fit_reason = "it forms the full n × n kernel matrix"
 

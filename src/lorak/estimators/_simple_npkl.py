@@ -26,7 +26,7 @@ from ..learn import (
     pair_values,
     ridge_map,
 )
-from ._base import TransformerBase, store_params
+from ._base import TransformerBase
 
 __all__ = ["SimpleNPKL"]
 
@@ -194,7 +194,23 @@ class SimpleNPKL(TransformerBase):
         n_jobs=None,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.loss = loss
+        self.C = C
+        self.B = B
+        self.n_neighbors = n_neighbors
+        self.mutual = mutual
+        self.max_rank = max_rank
+        self.active_constraints = active_constraints
+        self.selection = selection
+        self.max_iter = max_iter
+        self.tol = tol
+        self.step = step
+        self.step_size = step_size
+        self.eigen_solver = eigen_solver
+        self.eigen_tol = eigen_tol
+        self.extension = extension
+        self.n_jobs = n_jobs
+        self.random_state = random_state
 
     # ------------------------------------------------------------ validation
 

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._chunked import ChunkedRowsMixin
 from .._validation import check_generator, validate_data
-from ..estimators._base import store_params, validate_new_rows
+from ..estimators._base import validate_new_rows
 from ._base import fit_factor, transform_factor
 
 __all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]
@@ -122,7 +122,13 @@ class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimat
         tol=1e-4,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.n_clusters = n_clusters
+        self.factor = factor
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
 
     def fit(self, X, y=None):
         """Fit the factor on X (with y when it accepts it) and cluster its rows."""

@@ -16,7 +16,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_generator, validate_data
-from ..estimators._base import TransformerBase, store_params, validate_new_rows
+from ..estimators._base import TransformerBase, validate_new_rows
 from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
@@ -154,7 +154,11 @@ class LowRankKernelPCA(TransformerBase):
         alpha=1.0,
         random_state=None,
     ):
-        store_params(self, locals())
+        self.factor = factor
+        self.n_components = n_components
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
+        self.random_state = random_state
 
     def _check_n_components(self, m):
         r = self.n_components

@@ -28,7 +28,7 @@ from .._array_api import (
 from .._chunked import ChunkedRowsMixin, is_dask_array, merge_moments, row_moments
 from .._rows import resolve_rows
 from .._validation import check_classification_y, check_positive
-from ..estimators._base import new_rows, store_params
+from ..estimators._base import new_rows
 from ._base import (
     centered_cross_products,
     column_mean,
@@ -324,7 +324,8 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
     _lazy_fit = True  # dask X: the factor's fit, then ḠᵀḠ, Ḡᵀȳ by reductions
 
     def __init__(self, factor=None, *, C=1.0):
-        store_params(self, locals())
+        self.factor = factor
+        self.C = C
 
     def _validate(self, X, y, *, reset=True, **kw):
         """(the rows of X, resolved; y; C): y validated with X, or in memory beside a

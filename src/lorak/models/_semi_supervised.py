@@ -35,7 +35,7 @@ from .._validation import (
     parse_semi_supervised_y,
 )
 from ..estimators import GraphRegularizedFactor
-from ..estimators._base import new_rows, store_params
+from ..estimators._base import new_rows
 from ..landmarks import take_rows
 from ..learn import (
     FEW_LABELS_PENALTY,
@@ -646,7 +646,10 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
     def __init__(
         self, factor=None, classifier=None, *, feature_scale="mean_norm", class_prior="auto"
     ):
-        store_params(self, locals())
+        self.factor = factor
+        self.classifier = classifier
+        self.feature_scale = feature_scale
+        self.class_prior = class_prior
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the classifier on the labeled ones."""
@@ -828,7 +831,9 @@ class SemiSupervisedFactorRegressor(RegressorMixin, _FactorAndHead):
     _head = "regressor_"
 
     def __init__(self, factor=None, regressor=None, *, feature_scale="mean_norm"):
-        store_params(self, locals())
+        self.factor = factor
+        self.regressor = regressor
+        self.feature_scale = feature_scale
 
     def fit(self, X, y):
         """Fit the factor on all rows of X and the regressor on the labeled ones."""
