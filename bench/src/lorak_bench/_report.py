@@ -227,8 +227,9 @@ def _env_lines(env: dict) -> str:
     )
 
 
-def render_report(result: RunResult, plots: list | None, plot_note: str | None) -> str:
-    """The report.md text."""
+def _report_header_lines(result: RunResult) -> list[str]:
+    """The report's head: title, paper, the run's settings and seconds per part, the
+    environment, notes and the stand-in warning."""
     exp = result.experiment
     cfg = result.config
     out = [f"# `{exp.name}` — {exp.description}", ""]
@@ -258,15 +259,26 @@ def render_report(result: RunResult, plots: list | None, plot_note: str | None) 
             + "): the paper reports nothing for them; compare only the method ordering.",
             "",
         ]
-    if exp.checks is not None:
-        try:
-            text = exp.checks(result)
-        except Exception as exc:
-            logger.warning("checks of %s failed: %s", exp.name, exc)
-            text = f"(the experiment's checks failed: {type(exc).__name__}: {exc})"
-        if text:
-            out += ["## Checks", "", text.strip(), ""]
-    out += ["## Plots", ""]
+    return out
+
+
+def _report_checks_lines(result: RunResult) -> list[str]:
+    """The "Checks" section: the experiment's checks text (a failure of the checks is
+    reported in its place)."""
+    exp = result.experiment
+    if exp.checks is None:
+        return []
+    try:
+        text = exp.checks(result)
+    except Exception as exc:
+        logger.warning("checks of %s failed: %s", exp.name, exc)
+        text = f"(the experiment's checks failed: {type(exc).__name__}: {exc})"
+    return ["## Checks", "", text.strip(), ""] if text else []
+
+
+def _report_plot_lines(plots: list | None, plot_note: str | None) -> list[str]:
+    """The "Plots" section: the note (plots skipped or failed), then each plot."""
+    out = ["## Plots", ""]
     if plot_note:
         out.append(plot_note)
     for title, fname in plots or []:
@@ -274,43 +286,67 @@ def render_report(result: RunResult, plots: list | None, plot_note: str | None) 
     if not plots and not plot_note:
         out.append("(none)")
     out.append("")
-    for part in exp.parts:
+    return out
+
+
+def _dataset_heading(result: RunResult, part: str, label: str) -> str:
+    """``### label`` with the stand-in tag and the loaded data's shape and preprocessing."""
+    tag = " (stand-in: no paper numbers)" if result.is_stand_in(part, label) else ""
+    shape = next(
+        (
+            f" — n = {d['n_samples']}, d = {d['n_features']}"
+            + (f", {d['preprocessing']}" if d.get("preprocessing") else "")
+            for d in result.datasets[part]
+            if d["label"] == label and d.get("loaded")
+        ),
+        "",
+    )
+    return f"### {label}{tag}{shape}"
+
+
+def _report_result_lines(result: RunResult) -> list[str]:
+    """One "Results" section per part with rows: a table group per data set."""
+    out = []
+    for part in result.experiment.parts:
         labels = result.dataset_labels(part.name)
         if not labels:
             continue
         head = f"## Results: {part.name}"
         out += [head + (f" — {part.description}" if part.description else ""), ""]
         for label in labels:
-            tag = " (stand-in: no paper numbers)" if result.is_stand_in(part.name, label) else ""
-            shape = next(
-                (
-                    f" — n = {d['n_samples']}, d = {d['n_features']}"
-                    + (f", {d['preprocessing']}" if d.get("preprocessing") else "")
-                    for d in result.datasets[part.name]
-                    if d["label"] == label and d.get("loaded")
-                ),
-                "",
-            )
-            out += [f"### {label}{tag}{shape}", "", dataset_tables(result, part.name, label), ""]
-    out += ["## Failures", ""]
-    if result.failures:
-        body = [
-            [
-                f["part"],
-                f["dataset"],
-                f["method"] or "—",
-                params_label(f["params"]) if f["params"] else "—",
-                "—" if f["rep"] is None else str(f["rep"]),
-                f["stage"],
-                f["error"],
-            ]
-            for f in result.failures
+            heading = _dataset_heading(result, part.name, label)
+            out += [heading, "", dataset_tables(result, part.name, label), ""]
+    return out
+
+
+def _report_failure_lines(result: RunResult) -> list[str]:
+    """The "Failures" section: one table row per failed cell, or "None."."""
+    out = ["## Failures", ""]
+    if not result.failures:
+        return [*out, "None."]
+    body = [
+        [
+            f["part"],
+            f["dataset"],
+            f["method"] or "—",
+            params_label(f["params"]) if f["params"] else "—",
+            "—" if f["rep"] is None else str(f["rep"]),
+            f["stage"],
+            f["error"],
         ]
-        out.append(
-            markdown_table(["part", "dataset", "method", "params", "rep", "stage", "error"], body)
-        )
-    else:
-        out.append("None.")
+        for f in result.failures
+    ]
+    header = ["part", "dataset", "method", "params", "rep", "stage", "error"]
+    return [*out, markdown_table(header, body)]
+
+
+def render_report(result: RunResult, plots: list | None, plot_note: str | None) -> str:
+    """The report.md text."""
+    out = _report_header_lines(result)
+    out += _report_checks_lines(result)
+    out += _report_plot_lines(plots, plot_note)
+    out += _report_result_lines(result)
+    out += _report_failure_lines(result)
     out += ["", "Files: `results.json` (aggregated), `raw.json` (every repetition).", ""]
     return "\n".join(out)
 
@@ -581,21 +617,9 @@ def _wall_time_lines(entries, total: float, mode: str) -> list[str]:
     )
 
 
-def write_combined(entries, out_dir, *, meta: dict) -> dict:
-    """Write the combined ``report.md`` and ``index.json`` of ``lorak-bench all``.
-
-    ``entries`` are :class:`lorak_bench._record.AllEntry` objects whose files lie in
-    ``out_dir/NAME``; the report has a summary table (status, wall seconds, links), a
-    wall-time table (per experiment and in total: wall, run and timed-fit seconds),
-    then every experiment's own report — its tables with the paper's numbers beside ours,
-    its checks and plots — with links rewritten to resolve from ``out_dir``.
-    ``meta`` (mode, seed, started_utc, wall_seconds, environment, ...) goes into both.
-    Returns ``{"report": path, "index": path}``.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    mode = "quick" if meta.get("quick") else "full"
-    total = float(meta.get("wall_seconds") or sum(e.seconds for e in entries))
+def _combined_head_lines(entries, meta: dict, mode: str, total: float) -> list[str]:
+    """The combined report's head: title, run line, what is pending, the environment,
+    what was skipped and the experiment modules that failed to import."""
     lines = [
         f"# lorak-bench all — {mode} mode",
         "",
@@ -616,6 +640,12 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
         lines += [f"Skipped on request: {', '.join(meta['skipped'])}.", ""]
     for mod, err in sorted((meta.get("import_errors") or {}).items()):
         lines += [f"**Experiment module `{mod}` failed to import** (not run): {err}", ""]
+    return lines
+
+
+def _combined_summary_lines(entries) -> list[str]:
+    """The "Summary" section: one row per experiment (status, wall seconds, rows, plots,
+    stand-ins, a link to its report)."""
     body = []
     for e in entries:
         link = f"[{e.name}](#{_anchor(e.name)})"
@@ -631,7 +661,7 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
                 report,
             ]
         )
-    lines += [
+    return [
         "## Summary",
         "",
         markdown_table(
@@ -642,27 +672,30 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
         "Every experiment's section below is its own report.md (tables: ours, with the "
         "paper's number in parentheses where the paper has one).",
         "",
-        *_wall_time_lines(entries, total, mode),
     ]
-    for e in entries:
-        lines += [f"## {e.name}", ""]
-        if e.description:
-            lines += [e.description, ""]
-        if e.status == "error":
-            lines += [f"The run failed: `{e.error}`", ""]
-            continue
-        files = [f"[{k}]({e.paths[k]})" for k in ("report", "results", "raw") if e.paths.get(k)]
-        lines += [f"Files: {', '.join(files)}; {e.seconds:.1f} s.", ""]
-        path = out_dir / e.paths["report"]
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            lines += [f"(could not read {e.paths['report']}: {exc})", ""]
-            continue
-        lines += [embed_report(text, e.name, shift=2), ""]
-    paths = {"report": out_dir / "report.md", "index": out_dir / "index.json"}
-    paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
-    index = {
+
+
+def _combined_section_lines(e, out_dir: Path) -> list[str]:
+    """One experiment's section: its description, its files and its own report.md,
+    embedded (or why it is not there)."""
+    lines = [f"## {e.name}", ""]
+    if e.description:
+        lines += [e.description, ""]
+    if e.status == "error":
+        return [*lines, f"The run failed: `{e.error}`", ""]
+    files = [f"[{k}]({e.paths[k]})" for k in ("report", "results", "raw") if e.paths.get(k)]
+    lines += [f"Files: {', '.join(files)}; {e.seconds:.1f} s.", ""]
+    path = out_dir / e.paths["report"]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return [*lines, f"(could not read {e.paths['report']}: {exc})", ""]
+    return [*lines, embed_report(text, e.name, shift=2), ""]
+
+
+def _combined_index(entries, meta: dict) -> dict:
+    """The ``index.json`` of ``lorak-bench all``: ``meta`` and one record per experiment."""
+    return {
         "command": "bench all",
         **{k: v for k, v in meta.items() if k != "environment"},
         "environment": meta.get("environment"),
@@ -687,5 +720,29 @@ def write_combined(entries, out_dir, *, meta: dict) -> dict:
             for e in entries
         ],
     }
-    _dump(index, paths["index"])
+
+
+def write_combined(entries, out_dir, *, meta: dict) -> dict:
+    """Write the combined ``report.md`` and ``index.json`` of ``lorak-bench all``.
+
+    ``entries`` are :class:`lorak_bench._record.AllEntry` objects whose files lie in
+    ``out_dir/NAME``; the report has a summary table (status, wall seconds, links), a
+    wall-time table (per experiment and in total: wall, run and timed-fit seconds),
+    then every experiment's own report — its tables with the paper's numbers beside ours,
+    its checks and plots — with links rewritten to resolve from ``out_dir``.
+    ``meta`` (mode, seed, started_utc, wall_seconds, environment, ...) goes into both.
+    Returns ``{"report": path, "index": path}``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mode = "quick" if meta.get("quick") else "full"
+    total = float(meta.get("wall_seconds") or sum(e.seconds for e in entries))
+    lines = _combined_head_lines(entries, meta, mode, total)
+    lines += _combined_summary_lines(entries)
+    lines += _wall_time_lines(entries, total, mode)
+    for e in entries:
+        lines += _combined_section_lines(e, out_dir)
+    paths = {"report": out_dir / "report.md", "index": out_dir / "index.json"}
+    paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _dump(_combined_index(entries, meta), paths["index"])
     return paths

@@ -340,12 +340,7 @@ def run_experiment(
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     multi = len(experiment.parts) > 1
     plans, notes = _plans(experiment, datasets, reps, quick, data_home, parts, sets)
-
-    total = 0
-    for part, specs, grid, n_reps in plans:
-        per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
-        total += len(specs) * len(grid) * per_params
-    progress.start(total, experiment.name)
+    progress.start(_planned_cells(plans), experiment.name)
 
     result = RunResult(
         experiment=experiment,
@@ -373,37 +368,59 @@ def run_experiment(
             "parts_requested": list(parts) if parts else None,
             "sets_requested": list(sets) if sets else None,
             "data_home": None if data_home is None else str(data_home),
-            "parts": {
-                part.name: {
-                    "description": part.description,
-                    "datasets": result.datasets.get(part.name, []),
-                    "grid": grid,
-                    "reps": n_reps,
-                    "methods": [m.name for m in part.methods],
-                    "deterministic_methods": [m.name for m in part.methods if m.deterministic],
-                    "metrics": part.metric_names(),
-                    "wall_seconds": round(result.part_seconds.get(part.name, 0.0), 3),
-                }
-                for part, specs, grid, n_reps in plans
-            },
-            "stand_ins_used": sorted(
-                {d["label"] for ds in result.datasets.values() for d in ds if d["stand_in"]}
-            ),
-            "notes": notes,
-            "started_utc": started,
-            # wall: everything run_experiment did; fit: the timed part of the cells
-            # (fit + transform); it can exceed the wall time where several cells use
-            # one shared computation (each is charged its cost: csi-rank's curves)
-            "wall_seconds": round(result.wall_seconds, 3),
-            "fit_seconds": round(result.fit_seconds, 3),
-            "fit_cpu_seconds": round(result.cpu_seconds, 3),
-            "n_cells": len(result.records),
-            "n_failures": len(result.failures),
-            "resumed_datasets": 0 if cache is None else cache.hits,
         }
     )
+    cfg.update(_run_outcome(result, plans, notes, started, cache))
     result.config = cfg
     return result
+
+
+def _cells_per_params(part, n_reps: int) -> int:
+    """The cells one grid point of ``part`` runs: one per deterministic method, one per
+    repetition of each other."""
+    return sum(1 if m.deterministic else n_reps for m in part.methods)
+
+
+def _planned_cells(plans) -> int:
+    """The cells ``plans`` (from :func:`_plans`) run: what the progress bar counts."""
+    return sum(
+        len(specs) * len(grid) * _cells_per_params(part, n_reps)
+        for part, specs, grid, n_reps in plans
+    )
+
+
+def _run_outcome(result: RunResult, plans, notes, started: str, cache) -> dict:
+    """The entries of ``result.config`` that describe what the run did: each part's
+    data sets, grid, methods and seconds, the stand-ins, its notes and its times."""
+    return {
+        "parts": {
+            part.name: {
+                "description": part.description,
+                "datasets": result.datasets.get(part.name, []),
+                "grid": grid,
+                "reps": n_reps,
+                "methods": [m.name for m in part.methods],
+                "deterministic_methods": [m.name for m in part.methods if m.deterministic],
+                "metrics": part.metric_names(),
+                "wall_seconds": round(result.part_seconds.get(part.name, 0.0), 3),
+            }
+            for part, specs, grid, n_reps in plans
+        },
+        "stand_ins_used": sorted(
+            {d["label"] for ds in result.datasets.values() for d in ds if d["stand_in"]}
+        ),
+        "notes": notes,
+        "started_utc": started,
+        # wall: everything run_experiment did; fit: the timed part of the cells
+        # (fit + transform); it can exceed the wall time where several cells use
+        # one shared computation (each is charged its cost: csi-rank's curves)
+        "wall_seconds": round(result.wall_seconds, 3),
+        "fit_seconds": round(result.fit_seconds, 3),
+        "fit_cpu_seconds": round(result.cpu_seconds, 3),
+        "n_cells": len(result.records),
+        "n_failures": len(result.failures),
+        "resumed_datasets": 0 if cache is None else cache.hits,
+    }
 
 
 def _plans(experiment, datasets, reps, quick, data_home, parts, sets):
@@ -488,88 +505,118 @@ class _Run:
 
 
 def _run_part(run: _Run, part, specs, grid, n_reps):
-    experiment, result, multi, quick = run.experiment, run.result, run.multi, run.quick
-    data_home, progress, cache = run.data_home, run.progress, run.cache
-    seed = run.seed
-    described = result.datasets.setdefault(part.name, [])
-    seeds = [derive_seed(seed, r) for r in range(n_reps)]
-    per_params = sum(1 if m.deterministic else n_reps for m in part.methods)
+    """Every (part, data set) of ``part`` that ``run`` asks for, in order."""
+    described = run.result.datasets.setdefault(part.name, [])
+    seeds = [derive_seed(run.seed, r) for r in range(n_reps)]
     for i, spec in enumerate(specs, 1):
         if run.only is not None and (part.name, spec.display) not in run.only:
             continue
-        t_ds = time.perf_counter()
-        progress.start_dataset(part.name if multi else "", spec.display, i, len(specs))
-        n_fail0 = len(result.failures)
-        cells = len(grid) * per_params
-        key = None if cache is None else CellCache.key(experiment, part, spec, grid, seeds, quick)
-        saved = None if key is None else cache.get(key)
-        if saved is not None:
-            _replay(result, part, described, saved)
-            progress.advance(cells, "resumed")
-            progress.end_dataset(
-                part.name, spec.display, cells, len(result.failures) - n_fail0, 0.0
-            )
-            continue
-        marks = (len(result.records), len(result.rows), len(result.notes))
-        progress.status("loading")
+        _run_dataset(run, part, spec, (i, len(specs)), grid, seeds, described)
+
+
+def _run_dataset(run: _Run, part, spec, position, grid, seeds, described):
+    """One (part, data set): replayed from the cell cache when it holds it, else loaded,
+    prepared, every cell of the grid run, and saved to the cache."""
+    result, progress = run.result, run.progress
+    t_ds = time.perf_counter()
+    progress.start_dataset(part.name if run.multi else "", spec.display, *position)
+    n_fail0 = len(result.failures)
+    cells = len(grid) * _cells_per_params(part, len(seeds))
+    key = None
+    if run.cache is not None:
+        key = CellCache.key(run.experiment, part, spec, grid, seeds, run.quick)
+    saved = None if key is None else run.cache.get(key)
+    if saved is not None:
+        _replay(result, part, described, saved)
+        progress.advance(cells, "resumed")
+        progress.end_dataset(part.name, spec.display, cells, len(result.failures) - n_fail0, 0.0)
+        return
+    marks = (len(result.records), len(result.rows), len(result.notes), n_fail0)
+    loaded = _load_and_prepare(run, part, spec, described, t_ds, cells)
+    if loaded is None:
+        return
+    data, context = loaded
+    del loaded
+    _run_grid(run, part, spec, data, grid, seeds, context)
+    arts = context.get("artifacts")
+    arts = arts if isinstance(arts, dict) and arts else None
+    if arts is not None:
+        result.artifacts.setdefault(part.name, {})[spec.display] = arts
+    del context
+    described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
+    if key is not None:
+        run.cache.put(key, _unit_entry(result, spec, described[-1], marks, arts))
+    progress.end_dataset(
+        part.name,
+        spec.display,
+        cells,
+        len(result.failures) - n_fail0,
+        time.perf_counter() - t_ds,
+    )
+
+
+def _load_and_prepare(run: _Run, part, spec, described, t_ds: float, cells: int):
+    """``(data, context)``: the data set loaded and ``part.prepare``'s context, with the
+    data set described in ``described``; None when either step failed (recorded)."""
+    result, progress = run.result, run.progress
+    progress.status("loading")
+    try:
+        data = load_dataset(spec, run.data_home)
+    except Exception as exc:
+        _fail(result, part, spec, None, None, None, "load", exc)
+        described.append(_describe(spec, None, _err(exc)))
+        _unit_failed(run, part, spec, described, t_ds, cells, "load failed")
+        return None
+    described.append(_describe(spec, data, None))
+    progress.status("preparing")
+    try:
+        with Stopwatch() as sw:
+            context = _prepare_part(part, data, run.quick) if part.prepare is not None else {}
+        described[-1]["prepare_seconds"] = round(sw.cost.wall, 3)
+        described[-1]["prepare_cpu_seconds"] = round(sw.cost.cpu, 3)
+    except Exception as exc:
+        _fail(result, part, spec, None, None, None, "prepare", exc)
+        _unit_failed(run, part, spec, described, t_ds, cells, "prepare failed")
+        return None
+    return data, context
+
+
+def _unit_failed(run: _Run, part, spec, described, t_ds: float, cells: int, why: str):
+    """End a (part, data set) that could not run: its seconds, its cells counted as done."""
+    described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
+    run.progress.advance(cells, why)
+    run.progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
+
+
+def _run_grid(run: _Run, part, spec, data, grid, seeds, context):
+    """Every method at every grid point of ``part`` on one loaded data set."""
+    per_params = _cells_per_params(part, len(seeds))
+    for raw in grid:
         try:
-            data = load_dataset(spec, data_home)
+            params = dict(part.resolve_params(dict(raw), data)) if part.resolve_params else raw
         except Exception as exc:
-            _fail(result, part, spec, None, None, None, "load", exc)
-            described.append(_describe(spec, None, _err(exc)))
-            described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
-            progress.advance(cells, "load failed")
-            progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
+            _fail(run.result, part, spec, None, raw, None, "params", exc)
+            run.progress.advance(per_params, "params failed")
             continue
-        described.append(_describe(spec, data, None))
-        progress.status("preparing")
-        try:
-            with Stopwatch() as sw:
-                context = _prepare_part(part, data, quick) if part.prepare is not None else {}
-            described[-1]["prepare_seconds"] = round(sw.cost.wall, 3)
-            described[-1]["prepare_cpu_seconds"] = round(sw.cost.cpu, 3)
-        except Exception as exc:
-            _fail(result, part, spec, None, None, None, "prepare", exc)
-            described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
-            progress.advance(cells, "prepare failed")
-            progress.end_dataset(part.name, spec.display, 0, 1, time.perf_counter() - t_ds)
-            continue
-        for raw in grid:
-            try:
-                params = dict(part.resolve_params(dict(raw), data)) if part.resolve_params else raw
-            except Exception as exc:
-                _fail(result, part, spec, None, raw, None, "params", exc)
-                progress.advance(per_params, "params failed")
-                continue
-            if multi:
-                params = {"part": part.name, **params}
-            for method in part.methods:
-                _run_cell(run, part, method, data, params, seeds, context)
-        arts = context.get("artifacts")
-        if isinstance(arts, dict) and arts:
-            result.artifacts.setdefault(part.name, {})[spec.display] = arts
-        del context
-        described[-1]["wall_seconds"] = round(time.perf_counter() - t_ds, 3)
-        if key is not None:
-            cache.put(
-                key,
-                {
-                    "label": spec.display,
-                    "described": described[-1],
-                    "records": result.records[marks[0] :],
-                    "rows": result.rows[marks[1] :],
-                    "failures": result.failures[n_fail0:],
-                    "notes": result.notes[marks[2] :],
-                    "artifacts": arts if isinstance(arts, dict) and arts else None,
-                },
-            )
-        progress.end_dataset(
-            part.name,
-            spec.display,
-            cells,
-            len(result.failures) - n_fail0,
-            time.perf_counter() - t_ds,
-        )
+        if run.multi:
+            params = {"part": part.name, **params}
+        for method in part.methods:
+            _run_cell(run, part, method, data, params, seeds, context)
+
+
+def _unit_entry(result: RunResult, spec, described: dict, marks, arts) -> dict:
+    """What :class:`CellCache` saves of one (part, data set): what the run added to
+    ``result`` since ``marks`` (records, rows, notes and failures before it)."""
+    records, rows, notes, failures = marks
+    return {
+        "label": spec.display,
+        "described": described,
+        "records": result.records[records:],
+        "rows": result.rows[rows:],
+        "failures": result.failures[failures:],
+        "notes": result.notes[notes:],
+        "artifacts": arts,
+    }
 
 
 def _prepare_part(part, data, quick: bool) -> dict:
@@ -617,13 +664,10 @@ def _fail(result, part, spec, method, params, rep, stage, exc):
 
 
 def _run_cell(run: _Run, part, method, data, params, seeds, context):
-    experiment, result, progress = run.experiment, run.result, run.progress
-    spec = data.spec
+    """One method at one grid point: each repetition (one for a deterministic method),
+    then a result row per metric."""
     if method.applies is not None and not method.applies(data, params):
-        progress.advance(1 if method.deterministic else len(seeds), f"{method.name} skipped")
-        note = f"{part.name}: {method.name} does not apply to {spec.display} (skipped)"
-        if note not in result.notes:
-            result.notes.append(note)
+        _skip_method(run, part, method, data.spec, len(seeds))
         return
     use = seeds[:1] if method.deterministic else seeds
     metric_names = part.metric_names()
@@ -640,75 +684,116 @@ def _run_cell(run: _Run, part, method, data, params, seeds, context):
             part=part.name,
             quick=run.quick,
         )
-        rec: dict[str, Any] = {
-            "part": part.name,
-            "dataset": spec.display,
-            "method": method.name,
-            "params": params,
-            "rep": rep,
-            "seed": s,
-            "seconds": None,
-            "cpu_seconds": None,
-            "shared_seconds": None,
-            "shared_cpu_seconds": None,
-            "shared_items": {},
-            "metrics": {},
-            "error": None,
-        }
-        result.records.append(rec)
-        progress.status(f"{method.name} {_short(params)} rep {rep}")
-        ledger = Ledger()
-        try:
-            with _threads(part.threads), charging(ledger), Stopwatch() as sw:
-                out = method.run(task)
-        except Exception as exc:
-            _fail(result, part, spec, method.name, params, rep, "fit", exc)
-            rec["error"] = _err(exc)
-            progress.advance(1)
-            continue
-        cost = ledger.charge(sw.cost)
-        rec["seconds"] = cost.wall
-        rec["cpu_seconds"] = cost.cpu
-        rec["shared_seconds"] = ledger.shared.wall
-        rec["shared_cpu_seconds"] = ledger.shared.cpu
-        rec["shared_items"] = {repr(k): [c.wall, c.cpu] for k, c in ledger.used.items()}
-        seconds.append(cost.wall)
-        cpu.append(cost.cpu)
-        for metric in part.metrics:
-            try:
-                got = metric.evaluate(out, task)
-            except Exception as exc:
-                _fail(result, part, spec, method.name, params, rep, "metric", exc)
-                rec["error"] = _err(exc)
-                continue
-            rec["metrics"].update(got)
-            for k, v in got.items():
-                values[k].append(v)
-        del out
-        progress.advance(1)
+        cost = _run_rep(run, part, method, task, params, values)
+        if cost is not None:
+            seconds.append(cost.wall)
+            cpu.append(cost.cpu)
     for name in metric_names:
-        v = np.asarray(values[name], dtype=np.float64)
-        paper = None
-        if experiment.reference is not None and not spec.stand_in:
-            try:
-                paper = experiment.reference(spec.display, method.name, dict(params), name)
-            except Exception as exc:
-                logger.warning("reference lookup failed for %s/%s: %s", spec.display, name, exc)
-        result.rows.append(
-            {
-                "dataset": spec.display,
-                "method": method.name,
-                "params": params,
-                "metric": name,
-                "mean": _finite(v.mean()) if v.size else None,
-                "std": _finite(v.std(ddof=1)) if v.size > 1 else (0.0 if v.size else None),
-                "seconds_mean": _finite(np.mean(seconds)) if seconds else None,
-                "cpu_seconds_mean": _finite(np.mean(cpu)) if cpu else None,
-                "reps": int(v.size),
-                "paper": paper,
-                "_part": part.name,
-            }
-        )
+        row = _result_row(run, part, method, data.spec, params, name, values[name], (seconds, cpu))
+        run.result.rows.append(row)
+
+
+def _skip_method(run: _Run, part, method, spec, n_seeds: int):
+    """A method that does not apply to the data set: its cells counted as done, a note."""
+    run.progress.advance(1 if method.deterministic else n_seeds, f"{method.name} skipped")
+    note = f"{part.name}: {method.name} does not apply to {spec.display} (skipped)"
+    if note not in run.result.notes:
+        run.result.notes.append(note)
+
+
+def _run_rep(run: _Run, part, method, task: Task, params, values: dict):
+    """One repetition of a cell, recorded in ``run.result.records``, its metrics added
+    to ``values``; its timed cost, or None when the method failed."""
+    result, spec, rep = run.result, task.data.spec, task.rep
+    rec = _cell_record(part, spec, method, params, rep, task.seed)
+    result.records.append(rec)
+    run.progress.status(f"{method.name} {_short(params)} rep {rep}")
+    ledger = Ledger()
+    try:
+        with _threads(part.threads), charging(ledger), Stopwatch() as sw:
+            out = method.run(task)
+    except Exception as exc:
+        _fail(result, part, spec, method.name, params, rep, "fit", exc)
+        rec["error"] = _err(exc)
+        run.progress.advance(1)
+        return None
+    cost = ledger.charge(sw.cost)
+    rec["seconds"] = cost.wall
+    rec["cpu_seconds"] = cost.cpu
+    rec["shared_seconds"] = ledger.shared.wall
+    rec["shared_cpu_seconds"] = ledger.shared.cpu
+    rec["shared_items"] = {repr(k): [c.wall, c.cpu] for k, c in ledger.used.items()}
+    _evaluate_metrics(run, part, method, task, out, rec, values)
+    del out
+    run.progress.advance(1)
+    return cost
+
+
+def _cell_record(part, spec, method, params, rep: int, seed: int) -> dict:
+    """A repetition's raw record before it runs (seconds and metrics filled in after)."""
+    return {
+        "part": part.name,
+        "dataset": spec.display,
+        "method": method.name,
+        "params": params,
+        "rep": rep,
+        "seed": seed,
+        "seconds": None,
+        "cpu_seconds": None,
+        "shared_seconds": None,
+        "shared_cpu_seconds": None,
+        "shared_items": {},
+        "metrics": {},
+        "error": None,
+    }
+
+
+def _evaluate_metrics(run: _Run, part, method, task: Task, out, rec: dict, values: dict):
+    """Every metric of ``part`` on a repetition's output, into its record and ``values``
+    (a metric that raises is recorded as a failure and left out)."""
+    for metric in part.metrics:
+        try:
+            got = metric.evaluate(out, task)
+        except Exception as exc:
+            spec, params = task.data.spec, rec["params"]
+            _fail(run.result, part, spec, method.name, params, task.rep, "metric", exc)
+            rec["error"] = _err(exc)
+            continue
+        rec["metrics"].update(got)
+        for k, v in got.items():
+            values[k].append(v)
+
+
+def _result_row(run: _Run, part, method, spec, params, name, values: list, times) -> dict:
+    """A cell's result row for one metric: its mean and standard deviation over the
+    repetitions, the mean seconds (``times``: wall and CPU seconds of each repetition)
+    and the paper's number."""
+    seconds, cpu = times
+    v = np.asarray(values, dtype=np.float64)
+    return {
+        "dataset": spec.display,
+        "method": method.name,
+        "params": params,
+        "metric": name,
+        "mean": _finite(v.mean()) if v.size else None,
+        "std": _finite(v.std(ddof=1)) if v.size > 1 else (0.0 if v.size else None),
+        "seconds_mean": _finite(np.mean(seconds)) if seconds else None,
+        "cpu_seconds_mean": _finite(np.mean(cpu)) if cpu else None,
+        "reps": int(v.size),
+        "paper": _paper_value(run.experiment, spec, method, params, name),
+        "_part": part.name,
+    }
+
+
+def _paper_value(experiment: Experiment, spec, method, params, name: str):
+    """The paper's number for this row (None for a stand-in, or without a reference)."""
+    if experiment.reference is None or spec.stand_in:
+        return None
+    try:
+        return experiment.reference(spec.display, method.name, dict(params), name)
+    except Exception as exc:
+        logger.warning("reference lookup failed for %s/%s: %s", spec.display, name, exc)
+        return None
 
 
 def _threads(n):
@@ -1029,70 +1114,92 @@ def _run_parallel(experiments, out_dir, jobs, threads, kwargs):
     result is the serial run's. The entry's ``seconds`` add up its workers' seconds.
     """
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     order = _schedule_order(experiments, kwargs["quick"], out_dir)
     units = {i: _units(experiments[i], kwargs["quick"], kwargs["data_home"]) for i in order}
     _FORKED[:] = experiments if context.get_start_method() == "fork" else []
-
-    def failed(exp, exc):
-        logger.warning("experiment %s: worker failed: %s", exp.name, _err(exc))
-        return AllEntry(
-            name=exp.name,
-            description=exp.description,
-            paper=exp.paper,
-            status="error",
-            seconds=0.0,
-            error=_err(exc),
-        )
-
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            running: dict = {}
-            left: dict = {}
-            spent: dict = {}
-
-            def whole(i, assemble=False):
-                kw = {**kwargs, "resume": True} if assemble else kwargs
-                name = experiments[i].name
-                fut = pool.submit(_in_worker, i, name, out_dir, threads, kw)
-                running[fut] = (i, None)
-
+            workers = _Workers(pool, experiments, out_dir, threads, kwargs)
             for i in order:
                 if len(units[i]) > 1:
-                    left[i], spent[i] = len(units[i]), 0.0
+                    workers.left[i], workers.spent[i] = len(units[i]), 0.0
             for i, unit in _job_order(experiments, units, kwargs["quick"], out_dir):
-                if unit is None:
-                    whole(i)
-                    continue
-                name = experiments[i].name
-                fut = pool.submit(_in_worker, i, name, out_dir, threads, kwargs, unit)
-                running[fut] = (i, unit)
-            while running:
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    i, unit = running.pop(fut)
-                    exp = experiments[i]
-                    if unit is not None:
-                        try:
-                            spent[i] += fut.result()
-                        except Exception as exc:  # the assembly runs the unit again
-                            logger.warning(
-                                "experiment %s, %s/%s: worker failed: %s",
-                                exp.name, unit[0], unit[1], _err(exc),
-                            )  # fmt: skip
-                        left[i] -= 1
-                        if left[i] == 0:
-                            whole(i, assemble=True)
-                        continue
-                    try:
-                        entry = fut.result()
-                    except Exception as exc:  # the worker itself died (killed, out of memory)
-                        yield failed(exp, exc)
-                        continue
-                    entry.seconds += spent.get(i, 0.0)
-                    yield entry
+                workers.submit(i, unit)
+            yield from workers.finished_entries()
     finally:
         _FORKED.clear()
+
+
+@dataclasses.dataclass
+class _Workers:
+    """The worker jobs of a parallel :func:`run_all` in flight.
+
+    ``running`` maps each future to its ``(experiment index, unit)`` (unit None: the
+    whole experiment, or the assembly of its units); ``left`` counts the units of a
+    split experiment still running, ``spent`` adds up their seconds.
+    """
+
+    pool: Any
+    experiments: list
+    out_dir: Any
+    threads: int
+    kwargs: dict
+    running: dict = dataclasses.field(default_factory=dict)
+    left: dict = dataclasses.field(default_factory=dict)
+    spent: dict = dataclasses.field(default_factory=dict)
+
+    def submit(self, i: int, unit=None, *, assemble: bool = False):
+        """Start experiment ``i`` whole (or its assembly from the cell cache: replayed
+        with ``resume``), or only its (part, dataset) ``unit``."""
+        kw = {**self.kwargs, "resume": True} if assemble else self.kwargs
+        name = self.experiments[i].name
+        fut = self.pool.submit(_in_worker, i, name, self.out_dir, self.threads, kw, unit)
+        self.running[fut] = (i, unit)
+
+    def finished_entries(self):
+        """Yield each experiment's entry as its last worker ends; a split experiment's
+        assembly starts when its last unit has ended."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        while self.running:
+            done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+            for fut in done:
+                i, unit = self.running.pop(fut)
+                if unit is not None:
+                    self._unit_ended(fut, i, unit)
+                    continue
+                yield self._entry(fut, i)
+
+    def _unit_ended(self, fut, i: int, unit):
+        exp = self.experiments[i]
+        try:
+            self.spent[i] += fut.result()
+        except Exception as exc:  # the assembly runs the unit again
+            logger.warning(
+                "experiment %s, %s/%s: worker failed: %s",
+                exp.name, unit[0], unit[1], _err(exc),
+            )  # fmt: skip
+        self.left[i] -= 1
+        if self.left[i] == 0:
+            self.submit(i, assemble=True)
+
+    def _entry(self, fut, i: int) -> AllEntry:
+        exp = self.experiments[i]
+        try:
+            entry = fut.result()
+        except Exception as exc:  # the worker itself died (killed, out of memory)
+            logger.warning("experiment %s: worker failed: %s", exp.name, _err(exc))
+            return AllEntry(
+                name=exp.name,
+                description=exp.description,
+                paper=exp.paper,
+                status="error",
+                seconds=0.0,
+                error=_err(exc),
+            )
+        entry.seconds += self.spent.get(i, 0.0)
+        return entry

@@ -192,40 +192,9 @@ def rank_plots(result, out_dir):
     labels = result.dataset_labels("main")
     if not labels:
         return []
-    import matplotlib.pyplot as plt
-
-    from lorak import plot as lplot
-
     fig, axes = panel_grid(len(labels))
     for ax, label in zip(axes, labels, strict=True):
-        rows = result.select(part="main", dataset=label, metric="error")
-        full = [r for r in rows if r["method"] == "full" and r["mean"] is not None]
-        if full:
-            mu, sd = full[0]["mean"], full[0]["std"] or 0.0
-            ax.axhspan(mu - sd, mu + sd, color="0.85", lw=0)
-            ax.axhline(mu, color="k", lw=0.8, label="full kernel ± std")
-        for m, (color, ls, name) in STYLE.items():
-            pts = sorted(
-                (r["params"]["rank"], r["mean"])
-                for r in rows
-                if r["method"] == m and r["mean"] is not None
-            )
-            if pts:
-                xs, ys = zip(*pts, strict=True)
-                lplot.error_vs_rank(
-                    xs,
-                    ys,
-                    ax=ax,
-                    label=name,
-                    color=color,
-                    ls=ls,
-                    lw=1.2,
-                    marker=None,
-                    logx=True,
-                    xlabel="rank",
-                    ylabel="test error",
-                    legend=False,
-                )
+        _error_vs_rank_panel(ax, result.select(part="main", dataset=label, metric="error"))
         ax.set_title(label, fontsize=9)
     finish_panels(fig, axes, "LS-SVM test error vs rank (mean over splits)")
     made = save_figure(
@@ -234,25 +203,65 @@ def rank_plots(result, out_dir):
 
     traced = [lab for lab in labels if "csi" in result.artifacts.get("main", {}).get(lab, {})]
     if traced:
-        fig, axes = plt.subplots(
-            len(traced), 2, figsize=(9.5, 2.9 * len(traced) + 0.4), squeeze=False
-        )
-        for (ax_e, ax_g), label in zip(axes, traced, strict=True):
-            arts = result.artifacts["main"][label]
-            lplot.csi_errors(arts["csi"], ax=ax_e, label="CSI")
-            if "icd" in arts:
-                lplot.csi_errors(arts["icd"], ax=ax_e, label="ICD")
-            lplot.csi_gains(arts["csi"], ax=ax_g)
-            ax_e.set_title(f"{label}: error terms (first split)", fontsize=9)
-            ax_g.set_title(f"{label}: CSI gain per pivot (line: stop gain)", fontsize=9)
-            for ax in (ax_e, ax_g):
-                ax.legend(fontsize=6)
-                ax.tick_params(labelsize=7)
-        made += save_figure(
-            fig,
-            out_dir,
-            "csi_traces.png",
-            "CSI: the two error traces and the predicted vs true gains",
-            dpi=100,
-        )
+        made += _csi_trace_plots(result, traced, out_dir)
     return made
+
+
+def _error_vs_rank_panel(ax, rows) -> None:
+    """One data set's panel: the full kernel's band, then each method of :data:`STYLE`."""
+    from lorak import plot as lplot
+
+    full = [r for r in rows if r["method"] == "full" and r["mean"] is not None]
+    if full:
+        mu, sd = full[0]["mean"], full[0]["std"] or 0.0
+        ax.axhspan(mu - sd, mu + sd, color="0.85", lw=0)
+        ax.axhline(mu, color="k", lw=0.8, label="full kernel ± std")
+    for m, (color, ls, name) in STYLE.items():
+        pts = sorted(
+            (r["params"]["rank"], r["mean"])
+            for r in rows
+            if r["method"] == m and r["mean"] is not None
+        )
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            lplot.error_vs_rank(
+                xs,
+                ys,
+                ax=ax,
+                label=name,
+                color=color,
+                ls=ls,
+                lw=1.2,
+                marker=None,
+                logx=True,
+                xlabel="rank",
+                ylabel="test error",
+                legend=False,
+            )
+
+
+def _csi_trace_plots(result, traced, out_dir):
+    """CSI's two error traces (beside ICD's) and its gains per pivot, one row per set."""
+    import matplotlib.pyplot as plt
+
+    from lorak import plot as lplot
+
+    fig, axes = plt.subplots(len(traced), 2, figsize=(9.5, 2.9 * len(traced) + 0.4), squeeze=False)
+    for (ax_e, ax_g), label in zip(axes, traced, strict=True):
+        arts = result.artifacts["main"][label]
+        lplot.csi_errors(arts["csi"], ax=ax_e, label="CSI")
+        if "icd" in arts:
+            lplot.csi_errors(arts["icd"], ax=ax_e, label="ICD")
+        lplot.csi_gains(arts["csi"], ax=ax_g)
+        ax_e.set_title(f"{label}: error terms (first split)", fontsize=9)
+        ax_g.set_title(f"{label}: CSI gain per pivot (line: stop gain)", fontsize=9)
+        for ax in (ax_e, ax_g):
+            ax.legend(fontsize=6)
+            ax.tick_params(labelsize=7)
+    return save_figure(
+        fig,
+        out_dir,
+        "csi_traces.png",
+        "CSI: the two error traces and the predicted vs true gains",
+        dpi=100,
+    )

@@ -168,135 +168,161 @@ def fig2_correlations(result, dataset) -> dict:
 
 
 def error_checks(result) -> str:
+    """The checks of ``nystrom-error``: Fig. 1's method ordering per data set and ratio,
+    Fig. 2's correlation of the approximation and quantization errors."""
     out = []
     labels = result.dataset_labels("fig1")
     if labels:
-        out += [
-            "### Fig. 1: method ordering by Frobenius error",
-            "",
-            f"Paper: {FIG1_EXPECTED}. A dataset matches when kmeans < uniform and "
-            "kmeans < column_norm at more than half of the ratios, exact is lowest at "
-            "every ratio, and ICD is the worst at more than half of the ratios (not the "
-            "worst, on segment, svmguide1a, satimage).",
-            "",
-        ]
-        summary_rows = []
-        tallies = {
-            "kmeans<uniform": 0,
-            "kmeans<column_norm": 0,
-            "exact lowest": 0,
-            "icd": 0,
-            "all": 0,
-        }
-        n_paper = 0
-        for label in labels:
-            v = fig1_verdicts(result, label)
-            tag = "" if v["paper_set"] else " (stand-in)"
-            out += [f"**{label}**{tag}", ""]
-            body = [
-                [
-                    fmt_num(r["ratio"]),
-                    str(r["m"]),
-                    r["ordering"],
-                    yes_no(r["kmeans<uniform"]),
-                    yes_no(r["kmeans<column_norm"]),
-                    yes_no(r["exact lowest"]),
-                    "—" if r["icd rank"] is None else f"{r['icd rank']}/{r['n_methods']}",
-                ]
-                for r in v["rows"]
-            ]
-            out += [
-                markdown_table(
-                    [
-                        "m/n",
-                        "m",
-                        "observed ordering (lowest first)",
-                        "kmeans<uniform",
-                        "kmeans<column_norm",
-                        "exact lowest",
-                        "icd rank",
-                    ],
-                    body,
-                ),
-                "",
-            ]
-            vd = v["verdict"]
-            icd_exp = "not worst" if v["fast"] else "worst"
-            summary_rows.append(
-                [
-                    label + tag,
-                    f"{v['counts']['kmeans<uniform']}/{v['n']}",
-                    f"{v['counts']['kmeans<column_norm']}/{v['n']}",
-                    f"{v['counts']['exact lowest']}/{v['n']}",
-                    (f"{icd_exp}: {v['counts']['icd']}/{v['n']}" if v["paper_set"] else "—"),
-                    fmt_num(v["cn_over_uniform"], 3),
-                    yes_no(vd["all"]),
-                ]
-            )
-            if v["paper_set"]:
-                n_paper += 1
-                for k in tallies:
-                    tallies[k] += bool(vd[k])
-        out += [
-            "**Summary** (ratios at which each relation holds; column_norm / uniform = "
-            "geometric mean of their error ratio, ≈ 1 in the paper; match = the dataset meets "
-            "all expectations)",
-            "",
-            markdown_table(
-                [
-                    "dataset",
-                    "kmeans<uniform",
-                    "kmeans<column_norm",
-                    "exact lowest",
-                    "icd as expected",
-                    "column_norm / uniform",
-                    "match",
-                ],
-                summary_rows,
-            ),
-            "",
-        ]
-        if n_paper:
-            out += [
-                f"Across the {n_paper} paper dataset(s) run: kmeans < uniform at most ratios on "
-                f"{tallies['kmeans<uniform']}/{n_paper}; kmeans < column_norm on "
-                f"{tallies['kmeans<column_norm']}/{n_paper}; exact lowest everywhere on "
-                f"{tallies['exact lowest']}/{n_paper}; ICD where expected on "
-                f"{tallies['icd']}/{n_paper}; all expectations met on "
-                f"{tallies['all']}/{n_paper}.",
-                "",
-            ]
-        else:
-            out += [
-                "No paper dataset was run (stand-ins only): the counts above are "
-                "indicative; ICD has no expectation on stand-ins.",
-                "",
-            ]
+        out += _fig1_ordering_checks(result, labels)
     labels2 = result.dataset_labels("fig2")
     if labels2:
+        out += _fig2_correlation_checks(result, labels2)
+    return "\n".join(out)
+
+
+def _fig1_ordering_checks(result, labels) -> list[str]:
+    """Fig. 1: one table of orderings per data set, then the summary over them."""
+    out = [
+        "### Fig. 1: method ordering by Frobenius error",
+        "",
+        f"Paper: {FIG1_EXPECTED}. A dataset matches when kmeans < uniform and "
+        "kmeans < column_norm at more than half of the ratios, exact is lowest at "
+        "every ratio, and ICD is the worst at more than half of the ratios (not the "
+        "worst, on segment, svmguide1a, satimage).",
+        "",
+    ]
+    summary_rows = []
+    tallies = {
+        "kmeans<uniform": 0,
+        "kmeans<column_norm": 0,
+        "exact lowest": 0,
+        "icd": 0,
+        "all": 0,
+    }
+    n_paper = 0
+    for label in labels:
+        v = fig1_verdicts(result, label)
+        tag = "" if v["paper_set"] else " (stand-in)"
+        out += [f"**{label}**{tag}", ""]
+        out += _fig1_ordering_lines(v)
+        summary_rows.append(_fig1_summary_row(label + tag, v))
+        if v["paper_set"]:
+            n_paper += 1
+            for k in tallies:
+                tallies[k] += bool(v["verdict"][k])
+    return out + _fig1_summary_lines(summary_rows, tallies, n_paper)
+
+
+def _fig1_ordering_lines(v: dict) -> list[str]:
+    """One data set's table: the observed ordering and each relation, per ratio."""
+    body = [
+        [
+            fmt_num(r["ratio"]),
+            str(r["m"]),
+            r["ordering"],
+            yes_no(r["kmeans<uniform"]),
+            yes_no(r["kmeans<column_norm"]),
+            yes_no(r["exact lowest"]),
+            "—" if r["icd rank"] is None else f"{r['icd rank']}/{r['n_methods']}",
+        ]
+        for r in v["rows"]
+    ]
+    return [
+        markdown_table(
+            [
+                "m/n",
+                "m",
+                "observed ordering (lowest first)",
+                "kmeans<uniform",
+                "kmeans<column_norm",
+                "exact lowest",
+                "icd rank",
+            ],
+            body,
+        ),
+        "",
+    ]
+
+
+def _fig1_summary_row(name: str, v: dict) -> list[str]:
+    """One data set's row of the Fig. 1 summary: at how many ratios each relation holds."""
+    icd_exp = "not worst" if v["fast"] else "worst"
+    return [
+        name,
+        f"{v['counts']['kmeans<uniform']}/{v['n']}",
+        f"{v['counts']['kmeans<column_norm']}/{v['n']}",
+        f"{v['counts']['exact lowest']}/{v['n']}",
+        (f"{icd_exp}: {v['counts']['icd']}/{v['n']}" if v["paper_set"] else "—"),
+        fmt_num(v["cn_over_uniform"], 3),
+        yes_no(v["verdict"]["all"]),
+    ]
+
+
+def _fig1_summary_lines(summary_rows, tallies: dict, n_paper: int) -> list[str]:
+    """The Fig. 1 summary table and the counts over the paper's data sets run."""
+    out = [
+        "**Summary** (ratios at which each relation holds; column_norm / uniform = "
+        "geometric mean of their error ratio, ≈ 1 in the paper; match = the dataset meets "
+        "all expectations)",
+        "",
+        markdown_table(
+            [
+                "dataset",
+                "kmeans<uniform",
+                "kmeans<column_norm",
+                "exact lowest",
+                "icd as expected",
+                "column_norm / uniform",
+                "match",
+            ],
+            summary_rows,
+        ),
+        "",
+    ]
+    if not n_paper:
         out += [
-            "### Fig. 2: approximation error vs quantization error",
-            "",
-            f"Paper (german, m = 100, 100 repetitions): {FIG2_EXPECTED}. Pearson r over the "
-            "repetitions, per sampling scheme and pooled.",
+            "No paper dataset was run (stand-ins only): the counts above are "
+            "indicative; ICD has no expectation on stand-ins.",
             "",
         ]
-        for label in labels2:
-            c = fig2_correlations(result, label)
-            tag = "" if not result.is_stand_in("fig2", label) else " (stand-in)"
-            body = [
-                [k, str(v["n"]), fmt_num(v["r"], 3), fmt_num(v["e_mean"]), fmt_num(v["E_mean"])]
-                for k, v in c.items()
-            ]
-            r = c["pooled"]["r"]
-            verdict = "n/a" if r is None else ("yes" if r >= 0.7 else "no")
-            out += [
-                f"**{label}**{tag} — strong positive pooled correlation (r ≥ 0.7): {verdict}",
-                "",
-                markdown_table(["sampling", "reps", "Pearson r", "mean e", "mean ‖K−K̃‖_F"], body),
-                "",
-            ]
-    return "\n".join(out)
+        return out
+    out += [
+        f"Across the {n_paper} paper dataset(s) run: kmeans < uniform at most ratios on "
+        f"{tallies['kmeans<uniform']}/{n_paper}; kmeans < column_norm on "
+        f"{tallies['kmeans<column_norm']}/{n_paper}; exact lowest everywhere on "
+        f"{tallies['exact lowest']}/{n_paper}; ICD where expected on "
+        f"{tallies['icd']}/{n_paper}; all expectations met on "
+        f"{tallies['all']}/{n_paper}.",
+        "",
+    ]
+    return out
+
+
+def _fig2_correlation_checks(result, labels) -> list[str]:
+    """Fig. 2: Pearson r between the two errors per sampling scheme, per data set."""
+    out = [
+        "### Fig. 2: approximation error vs quantization error",
+        "",
+        f"Paper (german, m = 100, 100 repetitions): {FIG2_EXPECTED}. Pearson r over the "
+        "repetitions, per sampling scheme and pooled.",
+        "",
+    ]
+    for label in labels:
+        c = fig2_correlations(result, label)
+        tag = "" if not result.is_stand_in("fig2", label) else " (stand-in)"
+        body = [
+            [k, str(v["n"]), fmt_num(v["r"], 3), fmt_num(v["e_mean"]), fmt_num(v["E_mean"])]
+            for k, v in c.items()
+        ]
+        r = c["pooled"]["r"]
+        verdict = "n/a" if r is None else ("yes" if r >= 0.7 else "no")
+        out += [
+            f"**{label}**{tag} — strong positive pooled correlation (r ≥ 0.7): {verdict}",
+            "",
+            markdown_table(["sampling", "reps", "Pearson r", "mean e", "mean ‖K−K̃‖_F"], body),
+            "",
+        ]
+    return out
 
 
 def orderings_text(result) -> str:

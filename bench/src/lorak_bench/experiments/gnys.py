@@ -193,82 +193,86 @@ def _table1_cell(r):
     return mean_std_text(None if r is None else r["mean"], None if r is None else r["std"])
 
 
-def _table1(result, *, markdown: bool) -> str:
-    s = table1_summary(result)
-    header = [
-        "dataset",
-        "LibSVM",
-        "(paper)",
-        "Nys unif",
-        "Nys k-means",
-        "(paper Nys)",
-        "CSI",
-        "(paper)",
-        "GN literal",
-        "GN default",
-        "GN opt+kc",
-        "(paper GN)",
-        "Δ default",
-        "≤1σ",
-        "Δ opt+kc",
-        "≤1σ",
-        "s GN",
-        "(paper s)",
+_TABLE1_HEADER = [
+    "dataset",
+    "LibSVM",
+    "(paper)",
+    "Nys unif",
+    "Nys k-means",
+    "(paper Nys)",
+    "CSI",
+    "(paper)",
+    "GN literal",
+    "GN default",
+    "GN opt+kc",
+    "(paper GN)",
+    "Δ default",
+    "≤1σ",
+    "Δ opt+kc",
+    "≤1σ",
+    "s GN",
+    "(paper s)",
+]
+
+
+def _table1_row(r) -> list[str]:
+    """One data set's row of Table 1 (a row of :func:`table1_summary`)."""
+    c, d = r["cols"], r["dataset"]
+    return [
+        f"{d} ({r['reps']})",
+        _table1_cell(c["libsvm"]),
+        paper_cell(TABLE, d, "LibSVM"),
+        _table1_cell(c["nystrom-uniform"]),
+        _table1_cell(c["nystrom-kmeans"]),
+        paper_cell(TABLE, d, "Nystrom"),
+        _table1_cell(c["csi"]),
+        paper_cell(TABLE, d, "CSI"),
+        _table1_cell(c["gennys-literal"]),
+        _table1_cell(c["gennys"]),
+        _table1_cell(c["gennys-kernel"]),
+        paper_cell(TABLE, d, "GenNystrom"),
+        signed_delta(*r["default_beats_kmeans"]),
+        yes_no(r.get("default_within_paper_std")),
+        signed_delta(*r["kernel_beats_kmeans"]),
+        yes_no(r.get("kernel_within_paper_std")),
+        fmt_num(c["gennys"]["seconds_mean"] if c["gennys"] else None, 3),
+        paper_cell(TABLE, d, "GenNystrom", "seconds"),
     ]
-    body = []
-    for r in s["rows"]:
-        c, d = r["cols"], r["dataset"]
-        body.append(
-            [
-                f"{d} ({r['reps']})",
-                _table1_cell(c["libsvm"]),
-                paper_cell(TABLE, d, "LibSVM"),
-                _table1_cell(c["nystrom-uniform"]),
-                _table1_cell(c["nystrom-kmeans"]),
-                paper_cell(TABLE, d, "Nystrom"),
-                _table1_cell(c["csi"]),
-                paper_cell(TABLE, d, "CSI"),
-                _table1_cell(c["gennys-literal"]),
-                _table1_cell(c["gennys"]),
-                _table1_cell(c["gennys-kernel"]),
-                paper_cell(TABLE, d, "GenNystrom"),
-                signed_delta(*r["default_beats_kmeans"]),
-                yes_no(r.get("default_within_paper_std")),
-                signed_delta(*r["kernel_beats_kmeans"]),
-                yes_no(r.get("kernel_within_paper_std")),
-                fmt_num(c["gennys"]["seconds_mean"] if c["gennys"] else None, 3),
-                paper_cell(TABLE, d, "GenNystrom", "seconds"),
-            ]
-        )
-    render = markdown_table if markdown else text_table
-    k = s["counts"]
+
+
+def _table1_notes(k: dict) -> list[str]:
+    """What Table 1's columns mean, and its win counts (``k``: the summary's counts)."""
     n = k["datasets"]
     pc = k["paper_comparable"]
-    return "\n".join(
-        [
-            render(header, body),
-            "",
-            "Errors (%) on the unlabeled rows, mean ± std over repetitions (count in "
-            "parentheses); paper numbers beside ours. GN literal: β eq. 8, 0/1 ideal "
-            "kernel, raw features; GN default: β = 1, centered ideal kernel, scaled "
-            "features; GN opt+kc: β optimized (Appendix A), centered, scaled, λ by eq. 15 "
-            "with ρ[WSW, W] in place of ρ[S, S₀]. Δ: GN − Nyström (k-means) on the same "
-            "landmarks and labeled rows, paired; * p < 0.05 (paired t-test). ≤1σ: within "
-            "one paper standard deviation of the paper's GN error.",
-            "",
-            f"GN default beats k-means Nyström on {k['default_beats_kmeans']}/{n} datasets "
-            f"({k['default_beats_kmeans_significant']} significant), uniform Nyström on "
-            f"{k['default_beats_uniform']}/{n}; GN literal beats k-means Nyström on "
-            f"{k['literal_beats_kmeans']}/{n} ({k['literal_beats_kmeans_significant']} "
-            f"significant); GN opt+kc beats it on {k['kernel_beats_kmeans']}/{n} "
-            f"({k['kernel_beats_kmeans_significant']} significant).",
-            f"Within one paper std of the paper's GN error: default "
-            f"{k['default_within_paper_std']}/{pc}, literal {k['literal_within_paper_std']}"
-            f"/{pc}, opt+kc {k['kernel_within_paper_std']}/{pc}; our uniform Nyström within "
-            f"one std of the paper's Nyström: {k['uniform_nystrom_within_paper_std']}/{pc} "
-            "(mnist-test not compared: the paper used 70 000 images).",
-        ]
-    )
+    return [
+        "Errors (%) on the unlabeled rows, mean ± std over repetitions (count in "
+        "parentheses); paper numbers beside ours. GN literal: β eq. 8, 0/1 ideal "
+        "kernel, raw features; GN default: β = 1, centered ideal kernel, scaled "
+        "features; GN opt+kc: β optimized (Appendix A), centered, scaled, λ by eq. 15 "
+        "with ρ[WSW, W] in place of ρ[S, S₀]. Δ: GN − Nyström (k-means) on the same "
+        "landmarks and labeled rows, paired; * p < 0.05 (paired t-test). ≤1σ: within "
+        "one paper standard deviation of the paper's GN error.",
+        "",
+        f"GN default beats k-means Nyström on {k['default_beats_kmeans']}/{n} datasets "
+        f"({k['default_beats_kmeans_significant']} significant), uniform Nyström on "
+        f"{k['default_beats_uniform']}/{n}; GN literal beats k-means Nyström on "
+        f"{k['literal_beats_kmeans']}/{n} ({k['literal_beats_kmeans_significant']} "
+        f"significant); GN opt+kc beats it on {k['kernel_beats_kmeans']}/{n} "
+        f"({k['kernel_beats_kmeans_significant']} significant).",
+        f"Within one paper std of the paper's GN error: default "
+        f"{k['default_within_paper_std']}/{pc}, literal {k['literal_within_paper_std']}"
+        f"/{pc}, opt+kc {k['kernel_within_paper_std']}/{pc}; our uniform Nyström within "
+        f"one std of the paper's Nyström: {k['uniform_nystrom_within_paper_std']}/{pc} "
+        "(mnist-test not compared: the paper used 70 000 images).",
+    ]
+
+
+def _table1(result, *, markdown: bool) -> str:
+    """Table 1, ours beside the paper's, with the notes and counts under it."""
+    s = table1_summary(result)
+    render = markdown_table if markdown else text_table
+    body = [_table1_row(r) for r in s["rows"]]
+    return "\n".join([render(_TABLE1_HEADER, body), "", *_table1_notes(s["counts"])])
 
 
 def _gnys_checks(result) -> str:

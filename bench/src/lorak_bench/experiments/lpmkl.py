@@ -309,101 +309,119 @@ def _accuracy_parts(result) -> list[str]:
 
 
 def _lpmkl_checks(result) -> str:
+    """The checks of ``lpmkl``: accuracy and seconds against the rank, per data set and
+    p, beside the full kernel's; then the solvers part's."""
     out = []
     aparts = _accuracy_parts(result)
     labels = list(dict.fromkeys(lab for a in aparts for lab in result.dataset_labels(a)))
     if labels:
-        out += [
-            "### Accuracy and time vs rank (Fig. 1–4)",
-            "",
-            "Paper: the low-rank MKL approaches the full-kernel (SMO-MKL) accuracy as R "
-            "grows and is faster beyond ~10⁵ examples; figures only (no numbers). Here "
-            "the full-kernel reference is ℓp-MKL with SVC on Σ d_k K_k (where it fits).",
-            "",
-        ]
-        if result.config.get("quick"):
-            out += [
-                f"Quick run: a paper set is subsampled to {QUICK_ROWS} rows (fixed draw) "
-                "before the 70/30 splits (stand-ins are used whole); the merged GFB is "
-                "left out.",
-                "",
-            ]
-        rows = []
-        for label in labels:
-            for p in PS:
-                acc: dict = {}
-                sec: dict = {}
-                found = [
-                    r
-                    for a in aparts
-                    for r in result.select(part=a, dataset=label, metric="accuracy")
-                ]
-                for r in found:
-                    if r["params"].get("p") != p or r["mean"] is None:
-                        continue
-                    R = None if r["method"] == "full" else r["params"]["R"]
-                    acc[(r["method"], R)] = r["mean"]
-                    sec[(r["method"], R)] = r["seconds_mean"]
-                ranks = sorted({R for (_, R) in acc if R is not None})
-                if not ranks:
-                    continue
-                full = acc.get(("full", None))
-
-                def col(method, table, scale, digits, ranks=ranks):
-                    return " / ".join(
-                        fmt_num(scale * table[(method, R)], digits) if (method, R) in table else "—"
-                        for R in ranks
-                    )
-
-                def delta(method, acc=acc, ranks=ranks, full=full):
-                    best = max(ranks)
-                    if full is None or (method, best) not in acc:
-                        return "—"
-                    return fmt_num(100 * (acc[(method, best)] - full), 3)
-
-                rows.append(
-                    [
-                        label,
-                        fmt_num(p, 2),
-                        " / ".join(str(R) for R in ranks),
-                        col("lowrank_newton", acc, 100, 4),
-                        col("lowrank", acc, 100, 4),
-                        col("lowrank_paper", acc, 100, 4),
-                        "—" if full is None else fmt_num(100 * full, 4),
-                        f"{delta('lowrank_newton')} / {delta('lowrank')}",
-                        col("lowrank_newton", sec, 1, 3),
-                        col("lowrank", sec, 1, 3),
-                        col("lowrank_paper", sec, 1, 3),
-                        "—" if full is None else fmt_num(sec[("full", None)], 3),
-                    ]
-                )
-        out += [
-            markdown_table(
-                [
-                    "dataset",
-                    "p",
-                    "R",
-                    "accuracy % (Newton)",
-                    "accuracy % (merged GFB)",
-                    "accuracy % (Algorithm 2, paper's rule)",
-                    "full kernel %",
-                    "Δ vs full at largest R, Newton / GFB (points)",
-                    "seconds (Newton)",
-                    "seconds (merged GFB)",
-                    "seconds (Algorithm 2)",
-                    "full seconds",
-                ],
-                rows,
-            ),
-            "",
-            "— : not run (Algorithm 2 only up to "
-            f"{GFB_MAX_TRAIN} training rows, the merged GFB up to {MERGED_GFB_MAX_TRAIN}, "
-            f"the full kernel up to {FULL_MAX_TRAIN}, "
-            "the Newton solver when this lorak has it).",
-            "",
-        ]
+        out += _accuracy_checks(result, aparts, labels)
     out += solvers_checks(result)
     return "\n".join(out)
+
+
+_ACCURACY_HEADER = [
+    "dataset",
+    "p",
+    "R",
+    "accuracy % (Newton)",
+    "accuracy % (merged GFB)",
+    "accuracy % (Algorithm 2, paper's rule)",
+    "full kernel %",
+    "Δ vs full at largest R, Newton / GFB (points)",
+    "seconds (Newton)",
+    "seconds (merged GFB)",
+    "seconds (Algorithm 2)",
+    "full seconds",
+]
+
+
+def _accuracy_checks(result, aparts, labels) -> list[str]:
+    """The "Accuracy and time vs rank" section: one row per (data set, p)."""
+    out = [
+        "### Accuracy and time vs rank (Fig. 1–4)",
+        "",
+        "Paper: the low-rank MKL approaches the full-kernel (SMO-MKL) accuracy as R "
+        "grows and is faster beyond ~10⁵ examples; figures only (no numbers). Here "
+        "the full-kernel reference is ℓp-MKL with SVC on Σ d_k K_k (where it fits).",
+        "",
+    ]
+    if result.config.get("quick"):
+        out += [
+            f"Quick run: a paper set is subsampled to {QUICK_ROWS} rows (fixed draw) "
+            "before the 70/30 splits (stand-ins are used whole); the merged GFB is "
+            "left out.",
+            "",
+        ]
+    rows = []
+    for label in labels:
+        for p in PS:
+            row = _accuracy_row(result, aparts, label, p)
+            if row is not None:
+                rows.append(row)
+    out += [
+        markdown_table(_ACCURACY_HEADER, rows),
+        "",
+        "— : not run (Algorithm 2 only up to "
+        f"{GFB_MAX_TRAIN} training rows, the merged GFB up to {MERGED_GFB_MAX_TRAIN}, "
+        f"the full kernel up to {FULL_MAX_TRAIN}, "
+        "the Newton solver when this lorak has it).",
+        "",
+    ]
+    return out
+
+
+def _accuracy_by_rank(result, aparts, label: str, p) -> tuple[dict, dict]:
+    """``(accuracy, seconds)`` keyed by (method, R) at this p (R None: the full kernel)."""
+    acc: dict = {}
+    sec: dict = {}
+    found = [r for a in aparts for r in result.select(part=a, dataset=label, metric="accuracy")]
+    for r in found:
+        if r["params"].get("p") != p or r["mean"] is None:
+            continue
+        R = None if r["method"] == "full" else r["params"]["R"]
+        acc[(r["method"], R)] = r["mean"]
+        sec[(r["method"], R)] = r["seconds_mean"]
+    return acc, sec
+
+
+def _per_rank_text(table: dict, method: str, ranks, scale: float, digits: int) -> str:
+    """A method's values at each rank, ``a / b / c`` (— where it did not run)."""
+    return " / ".join(
+        fmt_num(scale * table[(method, R)], digits) if (method, R) in table else "—" for R in ranks
+    )
+
+
+def _delta_vs_full(acc: dict, method: str, ranks, full) -> str:
+    """The method's accuracy at the largest rank minus the full kernel's, in points."""
+    best = max(ranks)
+    if full is None or (method, best) not in acc:
+        return "—"
+    return fmt_num(100 * (acc[(method, best)] - full), 3)
+
+
+def _accuracy_row(result, aparts, label: str, p):
+    """One (data set, p) row of the accuracy table; None when no low-rank method ran."""
+    acc, sec = _accuracy_by_rank(result, aparts, label, p)
+    ranks = sorted({R for (_, R) in acc if R is not None})
+    if not ranks:
+        return None
+    full = acc.get(("full", None))
+    return [
+        label,
+        fmt_num(p, 2),
+        " / ".join(str(R) for R in ranks),
+        _per_rank_text(acc, "lowrank_newton", ranks, 100, 4),
+        _per_rank_text(acc, "lowrank", ranks, 100, 4),
+        _per_rank_text(acc, "lowrank_paper", ranks, 100, 4),
+        "—" if full is None else fmt_num(100 * full, 4),
+        f"{_delta_vs_full(acc, 'lowrank_newton', ranks, full)} / "
+        f"{_delta_vs_full(acc, 'lowrank', ranks, full)}",
+        _per_rank_text(sec, "lowrank_newton", ranks, 1, 3),
+        _per_rank_text(sec, "lowrank", ranks, 1, 3),
+        _per_rank_text(sec, "lowrank_paper", ranks, 1, 3),
+        "—" if full is None else fmt_num(sec[("full", None)], 3),
+    ]
 
 
 _METHOD_SHORT = {

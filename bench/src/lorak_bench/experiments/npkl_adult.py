@@ -221,147 +221,174 @@ def _histories(result) -> dict:
     return {ds: a["history"] for ds, a in arts.items() if "history" in a}
 
 
+_TABLE4_HEADER = [
+    "data set (paper row)",
+    "n",
+    "#cons ours / paper",
+    "one cluster",
+    "k-means ours / paper",
+    "LL ours / paper",
+    "LL exact",
+    "SHL ours / paper",
+    "s LL ours / paper",
+    "s LL exact",
+    "s SHL ours / paper",
+    "SHL gap",
+]
+
+
 def table4_markdown(result) -> str:
+    """Table 4 (Markdown): ours beside the paper's row, one row per data set ("" when
+    neither table4 part ran)."""
     labels = result.dataset_labels("table4") or result.dataset_labels("table4-shl")
     if not labels:
         return ""
     refs = load_reference("simple_npkl")["table4_adult"]["rows"]
-    head = [
-        "data set (paper row)",
-        "n",
-        "#cons ours / paper",
-        "one cluster",
-        "k-means ours / paper",
-        "LL ours / paper",
-        "LL exact",
-        "SHL ours / paper",
-        "s LL ours / paper",
-        "s LL exact",
-        "s SHL ours / paper",
-        "SHL gap",
+    return markdown_table(_TABLE4_HEADER, [_table4_row(result, ds, refs) for ds in labels])
+
+
+def _table4_rows_count(result, ds: str):
+    """The rows of data set ``ds`` as loaded by table4 (else by table4-shl; "?")."""
+    return next(
+        (d["n_samples"] for d in result.datasets.get("table4", []) if d["label"] == ds),
+        next(
+            (d.get("n_samples") for d in result.datasets.get("table4-shl", []) if d["label"] == ds),
+            "?",
+        ),
+    )
+
+
+def _paper_accuracy(ref: dict, key: str) -> str:
+    """The paper's accuracy ``mean ± std`` for a method (— when the row lacks it)."""
+    v = ref.get(key)
+    return f"{v[0]:.1f} ± {v[1]:.1f}" if v else "—"
+
+
+def _table4_row(result, ds: str, refs: dict) -> list[str]:
+    """One data set's row of Table 4."""
+    prow = PAPER_ROW.get(ds)
+    ref = refs.get(prow, {}) if prow else {}
+    km = _row(result, "table4", ds, "kmeans")
+    ll = _row(result, "table4", ds, "simplenpkl_linear")
+    lx = _row(result, "table4", ds, "simplenpkl_linear_exact")
+    sh = _row(result, "table4-shl", ds, "simplenpkl_sqhinge")
+    cons = _row(result, "table4", ds, "simplenpkl_linear", "n_constraints") or _row(
+        result, "table4-shl", ds, "simplenpkl_sqhinge", "n_constraints"
+    )
+    one = _row(result, "table4", ds, "kmeans", "one_cluster") or _row(
+        result, "table4-shl", ds, "simplenpkl_sqhinge", "one_cluster"
+    )
+    gap = _row(result, "table4-shl", ds, "simplenpkl_sqhinge", "gap")
+    return [
+        f"{ds} ({prow})" if prow and prow != ds else ds,
+        str(_table4_rows_count(result, ds)),
+        f"{fmt_num(cons['mean'], 5) if cons and cons['mean'] else '—'} / "
+        f"{ref.get('constraints', '—')}",
+        fmt_num(one["mean"], 3) if one and one["mean"] is not None else "—",
+        f"{acc_text(km)} / {_paper_accuracy(ref, 'kmeans')}",
+        f"{acc_text(ll)} / {_paper_accuracy(ref, 'simplenpkl_linear')}",
+        acc_text(lx),
+        f"{acc_text(sh)} / {_paper_accuracy(ref, 'simplenpkl_sqhinge')}",
+        f"{seconds_text(ll)} / {fmt_num(ref.get('seconds_linear'), 4)}",
+        seconds_text(lx),
+        f"{seconds_text(sh)} / {fmt_num(ref.get('seconds_sqhinge'), 5)}",
+        fmt_num(gap["mean"], 2) if gap and gap["mean"] is not None else "—",
     ]
-    body = []
-    for ds in labels:
-        prow = PAPER_ROW.get(ds)
-        ref = refs.get(prow, {}) if prow else {}
-        n = next(
-            (d["n_samples"] for d in result.datasets.get("table4", []) if d["label"] == ds),
-            next(
-                (
-                    d.get("n_samples")
-                    for d in result.datasets.get("table4-shl", [])
-                    if d["label"] == ds
-                ),
-                "?",
-            ),
-        )
-        km = _row(result, "table4", ds, "kmeans")
-        ll = _row(result, "table4", ds, "simplenpkl_linear")
-        lx = _row(result, "table4", ds, "simplenpkl_linear_exact")
-        sh = _row(result, "table4-shl", ds, "simplenpkl_sqhinge")
-        cons = _row(result, "table4", ds, "simplenpkl_linear", "n_constraints") or _row(
-            result, "table4-shl", ds, "simplenpkl_sqhinge", "n_constraints"
-        )
-        one = _row(result, "table4", ds, "kmeans", "one_cluster") or _row(
-            result, "table4-shl", ds, "simplenpkl_sqhinge", "one_cluster"
-        )
-        gap = _row(result, "table4-shl", ds, "simplenpkl_sqhinge", "gap")
-
-        def pp(key, ref=ref):
-            v = ref.get(key)
-            return f"{v[0]:.1f} ± {v[1]:.1f}" if v else "—"
-
-        body.append(
-            [
-                f"{ds} ({prow})" if prow and prow != ds else ds,
-                str(n),
-                f"{fmt_num(cons['mean'], 5) if cons and cons['mean'] else '—'} / "
-                f"{ref.get('constraints', '—')}",
-                fmt_num(one["mean"], 3) if one and one["mean"] is not None else "—",
-                f"{acc_text(km)} / {pp('kmeans')}",
-                f"{acc_text(ll)} / {pp('simplenpkl_linear')}",
-                acc_text(lx),
-                f"{acc_text(sh)} / {pp('simplenpkl_sqhinge')}",
-                f"{seconds_text(ll)} / {fmt_num(ref.get('seconds_linear'), 4)}",
-                seconds_text(lx),
-                f"{seconds_text(sh)} / {fmt_num(ref.get('seconds_sqhinge'), 5)}",
-                fmt_num(gap["mean"], 2) if gap and gap["mean"] is not None else "—",
-            ]
-        )
-    return markdown_table(head, body)
 
 
 def _adult_checks(result) -> str:
-    out = []
-    t4 = table4_markdown(result)
-    if t4:
-        out += [
-            "### Table 4: pairwise clustering accuracy (%), constraints and seconds",
-            "",
-            f"k = {K_ADULT}, B = N, C = {C_ADULT:g}, r = {RATIO}; LL and SHL with the paper's "
-            f"rank estimate (Pataki, §3.2.3), SHL {SHL_ITER} iterations; 'LL exact' uses every "
-            f"positive eigenpair (n ≤ {EXACT_MAX_N}). Repetitions: table4 "
-            f"{result.reps_run('table4')}, SHL {result.reps_run('table4-shl')}. "
-            "'one cluster' = the accuracy "
-            "of putting every point in one cluster. Paper seconds: Matlab + ARPACK on a "
-            "3.4 GHz 32-bit PC (2009); ours: this machine (see Environment).",
-            "",
-            t4,
-            "",
-        ]
+    """The checks of ``npkl-adult``: Table 4, SimpleNPKL against k-means, the paper's
+    constraint count and Fig. 1's objective per iteration."""
+    out = _table4_lines(result)
     labels = result.dataset_labels("table4")
     if labels:
-        body, wins = beats_kmeans(
-            result,
-            labels,
-            (("simplenpkl_linear", "table4"), ("simplenpkl_sqhinge", "table4-shl")),
-            base_part="table4",
-        )
-        out += [
-            "### Does SimpleNPKL beat k-means? (paper: both losses, on every set)",
-            "",
-            "Paired by repetition (same constraints).",
-            "",
-            markdown_table(["data set", "LL − k-means", "SHL − k-means"], body),
-            "",
-            f"LL beats k-means on average on {wins['simplenpkl_linear']}/{len(labels)} sets, "
-            f"SHL on {wins['simplenpkl_sqhinge']}/{len(labels)}.",
-            "",
-        ]
+        out += _beats_kmeans_lines(result, labels)
     pc = result.dataset_labels("paper-count")
     if pc:
-        body = []
-        for ds in pc:
-            for m in ("kmeans", "simplenpkl_linear", "simplenpkl_sqhinge"):
-                r = _row(result, "paper-count", ds, m)
-                c = _row(result, "paper-count", ds, m, "n_constraints")
-                body.append(
-                    [
-                        ds,
-                        m,
-                        fmt_num(c["mean"], 5) if c and c["mean"] else "—",
-                        acc_text(r),
-                    ]
-                )
-        out += [
-            "### With the paper's constraint count (4104 random pairs on a1a)",
-            "",
-            markdown_table(["data set", "method", "#constraints", "accuracy"], body),
-            "",
-        ]
+        out += _paper_count_lines(result, pc)
     histories = _histories(result)
     if histories:
-        body = [
-            [ds, ", ".join(fmt_num(v, 6) for v in h["objective"]), fmt_num(h["gap"][-1], 2)]
-            for ds, h in histories.items()
-        ]
-        out += [
-            "### Fig. 1: J(K_t, α_{t−1}) per iteration (first repetition)",
-            "",
-            markdown_table(["data set", "J per iteration", "final relative gap"], body),
-            "",
-        ]
+        out += _history_lines(histories)
     return "\n".join(out)
+
+
+def _table4_lines(result) -> list[str]:
+    """The Table 4 section with its protocol ([] when no table4 part ran)."""
+    t4 = table4_markdown(result)
+    if not t4:
+        return []
+    return [
+        "### Table 4: pairwise clustering accuracy (%), constraints and seconds",
+        "",
+        f"k = {K_ADULT}, B = N, C = {C_ADULT:g}, r = {RATIO}; LL and SHL with the paper's "
+        f"rank estimate (Pataki, §3.2.3), SHL {SHL_ITER} iterations; 'LL exact' uses every "
+        f"positive eigenpair (n ≤ {EXACT_MAX_N}). Repetitions: table4 "
+        f"{result.reps_run('table4')}, SHL {result.reps_run('table4-shl')}. "
+        "'one cluster' = the accuracy "
+        "of putting every point in one cluster. Paper seconds: Matlab + ARPACK on a "
+        "3.4 GHz 32-bit PC (2009); ours: this machine (see Environment).",
+        "",
+        t4,
+        "",
+    ]
+
+
+def _beats_kmeans_lines(result, labels) -> list[str]:
+    """Both losses against k-means, paired by repetition, and on how many sets each wins."""
+    body, wins = beats_kmeans(
+        result,
+        labels,
+        (("simplenpkl_linear", "table4"), ("simplenpkl_sqhinge", "table4-shl")),
+        base_part="table4",
+    )
+    return [
+        "### Does SimpleNPKL beat k-means? (paper: both losses, on every set)",
+        "",
+        "Paired by repetition (same constraints).",
+        "",
+        markdown_table(["data set", "LL − k-means", "SHL − k-means"], body),
+        "",
+        f"LL beats k-means on average on {wins['simplenpkl_linear']}/{len(labels)} sets, "
+        f"SHL on {wins['simplenpkl_sqhinge']}/{len(labels)}.",
+        "",
+    ]
+
+
+def _paper_count_lines(result, labels) -> list[str]:
+    """The paper-count part: each method's accuracy with the paper's constraint count."""
+    body = []
+    for ds in labels:
+        for m in ("kmeans", "simplenpkl_linear", "simplenpkl_sqhinge"):
+            r = _row(result, "paper-count", ds, m)
+            c = _row(result, "paper-count", ds, m, "n_constraints")
+            body.append(
+                [
+                    ds,
+                    m,
+                    fmt_num(c["mean"], 5) if c and c["mean"] else "—",
+                    acc_text(r),
+                ]
+            )
+    return [
+        "### With the paper's constraint count (4104 random pairs on a1a)",
+        "",
+        markdown_table(["data set", "method", "#constraints", "accuracy"], body),
+        "",
+    ]
+
+
+def _history_lines(histories: dict) -> list[str]:
+    """Fig. 1: the objective per iteration and the final relative gap, per data set."""
+    body = [
+        [ds, ", ".join(fmt_num(v, 6) for v in h["objective"]), fmt_num(h["gap"][-1], 2)]
+        for ds, h in histories.items()
+    ]
+    return [
+        "### Fig. 1: J(K_t, α_{t−1}) per iteration (first repetition)",
+        "",
+        markdown_table(["data set", "J per iteration", "final relative gap"], body),
+        "",
+    ]
 
 
 def _adult_plots(result, out_dir):

@@ -244,89 +244,109 @@ def table2_markdown(result) -> str:
 
 
 def _uci_checks(result) -> str:
-    out = []
-    t2 = table2_markdown(result)
-    if t2:
-        out += [
-            "### Table 2: pairwise clustering accuracy (%) and seconds",
-            "",
-            f"C = {C_SMALL} (one rule for every set), k = {K_SMALL}, B = {B_SMALL:g}, "
-            f"r = {RATIO}; features standardized; kernel k-means on the learned embedding. "
-            f"Repetitions: table2 {result.reps_run('table2')}, SDP {result.reps_run('sdp')}. "
-            "Seconds: fit only (graph, "
-            "eigen-decomposition / solver), clustering excluded as in the paper; k-means "
-            "seconds are its clustering time."
-            + (
-                f" Quick run: SDPs solved to SCS tolerance {QUICK_SDP_EPS:g} (full run: "
-                "1e-4), so their seconds are lower than a full run's."
-                if result.config.get("quick")
-                else ""
-            ),
-            "",
-            t2,
-            "",
-        ]
+    """The checks of ``npkl-uci``: Table 2, SimpleNPKL against plain k-means and the
+    C sweep."""
+    out = _uci_table2_lines(result)
     labels = result.dataset_labels("table2")
     if labels:
-        out += [
-            "### Does SimpleNPKL beat plain k-means? (paper: every NPKL method does, on every set)",
-            "",
-            "Paired by repetition (same constraints): mean difference in accuracy points and "
-            "the number of repetitions won / tied.",
-            "",
-        ]
-        body, n_win = beats_kmeans(
-            result,
-            labels,
-            (("simplenpkl_linear", "table2"), ("simplenpkl_sqhinge", "table2")),
-            base_part="table2",
-        )
-        out += [
-            markdown_table(
-                ["data set", "SimpleNPKL+LL − k-means", "SimpleNPKL+SHL − k-means"], body
-            ),
-            "",
-            f"SimpleNPKL+LL beats k-means on average on {n_win['simplenpkl_linear']}/"
-            f"{len(labels)} sets, SimpleNPKL+SHL on {n_win['simplenpkl_sqhinge']}/{len(labels)}.",
-            "",
-        ]
+        out += _uci_beats_kmeans_lines(result, labels)
     sweep = result.dataset_labels("c-sweep")
     if sweep:
-        body = []
-        for ds in sweep:
-            row = [ds]
-            for C in C_GRID:
-                rows = [
-                    r
-                    for r in result.select(part="c-sweep", dataset=ds, metric="accuracy")
-                    if r["params"].get("C") == C
-                ]
-                ranks = [
-                    r
-                    for r in result.select(part="c-sweep", dataset=ds, metric="rank")
-                    if r["params"].get("C") == C
-                ]
-                acc = acc_text(rows[0]) if rows else "—"
-                rk = fmt_num(ranks[0]["mean"], 2) if ranks and ranks[0]["mean"] is not None else "—"
-                row.append(f"{acc} (rank {rk})")
-            body.append(row)
-        means = []
-        for C in C_GRID:
-            v = [
-                r["mean"]
-                for ds in sweep
-                for r in result.select(part="c-sweep", dataset=ds, metric="accuracy")
-                if r["params"].get("C") == C and r["mean"] is not None
-            ]
-            means.append(f"{np.mean(v):.1f}" if len(v) == len(sweep) else "—")
-        body.append(["mean over sets", *means])
-        out += [
-            "### C sweep (SimpleNPKL+LL): accuracy (%) and rank of K",
-            "",
-            markdown_table(["data set", *[f"C = {c:g}" for c in C_GRID]], body),
-            "",
-        ]
+        out += _c_sweep_lines(result, sweep)
     return "\n".join(out)
+
+
+def _uci_table2_lines(result) -> list[str]:
+    """The Table 2 section with its protocol ([] when neither table2 nor sdp ran)."""
+    t2 = table2_markdown(result)
+    if not t2:
+        return []
+    return [
+        "### Table 2: pairwise clustering accuracy (%) and seconds",
+        "",
+        f"C = {C_SMALL} (one rule for every set), k = {K_SMALL}, B = {B_SMALL:g}, "
+        f"r = {RATIO}; features standardized; kernel k-means on the learned embedding. "
+        f"Repetitions: table2 {result.reps_run('table2')}, SDP {result.reps_run('sdp')}. "
+        "Seconds: fit only (graph, "
+        "eigen-decomposition / solver), clustering excluded as in the paper; k-means "
+        "seconds are its clustering time."
+        + (
+            f" Quick run: SDPs solved to SCS tolerance {QUICK_SDP_EPS:g} (full run: "
+            "1e-4), so their seconds are lower than a full run's."
+            if result.config.get("quick")
+            else ""
+        ),
+        "",
+        t2,
+        "",
+    ]
+
+
+def _uci_beats_kmeans_lines(result, labels) -> list[str]:
+    """Both SimpleNPKL losses against plain k-means, paired by repetition."""
+    out = [
+        "### Does SimpleNPKL beat plain k-means? (paper: every NPKL method does, on every set)",
+        "",
+        "Paired by repetition (same constraints): mean difference in accuracy points and "
+        "the number of repetitions won / tied.",
+        "",
+    ]
+    body, n_win = beats_kmeans(
+        result,
+        labels,
+        (("simplenpkl_linear", "table2"), ("simplenpkl_sqhinge", "table2")),
+        base_part="table2",
+    )
+    out += [
+        markdown_table(["data set", "SimpleNPKL+LL − k-means", "SimpleNPKL+SHL − k-means"], body),
+        "",
+        f"SimpleNPKL+LL beats k-means on average on {n_win['simplenpkl_linear']}/"
+        f"{len(labels)} sets, SimpleNPKL+SHL on {n_win['simplenpkl_sqhinge']}/{len(labels)}.",
+        "",
+    ]
+    return out
+
+
+def _c_sweep_row(result, ds: str) -> list[str]:
+    """One data set's accuracy and rank of K at each C of the sweep."""
+    row = [ds]
+    for C in C_GRID:
+        rows = [
+            r
+            for r in result.select(part="c-sweep", dataset=ds, metric="accuracy")
+            if r["params"].get("C") == C
+        ]
+        ranks = [
+            r
+            for r in result.select(part="c-sweep", dataset=ds, metric="rank")
+            if r["params"].get("C") == C
+        ]
+        acc = acc_text(rows[0]) if rows else "—"
+        rk = fmt_num(ranks[0]["mean"], 2) if ranks and ranks[0]["mean"] is not None else "—"
+        row.append(f"{acc} (rank {rk})")
+    return row
+
+
+def _c_sweep_lines(result, sweep) -> list[str]:
+    """The C sweep table: a row per data set and the mean over them (— at a C where a
+    set has no accuracy)."""
+    body = [_c_sweep_row(result, ds) for ds in sweep]
+    means = []
+    for C in C_GRID:
+        v = [
+            r["mean"]
+            for ds in sweep
+            for r in result.select(part="c-sweep", dataset=ds, metric="accuracy")
+            if r["params"].get("C") == C and r["mean"] is not None
+        ]
+        means.append(f"{np.mean(v):.1f}" if len(v) == len(sweep) else "—")
+    body.append(["mean over sets", *means])
+    return [
+        "### C sweep (SimpleNPKL+LL): accuracy (%) and rank of K",
+        "",
+        markdown_table(["data set", *[f"C = {c:g}" for c in C_GRID]], body),
+        "",
+    ]
 
 
 def _uci_plots(result, out_dir):
