@@ -109,8 +109,7 @@ def breakdown(kernel, X, y, rank):
     return {"total": total, "parts": {k: round(v, 4) for k, v in parts.items()}}
 
 
-def main():
-    guard = LoadGuard(label="bench_csi").start()  # load average before and after
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--rank", type=int, default=100)
@@ -121,53 +120,76 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.n, args.repeats = 5000, 1
-    m = args.rank
+    return args
+
+
+def estimator_makers(kernel, m):
+    """The four factors timed, each a function making a fresh estimator."""
+    return {
+        "icd": lambda k=kernel: IncompleteCholesky(kernel=k, n_components=m),
+        "csi_delta40": lambda k=kernel: CSI(kernel=k, n_components=m, tol=0.0),
+        "csi_delta20": lambda k=kernel: CSI(kernel=k, n_components=m, lookahead=20, tol=0.0),
+        "csi_delta0": lambda k=kernel: CSI(kernel=k, n_components=m, lookahead=0, tol=0),
+    }
+
+
+def time_makers(makers, X, y, m, repeats):
+    """``(times, info)``: each factor's fit seconds per repeat (interleaved), and what
+    the last fit reports (kernel columns, lookahead hits, prediction error)."""
+    times = {k: [] for k in makers}
+    info = {}
+    for _ in range(repeats):
+        for key, make in makers.items():
+            t, est = fit_time(make, X, None if key == "icd" else y)
+            times[key].append(t)
+            if key != "icd":
+                info[key] = {
+                    "kernel_columns": est.n_kernel_columns_,
+                    "lookahead_hits": int(est.lookahead_hit_.sum()),
+                    "prediction_error_at_rank": float(est.prediction_error_[-1]),
+                }
+            else:
+                info[key] = {"kernel_columns": m}
+    return times, info
+
+
+def dataset_row(name, X, y, m, repeats):
+    """One data set's record: median seconds, CSI over ICD, and CSI's breakdown."""
+    kernel = Gaussian(bandwidth="mean_pairwise").resolve(X)
+    times, info = time_makers(estimator_makers(kernel, m), X, y, m, repeats)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return {
+        "dataset": name,
+        "n": int(X.shape[0]),
+        "features": int(X.shape[1]),
+        "rank": m,
+        "median_seconds": med,
+        "all_seconds": times,
+        "ratio_csi_over_icd": {k: med[k] / med["icd"] for k in med if k.startswith("csi")},
+        "info": info,
+        "csi_breakdown_delta40": breakdown(kernel, X, y, m),
+    }
+
+
+def print_row(row):
+    med, r, m = row["median_seconds"], row["ratio_csi_over_icd"], row["rank"]
+    print(
+        f"{row['dataset']} n={row['n']} d={row['features']} rank={m}: ICD {med['icd']:.2f}s, "
+        f"CSI(δ=40) {med['csi_delta40']:.2f}s → ratio {r['csi_delta40']:.2f}× "
+        f"(δ=20: {r['csi_delta20']:.2f}×, δ=0: {r['csi_delta0']:.2f}×)"
+    )
+    print("  CSI δ=40 breakdown (s):", row["csi_breakdown_delta40"]["parts"])
+
+
+def main():
+    guard = LoadGuard(label="bench_csi").start()  # load average before and after
+    args = parse_args()
     results = []
     with threadpool_limits(args.threads):
         for name, (X, y) in data_sets(args.n).items():
-            kernel = Gaussian(bandwidth="mean_pairwise").resolve(X)
-            makers = {
-                "icd": lambda k=kernel: IncompleteCholesky(kernel=k, n_components=m),
-                "csi_delta40": lambda k=kernel: CSI(kernel=k, n_components=m, tol=0.0),
-                "csi_delta20": lambda k=kernel: CSI(
-                    kernel=k, n_components=m, lookahead=20, tol=0.0
-                ),
-                "csi_delta0": lambda k=kernel: CSI(kernel=k, n_components=m, lookahead=0, tol=0),
-            }
-            times = {k: [] for k in makers}
-            info = {}
-            for _ in range(args.repeats):
-                for key, make in makers.items():
-                    t, est = fit_time(make, X, None if key == "icd" else y)
-                    times[key].append(t)
-                    if key != "icd":
-                        info[key] = {
-                            "kernel_columns": est.n_kernel_columns_,
-                            "lookahead_hits": int(est.lookahead_hit_.sum()),
-                            "prediction_error_at_rank": float(est.prediction_error_[-1]),
-                        }
-                    else:
-                        info[key] = {"kernel_columns": m}
-            med = {k: float(np.median(v)) for k, v in times.items()}
-            row = {
-                "dataset": name,
-                "n": int(X.shape[0]),
-                "features": int(X.shape[1]),
-                "rank": m,
-                "median_seconds": med,
-                "all_seconds": times,
-                "ratio_csi_over_icd": {k: med[k] / med["icd"] for k in med if k.startswith("csi")},
-                "info": info,
-                "csi_breakdown_delta40": breakdown(kernel, X, y, m),
-            }
+            row = dataset_row(name, X, y, args.rank, args.repeats)
             results.append(row)
-            r = row["ratio_csi_over_icd"]
-            print(
-                f"{name} n={row['n']} d={row['features']} rank={m}: ICD {med['icd']:.2f}s, "
-                f"CSI(δ=40) {med['csi_delta40']:.2f}s → ratio {r['csi_delta40']:.2f}× "
-                f"(δ=20: {r['csi_delta20']:.2f}×, δ=0: {r['csi_delta0']:.2f}×)"
-            )
-            print("  CSI δ=40 breakdown (s):", row["csi_breakdown_delta40"]["parts"])
+            print_row(row)
     doc = Record(
         issue="#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
         settings=vars(args) | {"out": str(args.out)},

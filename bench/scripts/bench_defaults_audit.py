@@ -89,72 +89,62 @@ def score(kind, param, value, X, y, seed):
         return 100.0 * clf.score(Xte, yte)
 
 
-def main(argv=None):
-    guard = LoadGuard(label="bench_defaults_audit").start()  # load average before and after
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="1 repetition, 3 sets")
     ap.add_argument("--datasets", default="sonar,german,splice,svmguide1,breast_cancer,ringnorm")
     ap.add_argument("--params", default=",".join(AUDIT), help="which rows of the audit")
     ap.add_argument("--out", default="bench-out/defaults-audit")
-    a = ap.parse_args(argv)
-    reps = 1 if a.quick else a.reps
-    names = a.datasets.split(",")[: 3 if a.quick else None]
-    sets = data_sets(names)
-    result = Record()  # the environment and the load average now, at the start
-    table, records = {}, []
-    for key in a.params.split(","):
-        kind, param, grid, default = AUDIT[key]
-        rows = {}
-        for name, (X, y) in sets.items():
-            means = {}
-            for v in grid:
-                with Stopwatch() as sw:
-                    accs = [score(kind, param, v, X, y, s) for s in range(reps)]
-                means[v] = float(np.mean(accs))
-                records.append(
-                    {
-                        "audit": key,
-                        "dataset": name,
-                        "value": v,
-                        "accuracy": accs,
-                        "seconds": sw.wall,
-                    }
-                )
-            best = max(means, key=means.get)
-            rows[name] = {
-                "default": means[default],
-                "best_value": best,
-                "best": means[best],
-                "gap": means[best] - means[default],
-                "means": {str(k): v for k, v in means.items()},
+    return ap.parse_args(argv)
+
+
+def audit_set(key, name, X, y, reps, records):
+    """One audit row on one data set: the mean accuracy at each value of the grid
+    (each value's repetitions timed and appended to ``records``), the default's gap to
+    the best."""
+    kind, param, grid, default = AUDIT[key]
+    means = {}
+    for v in grid:
+        with Stopwatch() as sw:
+            accs = [score(kind, param, v, X, y, s) for s in range(reps)]
+        means[v] = float(np.mean(accs))
+        records.append(
+            {
+                "audit": key,
+                "dataset": name,
+                "value": v,
+                "accuracy": accs,
+                "seconds": sw.wall,
             }
-            print(
-                f"{key} {name}: " + " ".join(f"{k}:{v:.1f}" for k, v in means.items()), flush=True
-            )
-        gaps = [r["gap"] for r in rows.values()]
-        table[key] = {
-            "default": default,
-            "grid": list(grid),
-            "per_set": rows,
-            "mean_gap": float(np.mean(gaps)) if gaps else None,
-            "sets_default_within_1pt": int(sum(g <= 1.0 for g in gaps)),
-            "n_sets": len(gaps),
-        }
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.update(
-        config={
-            "reps": reps,
-            "datasets": list(sets),
-            "max_n": MAX_N,
-            "seconds_total": result.elapsed,
-        },
-        load=guard.stop().record(),
-        audit=table,
-        records=records,
-    )
-    result.write(out / "results.json")
+        )
+    best = max(means, key=means.get)
+    print(f"{key} {name}: " + " ".join(f"{k}:{v:.1f}" for k, v in means.items()), flush=True)
+    return {
+        "default": means[default],
+        "best_value": best,
+        "best": means[best],
+        "gap": means[best] - means[default],
+        "means": {str(k): v for k, v in means.items()},
+    }
+
+
+def audit_row(key, sets, reps, records):
+    """One audit row (a parameter and its grid) over every data set, with the mean gap."""
+    _, _, grid, default = AUDIT[key]
+    rows = {name: audit_set(key, name, X, y, reps, records) for name, (X, y) in sets.items()}
+    gaps = [r["gap"] for r in rows.values()]
+    return {
+        "default": default,
+        "grid": list(grid),
+        "per_set": rows,
+        "mean_gap": float(np.mean(gaps)) if gaps else None,
+        "sets_default_within_1pt": int(sum(g <= 1.0 for g in gaps)),
+        "n_sets": len(gaps),
+    }
+
+
+def summary_markdown(table):
     lines = [
         "| parameter (default) | set | default | best value | best | gap |",
         "|---|---|---|---|---|---|",
@@ -169,7 +159,33 @@ def main(argv=None):
             f"| {key}: mean gap {t['mean_gap']:.1f}, default within 1 point on "
             f"{t['sets_default_within_1pt']}/{t['n_sets']} sets | | | | | |"
         )
-    md = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    guard = LoadGuard(label="bench_defaults_audit").start()  # load average before and after
+    a = parse_args(argv)
+    reps = 1 if a.quick else a.reps
+    names = a.datasets.split(",")[: 3 if a.quick else None]
+    sets = data_sets(names)
+    result = Record()  # the environment and the load average now, at the start
+    records = []
+    table = {key: audit_row(key, sets, reps, records) for key in a.params.split(",")}
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result.update(
+        config={
+            "reps": reps,
+            "datasets": list(sets),
+            "max_n": MAX_N,
+            "seconds_total": result.elapsed,
+        },
+        load=guard.stop().record(),
+        audit=table,
+        records=records,
+    )
+    result.write(out / "results.json")
+    md = summary_markdown(table)
     (out / "summary.md").write_text(md + "\n")
     print(md)
 

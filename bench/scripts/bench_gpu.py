@@ -387,7 +387,7 @@ def environment(torch, device):
     return env
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--d", type=int, default=784)
@@ -410,29 +410,23 @@ def main(argv=None):
     if args.quick:
         args.n, args.d, args.ms, args.k = 3000, 32, [50, 120], 20
         args.labels, args.host_n, args.repeats = 60, 2000, 1
+    return args
 
-    import torch
 
-    import lorak
+class Sections:
+    """Runs the benchmark's sections into ``result`` under one time budget (the clock
+    starts here), each timed, its failure recorded, and what has run so far written to
+    ``out`` after each: a run cut short still leaves its sections."""
 
-    device = torch.device(args.device)
-    clock = Clock(torch, device)
-    result = {
-        "benchmark": "bench_gpu",
-        "config": vars(args),
-        "targets": TARGETS,
-        "environment": environment(torch, device),
-    }
-    run = Stopwatch().__enter__()  # the whole run's clock: run.elapsed
-    out = Path(args.out)
-    lorak.set_config(array_api_dispatch=True)
-    g = torch.Generator(device=device).manual_seed(0)
-    X = torch.randn(args.n, args.d, device=device, dtype=torch.float32, generator=g)
-    clock.sync()
+    def __init__(self, result, out, budget_s, clock, torch):
+        self.result, self.out, self.budget_s = result, out, budget_s
+        self.clock, self.torch = clock, torch
+        self.run = Stopwatch().__enter__()  # the whole run's clock: run.elapsed
 
-    def section(key, fn):
-        if run.elapsed > args.budget_s:
-            result[key] = {"skipped": f"time budget of {args.budget_s:.0f} s spent"}
+    def __call__(self, key, fn):
+        result, run = self.result, self.run
+        if run.elapsed > self.budget_s:
+            result[key] = {"skipped": f"time budget of {self.budget_s:.0f} s spent"}
             print(f"{key}: skipped (time budget)", flush=True)
             return
         with Stopwatch() as sw:
@@ -440,49 +434,59 @@ def main(argv=None):
                 result[key] = fn()
             except Exception as exc:
                 result[key] = _error(exc)
-            if clock.cuda:
-                torch.cuda.empty_cache()
+            if self.clock.cuda:
+                self.torch.cuda.empty_cache()
         print(f"[{run.elapsed:7.1f} s] {key} ({sw.wall:.1f} s):")
         print(json.dumps(result[key], indent=1, default=str)[:2000], flush=True)
-        # what has run so far is on disk: a run cut short still leaves its sections
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+        write_result(self.out, result)
 
-    for m in args.ms:
-        if "a" not in args.skip:
-            section(f"floor_m{m}", lambda m=m: floor(torch, clock, X, m, args.repeats))
-        fl = result.get(f"floor_m{m}", {})
-        if "b" not in args.skip and "floor_seconds" in fl:
-            section(
-                f"lorak_nystroem_m{m}",
-                lambda m=m, fl=fl: bench_lorak_nystroem(torch, clock, X, m, args.repeats, fl),
-            )
-        if "d" not in args.skip:
-            section(
-                f"sklearn_nystroem_m{m}",
-                lambda m=m: bench_sklearn_nystroem(torch, clock, X, m, args.repeats),
-            )
-        ours = result.get(f"lorak_nystroem_m{m}", {})
-        theirs = result.get(f"sklearn_nystroem_m{m}", {})
-        if "seconds" in ours and "seconds" in theirs:
-            ours["over_sklearn"] = ours["seconds"] / theirs["seconds"]
-    if "c" not in args.skip:
-        section("kmeans", lambda: bench_kmeans(torch, clock, X, args.k))
-    if "e" not in args.skip:
-        m0 = args.ms[0]
+
+def write_result(out, result):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+
+
+def nystroem_sections(section, torch, clock, X, m, args):
+    """Sections a, b and d at rank ``m``: the floor, lorak's Nyström against it, and
+    scikit-learn's; lorak over scikit-learn when both ran."""
+    result = section.result
+    if "a" not in args.skip:
+        section(f"floor_m{m}", lambda: floor(torch, clock, X, m, args.repeats))
+    fl = result.get(f"floor_m{m}", {})
+    if "b" not in args.skip and "floor_seconds" in fl:
         section(
-            "host_numpy",
-            lambda: bench_host(args.host_n, args.d, m0, args.repeats, os.cpu_count() or 1),
+            f"lorak_nystroem_m{m}",
+            lambda: bench_lorak_nystroem(torch, clock, X, m, args.repeats, fl),
         )
-        ours = result.get(f"lorak_nystroem_m{m0}", {})
-        host = result.get("host_numpy", {}).get("2_threads", {})
-        if "rows_per_second" in ours and "rows_per_second" in host:
-            ours["over_2core_host_rate"] = ours["rows_per_second"] / host["rows_per_second"]
-    if "f" not in args.skip:
-        section("semi_supervised", lambda: bench_semi_supervised(torch, clock, X, args.labels))
-    result["total_seconds"] = run.elapsed
+    if "d" not in args.skip:
+        section(
+            f"sklearn_nystroem_m{m}",
+            lambda: bench_sklearn_nystroem(torch, clock, X, m, args.repeats),
+        )
+    ours = result.get(f"lorak_nystroem_m{m}", {})
+    theirs = result.get(f"sklearn_nystroem_m{m}", {})
+    if "seconds" in ours and "seconds" in theirs:
+        ours["over_sklearn"] = ours["seconds"] / theirs["seconds"]
+
+
+def host_section(section, args):
+    """Section e: NumPy on the host at the first rank; the device's rate over it."""
+    result = section.result
+    m0 = args.ms[0]
+    section(
+        "host_numpy",
+        lambda: bench_host(args.host_n, args.d, m0, args.repeats, os.cpu_count() or 1),
+    )
+    ours = result.get(f"lorak_nystroem_m{m0}", {})
+    host = result.get("host_numpy", {}).get("2_threads", {})
+    if "rows_per_second" in ours and "rows_per_second" in host:
+        ours["over_2core_host_rate"] = ours["rows_per_second"] / host["rows_per_second"]
+
+
+def target_checks(result, ms):
+    """Each target of :data:`TARGETS` that the run measured: met or not."""
     checks = {}
-    for m in args.ms:
+    for m in ms:
         r = result.get(f"lorak_nystroem_m{m}", {})
         if "floor_ratio" in r:
             checks[f"nystroem_floor_m{m}"] = r["floor_ratio"] <= TARGETS["nystroem_floor_ratio"]
@@ -498,10 +502,44 @@ def main(argv=None):
             )
     if "seconds" in result.get("kmeans", {}):
         checks["kmeans"] = result["kmeans"]["seconds"] <= TARGETS["kmeans_seconds"]
+    return checks
+
+
+def main(argv=None):
+    args = parse_args(argv)
+
+    import torch
+
+    import lorak
+
+    device = torch.device(args.device)
+    clock = Clock(torch, device)
+    result = {
+        "benchmark": "bench_gpu",
+        "config": vars(args),
+        "targets": TARGETS,
+        "environment": environment(torch, device),
+    }
+    out = Path(args.out)
+    section = Sections(result, out, args.budget_s, clock, torch)
+    lorak.set_config(array_api_dispatch=True)
+    g = torch.Generator(device=device).manual_seed(0)
+    X = torch.randn(args.n, args.d, device=device, dtype=torch.float32, generator=g)
+    clock.sync()
+
+    for m in args.ms:
+        nystroem_sections(section, torch, clock, X, m, args)
+    if "c" not in args.skip:
+        section("kmeans", lambda: bench_kmeans(torch, clock, X, args.k))
+    if "e" not in args.skip:
+        host_section(section, args)
+    if "f" not in args.skip:
+        section("semi_supervised", lambda: bench_semi_supervised(torch, clock, X, args.labels))
+    result["total_seconds"] = section.run.elapsed
+    checks = target_checks(result, args.ms)
     result["checks"] = checks
     print(json.dumps(checks, indent=1))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    write_result(out, result)
     print(f"wrote {out} ({result['total_seconds']:.0f} s)")
     return result
 

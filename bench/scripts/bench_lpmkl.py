@@ -237,31 +237,8 @@ def part_solvers(args):
         fac_s = sw.wall
         d = np.full(M, 1.0 / M)
         row = {"n": n, "R": R, "M": M, "total_rank": F.total_rank, "factor_seconds": fac_s}
-        try:
-            ref = _clarabel(F, y, d, accurate=True)
-            fstar = ref["objective"]
-            row["qp_accurate"] = ref
-            row["qp_0.1%"] = _clarabel(F, y, d, accurate=False)
-            row["qp_0.1%"]["gap"] = (row["qp_0.1%"]["objective"] - fstar) / abs(fstar)
-        except ImportError:
-            fstar = None
-        runs = {
-            "split": (gfb_split, {"weights": "uniform", "tol": 1e-4, "max_iter": 3000}),
-            "split_blockwise": (
-                gfb_split,
-                {"weights": "blockwise", "tol": 1e-4, "max_iter": 3000},
-            ),
-            "naive": (gfb_naive, {"tol": 1e-4, "max_iter": 3000}),
-        }
-        if _default_solver() == "newton":
-            from lorak.learn import LP_MKL_SOLVERS
-
-            # primal Newton on the stacked features, stopped at a 0.1 % relative
-            # duality gap (the agreement the interior point is timed at)
-            runs["newton"] = (LP_MKL_SOLVERS["newton"], {"tol": 1e-3})
-        if args.solver_methods:
-            runs = {k: v for k, v in runs.items() if k in args.solver_methods}
-        for name, (fn, kw) in runs.items():
+        fstar = _qp_reference(F, y, d, row)
+        for name, (fn, kw) in _solver_runs(args).items():
             with Stopwatch() as sw:
                 if name == "newton":
                     # through the shared basis (timed): stacked, its systems are (Σr + 1)²
@@ -270,25 +247,65 @@ def part_solvers(args):
                     res.objective = svm_dual_objective(F, y, d, res.alpha)
                 else:
                     res = fn(F, y, d, C, **kw)
-            wall = sw.wall
-            entry = {
-                "seconds": wall,
-                "setup_seconds": res.info["setup_seconds"],
-                "iterations": res.n_iter,
-                "objective": res.objective,
-                "relative_duality_gap": res.info.get("relative_gap"),
-            }
-            if fstar is not None:
-                entry["gap"] = (res.objective - fstar) / abs(fstar)
-                # iterations / seconds to reach 0.1 % of f* (paper's protocol, other way
-                # round: how long GFB needs for the agreement the IP was stopped at)
-                h = res.history
-                hit = np.flatnonzero(np.abs(h - fstar) <= 1e-3 * abs(fstar))
-                entry["first_iter_within_0.1%"] = int(hit[0]) + 1 if hit.size else None
-            row[name] = entry
-            print(name, n, {k: v for k, v in entry.items()}, flush=True)
+            row[name] = _solver_entry(res, sw.wall, fstar)
+            print(name, n, {k: v for k, v in row[name].items()}, flush=True)
         rows.append(row)
     return rows
+
+
+def _qp_reference(F, y, d, row):
+    """The interior point's optimum f* (Clarabel, accurate) and its 0.1 % run, into
+    ``row``; f* (None without cvxpy)."""
+    try:
+        ref = _clarabel(F, y, d, accurate=True)
+        row["qp_accurate"] = ref
+        row["qp_0.1%"] = _clarabel(F, y, d, accurate=False)
+    except ImportError:
+        return None
+    fstar = ref["objective"]
+    row["qp_0.1%"]["gap"] = (row["qp_0.1%"]["objective"] - fstar) / abs(fstar)
+    return fstar
+
+
+def _solver_runs(args):
+    """The inner solvers timed: name -> (solver, its options)."""
+    runs = {
+        "split": (gfb_split, {"weights": "uniform", "tol": 1e-4, "max_iter": 3000}),
+        "split_blockwise": (
+            gfb_split,
+            {"weights": "blockwise", "tol": 1e-4, "max_iter": 3000},
+        ),
+        "naive": (gfb_naive, {"tol": 1e-4, "max_iter": 3000}),
+    }
+    if _default_solver() == "newton":
+        from lorak.learn import LP_MKL_SOLVERS
+
+        # primal Newton on the stacked features, stopped at a 0.1 % relative
+        # duality gap (the agreement the interior point is timed at)
+        runs["newton"] = (LP_MKL_SOLVERS["newton"], {"tol": 1e-3})
+    if args.solver_methods:
+        runs = {k: v for k, v in runs.items() if k in args.solver_methods}
+    return runs
+
+
+def _solver_entry(res, wall, fstar):
+    """One solver's record: seconds, iterations, objective, and with f* its gap and the
+    first iteration within 0.1 % of f*."""
+    entry = {
+        "seconds": wall,
+        "setup_seconds": res.info["setup_seconds"],
+        "iterations": res.n_iter,
+        "objective": res.objective,
+        "relative_duality_gap": res.info.get("relative_gap"),
+    }
+    if fstar is not None:
+        entry["gap"] = (res.objective - fstar) / abs(fstar)
+        # iterations / seconds to reach 0.1 % of f* (paper's protocol, other way
+        # round: how long GFB needs for the agreement the IP was stopped at)
+        h = res.history
+        hit = np.flatnonzero(np.abs(h - fstar) <= 1e-3 * abs(fstar))
+        entry["first_iter_within_0.1%"] = int(hit[0]) + 1 if hit.size else None
+    return entry
 
 
 def part_mklpy(args):
@@ -449,8 +466,7 @@ PARTS = {
 }
 
 
-def main(argv=None):
-    guard = LoadGuard(label="bench_lpmkl").start()  # load average before and after
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", default="all", help=f"one of {list(PARTS)} or all")
     ap.add_argument("--seed", type=int, default=0)
@@ -493,7 +509,24 @@ def main(argv=None):
     ap.add_argument("--gfb-reps", type=int, default=1, help="part grid: GFB runs")
     ap.add_argument("--full-reps", type=int, default=1, help="part grid: full-kernel runs")
     ap.add_argument("--out", default=None, help="part grid: output folder")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def result_key(name, args):
+    """The key of a part's result in :data:`OUT` (a grid's output folder, a subsample
+    data set, a scale seed or p other than the default have their own)."""
+    if name == "grid" and args.out:
+        return f"grid:{Path(args.out).name}"
+    if name == "subsample" and args.subsample_data != "ijcnn1":
+        return f"subsample:{args.subsample_data}"
+    if name == "scale" and (args.seed != 0 or args.p != 2.0):
+        return f"scale:seed{args.seed}:p{args.p:g}"
+    return name
+
+
+def main(argv=None):
+    guard = LoadGuard(label="bench_lpmkl").start()  # load average before and after
+    args = parse_args(argv)
     if not os.environ.get("LORAK_DATA"):
         sys.exit("set LORAK_DATA to the benchmark data folder")
     parts = [p for p in PARTS if p != "grid"] if args.part == "all" else args.part.split(",")
@@ -501,14 +534,7 @@ def main(argv=None):
         res, t = time_call(PARTS[name], args)
         # re-read: another bench_lpmkl process may have written its part meanwhile
         results = json.loads(OUT.read_text()) if OUT.exists() else {}
-        key = name
-        if name == "grid" and args.out:
-            key = f"grid:{Path(args.out).name}"
-        elif name == "subsample" and args.subsample_data != "ijcnn1":
-            key = f"subsample:{args.subsample_data}"
-        elif name == "scale" and (args.seed != 0 or args.p != 2.0):
-            key = f"scale:seed{args.seed}:p{args.p:g}"
-        results[key] = {"result": res, "wall_seconds": t.wall}
+        results[result_key(name, args)] = {"result": res, "wall_seconds": t.wall}
         results["environment"] = capture_environment()
         results["load"] = guard.stop().record()  # key "load": this part's run
         write_json(OUT, results)

@@ -55,59 +55,89 @@ def _err(pred, y):
     return 100.0 * float(np.mean(np.asarray(pred) != y))
 
 
+#: The columns of a data set's summary, in order.
+COLUMNS = ("EasyMKL", "GRAM", "lorak GLMKL", "lorak CABMKL (factors)")
+
+
 def run_dataset(spec, prepare, reps, data_home):
     data = spec.loader(spec, data_home)
     ctx = prepare(data)
-    bank = ctx["bank"]
     X = data.X.tocsr().astype(np.float64) if sp.issparse(data.X) else np.asarray(data.X, float)
     y = np.asarray(data.y)
     out = {"n": int(X.shape[0]), "d": int(X.shape[1]), "m_tilde": ctx["m"], "reps": []}
-    from MKLpy.algorithms import GRAM, EasyMKL
-
     for r in range(reps):
-        seed = derive_seed(0, r)
-        lab = draw_labeled(y, N_LABELED, np.random.default_rng([seed, 7]))
-        unl = np.setdiff1d(np.arange(y.size), lab)
-        rec = {"seed": int(seed)}
-        with threadpool_limits(1):
-            for name, build in (
-                ("EasyMKL", lambda: EasyMKL(lam=0.1, learner=SVC(C=1.0))),
-                ("GRAM", lambda: GRAM(max_iter=100, learner=SVC(C=1.0))),
-            ):
-                import torch
-
-                try:
-                    with Stopwatch() as sw:
-                        KL = _kernels(bank, X[lab], X[lab])
-                        mkl = build().fit(KL, torch.tensor(y[lab]))
-                        KLte = _kernels(bank, X[unl], X[lab])
-                        pred = np.asarray(mkl.predict(KLte))
-                    rec[name] = {"error_pct": _err(pred, y[unl]), "seconds": sw.wall}
-                    del KLte
-                except Exception as exc:  # MKLpy failures are reported, not fatal
-                    rec[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            yu = np.full(y.size, -1)
-            yu[lab] = y[lab]
-            with Stopwatch() as sw, warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                g = GLMKLClassifier(bank, C=1.0).fit(X, yu)
-            rec["lorak GLMKL"] = {
-                "error_pct": _err(g.transduction_[unl], y[unl]),
-                "seconds": sw.wall,
-            }
-            with Stopwatch() as sw:
-                rng = np.random.default_rng([seed, 11])
-                Z = select_landmarks("kmeans", X, ctx["m"], rng=rng, kernel=ctx["kernel"]).points
-                c = SemiSupervisedFactorClassifier(CABMKL(bank, landmarks=Z)).fit(X, yu)
-            rec["lorak CABMKL (factors)"] = {
-                "error_pct": _err(c.transduction_[unl], y[unl]),
-                "seconds": sw.wall,
-            }
+        rec = run_rep(ctx, X, y, derive_seed(0, r))
         out["reps"].append(rec)
         print(spec.display, r, {k: v for k, v in rec.items() if k != "seed"}, flush=True)
+    out["summary"] = summarize(out["reps"])
+    return out
+
+
+def run_rep(ctx, X, y, seed):
+    """One repetition: the same labeled rows for MKLpy's two methods and lorak's two."""
+    lab = draw_labeled(y, N_LABELED, np.random.default_rng([seed, 7]))
+    unl = np.setdiff1d(np.arange(y.size), lab)
+    rec = {"seed": int(seed)}
+    with threadpool_limits(1):
+        rec |= mklpy_columns(ctx["bank"], X, y, lab, unl)
+        rec |= lorak_columns(ctx, X, y, lab, unl, seed)
+    return rec
+
+
+def mklpy_columns(bank, X, y, lab, unl):
+    """EasyMKL and GRAM on the bank's kernels of the labeled rows (their failures are
+    reported, not fatal)."""
+    import torch
+    from MKLpy.algorithms import GRAM, EasyMKL
+
+    rec = {}
+    for name, build in (
+        ("EasyMKL", lambda: EasyMKL(lam=0.1, learner=SVC(C=1.0))),
+        ("GRAM", lambda: GRAM(max_iter=100, learner=SVC(C=1.0))),
+    ):
+        try:
+            with Stopwatch() as sw:
+                KL = _kernels(bank, X[lab], X[lab])
+                mkl = build().fit(KL, torch.tensor(y[lab]))
+                KLte = _kernels(bank, X[unl], X[lab])
+                pred = np.asarray(mkl.predict(KLte))
+            rec[name] = {"error_pct": _err(pred, y[unl]), "seconds": sw.wall}
+            del KLte
+        except Exception as exc:  # MKLpy failures are reported, not fatal
+            rec[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return rec
+
+
+def lorak_columns(ctx, X, y, lab, unl, seed):
+    """lorak's GLMKL on the full kernels and CABMKL on factors (k-means landmarks)."""
+    bank = ctx["bank"]
+    yu = np.full(y.size, -1)
+    yu[lab] = y[lab]
+    rec = {}
+    with Stopwatch() as sw, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        g = GLMKLClassifier(bank, C=1.0).fit(X, yu)
+    rec["lorak GLMKL"] = {
+        "error_pct": _err(g.transduction_[unl], y[unl]),
+        "seconds": sw.wall,
+    }
+    with Stopwatch() as sw:
+        rng = np.random.default_rng([seed, 11])
+        Z = select_landmarks("kmeans", X, ctx["m"], rng=rng, kernel=ctx["kernel"]).points
+        c = SemiSupervisedFactorClassifier(CABMKL(bank, landmarks=Z)).fit(X, yu)
+    rec["lorak CABMKL (factors)"] = {
+        "error_pct": _err(c.transduction_[unl], y[unl]),
+        "seconds": sw.wall,
+    }
+    return rec
+
+
+def summarize(reps):
+    """Each column's mean error and seconds over the repetitions it finished (its first
+    failure when none did)."""
     summary = {}
-    for name in ("EasyMKL", "GRAM", "lorak GLMKL", "lorak CABMKL (factors)"):
-        ok = [rec[name] for rec in out["reps"] if "error_pct" in rec.get(name, {})]
+    for name in COLUMNS:
+        ok = [rec[name] for rec in reps if "error_pct" in rec.get(name, {})]
         if ok:
             e = np.array([o["error_pct"] for o in ok])
             s = np.array([o["seconds"] for o in ok])
@@ -118,9 +148,8 @@ def run_dataset(spec, prepare, reps, data_home):
                 "reps_ok": int(e.size),
             }
         else:
-            summary[name] = {"failed": [rec.get(name) for rec in out["reps"]][:1]}
-    out["summary"] = summary
-    return out
+            summary[name] = {"failed": [rec.get(name) for rec in reps][:1]}
+    return summary
 
 
 def main():

@@ -197,7 +197,7 @@ def bench_icd(X, rank, b, repeats):
     }
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=70000)
     ap.add_argument("--d", type=int, default=784)
@@ -222,51 +222,44 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.repeats = 10000, 1
+    return args
 
-    guard = LoadGuard(
-        strict=args.strict_load or None, label="bench_nystrom", threads=args.threads
-    ).start()
-    rng = np.random.default_rng(0)
-    X64 = rng.standard_normal((args.n, args.d))
-    result = Record(
-        benchmark="bench_nystrom",
-        config=vars(args),
-        targets={
-            "block_ratio_float64": 1.4,
-            "block_ratio_float32": 1.7,
-            "nystroem_time_ratio_float64": 0.7,
-            "nystroem_time_ratio_float32": 0.5,
-            "nystroem_memory_ratio": 1.0,
-            "nystroem_floor_ratio": 1.25,
-            "kmeans_float32_over_float64": 0.6,
-            "kmeans_quantization_ratio_same_seeds": 1.01,
-            "kmeans_seconds": 10.0,
-            "kmeans_quantization_ratio": 1.03,
-        },
-    )
-    with threadpool_limits(args.threads):
-        n, d, m = args.n, args.d, args.m
-        ops = [("gemm", (n, d, m)), ("trmm", (n, m)), ("syevd", (m,))]
-        result["floor"] = blas_floor(ops, repeats=args.repeats)
-        print("floor", json.dumps(result["floor"], indent=1))
-        for dtype in (np.float64, np.float32):
-            X = X64.astype(dtype, copy=False)
-            idx = rng.choice(args.n, args.m, replace=False)
-            Z = X[idx].copy()
-            b = 2.0 * args.d  # ~ mean pairwise squared distance of N(0, I) data
-            name = np.dtype(dtype).name
-            result[f"block_{name}"] = bench_block(X, Z, b, args.repeats)
-            result[f"nystroem_{name}"] = bench_nystroem(X, args.m, b, args.repeats, result["floor"])
-            if args.icd_n > 0 and dtype == np.float64:
-                rows = X[: args.icd_n]
-                result["icd_float64"] = bench_icd(
-                    rows, min(args.icd_rank, rows.shape[0]), b, args.repeats
-                )
-            if not args.skip_kmeans:
-                result[f"kmeans_{name}"] = bench_kmeans(
-                    X, args.m, seed=0, floor=result["floor"], plusplus=not args.skip_kmeans_plusplus
-                )
-            print(name, json.dumps({k: v for k, v in result.items() if name in k}, indent=1))
+
+TARGETS = {
+    "block_ratio_float64": 1.4,
+    "block_ratio_float32": 1.7,
+    "nystroem_time_ratio_float64": 0.7,
+    "nystroem_time_ratio_float32": 0.5,
+    "nystroem_memory_ratio": 1.0,
+    "nystroem_floor_ratio": 1.25,
+    "kmeans_float32_over_float64": 0.6,
+    "kmeans_quantization_ratio_same_seeds": 1.01,
+    "kmeans_seconds": 10.0,
+    "kmeans_quantization_ratio": 1.03,
+}
+
+
+def bench_dtype(result, X, rng, args):
+    """(a)-(e) in one precision: the block, Nyström, incomplete Cholesky (float64 only)
+    and k-means, into ``result``; the landmarks drawn from ``rng``."""
+    idx = rng.choice(args.n, args.m, replace=False)
+    Z = X[idx].copy()
+    b = 2.0 * args.d  # ~ mean pairwise squared distance of N(0, I) data
+    name = X.dtype.name
+    result[f"block_{name}"] = bench_block(X, Z, b, args.repeats)
+    result[f"nystroem_{name}"] = bench_nystroem(X, args.m, b, args.repeats, result["floor"])
+    if args.icd_n > 0 and X.dtype == np.float64:
+        rows = X[: args.icd_n]
+        result["icd_float64"] = bench_icd(rows, min(args.icd_rank, rows.shape[0]), b, args.repeats)
+    if not args.skip_kmeans:
+        result[f"kmeans_{name}"] = bench_kmeans(
+            X, args.m, seed=0, floor=result["floor"], plusplus=not args.skip_kmeans_plusplus
+        )
+    print(name, json.dumps({k: v for k, v in result.items() if name in k}, indent=1))
+
+
+def target_checks(result):
+    """Each block and Nyström target of ``result["targets"]``: met or not."""
     t = result["targets"]
     checks = {
         "block_float64": result["block_float64"]["ratio"] <= t["block_ratio_float64"],
@@ -284,22 +277,49 @@ def main(argv=None):
         r = result[f"nystroem_{k}"]
         checks[f"nystroem_floor_{k}"] = r["lorak_floor_ratio"] <= t["nystroem_floor_ratio"]
         checks[f"transform_floor_{k}"] = r["transform_floor_ratio"] <= t["nystroem_floor_ratio"]
+    return checks
+
+
+def kmeans_checks(result):
+    """The k-means targets: met or not; float32's seconds over float64's into ``result``."""
+    t = result["targets"]
+    checks = {}
+    for k in ("float64", "float32"):
+        r = result[f"kmeans_{k}"]
+        checks[f"kmeans_{k}"] = (
+            r["lorak_seconds"] <= t["kmeans_seconds"]
+            and r.get("quantization_ratio", 1.0) <= t["kmeans_quantization_ratio"]
+        )
+        checks[f"kmeans_same_seeds_{k}"] = (
+            r["quantization_ratio_same_seeds"] <= t["kmeans_quantization_ratio_same_seeds"]
+        )
+    result["kmeans_float32_over_float64"] = (
+        result["kmeans_float32"]["lorak_seconds"] / result["kmeans_float64"]["lorak_seconds"]
+    )
+    checks["kmeans_float32_pays"] = (
+        result["kmeans_float32_over_float64"] <= t["kmeans_float32_over_float64"]
+    )
+    return checks
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    guard = LoadGuard(
+        strict=args.strict_load or None, label="bench_nystrom", threads=args.threads
+    ).start()
+    rng = np.random.default_rng(0)
+    X64 = rng.standard_normal((args.n, args.d))
+    result = Record(benchmark="bench_nystrom", config=vars(args), targets=dict(TARGETS))
+    with threadpool_limits(args.threads):
+        n, d, m = args.n, args.d, args.m
+        ops = [("gemm", (n, d, m)), ("trmm", (n, m)), ("syevd", (m,))]
+        result["floor"] = blas_floor(ops, repeats=args.repeats)
+        print("floor", json.dumps(result["floor"], indent=1))
+        for dtype in (np.float64, np.float32):
+            bench_dtype(result, X64.astype(dtype, copy=False), rng, args)
+    checks = target_checks(result)
     if not args.skip_kmeans:
-        for k in ("float64", "float32"):
-            r = result[f"kmeans_{k}"]
-            checks[f"kmeans_{k}"] = (
-                r["lorak_seconds"] <= t["kmeans_seconds"]
-                and r.get("quantization_ratio", 1.0) <= t["kmeans_quantization_ratio"]
-            )
-            checks[f"kmeans_same_seeds_{k}"] = (
-                r["quantization_ratio_same_seeds"] <= t["kmeans_quantization_ratio_same_seeds"]
-            )
-        result["kmeans_float32_over_float64"] = (
-            result["kmeans_float32"]["lorak_seconds"] / result["kmeans_float64"]["lorak_seconds"]
-        )
-        checks["kmeans_float32_pays"] = (
-            result["kmeans_float32_over_float64"] <= t["kmeans_float32_over_float64"]
-        )
+        checks |= kmeans_checks(result)
     result["load"] = guard.stop().record()
     result["checks"] = checks
     out = result.write(args.out)

@@ -249,7 +249,7 @@ def run_memmap(n, d, m, chunk, tmpdir, lssvm, landmarks="kmeans"):
     return out
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e5, 1e6, 1e7])
     ap.add_argument("--d", type=int, default=50)
@@ -264,12 +264,48 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="n = 2e4, 5e4, m = 50")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out" / "bench_scale.json"))
     ap.add_argument("--merge", action="store_true", help="add to an existing JSON")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def run_mode(mode, n, args):
+    """One run at ``n`` rows, on dask or from a memory-mapped file (None: skipped, a
+    memmap that would need more than half the free disk)."""
+    dask_ml = {int(s) for s in args.dask_ml}
+    lssvm = int(args.lssvm_max_n)
+    if mode == "memmap":
+        need = n * args.d * 4
+        free = shutil.disk_usage(args.tmpdir).free
+        if need > free // 2:
+            print(f"skip memmap n={n}: needs {need / 1e9:.1f} GB of {free / 1e9:.1f}")
+            return None
+    if mode == "dask":
+        args_ = (n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml)
+        r, t = time_call(run_dask, *args_, args.landmarks)
+    else:
+        args_ = (n, args.d, args.m, args.chunk, args.tmpdir, lssvm)
+        r, t = time_call(run_memmap, *args_, args.landmarks)
+    r.update(mode=mode, wall_seconds=t.wall, load_before=t.load_before, load_after=t.load_after)
+    return r
+
+
+def replace_run(runs, r):
+    """``runs`` with ``r`` in place of an earlier run of the same mode, n and landmarks."""
+    return [
+        x
+        for x in runs
+        if not (
+            x["mode"] == r["mode"]
+            and x["n"] == r["n"]
+            and x.get("landmarks", "kmeans") == r["landmarks"]
+        )
+    ] + [r]
+
+
+def main(argv=None):
+    args = parse_args(argv)
     sizes = [int(s) for s in args.sizes]
     if args.quick:
         sizes, args.m, args.chunk = [20_000, 50_000], 50, 5_000
-    dask_ml = {int(s) for s in args.dask_ml}
-    lssvm = int(args.lssvm_max_n)
     out_path = Path(args.out)
     result = {"runs": []}
     if args.merge and out_path.exists():
@@ -285,30 +321,10 @@ def main(argv=None):
     out_path.parent.mkdir(parents=True, exist_ok=True)
     for n in sizes:
         for mode in args.modes:
-            if mode == "memmap":
-                need = n * args.d * 4
-                free = shutil.disk_usage(args.tmpdir).free
-                if need > free // 2:
-                    print(f"skip memmap n={n}: needs {need / 1e9:.1f} GB of {free / 1e9:.1f}")
-                    continue
-            if mode == "dask":
-                args_ = (n, args.d, args.m, args.chunk, args.workers, lssvm, dask_ml)
-                r, t = time_call(run_dask, *args_, args.landmarks)
-            else:
-                args_ = (n, args.d, args.m, args.chunk, args.tmpdir, lssvm)
-                r, t = time_call(run_memmap, *args_, args.landmarks)
-            r.update(
-                mode=mode, wall_seconds=t.wall, load_before=t.load_before, load_after=t.load_after
-            )
-            result["runs"] = [
-                x
-                for x in result["runs"]
-                if not (
-                    x["mode"] == mode
-                    and x["n"] == n
-                    and x.get("landmarks", "kmeans") == r["landmarks"]
-                )
-            ] + [r]
+            r = run_mode(mode, n, args)
+            if r is None:
+                continue
+            result["runs"] = replace_run(result["runs"], r)
             print(json.dumps(r, indent=None, default=float), flush=True)
             _summarize(result)
             write_json(out_path, result, indent=2)

@@ -129,57 +129,52 @@ def run_cell(name, frac, seed):
     return out
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--fractions", default="0.05,0.1,0.2")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
-    fractions = [float(f) for f in args.fractions.split(",")]
-    names = [s for s in args.sets.split(",") if s]
-    skipped = [s for s in names if not _available(s)]
-    names = [s for s in names if s not in skipped]
-    if skipped:
-        print(f"skipped (not available offline): {', '.join(skipped)}")
-    record = Record(skipped=skipped)
-    print(f"load average at start: {record['environment']['load_average'][0]:.2f}")
-    rows, all_d, all_dd = [], [], []
-    header = (
-        f"{'set':<11}{'labels':>7}{'gn R²':>8}{'nys R²':>8}  w/t/l  {'mean Δ':>8}{'worst Δ':>8}  λ"
+    return ap.parse_args(argv)
+
+
+def set_row(name, frac, reps):
+    """``(row, d, dd)``: one set at one labeled fraction over ``reps`` draws; ``d`` and
+    ``dd`` the generalized Nyström's and the default's R² minus plain Nyström's, per draw."""
+    cells = [run_cell(name, frac, seed) for seed in range(reps)]
+    d = np.array([c["gn"] - c["nystrom"] for c in cells])
+    dd = np.array([c["default"] - c["nystrom"] for c in cells])
+    w, t = int(np.sum(d > 1e-3)), int(np.sum(np.abs(d) <= 1e-3))
+    row = {
+        "set": name,
+        "fraction": frac,
+        "gn": float(np.mean([c["gn"] for c in cells])),
+        "nystrom": float(np.mean([c["nystrom"] for c in cells])),
+        "wins": w,
+        "ties": t,
+        "losses": d.size - w - t,
+        "mean_diff": float(d.mean()),
+        "worst_diff": float(d.min()),
+        "default": float(np.mean([c["default"] for c in cells])),
+        "default_mean_diff": float(dd.mean()),
+        "lams": [c["lam"] for c in cells],
+        "cells": cells,
+    }
+    return row, d, dd
+
+
+def print_row(row):
+    lams = ",".join(f"{v:g}" for v in row["lams"])
+    print(
+        f"{row['set']:<11}{row['fraction']:>7.0%}{row['gn']:>8.3f}{row['nystrom']:>8.3f}  "
+        f"{row['wins']}/{row['ties']}/{row['losses']}  {row['mean_diff']:>+8.4f}"
+        f"{row['worst_diff']:>+8.4f}  {lams}   default {row['default']:.3f}",
+        flush=True,
     )
-    print(header)
-    for name in names:
-        for frac in fractions:
-            cells = [run_cell(name, frac, seed) for seed in range(args.reps)]
-            d = np.array([c["gn"] - c["nystrom"] for c in cells])
-            dd = np.array([c["default"] - c["nystrom"] for c in cells])
-            all_dd.extend(dd.tolist())
-            all_d.extend(d.tolist())
-            w, t = int(np.sum(d > 1e-3)), int(np.sum(np.abs(d) <= 1e-3))
-            row = {
-                "set": name,
-                "fraction": frac,
-                "gn": float(np.mean([c["gn"] for c in cells])),
-                "nystrom": float(np.mean([c["nystrom"] for c in cells])),
-                "wins": w,
-                "ties": t,
-                "losses": d.size - w - t,
-                "mean_diff": float(d.mean()),
-                "worst_diff": float(d.min()),
-                "default": float(np.mean([c["default"] for c in cells])),
-                "default_mean_diff": float(dd.mean()),
-                "lams": [c["lam"] for c in cells],
-                "cells": cells,
-            }
-            rows.append(row)
-            lams = ",".join(f"{v:g}" for v in row["lams"])
-            print(
-                f"{name:<11}{frac:>7.0%}{row['gn']:>8.3f}{row['nystrom']:>8.3f}  "
-                f"{w}/{t}/{row['losses']}  {row['mean_diff']:>+8.4f}"
-                f"{row['worst_diff']:>+8.4f}  {lams}   default {row['default']:.3f}",
-                flush=True,
-            )
+
+
+def gn_total(rows, all_d):
+    """Generalized Nyström against plain Nyström over every fit and every cell mean."""
     d = np.array(all_d)
     w, t = int(np.sum(d > 1e-3)), int(np.sum(np.abs(d) <= 1e-3))
     total = {
@@ -197,8 +192,13 @@ def main(argv=None):
         f"{total['mean_diff']:+.4f}, worst {total['worst_diff']:+.4f}; set×fraction means "
         f"won {total['cell_means_won']}, lost {total['cell_means_lost']} of {len(rows)}"
     )
+    return total
+
+
+def default_total(rows, all_dd):
+    """The default regressor against plain Nyström + RidgeCV."""
     dd = np.array(all_dd)
-    total["default"] = {
+    total = {
         "mean_r2": float(np.mean([r["default"] for r in rows])),
         "nystrom_mean_r2": float(np.mean([r["nystrom"] for r in rows])),
         "cell_means_won": int(sum(r["default_mean_diff"] > 1e-3 for r in rows)),
@@ -208,10 +208,37 @@ def main(argv=None):
     }
     print(
         f"default (SemiSupervisedFactorRegressor()) against plain Nyström + RidgeCV: mean R² "
-        f"{total['default']['mean_r2']:.3f} against {total['default']['nystrom_mean_r2']:.3f}; "
-        f"set×fraction means won {total['default']['cell_means_won']}, lost "
-        f"{total['default']['cell_means_lost']} of {len(rows)}"
+        f"{total['mean_r2']:.3f} against {total['nystrom_mean_r2']:.3f}; "
+        f"set×fraction means won {total['cell_means_won']}, lost "
+        f"{total['cell_means_lost']} of {len(rows)}"
     )
+    return total
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    fractions = [float(f) for f in args.fractions.split(",")]
+    names = [s for s in args.sets.split(",") if s]
+    skipped = [s for s in names if not _available(s)]
+    names = [s for s in names if s not in skipped]
+    if skipped:
+        print(f"skipped (not available offline): {', '.join(skipped)}")
+    record = Record(skipped=skipped)
+    print(f"load average at start: {record['environment']['load_average'][0]:.2f}")
+    rows, all_d, all_dd = [], [], []
+    header = (
+        f"{'set':<11}{'labels':>7}{'gn R²':>8}{'nys R²':>8}  w/t/l  {'mean Δ':>8}{'worst Δ':>8}  λ"
+    )
+    print(header)
+    for name in names:
+        for frac in fractions:
+            row, d, dd = set_row(name, frac, args.reps)
+            all_dd.extend(dd.tolist())
+            all_d.extend(d.tolist())
+            rows.append(row)
+            print_row(row)
+    total = gn_total(rows, all_d)
+    total["default"] = default_total(rows, all_dd)
     if args.out:
         record.update(rows=rows, total=total)
         record.write(args.out)

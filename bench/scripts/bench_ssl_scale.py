@@ -280,8 +280,6 @@ def run_one(cfg):
     from lorak_bench.timing import Stopwatch, load_average
 
     n, backend, method = cfg["n"], cfg["backend"], cfg["method"]
-    gen = (cfg["d"], cfg["seed"], cfg)
-    stages = {}
     out = {
         "data": cfg["data"],
         "n": n,
@@ -289,53 +287,11 @@ def run_one(cfg):
         "method": method,
         "load_before": load_average(),
     }
-    tmp = client = None
+    cluster = client = None
     with threadpool_limits(cfg["threads"]):
         if backend == "cluster":
-            import cloudpickle
-            from distributed import Client, LocalCluster
-
-            # the generators travel by value: the workers do not import this script
-            cloudpickle.register_pickle_by_value(sys.modules[make_block.__module__])
-            cluster = LocalCluster(
-                n_workers=cfg["threads"],
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            )
-            client = Client(cluster)
-            X, y = make_dask(n, *gen, cfg["chunk"])
-            out.update(chunk_rows=cfg["chunk"], workers=cfg["threads"])
-            import contextlib
-
-            ctx = contextlib.nullcontext()
-        elif backend == "dask":
-            import dask
-
-            X, y = make_dask(n, *gen, cfg["chunk"])
-            out["chunk_rows"] = cfg["chunk"]
-            ctx = dask.config.set(scheduler="threads", num_workers=cfg["threads"])
-        elif cfg["data"] == "secstr":
-            import contextlib
-
-            X, y, ys = load_secstr(cfg)
-            out.update(n=X.shape[0], split=cfg["split"], labels=cfg["labels"])
-            ctx = contextlib.nullcontext()
-        else:
-            import contextlib
-
-            X, y = make_data(n, *gen)
-            if backend == "memmap":
-                tmp = tempfile.mkdtemp(prefix="lorak-ssl-scale-")
-                path = os.path.join(tmp, "X.npy")
-                mm = np.lib.format.open_memmap(path, mode="w+", dtype=X.dtype, shape=X.shape)
-                mm[:] = X
-                mm.flush()
-                del mm, X
-                X = np.load(path, mmap_mode="r")
-            ctx = contextlib.nullcontext()
-        if cfg["data"] != "secstr":
-            ys = labeled_targets(y, cfg["labels"], cfg["seed"])
+            cluster, client = _start_cluster(cfg)
+        X, y, ys, ctx, tmp = _run_data(cfg, out)
         model = _model(method, X.shape[0])
         with ctx:
             with Stopwatch() as sw_fit:
@@ -344,13 +300,7 @@ def run_one(cfg):
                 pred = model.predict(X)
                 pred = np.asarray(pred.compute() if hasattr(pred, "compute") else pred)
     if client is not None:
-
-        def _peak():
-            import resource as r
-
-            return r.getrusage(r.RUSAGE_SELF).ru_maxrss / 1024.0
-
-        out["peak_rss_mib_per_worker"] = sorted(client.run(_peak).values())
+        out["peak_rss_mib_per_worker"] = _worker_peak_rss(client)
         client.close()
         cluster.close()
     unl = (ys == -1) & (y != -1)  # SecStr's extra rows have no label to score
@@ -365,16 +315,90 @@ def run_one(cfg):
         error_unlabeled_pct=100.0 * float(np.mean(pred[unl] != y[unl])),
         load_after=load_average(),
     )
-    fac = getattr(model, "factor_", None)
-    if fac is not None and hasattr(fac, "gamma_"):
-        out.update(gamma=fac.gamma_, penalty=fac.penalty_, m=fac.n_components_)
-    if getattr(model, "head_cv_errors_", None) is not None:
-        out["head_cv_errors"] = model.head_cv_errors_
+    _add_fitted(out, model)
     if tmp is not None:
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _start_cluster(cfg):
+    """A local cluster of ``cfg["threads"]`` one-thread worker processes and its client."""
+    import cloudpickle
+    from distributed import Client, LocalCluster
+
+    # the generators travel by value: the workers do not import this script
+    cloudpickle.register_pickle_by_value(sys.modules[make_block.__module__])
+    cluster = LocalCluster(
+        n_workers=cfg["threads"],
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+    )
+    return cluster, Client(cluster)
+
+
+def _worker_peak_rss(client):
+    """Each worker's peak resident memory (MiB), sorted."""
+
+    def _peak():
+        import resource as r
+
+        return r.getrusage(r.RUSAGE_SELF).ru_maxrss / 1024.0
+
+    return sorted(client.run(_peak).values())
+
+
+def _run_data(cfg, out):
+    """``(X, y, ys, ctx, tmp)``: a run's rows as its backend holds them, their labels,
+    the targets the model sees (-1: unlabeled), the context to fit in and the temporary
+    folder of a memory map (None if none); what the run's data are goes into ``out``."""
+    import contextlib
+
+    gen = (cfg["d"], cfg["seed"], cfg)
+    n, backend = cfg["n"], cfg["backend"]
+    tmp = ys = None
+    ctx = contextlib.nullcontext()
+    if backend == "cluster":
+        X, y = make_dask(n, *gen, cfg["chunk"])
+        out.update(chunk_rows=cfg["chunk"], workers=cfg["threads"])
+    elif backend == "dask":
+        import dask
+
+        X, y = make_dask(n, *gen, cfg["chunk"])
+        out["chunk_rows"] = cfg["chunk"]
+        ctx = dask.config.set(scheduler="threads", num_workers=cfg["threads"])
+    elif cfg["data"] == "secstr":
+        X, y, ys = load_secstr(cfg)
+        out.update(n=X.shape[0], split=cfg["split"], labels=cfg["labels"])
+    else:
+        X, y = make_data(n, *gen)
+        if backend == "memmap":
+            X, tmp = _memory_mapped(X)
+    if cfg["data"] != "secstr":
+        ys = labeled_targets(y, cfg["labels"], cfg["seed"])
+    return X, y, ys, ctx, tmp
+
+
+def _memory_mapped(X):
+    """``X`` written to a temporary .npy file and opened memory-mapped, and the folder."""
+    tmp = tempfile.mkdtemp(prefix="lorak-ssl-scale-")
+    path = os.path.join(tmp, "X.npy")
+    mm = np.lib.format.open_memmap(path, mode="w+", dtype=X.dtype, shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    del mm, X
+    return np.load(path, mmap_mode="r"), tmp
+
+
+def _add_fitted(out, model):
+    """What the fitted model chose: the factor's γ, penalty and rank, the head's CV errors."""
+    fac = getattr(model, "factor_", None)
+    if fac is not None and hasattr(fac, "gamma_"):
+        out.update(gamma=fac.gamma_, penalty=fac.penalty_, m=fac.n_components_)
+    if getattr(model, "head_cv_errors_", None) is not None:
+        out["head_cv_errors"] = model.head_cv_errors_
 
 
 def _child(cfg, q):
@@ -399,9 +423,7 @@ def run_in_process(cfg, timeout):
     return res
 
 
-def main(argv=None):
-    from lorak_bench.timing import Record
-
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -421,7 +443,14 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.08)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=900.0)
-    a = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def _record(a):
+    """The record of this call: what the data are, and the runs of earlier calls into
+    the same file (kept: the record grows)."""
+    from lorak_bench.timing import Record
+
     rec = Record(
         issue=33,
         data={
@@ -443,30 +472,42 @@ def main(argv=None):
 
         with open(a.out) as fh:
             rec["runs"] = json.load(fh).get("runs", [])
+    return rec
+
+
+def _generated_runs(rec, data, a):
+    """A generated data set at each size, backend and method (LabelSpreading in memory
+    and up to ``--ls-max`` rows only)."""
+    for n in a.sizes:
+        for backend in a.backends:
+            for method in a.methods:
+                if method == "labelspreading" and (backend != "memory" or n > a.ls_max):
+                    continue
+                cfg = {
+                    "data": data,
+                    "n": n,
+                    "backend": backend,
+                    "method": method,
+                    "d": a.d,
+                    "seed": a.seed,
+                    "moon_noise": a.moon_noise,
+                    "noise": a.noise,
+                    "pixel_noise": a.pixel_noise,
+                    "chunk": a.chunk,
+                    "labels": a.labels,
+                    "threads": a.threads,
+                }
+                _one(rec, cfg, a)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    rec = _record(a)
     for data in a.data:
         if data == "secstr":
             _secstr_runs(rec, a)
-            continue
-        for n in a.sizes:
-            for backend in a.backends:
-                for method in a.methods:
-                    if method == "labelspreading" and (backend != "memory" or n > a.ls_max):
-                        continue
-                    cfg = {
-                        "data": data,
-                        "n": n,
-                        "backend": backend,
-                        "method": method,
-                        "d": a.d,
-                        "seed": a.seed,
-                        "moon_noise": a.moon_noise,
-                        "noise": a.noise,
-                        "pixel_noise": a.pixel_noise,
-                        "chunk": a.chunk,
-                        "labels": a.labels,
-                        "threads": a.threads,
-                    }
-                    _one(rec, cfg, a)
+        else:
+            _generated_runs(rec, data, a)
     rec.write(a.out)
 
 

@@ -322,8 +322,7 @@ def small_one(args, log, data_name, n, d, k):
     return summary
 
 
-def main(argv=None):
-    guard = LoadGuard(label="study_kmeans_init").start()  # load average before and after
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=70000)
     ap.add_argument("--d", type=int, default=784)
@@ -369,29 +368,36 @@ def main(argv=None):
     args.dtypes = ["float32", "float64"] if args.dtype == "both" else [args.dtype]
     if args.ref_blas_threads is None:
         args.ref_blas_threads = args.threads
+    return args
 
+
+def log(r, case, summary=None):
+    """Print a run's row (or, with ``summary``, a method's mean over seeds)."""
+    if summary is not None:
+        print(
+            f"{case:<18} {summary['method']:<34} {summary['seconds_mean']:8.2f} "
+            f"{'':>8} {'':>7} {'':>7} {'':>4} {summary['relative_error_mean']:8.4f}"
+            f"  (max {summary['relative_error_max']:.4f})",
+            flush=True,
+        )
+    else:
+        print(fmt_row(case, r) + f"   [{r['inertia']:.6g}]", flush=True)
+
+
+def save(result, guard, out):
+    """Write what has run so far, with the load average now and the seconds so far."""
+    result["load"] = guard.stop().record()
+    result["total_seconds"] = result.elapsed
+    result.write(out)
+
+
+def main(argv=None):
+    guard = LoadGuard(label="study_kmeans_init").start()  # load average before and after
+    args = parse_args(argv)
     result = Record(study="kmeans_init", config=vars(args))  # environment, load now
     print(HEADER, flush=True)
-
-    def log(r, case, summary=None):
-        if summary is not None:
-            print(
-                f"{case:<18} {summary['method']:<34} {summary['seconds_mean']:8.2f} "
-                f"{'':>8} {'':>7} {'':>7} {'':>4} {summary['relative_error_mean']:8.4f}"
-                f"  (max {summary['relative_error_max']:.4f})",
-                flush=True,
-            )
-        else:
-            print(fmt_row(case, r) + f"   [{r['inertia']:.6g}]", flush=True)
-
     result.update(load=guard.record(), large={})
     out = Path(args.out)
-
-    def save():
-        result["load"] = guard.stop().record()
-        result["total_seconds"] = result.elapsed
-        result.write(out)
-
     ref = {}
     with threadpool_limits(args.threads):
         for data_name in args.data:
@@ -399,10 +405,10 @@ def main(argv=None):
             X32 = gen(args.n, args.d, np.random.default_rng(args.seed + 1))
             result["large"][data_name] = large(args, data_name, X32, log, ref)
             del X32
-            save()
+            save(result, guard, out)
         if not args.skip_small:
             result["small"] = small(args, log)
-    save()
+    save(result, guard, out)
     print(f"total {result['total_seconds']:.0f} s; wrote {out}", file=sys.stderr)
 
 
