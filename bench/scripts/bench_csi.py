@@ -171,7 +171,7 @@ def dataset_row(name, X, y, m, repeats):
     }
 
 
-def print_row(row):
+def print_dataset_row(row):
     med, r, m = row["median_seconds"], row["ratio_csi_over_icd"], row["rank"]
     print(
         f"{row['dataset']} n={row['n']} d={row['features']} rank={m}: ICD {med['icd']:.2f}s, "
@@ -189,7 +189,7 @@ def main():
         for name, (X, y) in data_sets(args.n).items():
             row = dataset_row(name, X, y, args.rank, args.repeats)
             results.append(row)
-            print_row(row)
+            print_dataset_row(row)
     doc = Record(
         issue="#6: CSI <= 3x incomplete Cholesky at n = 20000, rank 100",
         settings=vars(args) | {"out": str(args.out)},

@@ -69,7 +69,7 @@ def run_dataset(spec, prepare, reps, data_home):
         rec = run_rep(ctx, X, y, derive_seed(0, r))
         out["reps"].append(rec)
         print(spec.display, r, {k: v for k, v in rec.items() if k != "seed"}, flush=True)
-    out["summary"] = summarize(out["reps"])
+    out["summary"] = summarize_columns(out["reps"])
     return out
 
 
@@ -132,7 +132,7 @@ def lorak_columns(ctx, X, y, lab, unl, seed):
     return rec
 
 
-def summarize(reps):
+def summarize_columns(reps):
     """Each column's mean error and seconds over the repetitions it finished (its first
     failure when none did)."""
     summary = {}

@@ -258,7 +258,7 @@ def bench_dtype(result, X, rng, args):
     print(name, json.dumps({k: v for k, v in result.items() if name in k}, indent=1))
 
 
-def target_checks(result):
+def nystroem_target_checks(result):
     """Each block and Nyström target of ``result["targets"]``: met or not."""
     t = result["targets"]
     checks = {
@@ -317,7 +317,7 @@ def main(argv=None):
         print("floor", json.dumps(result["floor"], indent=1))
         for dtype in (np.float64, np.float32):
             bench_dtype(result, X64.astype(dtype, copy=False), rng, args)
-    checks = target_checks(result)
+    checks = nystroem_target_checks(result)
     if not args.skip_kmeans:
         checks |= kmeans_checks(result)
     result["load"] = guard.stop().record()

@@ -163,7 +163,7 @@ def set_row(name, frac, reps):
     return row, d, dd
 
 
-def print_row(row):
+def print_set_row(row):
     lams = ",".join(f"{v:g}" for v in row["lams"])
     print(
         f"{row['set']:<11}{row['fraction']:>7.0%}{row['gn']:>8.3f}{row['nystrom']:>8.3f}  "
@@ -236,7 +236,7 @@ def main(argv=None):
             all_dd.extend(dd.tolist())
             all_d.extend(d.tolist())
             rows.append(row)
-            print_row(row)
+            print_set_row(row)
     total = gn_total(rows, all_d)
     total["default"] = default_total(rows, all_dd)
     if args.out:
