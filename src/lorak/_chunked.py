@@ -24,6 +24,7 @@ __all__ = [
     "map_rows",
     "merge_moments",
     "norm_stats",
+    "record_n_features",
     "reduce_rows",
     "row_moments",
     "validate_lazy",
@@ -93,15 +94,7 @@ def validate_lazy(estimator, X, *, reset: bool, name: str = "X"):
         raise ValueError(f"{name} is empty: got shape {X.shape}")
     if any(np.isnan(c) for c in X.shape):
         raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes()")
-    if reset:
-        estimator.n_features_in_ = int(X.shape[1])
-        if hasattr(estimator, "feature_names_in_"):
-            del estimator.feature_names_in_
-    elif X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-            f"{estimator.n_features_in_} features as input"
-        )
+    record_n_features(estimator, X.shape[1], reset=reset)
     # every chunk is checked when it is computed (lazily: no extra pass), with the
     # message scikit-learn gives in memory ("Input X contains NaN.")
     X = _single_column_chunk(X)
@@ -418,6 +411,23 @@ def _row_method(func):
 
     wrapper._lorak_chunked = True
     return wrapper
+
+
+def record_n_features(estimator, d: int, *, reset: bool) -> None:
+    """On a fit (``reset``), set ``n_features_in_`` = d and drop the feature names of an
+    earlier fit; otherwise check d against the fitted ``n_features_in_`` (when there is
+    one), with scikit-learn's message."""
+    if reset:
+        estimator.n_features_in_ = int(d)
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        return
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and expected != d:
+        raise ValueError(
+            f"X has {d} features, but {type(estimator).__name__} is expecting {expected} "
+            "features as input"
+        )
 
 
 def reset_fitted(estimator) -> None:

@@ -22,7 +22,15 @@ from ._array_api import (
     on_device,
     to_numpy,
 )
-from ._chunked import gather_rows, is_dask_array, is_memmap, lazy_targets, map_rows, validate_lazy
+from ._chunked import (
+    gather_rows,
+    is_dask_array,
+    is_memmap,
+    lazy_targets,
+    map_rows,
+    record_n_features,
+    validate_lazy,
+)
 from ._validation import validate_data
 
 __all__ = [
@@ -272,7 +280,7 @@ def resolve_rows(estimator, X, y=NO_TARGETS, *, reset: bool = True, **kwargs):
     """
     has_y = not (isinstance(y, str) and y == NO_TARGETS)
     if isinstance(X, Rows):
-        _record_features(estimator, X.shape[1], reset)
+        record_n_features(estimator, X.shape[1], reset=reset)
         return (X, y) if has_y else X
     if is_dask_array(X):
         rows = Rows(validate_lazy(estimator, X, reset=reset), "dask", X)
@@ -285,18 +293,6 @@ def resolve_rows(estimator, X, y=NO_TARGETS, *, reset: bool = True, **kwargs):
     if is_memmap(X):
         rows = replace(rows, kind="memmap")
     return (rows, y) if has_y else rows
-
-
-def _record_features(estimator, d: int, reset: bool) -> None:
-    if reset:
-        estimator.n_features_in_ = int(d)
-        if hasattr(estimator, "feature_names_in_"):
-            del estimator.feature_names_in_
-    elif d != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {d} features, but {type(estimator).__name__} is expecting "
-            f"{estimator.n_features_in_} features as input"
-        )
 
 
 def host_targets(y):

@@ -24,6 +24,7 @@ from ._array_api import (
     namespace_name,
     to_numpy,
 )
+from ._chunked import record_n_features
 from ._config import array_api_dispatch_enabled
 
 __all__ = [
@@ -142,7 +143,6 @@ def _validate_foreign(estimator, X, y="no_validation", *, reset=True, **kwargs):
     (``reset``) or checked; y (when given) is read on the host as NumPy.
     """
     xp = array_namespace(X)
-    name = type(estimator).__name__
     if X.ndim != 2:
         raise ValueError(
             f"X: Expected a 2-dimensional array (n_samples, n_features), got a {X.ndim}-D "
@@ -161,16 +161,7 @@ def _validate_foreign(estimator, X, y="no_validation", *, reset=True, **kwargs):
             raise ValueError(f"X must hold real numbers; got dtype {X.dtype}")
     if not _foreign_all_finite(xp, X):
         raise ValueError("Input X contains NaN or infinity.")
-    if reset:
-        estimator.n_features_in_ = int(d)
-        if hasattr(estimator, "feature_names_in_"):
-            del estimator.feature_names_in_
-    else:
-        expected = getattr(estimator, "n_features_in_", None)
-        if expected is not None and expected != d:
-            raise ValueError(
-                f"X has {d} features, but {name} is expecting {expected} features as input."
-            )
+    record_n_features(estimator, d, reset=reset)
     if y is None or (isinstance(y, str) and y == "no_validation"):
         return X
     y = to_numpy(y) if is_foreign(y) else np.asarray(y)

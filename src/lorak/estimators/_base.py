@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._chunked import ChunkedRowsMixin
+from .._chunked import ChunkedRowsMixin, record_n_features
 from .._rows import Rows, resolve_rows
 from .._validation import check_data, check_generator, check_n_components, validate_data
 from ..decompose import pivot_transform_matrix
@@ -193,9 +193,7 @@ class _KernelFactor(TransformerBase):
                 f"kernel='precomputed' takes no kernel parameters; got {', '.join(given)}"
             )
         if isinstance(K, KernelColumns):
-            self.n_features_in_ = K.shape[0]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
+            record_n_features(self, K.shape[0], reset=True)
             return K, K.diag, K.column, np.dtype(np.float64)
         if sp.issparse(K):
             raise TypeError(
