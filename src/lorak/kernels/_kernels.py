@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import csr_rows
+from .._validation import check_positive, csr_rows
 from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
 from ._elementwise import exp_neg_sqdist_inplace, sparse_dense_product
 
@@ -61,14 +61,6 @@ def _into(out, K):
         return K
     out[...] = K
     return out
-
-
-def _check_number(value, name, *, strict=True):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number; got {value!r} ({type(value).__name__})")
-    if not np.isfinite(value) or (value <= 0 if strict else value < 0):
-        raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}; got {value!r}")
-    return float(value)
 
 
 def _check_finite_rows(A, name, norms=None):
@@ -244,8 +236,7 @@ class _Stationary(Kernel):
                 f"gamma={gamma!r})"
             )
         if gamma is not None:
-            _check_number(gamma, "gamma")
-            gamma = float(gamma)
+            gamma = float(check_positive(gamma, "gamma"))
         elif bandwidth is None:
             bandwidth = "mean_pairwise"
         if isinstance(bandwidth, str):
@@ -256,7 +247,7 @@ class _Stationary(Kernel):
                     "or pass a positive number"
                 )
         elif bandwidth is not None:
-            bandwidth = _check_number(bandwidth, "bandwidth")
+            bandwidth = float(check_positive(bandwidth, "bandwidth"))
         self.bandwidth = bandwidth
         self.gamma = gamma
 
@@ -381,7 +372,7 @@ class Laplacian(_Stationary):
     """
 
     name = "laplacian"
-    _squared_scale = False
+    _squared_scale = False  # σ = √s for both norms: a rule means the same scale either way
     _param_names = ("bandwidth", "gamma", "norm")
 
     def __init__(self, bandwidth=None, gamma=None, norm="l2"):
@@ -389,13 +380,6 @@ class Laplacian(_Stationary):
         if norm not in ("l1", "l2"):
             raise ValueError(f"unknown norm {norm!r}; valid names are 'l1', 'l2'")
         self.norm = norm
-
-    def resolve(self, X, rng=None):
-        if self.is_resolved:
-            return self
-        # σ = √s for both norms, so that a rule means the same scale either way.
-        s = bandwidth_scale(self.bandwidth, X, rng)
-        return self._with(bandwidth=float(np.sqrt(s)))
 
     def _block(self, X, Zd, zn, dtype, out=None):
         if self.norm == "l1":
@@ -422,7 +406,7 @@ class InverseDistance(_Stationary):
 
     def __init__(self, bandwidth=None, gamma=None, eps=1.0):
         super().__init__(bandwidth=bandwidth, gamma=gamma)
-        self.eps = _check_number(eps, "eps")
+        self.eps = float(check_positive(eps, "eps"))
 
     def _block(self, X, Zd, zn, dtype, out=None):
         D = self._sqdist(X, Zd, zn, dtype, out=out, scaled=True)  # ‖x − z‖² / σ²
@@ -450,8 +434,8 @@ class Polynomial(Kernel):
         if not np.isfinite(degree):
             raise ValueError(f"degree must be finite; got {degree!r}")
         self.degree = int(degree) if float(degree).is_integer() else float(degree)
-        self.gamma = None if gamma is None else _check_number(gamma, "gamma")
-        self.coef0 = _check_number(coef0, "coef0", strict=False)
+        self.gamma = None if gamma is None else float(check_positive(gamma, "gamma"))
+        self.coef0 = float(check_positive(coef0, "coef0", strict=False))
 
     @property
     def is_resolved(self):

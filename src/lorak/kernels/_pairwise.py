@@ -11,7 +11,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import Kernel, _check_number, _float_dtype_of, _into
+from .._validation import check_positive
+from ._kernels import Kernel, _float_dtype_of, _into
 
 __all__ = ["PAIRWISE_KERNELS", "AdditiveChi2", "Chi2", "Cosine", "PairwiseKernel", "Sigmoid"]
 
@@ -53,7 +54,7 @@ class Chi2(PairwiseKernel):
     _param_names = ("gamma",)
 
     def __init__(self, gamma=None):
-        self.gamma = None if gamma is None else _check_number(gamma, "gamma")
+        self.gamma = None if gamma is None else float(check_positive(gamma, "gamma"))
 
     def diag(self, X):
         return np.ones(X.shape[0], dtype=_float_dtype_of(X))
@@ -77,7 +78,7 @@ class Sigmoid(PairwiseKernel):
     _param_names = ("gamma", "coef0")
 
     def __init__(self, gamma=None, coef0=None):
-        self.gamma = None if gamma is None else _check_number(gamma, "gamma")
+        self.gamma = None if gamma is None else float(check_positive(gamma, "gamma"))
         if coef0 is not None and (
             isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) or not np.isfinite(coef0)
         ):
