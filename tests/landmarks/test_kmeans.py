@@ -208,7 +208,7 @@ def test_pruned_lloyd_matches_plain_lloyd(kind):
         X = sp.csr_matrix(X)
     res = {}
     for prune in (False, True):
-        res[prune] = km._kmeans(
+        res[prune] = kmeans_landmarks(
             X, 100, rng=np.random.default_rng(3), init="random", return_labels=True, prune=prune
         )
     (Cp, ip), (Cq, iq) = res[True], res[False]
@@ -232,7 +232,7 @@ def test_float64_blockwise_products_read_only(monkeypatch):
     monkeypatch.setattr(km, "_CONVERT_ONCE_ENTRIES", 0)
     X = readonly(mixture(3000, 20, 12, seed=12))
     C, info = kmeans_landmarks(X, 50, rng=np.random.default_rng(0))
-    C64, info64 = km._kmeans(X, 50, rng=np.random.default_rng(0), compute_dtype=np.float64)
+    C64, info64 = kmeans_landmarks(X, 50, rng=np.random.default_rng(0), compute_dtype=np.float64)
     assert C.dtype == np.float64
     assert info["inertia"] == pytest.approx(info64["inertia"], rel=1e-6)
 

@@ -53,21 +53,11 @@ def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     (:func:`lorak.landmarks._kmeans.device_kmeans_landmarks`).
     """
     from .._array_api import array_api_dispatched
-    from ._kmeans import device_kmeans_landmarks, kmeans_landmarks
+    from ._kmeans import device_kmeans_landmarks
 
-    if array_api_dispatched(X):
-        centers, info = device_kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
-        return Landmarks(points=centers, info=info)
-
-    centers, info = kmeans_landmarks(X, n_landmarks, rng=rng, max_iter=10)
+    kmeans = device_kmeans_landmarks if array_api_dispatched(X) else kmeans_landmarks
+    centers, info = kmeans(X, n_landmarks, rng=rng, max_iter=10)
     return Landmarks(points=centers, info=info)
-
-
-def rls_landmarks_strategy(X, n_landmarks, *, rng, kernel) -> Landmarks:
-    """Rows drawn ∝ approximate ridge leverage scores (see :mod:`lorak.landmarks._rls`)."""
-    from ._rls import rls_landmarks
-
-    return rls_landmarks(X, n_landmarks, rng=rng, kernel=kernel)
 
 
 def column_norm_landmarks(X, n_landmarks, *, rng, kernel) -> Landmarks:
@@ -94,7 +84,7 @@ LANDMARK_STRATEGIES: dict[str, Callable] = {
     "uniform": uniform_landmarks,
     "kmeans": kmeans_landmarks_strategy,
     "column_norm": column_norm_landmarks,
-    "rls": rls_landmarks_strategy,
+    "rls": rls_landmarks,  # rows drawn ∝ approximate ridge leverage scores
 }
 
 
@@ -115,13 +105,8 @@ def _on_x_device(lm: Landmarks, X) -> Landmarks:
 
     if sp.issparse(lm.points):
         raise TypeError("sparse landmark points cannot be used with an array API X")
-    xp = array_namespace(X)
-    dev = device_of(X)
-    P = lm.points
-    if not is_foreign(P):
-        P = on_device(np.asarray(P), xp, dev, X.dtype)
-    elif P.dtype != X.dtype or device_of(P) != dev:
-        P = on_device(P, xp, dev, X.dtype)
+    P = lm.points if is_foreign(lm.points) else np.asarray(lm.points)
+    P = on_device(P, array_namespace(X), device_of(X), X.dtype)  # no copy when it is there
     return Landmarks(points=P, indices=lm.indices, weights=lm.weights, info=lm.info)
 
 
@@ -191,10 +176,7 @@ def select_landmarks(
                     f"{' or '.join(repr(s) for s in DEVICE_STRATEGIES)}, or pass points or "
                     "row indices"
                 )
-        if callable(landmarks) and not isinstance(landmarks, str):
-            lm = _from_result(landmarks(X, n_landmarks, rng=rng, kernel=kernel), X, name)
-        else:
-            lm = _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
+        lm = _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
         return _on_x_device(lm, X)
     return _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
 

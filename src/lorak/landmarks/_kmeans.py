@@ -195,30 +195,81 @@ def kmeans_landmarks(
         distances, per iteration), ``lloyd_rows`` (the sampled rows, None for all rows;
         ``inertia`` is then over the sample), and ``labels`` when ``return_labels``.
     """
-    knobs = _check_knobs(n_trials, prune, compute_dtype, sketch)
+    prune, cdt = _check_knobs(n_trials, prune, compute_dtype, sketch)
     n = X.shape[0]
     rows = (
         lloyd_sample_rows(n, int(n_landmarks), rng, lloyd_sample) if 1 <= n_landmarks <= n else None
     )
     if rows is not None:
         X = take_rows(X, rows)
-    centers, info = _kmeans(
-        X,
-        n_landmarks,
-        rng=rng,
-        max_iter=max_iter,
-        init=init,
-        init_sample=init_sample,
-        tol=tol,
-        return_labels=return_labels,
-        **knobs,
+    method = _init_method(init)
+    X = _as_float(X)
+    k = _check_sizes(n, n_landmarks, max_iter)
+    given = _given_centers(init, k, X) if method == "given" else None
+
+    t0 = time.perf_counter()
+    passes = _HostPasses(X, k, compute_dtype=cdt, prune=prune)
+    if given is not None:
+        centers, m = given, None
+    else:
+        with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
+            centers, m = _seed(X, k, rng, method, init_sample, n_trials, passes.cdt, sketch)
+    t1 = time.perf_counter()
+    centers, n_iter = _lloyd(passes, centers, max_iter, tol)
+    if passes.skipped:
+        logger.debug("kmeans: fraction of rows skipped per iteration %s", passes.skipped)
+    centers = centers.astype(X.dtype)
+    inertia = passes.inertia(centers, passes.lab)
+    t2 = time.perf_counter()
+    logger.debug(
+        "kmeans: k=%d init=%s (%.2fs) lloyd %d iterations (%.2fs), inertia %.6g",
+        k,
+        method,
+        t1 - t0,
+        n_iter,
+        t2 - t1,
+        inertia,
     )
-    info["lloyd_rows"] = rows
+    info = {
+        "n_iter": n_iter,
+        "inertia": inertia,
+        "init": method,
+        "init_sample": m,
+        "init_seconds": t1 - t0,
+        "lloyd_seconds": t2 - t1,
+        "skipped": float(np.mean(passes.skipped)) if passes.skipped else 0.0,
+        "lloyd_rows": rows,
+    }
+    if return_labels:
+        info["labels"] = passes.lab
     return centers, info
 
 
+def _init_method(init, *, arrays=True) -> str:
+    """The seeding method ``init`` names: ``"given"`` for an array of initial centres
+    (where ``arrays``), ``"auto"`` resolved; else a ValueError listing the names."""
+    if arrays and _are_centers(init):
+        return "given"
+    if isinstance(init, str) and init in INIT_METHODS:
+        return _AUTO_INIT if init == "auto" else init
+    valid = ", ".join(repr(m) for m in INIT_METHODS)
+    extra = ", or pass an array of initial centres (n_landmarks × n_features)" if arrays else ""
+    raise ValueError(f"unknown init {init!r}; valid names are {valid}{extra}")
+
+
+def _check_sizes(n, n_landmarks, max_iter=0) -> int:
+    """k = ``n_landmarks`` as an int in [1, n], and ``max_iter`` >= 0, else a ValueError."""
+    k = int(n_landmarks)
+    if not 1 <= k <= n:
+        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    return k
+
+
 def _check_knobs(n_trials, prune, compute_dtype, sketch):
-    """The options of :func:`kmeans_landmarks` beyond the paper's, checked."""
+    """The options of :func:`kmeans_landmarks` beyond the paper's, checked: (prune, the
+    compute dtype)."""
     for name, value in (("n_trials", n_trials), ("sketch", sketch)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
@@ -234,7 +285,7 @@ def _check_knobs(n_trials, prune, compute_dtype, sketch):
         raise ValueError(
             f"compute_dtype must be numpy.float32 or numpy.float64; got {compute_dtype!r}"
         )
-    return {"n_trials": n_trials, "prune": bool(prune), "compute_dtype": cdt, "sketch": sketch}
+    return bool(prune), cdt
 
 
 def _are_centers(init) -> bool:
@@ -265,89 +316,6 @@ def _given_centers(init, k, X):
     if not np.all(np.isfinite(C)):
         raise ValueError("init contains NaN or inf")
     return C
-
-
-def _kmeans(
-    X,
-    n_landmarks,
-    *,
-    rng,
-    max_iter=10,
-    init="auto",
-    init_sample=None,
-    tol=0.0,
-    return_labels=False,
-    n_trials=None,
-    prune=True,
-    compute_dtype=np.float32,
-    sketch=_SKETCH_DIM,
-):
-    """:func:`kmeans_landmarks` with knobs for the study script.
-
-    ``n_trials``: k-means++ candidates per centre (None: 2 + ⌊ln k⌋); ``prune``: use
-    the distance bounds in Lloyd; ``sketch``: dimension of the principal-component
-    sketch ``"subsample++"`` seeds on (None: none); ``compute_dtype``: dtype of the
-    distance products (float32: float64 input is multiplied in float32, updates stay
-    in float64).
-    """
-    given = None
-    if _are_centers(init):
-        method = "given"
-    elif isinstance(init, str) and init in INIT_METHODS:
-        method = _AUTO_INIT if init == "auto" else init
-    else:
-        valid = ", ".join(repr(m) for m in INIT_METHODS)
-        raise ValueError(
-            f"unknown init {init!r}; valid names are {valid}, or pass an array of initial "
-            "centres (n_landmarks × n_features)"
-        )
-    X = _as_float(X)
-    n = X.shape[0]
-    k = int(n_landmarks)
-    if not 1 <= k <= n:
-        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
-    if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
-    if method == "given":
-        given = _given_centers(init, k, X)
-
-    t0 = time.perf_counter()
-    passes = _HostPasses(X, k, compute_dtype=compute_dtype, prune=prune)
-    if given is not None:
-        centers, m = given, None
-    else:
-        with threadpool_limits(1, user_api="blas"):  # thin products: one thread is faster
-            centers, m = _seed(X, k, rng, method, init_sample, n_trials, passes.cdt, sketch)
-    t1 = time.perf_counter()
-    centers, n_iter = _lloyd(passes, centers, max_iter, tol)
-    labels = passes.lab
-    if passes.skipped:
-        logger.debug("kmeans: fraction of rows skipped per iteration %s", passes.skipped)
-    skipped = float(np.mean(passes.skipped)) if passes.skipped else 0.0
-    centers = centers.astype(X.dtype)
-    inertia = passes.inertia(centers, labels)
-    t2 = time.perf_counter()
-    logger.debug(
-        "kmeans: k=%d init=%s (%.2fs) lloyd %d iterations (%.2fs), inertia %.6g",
-        k,
-        method,
-        t1 - t0,
-        n_iter,
-        t2 - t1,
-        inertia,
-    )
-    info = {
-        "n_iter": n_iter,
-        "inertia": inertia,
-        "init": method,
-        "init_sample": m,
-        "init_seconds": t1 - t0,
-        "lloyd_seconds": t2 - t1,
-        "skipped": skipped,
-    }
-    if return_labels:
-        info["labels"] = labels
-    return centers, info
 
 
 def _as_float(X):
@@ -844,9 +812,7 @@ def lazy_kmeans_landmarks(
     from .._chunked import LazyRows, norm_stats, reduce_rows
 
     n = X.shape[0]
-    k = int(n_landmarks)
-    if not 1 <= k <= n:
-        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
+    k = _check_sizes(n, n_landmarks)
     rows = lloyd_sample_rows(n, k, rng, lloyd_sample)
     if rows is not None:
         return _lazy_in_memory(X, rows, k, rng, max_iter, init, init_sample)
@@ -1062,16 +1028,8 @@ def device_kmeans_landmarks(
     """
     from .._array_api import on_device
 
-    if init not in INIT_METHODS:
-        valid = ", ".join(repr(m) for m in INIT_METHODS)
-        raise ValueError(f"unknown init {init!r}; valid names are {valid}")
-    method = _AUTO_INIT if init == "auto" else init
-    n = X.shape[0]
-    k = int(n_landmarks)
-    if not 1 <= k <= n:
-        raise ValueError(f"n_landmarks must be in [1, {n}]; got {n_landmarks}")
-    if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    method = _init_method(init, arrays=False)
+    k = _check_sizes(X.shape[0], n_landmarks, max_iter)
     t0 = time.perf_counter()
     passes = _DevicePasses(X, k)
     C, m = passes.seed(rng, method, init_sample)
