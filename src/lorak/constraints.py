@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.cluster.hierarchy import DisjointSet
 from scipy.sparse.csgraph import connected_components
 
 from ._validation import check_generator
@@ -255,32 +256,6 @@ def constraint_matrix(pairs, signs, n_samples: int, weights=None) -> sp.csr_matr
 # ---------------------------------------------------------------- generation
 
 
-class _UnionFind:
-    """Disjoint sets with path halving and union by size (for the component count)."""
-
-    def __init__(self, n: int):
-        self.parent = np.arange(n)
-        self.size = np.ones(n, dtype=np.int64)
-        self.n_sets = n
-
-    def find(self, i: int) -> int:
-        p = self.parent
-        while p[i] != i:
-            p[i] = p[p[i]]
-            i = p[i]
-        return int(i)
-
-    def union(self, i: int, j: int) -> None:
-        a, b = self.find(i), self.find(j)
-        if a == b:
-            return
-        if self.size[a] < self.size[b]:
-            a, b = b, a
-        self.parent[b] = a
-        self.size[a] += self.size[b]
-        self.n_sets -= 1
-
-
 def from_labels(
     y,
     *,
@@ -434,13 +409,18 @@ def _draw_pairs(yl, idx, n: int, rng, target, n_pairs) -> PairwiseConstraints:
     components, or after ``n_pairs`` pairs."""
     m = idx.size
     total_pairs = m * (m - 1) // 2
-    uf = _UnionFind(n)
+    # the must-link components over the n rows: the rows no must-link touched yet, each
+    # a component of its own, and the subsets of those in the disjoint sets
+    uf = DisjointSet()
     seen: set[int] = set()
     ml: list[tuple[int, int]] = []
     cl: list[tuple[int, int]] = []
 
+    def n_sets():
+        return n - len(uf) + uf.n_subsets
+
     def done():
-        return (target is not None and uf.n_sets <= target) or (
+        return (target is not None and n_sets() <= target) or (
             n_pairs is not None and len(seen) >= n_pairs
         )
 
@@ -459,7 +439,9 @@ def _draw_pairs(yl, idx, n: int, rng, target, n_pairs) -> PairwiseConstraints:
             i, j = int(idx[u]), int(idx[v])
             if yl[u] == yl[v]:
                 ml.append((i, j))
-                uf.union(i, j)
+                uf.add(i)
+                uf.add(j)
+                uf.merge(i, j)
             else:
                 cl.append((i, j))
             if done():
@@ -467,7 +449,7 @@ def _draw_pairs(yl, idx, n: int, rng, target, n_pairs) -> PairwiseConstraints:
         batch = min(batch * 2, 65536)
     must = np.asarray(ml, dtype=np.int64).reshape(-1, 2)
     cannot = np.asarray(cl, dtype=np.int64).reshape(-1, 2)
-    return PairwiseConstraints(must, cannot, n, int(uf.n_sets))
+    return PairwiseConstraints(must, cannot, n, int(n_sets()))
 
 
 # ---------------------------------------------------------------- other conventions
