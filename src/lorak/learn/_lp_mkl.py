@@ -101,37 +101,27 @@ def lp_norm_weights(fnorm2, p: float) -> np.ndarray | None:
     return d / np.linalg.norm(d, ord=p)  # ‖d‖_p = 1 up to the last ulp
 
 
-def lp_weight_step(d, scores, p: float, tol: float, history: list, delta: float):
-    """One outer ℓp-norm weight update from the scores d_k² ‖f_k‖² (see
-    :func:`lp_norm_weights`): ``(d, delta, stop)``. Stops when the weights cannot
-    move (α = 0: ``delta`` unchanged) or moved less than ``tol``; on a stop ``d`` is
-    kept and a computed update is only recorded in ``history``."""
-    d_new = lp_norm_weights(scores, p)
-    if d_new is None:
-        return d, delta, True
-    delta = float(np.max(np.abs(d_new - d)))
-    history.append(d_new.copy())
-    if delta < tol:
-        return d, delta, True
-    return d_new, delta, False
+def start_weights(n_kernels: int, p: float, d0=None) -> np.ndarray:
+    """The outer loop's first weights: ``d0`` clipped at 0 and rescaled to ‖d‖_p = 1, or
+    :func:`uniform_weights` when it is None."""
+    if d0 is None:
+        return uniform_weights(n_kernels, p)
+    d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
+    if d.shape != (n_kernels,) or not np.linalg.norm(d, ord=p) > 0:
+        raise ValueError(f"d0 must be {n_kernels} non-negative weights, not all zero")
+    return d / np.linalg.norm(d, ord=p)
 
 
-def warn_outer_max_iter(name: str, max_iter: int, delta: float, tol: float) -> None:
-    """The ConvergenceWarning of an ℓp-MKL outer loop that reached ``max_iter``."""
-    warnings.warn(
-        f"{name}: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
-        f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
+def block_sums(F: FactorStack, q) -> np.ndarray:
+    """Σ_j q_j² over each kernel's block of the stacked q (0 for a kernel of rank 0)."""
+    sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(F.n_kernels)
+    sums[F.ranks == 0] = 0.0
+    return sums
 
 
 def kernel_norms(F: FactorStack, y, alpha, d) -> np.ndarray:
     """‖f_k‖² = d_k² ‖V_kᵀ(y∘α)‖² for every kernel (eq. 5 with d_k², see above)."""
-    q = F.rmatvec(y * alpha)
-    sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(F.n_kernels)
-    sums[F.ranks == 0] = 0.0
-    return np.asarray(d, dtype=np.float64) ** 2 * sums
+    return np.asarray(d, dtype=np.float64) ** 2 * block_sums(F, F.rmatvec(y * alpha))
 
 
 def kkt_bias(f, y, alpha, C: float, *, rtol: float = 1e-3) -> float:
@@ -159,6 +149,63 @@ def kkt_bias(f, y, alpha, C: float, *, rtol: float = 1e-3) -> float:
 
 
 # --------------------------------------------------------------------------- outer loop
+
+
+@dataclass
+class OuterRun:
+    """What :func:`outer_loop` hands back: the weights d the last inner step was solved
+    with (the update that stopped the loop is in ``d_history`` only), that step's own
+    result ``last``, and the history of the loop (see :class:`LpMKLResult`)."""
+
+    d: np.ndarray
+    last: object
+    n_iter: int
+    converged: bool
+    d_history: list
+    objective_history: list
+    inner_iter: list
+
+    def record(self) -> dict:
+        """The fields every ℓp-MKL result shares with the loop."""
+        names = ("d", "n_iter", "converged", "d_history", "objective_history")
+        return {name: getattr(self, name) for name in names}
+
+
+def outer_loop(step, d, p: float, *, tol: float, max_iter: int, warn: bool, name: str):
+    """Algorithm 1's outer loop, one for every ℓp-MKL flavour (:ref:`guide-lpmkl-solvers`).
+
+    ``step(d, last)`` solves the inner problem at the weights d, warm-started from the
+    previous step's result ``last`` (None at first), and returns ``(result, scores,
+    objective, inner_iter)`` with ``scores`` the d_k² ‖f_k‖². The weights then move by
+    eq. (3) (:func:`lp_norm_weights`) until max_k |Δd_k| < tol, or until α = 0 leaves
+    them nothing to move by; on a stop d is kept, so that it and ``last`` are one
+    consistent model. ``warn``: a ConvergenceWarning naming ``name`` when ``max_iter``
+    outer iterations are reached. Returns an :class:`OuterRun`.
+    """
+    history, objectives, inner_iter = [d.copy()], [], []
+    last, converged, n, delta = None, False, 0, math.inf
+    for n in range(1, max_iter + 1):
+        last, scores, objective, iters = step(d, last)
+        objectives.append(objective)
+        inner_iter.append(iters)
+        d_new = lp_norm_weights(scores, p)
+        if d_new is not None:
+            delta = float(np.max(np.abs(d_new - d)))
+            history.append(d_new.copy())
+        logger.debug("%s outer %d: max|Δd| = %.3g, objective %.6g, inner iterations %s",
+                     name, n, delta, objective, iters)  # fmt: skip
+        if d_new is None or delta < tol:  # α = 0: no information, the weights stay
+            converged = True
+            break
+        d = d_new
+    if not converged and warn:
+        warnings.warn(
+            f"{name}: max_iter={max_iter} outer iterations reached (max |Δd_k| = "
+            f"{delta:.2e} > tol={tol:g}); increase max_iter or tol",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return OuterRun(d, last, n, converged, history, objectives, inner_iter)
 
 
 @dataclass
@@ -258,54 +305,23 @@ def lp_mkl(
     inner = dict(inner or {})
     solve = SOLVERS[solver]
     y = np.asarray(y, dtype=np.float64)
-    M = F.n_kernels
-    if d0 is None:
-        d = uniform_weights(M, p)
-    else:
-        d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
-        d = d / np.linalg.norm(d, ord=p)
     t0 = time.perf_counter()
-    history = [d.copy()]
-    objectives, inner_iter = [], []
-    alpha = None
-    state = None
-    res = None
-    converged = False
-    n = 0
-    delta = math.inf
-    for n in range(1, max_iter + 1):
+
+    def step(d, last):
         kw = dict(inner)
-        if warm_start and alpha is not None:
-            kw["alpha0"] = alpha
+        if warm_start and last is not None:
+            kw["alpha0"] = last.alpha
             if solver in ("split", "newton"):
-                kw["state"] = state
+                kw["state"] = last.state
         res, fnorm2 = _svm_step(solve, solver, F, y, d, C, kw)
-        alpha = res.alpha
-        state = res.state
-        objectives.append(res.objective)
-        inner_iter.append(res.n_iter)
-        d, delta, stop = lp_weight_step(d, fnorm2, p, tol, history, delta)
-        logger.debug("lp-mkl outer %d: max|Δd| = %.3g, inner iterations %d", n, delta, res.n_iter)
-        if stop:  # |Δd| < tol, or α = 0 and the weights cannot move
-            converged = True
-            break
-    if not converged and warn:
-        warn_outer_max_iter("ℓp-MKL", max_iter, delta, tol)
-    b = _final_bias(F, y, d, alpha, C, bias, bias_rtol)
-    info = dict(res.info)
-    info["seconds"] = time.perf_counter() - t0
-    info["inner_converged_last"] = res.converged
-    return LpMKLResult(
-        d=d,
-        alpha=alpha,
-        b=b,
-        n_iter=n,
-        converged=converged,
-        d_history=history,
-        objective_history=objectives,
-        inner_iter=inner_iter,
-        info=info,
-    )
+        return res, fnorm2, res.objective, res.n_iter
+
+    run = outer_loop(step, start_weights(F.n_kernels, p, d0), p, tol=tol, max_iter=max_iter,
+                     warn=warn, name="ℓp-MKL")  # fmt: skip
+    res = run.last
+    b = _final_bias(F, y, run.d, res.alpha, C, bias, bias_rtol)
+    info = dict(res.info, seconds=time.perf_counter() - t0, inner_converged_last=res.converged)
+    return LpMKLResult(alpha=res.alpha, b=b, inner_iter=run.inner_iter, info=info, **run.record())
 
 
 def _svm_step(solve, solver, F, y, d, C, kw):
@@ -315,10 +331,7 @@ def _svm_step(solve, solver, F, y, d, C, kw):
         return res, kernel_norms(F, y, res.alpha, d)
     res = solve(F, y, d, C, **kw)
     # ‖f_k‖² = d_k ‖γ_k‖², γ_k = √d_k V_kᵀYα (from the solver, no extra product)
-    M = F.n_kernels
-    g2 = np.add.reduceat(res.gamma**2, F.offsets[:-1]) if F.total_rank else np.zeros(M)
-    g2[F.ranks == 0] = 0.0
-    return res, d * g2
+    return res, d * block_sums(F, res.gamma)
 
 
 def _final_bias(F, y, d, alpha, C, bias, bias_rtol) -> float:
@@ -680,10 +693,11 @@ def check_inner_options(
     eta: float = 0.0,
     gfb_scale: float = 1.0,
     gfb_weights: str = "blockwise",
-) -> None:
-    """Refuse an inner solver with options it does not take (the parameters of
-    :class:`lorak.LowRankMKLClassifier` that :func:`inner_options` passes on), with a
-    message naming the parameter and the fix."""
+) -> dict:
+    """The keyword arguments of the inner SVM solver (``inner`` of :func:`lp_mkl`) from
+    the parameters of :class:`lorak.LowRankMKLClassifier`; ``inner_tol`` None: 1e-3 for
+    ``"newton"``, 1e-2 for the GFB solvers. Refuses an inner solver with options it does
+    not take, with a message naming the parameter and the fix."""
     if inner_tol is not None:
         check_bound(inner_tol, "inner_tol", low=0, strict=False)
     check_bound(inner_max_iter, "inner_max_iter", low=1, strict=False, integer=True)
@@ -712,31 +726,12 @@ def check_inner_options(
             f"inner_criterion={inner_criterion!r} is a GFB option; solver='newton' "
             "stops on the duality gap: use inner_criterion='gap'"
         )
-
-
-def inner_options(
-    solver: str,
-    *,
-    inner_tol=None,
-    inner_max_iter: int = 3000,
-    inner_criterion: str = "gap",
-    eta: float = 0.0,
-    gfb_scale: float = 1.0,
-    gfb_weights: str = "blockwise",
-) -> dict:
-    """The keyword arguments of the inner SVM solver (``inner`` of :func:`lp_mkl`);
-    ``inner_tol`` None: 1e-3 for ``"newton"``, 1e-2 for the GFB solvers."""
     if inner_tol is None:
         inner_tol = 1e-3 if solver == "newton" else 1e-2
     if solver == "newton":
         return {"tol": inner_tol, "max_iter": inner_max_iter}
-    inner = {
-        "tol": inner_tol,
-        "max_iter": inner_max_iter,
-        "criterion": inner_criterion,
-        "eta": eta,
-        "scale": gfb_scale,
-    }
+    inner = {"tol": inner_tol, "max_iter": inner_max_iter, "criterion": inner_criterion,
+             "eta": eta, "scale": gfb_scale}  # fmt: skip
     if solver == "split":
         inner["weights"] = gfb_weights
     return inner
@@ -757,14 +752,15 @@ def fit_lp_mkl(
     """ℓp-MKL classification on the factors of a bank (:func:`lp_mkl_factors`).
 
     For each binary problem (one-vs-rest beyond two classes): :func:`lp_mkl` with the
-    inner solver ``solver`` and the options ``inner`` (:func:`inner_options`), then the
-    landmark coefficients β_k = d_k N_k V_kᵀ(y∘α) of its decision function. One
-    ConvergenceWarning names the classes whose outer loop reached ``max_iter``.
+    inner solver ``solver`` and the options ``inner`` (checked and completed by
+    :func:`check_inner_options`), then the landmark coefficients β_k = d_k N_k V_kᵀ(y∘α)
+    of its decision function. One ConvergenceWarning names the classes whose outer loop
+    reached ``max_iter``.
     """
     classes, y_idx = np.unique(y, return_inverse=True)
     F, normalizations = factors.stack, factors.normalizations
     problems = [1] if classes.size == 2 else list(range(classes.size))
-    opts = inner_options(solver, **inner)
+    opts = check_inner_options(solver, **inner)
     P, M, n = len(problems), F.n_kernels, F.n_samples
     R = normalizations[0].shape[0] if normalizations else 0
     out = LpMKLFit(
@@ -925,44 +921,21 @@ def lp_mkl_full_kernel(
     from sklearn.svm import SVC
 
     y = np.asarray(y, dtype=np.float64)
-    M = grams.n_kernels
-    d = uniform_weights(M, p) if d0 is None else np.asarray(d0, dtype=np.float64)
-    d = d / np.linalg.norm(d, ord=p)
-    history = [d.copy()]
-    objectives, inner_iter = [], []
     t0 = time.perf_counter()
-    converged = False
-    svc = None
-    n = 0
-    delta = math.inf
-    for n in range(1, max_iter + 1):  # noqa: B007 - n is the count returned
+
+    def step(d, last):
         K = grams.weighted(d)
-        svc = SVC(C=C, kernel="precomputed", tol=svc_tol, cache_size=cache_size)
-        svc.fit(K, y)
+        svc = SVC(C=C, kernel="precomputed", tol=svc_tol, cache_size=cache_size).fit(K, y)
         sv = svc.support_
         v = svc.dual_coef_[0]  # y_i α_i on the support vectors (classes_ = [-1, 1])
-        quad = grams.quad_forms(v, sv)
-        Kq = float(v @ (K[np.ix_(sv, sv)] @ v))
-        objectives.append(0.5 * Kq - float(np.abs(v).sum()))
-        inner_iter.append(int(np.sum(svc.n_iter_)))
-        del K
-        d, delta, stop = lp_weight_step(d, d**2 * quad, p, tol, history, delta)
-        if stop:
-            converged = True
-            break
-    if not converged and warn:
-        warn_outer_max_iter("full-kernel ℓp-MKL", max_iter, delta, tol)
+        objective = 0.5 * float(v @ (K[np.ix_(sv, sv)] @ v)) - float(np.abs(v).sum())
+        return svc, d**2 * grams.quad_forms(v, sv), objective, int(np.sum(svc.n_iter_))
+
+    run = outer_loop(step, start_weights(grams.n_kernels, p, d0), p, tol=tol,
+                     max_iter=max_iter, warn=warn, name="full-kernel ℓp-MKL")  # fmt: skip
+    svc = run.last
     alpha = np.zeros(y.size)
     alpha[svc.support_] = np.abs(svc.dual_coef_[0])
-    res = LpMKLResult(
-        d=d,
-        alpha=alpha,
-        b=float(svc.intercept_[0]),
-        n_iter=n,
-        converged=converged,
-        d_history=history,
-        objective_history=objectives,
-        inner_iter=inner_iter,
-        info={"seconds": time.perf_counter() - t0},
-    )
+    res = LpMKLResult(alpha=alpha, b=float(svc.intercept_[0]), inner_iter=run.inner_iter,
+                      info={"seconds": time.perf_counter() - t0}, **run.record())  # fmt: skip
     return res, svc

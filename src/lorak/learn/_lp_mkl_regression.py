@@ -18,11 +18,13 @@ from ..decompose import nystrom_normalization
 from ..kernels import KernelBank, kernel_block
 from ..solvers import FactorStack
 from ._lp_mkl import (
+    block_sums,
+    kernel_norms,
     landmark_points,
-    lp_weight_step,
+    outer_loop,
     shared_landmarks,
+    start_weights,
     uniform_weights,
-    warn_outer_max_iter,
 )
 
 __all__ = [
@@ -200,16 +202,9 @@ def gcv_scores(mom: _Moments, L, Cs) -> np.ndarray:
 
 
 def lp_mkl_ridge(
-    F: FactorStack,
-    y,
-    C: float,
-    p: float,
-    *,
-    d0=None,
-    tol: float = 1e-4,
-    max_iter: int = 100,
+    F: FactorStack, y, C: float, p: float, *, d0=None, tol: float = 1e-4, max_iter: int = 100,
     warn: bool = True,
-) -> LpMKLRidgeResult:
+) -> LpMKLRidgeResult:  # fmt: skip
     """ℓp-norm MKL regression (squared loss) on low-rank factors, exact inner solves.
 
     Parameters
@@ -236,53 +231,27 @@ def lp_mkl_ridge(
         The returned d is the one the returned coefficients were computed with.
     """
     y, d = _check_ridge(F, y, C, p, d0)
-    M = F.n_kernels
     mom = _Moments(F, y)
-    history, objectives = [d.copy()], []
     if np.ptp(y) <= 8 * np.finfo(np.float64).eps * max(abs(mom.ybar), np.finfo(float).tiny):
         # a constant target: f = 0, b = ȳ for every d (α = 0 tells the weights nothing)
-        return LpMKLRidgeResult(
-            d=d,
-            coef=np.zeros(F.total_rank),
-            b=mom.ybar,
-            alpha=np.zeros(F.n_samples),
-            n_iter=0,
-            converged=True,
-            d_history=history,
-            objective_history=[0.0],
-        )
-    converged = False
-    delta = math.inf
-    n = 0
-    for n in range(1, max_iter + 1):
-        H = mom.weighted(F, d)
-        _, b, Atalpha, obj = _ridge(mom, H, float(C))
-        objectives.append(obj)
-        q = Atalpha if mom.explicit else mom.S.T @ Atalpha  # Vᵀα
-        sums = np.add.reduceat(q * q, F.offsets[:-1]) if F.total_rank else np.zeros(M)
-        sums[F.ranks == 0] = 0.0
-        d, delta, stop = lp_weight_step(d, d**2 * sums, p, tol, history, delta)
-        logger.debug("lp-mkl ridge outer %d: max|Δd| = %.3g, objective %.6g", n, delta, obj)
-        if stop:  # |Δd| < tol, or α = 0 (y constant) and the weights cannot move
-            converged = True
-            break
-    if not converged and warn:
-        warn_outer_max_iter("ℓp-MKL ridge", max_iter, delta, tol)
-    coef, b, alpha = _ridge_at(mom, F, y, d, C)
-    return LpMKLRidgeResult(
-        d=d,
-        coef=coef,
-        b=float(b),
-        alpha=alpha,
-        n_iter=n,
-        converged=converged,
-        d_history=history,
-        objective_history=objectives,
-    )
+        return LpMKLRidgeResult(d=d, coef=np.zeros(F.total_rank), b=mom.ybar,
+                                alpha=np.zeros(F.n_samples), n_iter=0, converged=True,
+                                d_history=[d.copy()], objective_history=[0.0])  # fmt: skip
+
+    def step(d, last):
+        q, _, objective = _ridge_fit(mom, F, d, C)
+        return None, d**2 * block_sums(F, q), objective, 0
+
+    run = outer_loop(step, d, p, tol=tol, max_iter=max_iter, warn=warn, name="ℓp-MKL ridge")
+    q, b, _ = _ridge_fit(mom, F, run.d, C)
+    coef = np.repeat(run.d, F.ranks) * q
+    return LpMKLRidgeResult(coef=coef, b=float(b), alpha=C * (y - F.matvec(coef) - b),
+                            **run.record())  # fmt: skip
 
 
 def _check_ridge(F: FactorStack, y, C, p, d0):
-    """y (float64) and the starting weights (‖d‖_p = 1) of :func:`lp_mkl_ridge`, checked."""
+    """y (float64) and the starting weights (‖d‖_p = 1) of :func:`lp_mkl_ridge` and
+    :func:`lp_mkl_svr`, checked."""
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1 or y.shape[0] != F.n_samples:
         raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
@@ -292,21 +261,13 @@ def _check_ridge(F: FactorStack, y, C, p, d0):
         raise ValueError(f"C must be a positive finite number; got {C!r}")
     if not (isinstance(p, (int, float, np.floating, np.integer)) and 1 <= p < math.inf):
         raise ValueError(f"p must be a number ≥ 1; got {p!r}")
-    M = F.n_kernels
-    if d0 is None:
-        return y, uniform_weights(M, p)
-    d = np.maximum(np.asarray(d0, dtype=np.float64), 0.0)
-    if d.shape != (M,) or not np.linalg.norm(d, ord=p) > 0:
-        raise ValueError(f"d0 must be {M} non-negative weights, not all zero")
-    return y, d / np.linalg.norm(d, ord=p)
+    return y, start_weights(F.n_kernels, p, d0)
 
 
-def _ridge_at(mom, F: FactorStack, y, d, C):
-    """The ridge fit at the weights d: the stacked coefficients, b and the dual α."""
-    _, b, Atalpha, _ = _ridge(mom, mom.weighted(F, d), float(C))
-    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
-    coef = np.repeat(d, F.ranks) * q
-    return coef, b, C * (y - F.matvec(coef) - b)
+def _ridge_fit(mom, F: FactorStack, d, C):
+    """The ridge fit at the weights d: Vᵀα (stacked over the kernels), b, the objective."""
+    _, b, Atalpha, objective = _ridge(mom, mom.weighted(F, d), float(C))
+    return (Atalpha if mom.explicit else mom.S.T @ Atalpha), b, objective
 
 
 def weighted_ridge(F: FactorStack, y, d, C: float, *, mom: _Moments | None = None):
@@ -318,8 +279,7 @@ def weighted_ridge(F: FactorStack, y, d, C: float, *, mom: _Moments | None = Non
     y = np.asarray(y, dtype=np.float64)
     mom = _Moments(F, y) if mom is None else mom
     d = np.asarray(d, dtype=np.float64)
-    _, b, Atalpha, obj = _ridge(mom, mom.weighted(F, d), float(C))
-    q = Atalpha if mom.explicit else mom.S.T @ Atalpha
+    q, b, obj = _ridge_fit(mom, F, d, C)
     coef = np.repeat(d, F.ranks) * q
     return LpMKLRidgeResult(
         d=d.copy(),
@@ -507,19 +467,9 @@ def _stack_features(F: FactorStack, L) -> np.ndarray:
 
 
 def lp_mkl_svr(
-    F: FactorStack,
-    y,
-    C: float,
-    p: float,
-    epsilon: float,
-    *,
-    d0=None,
-    tol: float = 1e-4,
-    max_iter: int = 100,
-    inner_tol: float = 1e-3,
-    inner_max_iter: int = 200,
-    warn: bool = True,
-) -> LpMKLRidgeResult:
+    F: FactorStack, y, C: float, p: float, epsilon: float, *, d0=None, tol: float = 1e-4,
+    max_iter: int = 100, inner_tol: float = 1e-3, inner_max_iter: int = 200, warn: bool = True,
+) -> LpMKLRidgeResult:  # fmt: skip
     """ℓp-norm MKL regression with the ε-insensitive loss on low-rank factors.
 
     The outer loop of :func:`lp_mkl_ridge` with :func:`svr_newton` as the inner solver on
@@ -529,58 +479,27 @@ def lp_mkl_svr(
     1/y: pass standardized targets for a C free of them, as
     :class:`lorak.LowRankMKLRegressor` does (:ref:`guide-lpmkl`, section "Regression").
     """
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 1 or y.shape[0] != F.n_samples:
-        raise ValueError(f"y must have shape ({F.n_samples},); got {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity")
+    y, d = _check_ridge(F, y, C, p, d0)
     if not (isinstance(epsilon, (int, float, np.floating, np.integer)) and 0 <= epsilon < math.inf):
         raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
     mom = _Moments(F, y)  # only for root(); the SVR needs no moments
-    M = F.n_kernels
-    d = uniform_weights(M, p) if d0 is None else np.maximum(np.asarray(d0, float), 0.0)
-    d = d / np.linalg.norm(d, ord=p)
-    history, objectives = [d.copy()], []
-    alpha, b = None, None
-    converged = False
-    delta = math.inf
-    n = 0
-    res = None
-    for n in range(1, max_iter + 1):  # noqa: B007 - n counts the iterations done
+    C, epsilon = float(C), float(epsilon)
+
+    def step(d, last):
         Phi = _stack_features(F, mom.root(F, d))
-        w0 = None if alpha is None else Phi.T @ alpha
-        res = svr_newton(
-            Phi,
-            y,
-            float(C),
-            float(epsilon),
-            w0=w0,
-            b0=b,
-            tol=inner_tol,
-            max_iter=inner_max_iter,
-        )
-        alpha, b = res.alpha, res.b
-        objectives.append(_svr_gap(Phi, y, float(C), float(epsilon), res.w, res.b, alpha)[1])
-        At = F.rmatvec(alpha)  # Vᵀα
-        sums = np.add.reduceat(At * At, F.offsets[:-1]) if F.total_rank else np.zeros(M)
-        sums[F.ranks == 0] = 0.0
-        d, delta, stop = lp_weight_step(d, d**2 * sums, p, tol, history, delta)
-        if stop:
-            converged = True
-            break
-    if not converged and warn:
-        warn_outer_max_iter("ℓp-MKL ε-SVR", max_iter, delta, tol)
-    coef = np.repeat(d, F.ranks) * F.rmatvec(alpha)
+        w0, b0 = (None, None) if last is None else (Phi.T @ last.alpha, last.b)
+        res = svr_newton(Phi, y, C, epsilon, w0=w0, b0=b0, tol=inner_tol, max_iter=inner_max_iter)
+        objective = _svr_gap(Phi, y, C, epsilon, res.w, res.b, res.alpha)[1]
+        return res, kernel_norms(F, 1.0, res.alpha, d), objective, res.n_iter
+
+    run = outer_loop(step, d, p, tol=tol, max_iter=max_iter, warn=warn, name="ℓp-MKL ε-SVR")
+    res = run.last
     return LpMKLRidgeResult(
-        d=d,
-        coef=coef,
-        b=float(b),
-        alpha=alpha,
-        n_iter=n,
-        converged=converged,
-        d_history=history,
-        objective_history=objectives,
+        coef=np.repeat(run.d, F.ranks) * F.rmatvec(res.alpha),
+        b=float(res.b),
+        alpha=res.alpha,
         info={"inner_gap": res.gap, "inner_converged": res.converged, "h": res.h},
+        **run.record(),
     )
 
 
