@@ -23,7 +23,7 @@ from .._array_api import (
     to_host,
 )
 from .._rows import refuse_device, resolve_rows
-from .._validation import check_generator, validate_data
+from .._validation import check_generator, check_rtol, validate_data
 from ..decompose import (
     default_rtol,
     device_nystrom_normalization,
@@ -281,8 +281,7 @@ class Nystroem(_LandmarkFactor):
         rng = check_generator(self.random_state)
         given = not isinstance(self.landmarks, str) and not callable(self.landmarks)
         m = None if given else self._check_n_components(X.shape[0])
-        if self.rtol is not None and not (0 <= self.rtol < 1):
-            raise ValueError(f"rtol must be in [0, 1); got {self.rtol!r}")
+        check_rtol(self.rtol)
         if rows.on_device:
             return self._fit_device(rows, m, rng)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
@@ -458,15 +457,8 @@ class Nystroem(_LandmarkFactor):
             W, weights=lm.weights, rtol=self.rtol, dtype=K.dtype, psd=False
         )
         self.kernel_ = "precomputed"
-        self.normalization_ = norm.N
-        self.normalization_is_upper_ = norm.upper_triangular
-        self.n_components_ = norm.rank
-        self.components_ = K[idx]
-        self.component_indices_ = idx
+        self._store_landmarks(lm, K[idx], norm, K.dtype)
         self.n_features_in_ = n  # what the n-column form of transform takes
-        self.landmark_weights_ = lm.weights
-        self.landmark_info_ = dict(lm.info or {})
-        self.rtol_ = default_rtol(K.dtype) if self.rtol is None else self.rtol
         return self
 
 

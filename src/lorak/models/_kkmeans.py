@@ -39,17 +39,6 @@ class KernelKMeansResult:
     n_iter: int
 
 
-def _sklearn_kmeans(n_clusters, *, init, n_init, max_iter, tol, seed):
-    return KMeans(
-        n_clusters=n_clusters,
-        init=init,
-        n_init=n_init,
-        max_iter=max_iter,
-        tol=tol,
-        random_state=seed,
-    )
-
-
 def kernel_kmeans_factor(
     G, n_clusters: int, *, rng, init="k-means++", n_init=10, max_iter=300, tol=1e-4
 ) -> KernelKMeansResult:
@@ -64,9 +53,7 @@ def kernel_kmeans_factor(
     init, n_init, max_iter, tol : as in :class:`sklearn.cluster.KMeans`.
     """
     seed = int(rng.integers(np.iinfo(np.int32).max))
-    km = _sklearn_kmeans(
-        n_clusters, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed
-    )
+    km = KMeans(n_clusters, init=init, n_init=n_init, max_iter=max_iter, tol=tol, random_state=seed)
     km.fit(G)
     return KernelKMeansResult(
         labels=km.labels_,
