@@ -215,9 +215,8 @@ class FactorStack:
 
 def svm_dual_objective(F: FactorStack, y, d, alpha, eta: float = 0.0) -> float:
     """½ αᵀY(Σ d_k V_kV_kᵀ)Yα − 1ᵀα + η/2 ‖α‖², the objective of (4) (and of (6))."""
-    q = F.rmatvec(y * alpha)
     dcol = np.repeat(np.asarray(d, dtype=np.float64), F.ranks)
-    return float(0.5 * np.dot(dcol * q, q) - alpha.sum() + 0.5 * eta * np.dot(alpha, alpha))
+    return float(_objective(dcol, F.rmatvec(y * alpha), alpha, eta))
 
 
 class _Blocks:
@@ -339,7 +338,9 @@ class GFBResult(InnerSVMResult):
     """
 
 
-def _check_common(F, y, d, C, eta, step, relax, scale):
+def _check_factors(F, y, d):
+    """(y, d) as float64 vectors for the factors F (a :class:`FactorStack`): y one entry
+    per row, d one finite weight ≥ 0 per kernel; what every inner solver checks first."""
     if not isinstance(F, FactorStack):
         raise TypeError(f"F must be a FactorStack; got {type(F).__name__}")
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -350,6 +351,11 @@ def _check_common(F, y, d, C, eta, step, relax, scale):
         raise ValueError(f"d has {d.shape[0]} weights, but there are {F.n_kernels} kernels")
     if np.any(d < 0) or not np.all(np.isfinite(d)):
         raise ValueError(f"kernel weights d must be finite and >= 0; got {d}")
+    return y, d
+
+
+def _check_common(F, y, d, C, eta, step, relax, scale):
+    y, d = _check_factors(F, y, d)
     if not C > 0:
         raise ValueError(f"C must be > 0; got {C!r}")
     if eta < 0:
@@ -482,7 +488,7 @@ def _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info,
     alpha_f = project_feasible(alpha, y, C)
     dcol = np.repeat(d[active], Fa.ranks)
     q = Fa.rmatvec(y * alpha_f)
-    obj = float(0.5 * np.dot(dcol * q, q) - alpha_f.sum() + 0.5 * eta * np.dot(alpha_f, alpha_f))
+    obj = float(_objective(dcol, q, alpha_f, eta))
     gamma = np.zeros(F.total_rank)
     cols = np.concatenate([np.arange(F.offsets[k], F.offsets[k + 1]) for k in active])
     gamma[cols.astype(np.intp)] = np.sqrt(dcol) * q
@@ -612,7 +618,7 @@ def gfb_split(
         alpha, gam = gfb.average()  # line 22
     t_iter = time.perf_counter() - t1
     info = _run_info("split", criterion, t_setup, t_iter, gfb.zeta, scale, gfb.lam)
-    info = {"method": "split", "weights": weights, **info}
+    info["weights"] = weights
     state = gfb.state(active)
     return _gfb_result(F, Fa, active, y, d, C, eta, alpha, n, converged, monitor, info, state)
 

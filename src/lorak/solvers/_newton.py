@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._gfb import FactorStack, InnerSVMResult, best_bias, project_feasible
+from ._gfb import FactorStack, InnerSVMResult, _check_factors, best_bias, project_feasible
 
 __all__ = ["NewtonResult", "svm_newton"]
 
@@ -71,20 +71,11 @@ class _Features:
 
 
 def _check(F, y, d, C, tol, max_iter, h0, h_min, h_factor, warm_widen, system):
-    if not isinstance(F, FactorStack):
-        raise TypeError(f"F must be a FactorStack; got {type(F).__name__}")
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if y.shape[0] != F.n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but the factors have {F.n_samples} rows")
+    y, d = _check_factors(F, y, d)
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must contain only the labels -1 and +1")
     if np.all(y == y[0]):
         raise ValueError("y has a single class: the SVM needs both labels -1 and +1")
-    d = np.asarray(d, dtype=np.float64).ravel()
-    if d.shape[0] != F.n_kernels:
-        raise ValueError(f"d has {d.shape[0]} weights, but there are {F.n_kernels} kernels")
-    if np.any(d < 0) or not np.all(np.isfinite(d)):
-        raise ValueError(f"kernel weights d must be finite and >= 0; got {d}")
     if not np.any(d > 0):
         raise ValueError("every kernel weight is 0: the SVM has no kernel")
     number = isinstance(C, (int, float, np.floating, np.integer)) and not isinstance(C, bool)
@@ -583,9 +574,8 @@ def _line_search(w, dw, m, delta, h, C, max_trials: int = 60) -> float:
 
 def _hinge_gap(phi: _Features, y, C, w, b, o, h):
     """Duality gap of the unsmoothed SVM at the smoothed α of width h."""
-    m = y * (o + b)
-    alpha = C * np.clip((1.0 + h - m) / (2.0 * h), 0.0, 1.0)
-    alpha_f = project_feasible(alpha, y, C)
+    m, sraw = _scaled_margins(y, o, b, h)
+    alpha_f = project_feasible(C * np.clip(sraw, 0.0, 1.0), y, C)
     u = phi.rmatvec_A(y * alpha_f)
     v = phi.L.T @ u
     dual = float(alpha_f.sum()) - 0.5 * float(v @ v)

@@ -63,12 +63,8 @@ def psd_projection(M, *, return_eigenvalues=False, eig_dtype=np.float64):
     Returns ``X`` or, with ``return_eigenvalues``, ``(X, eigenvalues of M)``.
     """
     M = _sym(np.asarray(M, dtype=np.float64))
-    if np.dtype(eig_dtype) == np.float64:
-        lam, U = eigh(M, driver="evd", check_finite=False)
-    else:
-        lam, U = eigh(M.astype(eig_dtype), driver="evd", check_finite=False)
-        lam = lam.astype(np.float64)
-        U = U.astype(np.float64)
+    lam, U = eigh(M.astype(eig_dtype, copy=False), driver="evd", check_finite=False)
+    lam, U = lam.astype(np.float64, copy=False), U.astype(np.float64, copy=False)
     neg = lam < 0
     k = int(neg.sum())
     if k == 0:
