@@ -436,20 +436,10 @@ def available(data_home: str | os.PathLike | None = None) -> list[dict[str, Any]
         sizes = {s: int(f.get("n_samples", 0)) for s, f in files.items()}
         first = files.get("train") or next(iter(files.values()))
         present = all((home / f["file"]).is_file() for f in files.values() if "file" in f)
-        rows.append(
-            dict(
-                name=name,
-                kind="libsvm",
-                n_samples=sizes.get("train", next(iter(sizes.values()), None)),
-                n_features=first.get("n_features"),
-                classes=_n_classes(first.get("classes")),
-                splits=list(files),
-                split_sizes=sizes,
-                labeled=[],
-                present=present,
-                source=entry.get("source", ""),
-            )
-        )
+        n = sizes.get("train", next(iter(sizes.values()), None))
+        d, k = first.get("n_features"), _n_classes(first.get("classes"))
+        more = {"splits": list(files), "split_sizes": sizes, "source": entry.get("source", "")}
+        rows.append(_row(name, "libsvm", n, d, k, present=present, **more))
 
     ssl_manifest = {}
     if manifest and isinstance(manifest.get("ssl"), dict):
@@ -457,19 +447,13 @@ def available(data_home: str | os.PathLike | None = None) -> list[dict[str, Any]
     for key, spec in SSL_SETS.items():
         m = ssl_manifest.get(spec.title, {})
         n = int(m.get("n_samples", spec.n_samples))
+        d = int(m.get("n_features", spec.n_features))
+        k = _n_classes(m.get("classes")) or spec.n_classes
+        source = f"SSL book: {spec.title} (data{spec.index}.mat)"
+        present = ssl_files_present(key, home)
+        labeled = ssl_labeled_sizes(key, home)
         rows.append(
-            dict(
-                name=SSL_PREFIX + key,
-                kind="ssl",
-                n_samples=n,
-                n_features=int(m.get("n_features", spec.n_features)),
-                classes=_n_classes(m.get("classes")) or spec.n_classes,
-                splits=[],
-                split_sizes={"all": n},
-                labeled=ssl_labeled_sizes(key, home),
-                present=ssl_files_present(key, home),
-                source=f"SSL book: {spec.title} (data{spec.index}.mat)",
-            )
+            _row(SSL_PREFIX + key, "ssl", n, d, k, present=present, source=source, labeled=labeled)
         )
 
     for key, (loader, n, d, k) in SKLEARN_SETS.items():

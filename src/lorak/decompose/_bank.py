@@ -40,8 +40,6 @@ def resolve_kernel_bank(kernels, X, rng, *, default: Callable[[], KernelBank]) -
         if not ks:
             raise ValueError("kernels is empty: give at least one kernel (or None)")
         bank = KernelBank(ks)
-    if len(bank) == 0:  # pragma: no cover - KernelBank refuses empty banks
-        raise ValueError("kernels is empty: give at least one kernel (or None)")
     return bank.resolve(X, rng)
 
 

@@ -44,6 +44,13 @@ class NystromNormalization:
 _POCON_MARGIN = 4.0
 
 
+def _weighted_record(N, w, rank, upper, lam, dtype) -> NystromNormalization:
+    """The record of N, its rows scaled by the landmark weights w (when given), in ``dtype``."""
+    if w is not None:
+        N *= w[:, None]
+    return NystromNormalization(np.ascontiguousarray(N, dtype=dtype), rank, upper, lam)
+
+
 def _cholesky_path(W, rtol):
     try:
         L = cholesky(W, lower=True, check_finite=False)
@@ -82,11 +89,8 @@ def _magnitude_normalization(lam, U, w, rtol, dtype) -> NystromNormalization:
     # W = 0 (one landmark of a kernel that is 0 on the diagonal, as additive χ²): W⁺ = 0,
     # a factor of rank 0, as before for these kernels
     keep = mag > rtol * mag[0] if mag.size else np.zeros(0, dtype=bool)
-    N = U[:, keep] / np.sqrt(mag[keep])
-    if w is not None:
-        N *= w[:, None]
-    return NystromNormalization(
-        np.ascontiguousarray(N, dtype=dtype), int(keep.sum()), False, lam[keep]
+    return _weighted_record(
+        U[:, keep] / np.sqrt(mag[keep]), w, int(keep.sum()), False, lam[keep], dtype
     )
 
 
@@ -110,29 +114,24 @@ def nystrom_normalization(
     """
     W = np.asarray(W, dtype=np.float64)
     _check_finite_w(W)
-    if weights is not None:
-        w = np.asarray(weights, dtype=np.float64)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if w is not None:
         W = W * w[:, None] * w[None, :]
     W = 0.5 * (W + W.T)
     rtol = default_rtol(dtype) if rtol is None else rtol
     if method == "auto":
         N = _cholesky_path(W, rtol)
         if N is not None:
-            if weights is not None:
-                N *= w[:, None]
-            return NystromNormalization(
-                np.ascontiguousarray(N, dtype=dtype), W.shape[0], True, None
-            )
+            return _weighted_record(N, w, W.shape[0], True, None, dtype)
     elif method != "eigh":
         raise ValueError(f"unknown method {method!r}; valid names are 'auto', 'eigh'")
     lam, U = eigh(W, driver="evd", check_finite=False)
     lam = lam[::-1]
     U = U[:, ::-1]
-    wv = None if weights is None else w
     if not psd and lam.size:
         big = float(np.max(np.abs(lam)))
         if big == 0 or -float(lam[-1]) > np.sqrt(np.finfo(np.dtype(dtype)).eps) * big:
-            return _magnitude_normalization(lam, U, wv, rtol, dtype)
+            return _magnitude_normalization(lam, U, w, rtol, dtype)
     top = lam[0] if lam.size else 0.0
     if not top > 0:
         raise ValueError(
@@ -140,11 +139,8 @@ def nystrom_normalization(
             "on the landmarks"
         )
     keep = spectral_keep(lam, rtol)
-    N = U[:, keep] / np.sqrt(lam[keep])
-    if weights is not None:
-        N *= w[:, None]
-    return NystromNormalization(
-        np.ascontiguousarray(N, dtype=dtype), int(keep.sum()), False, lam[keep]
+    return _weighted_record(
+        U[:, keep] / np.sqrt(lam[keep]), w, int(keep.sum()), False, lam[keep], dtype
     )
 
 
