@@ -371,15 +371,23 @@ def is_unlabeled(y) -> np.ndarray:
     return np.array([(v == UNLABELED) is True or v == str(UNLABELED) for v in y], dtype=bool)
 
 
-def _target_column(y, what: str):
-    """y as a 1-d array (a column vector is raveled, with scikit-learn's warning); a
-    complex y or one of another shape is refused with a message that names y."""
+def _target_column(y, n_samples: int, *, owner: str, what: str, marker: str):
+    """y as a 1-d array of ``n_samples`` entries (a column vector is raveled, with
+    scikit-learn's warning); y missing, complex, of another shape or length is refused
+    with a message that names y and says how unlabeled rows are marked (``marker``)."""
+    if y is None:
+        raise ValueError(
+            f"{owner} requires y to be passed, but the target y is None; give {what} {marker}"
+        )
     yv = np.asarray(y)
     if yv.dtype.kind == "c":
         raise ValueError(f"y holds complex numbers; give real {what}")
     if yv.ndim == 0 or yv.ndim > 2:
         raise ValueError(f"y must be 1-d, one entry per row of X; got shape {yv.shape}")
-    return column_or_1d(y, warn=True)
+    y = column_or_1d(y, warn=True)
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
+    return y
 
 
 def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
@@ -388,14 +396,8 @@ def parse_semi_supervised_y(y, n_samples: int, *, owner: str):
     Raises with messages that name the fix: y missing, wrong length, NaN/None used as
     the unlabeled marker, no labeled row, a single labeled class, continuous labels.
     """
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None; give class labels "
-            "with -1 for unlabeled rows (or must_link= groups)"
-        )
-    y = _target_column(y, "class labels")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
+    marker = "with -1 for unlabeled rows (or must_link= groups)"
+    y = _target_column(y, n_samples, owner=owner, what="class labels", marker=marker)
     if y.dtype.kind == "f" and np.isnan(y).any():
         raise ValueError(
             "y contains NaN; mark unlabeled rows with -1 (the scikit-learn "
@@ -441,14 +443,8 @@ def parse_semi_supervised_response(y, n_samples: int, *, owner: str):
     For regression targets NaN marks the unlabeled rows and −1 is an ordinary value
     (−1 stays the marker of class labels). At least 2 labeled rows, all finite.
     """
-    if y is None:
-        raise ValueError(
-            f"{owner} requires y to be passed, but the target y is None; give responses "
-            "with NaN on the unlabeled rows"
-        )
-    y = _target_column(y, "responses")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} entries, but X has {n_samples} rows")
+    marker = "with NaN on the unlabeled rows"
+    y = _target_column(y, n_samples, owner=owner, what="responses", marker=marker)
     try:
         y = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -139,13 +139,6 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path | None:
     return Path(data_home).expanduser()
 
 
-def _origin(data_home: str | os.PathLike | None) -> str:
-    """Say where the data home came from, for error messages."""
-    if data_home is not None:
-        return "data_home"
-    return f"{DATA_ENV_VAR}"
-
-
 def require_data_home(data_home: str | os.PathLike | None, what: str) -> Path:
     """Return the data home, or raise :class:`DataNotFoundError` explaining how to set it."""
     home = get_data_home(data_home)
@@ -155,9 +148,10 @@ def require_data_home(data_home: str | os.PathLike | None, what: str) -> Path:
             f"{_LAYOUT_HINT}"
         )
     if not home.is_dir():
+        origin = "data_home" if data_home is not None else DATA_ENV_VAR
         raise DataNotFoundError(
-            f"{what}: the data home {_origin(data_home)}={str(home)!r} is not an existing "
-            f"folder; {_LAYOUT_HINT}"
+            f"{what}: the data home {origin}={str(home)!r} is not an existing folder; "
+            f"{_LAYOUT_HINT}"
         )
     return home
 

@@ -16,8 +16,6 @@ from .._array_api import array_api_dispatched, array_namespace, device_of, has_f
 __all__ = [
     "BANDWIDTH_RULES",
     "bandwidth_scale",
-    "device_bandwidth_scale",
-    "lazy_bandwidth_scale",
     "scale_gamma",
 ]
 

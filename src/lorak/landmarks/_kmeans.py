@@ -27,7 +27,6 @@ __all__ = [
     "default_init_sample",
     "default_lloyd_sample",
     "kmeans_landmarks",
-    "lloyd_sample_rows",
 ]
 
 from ..kernels._elementwise import sparse_dense_product

@@ -44,7 +44,6 @@ __all__ = [
     "LSSVC",
     "LSSVR",
     "LSSVMSolution",
-    "device_lssvm_moments",
     "lssvm_fit_dense",
     "lssvm_fit_factor",
     "lssvm_moments",
