@@ -67,31 +67,6 @@ def ordered_splits(entry: dict[str, Any]) -> list[str]:
     return first + [s for s in names if s not in first]
 
 
-def _split_info(name: str, entry: dict[str, Any], split: str) -> dict[str, Any]:
-    info = entry["files"][split]
-    if not isinstance(info, dict):
-        raise ValueError(f"manifest entry {name!r} split {split!r} should be an object")
-    missing = [k for k in ("file", "n_features", "n_samples") if k not in info]
-    if missing:
-        raise ValueError(
-            f"manifest entry {name!r} split {split!r} should have keys file, n_features, "
-            f"n_samples; missing {missing}"
-        )
-    for key, low in (("n_features", 1), ("n_samples", 0)):
-        v = info[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(
-                f"manifest entry {name!r} split {split!r}: {key} should be an integer "
-                f">= {low}; found {v!r}"
-            )
-    if not isinstance(info["file"], str) or not info["file"]:
-        raise ValueError(
-            f"manifest entry {name!r} split {split!r}: file should be a path relative to "
-            f"the data folder; found {info['file']!r}"
-        )
-    return info
-
-
 def _read_one(
     home: Path, name: str, split: str, info: dict[str, Any], dtype, verify: bool
 ) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -160,6 +135,9 @@ def load_libsvm(
 ) -> tuple[Any, np.ndarray, str, dict[str, Any]]:
     """Read one split (or the concatenation ``"all"``) of a manifest LIBSVM set.
 
+    ``entry`` comes from a manifest :func:`lorak.datasets._base.read_manifest` has read,
+    so checked against the schema already (each split's file, n_features, n_samples).
+
     Returns
     -------
     X, y, split, meta
@@ -176,10 +154,7 @@ def load_libsvm(
             f"dataset {name!r}: expected split to be one of {[*available, 'all']} "
             f"(or None for 'train'), found {split!r}"
         )
-    parts = []
-    for s in order:
-        info = _split_info(name, entry, s)
-        parts.append(_read_one(home, name, s, info, dtype, verify))
+    parts = [_read_one(home, name, s, entry["files"][s], dtype, verify) for s in order]
     widths = {p[0].shape[1] for p in parts}
     if len(widths) > 1:
         raise DataIntegrityError(
