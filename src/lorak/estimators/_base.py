@@ -132,28 +132,23 @@ class _KernelFactor(TransformerBase):
 
     # ------------------------------------------------------------ the template fit
     def fit(self, X, y=None):
-        """Validate X, build the kernel, choose landmarks, run the math, store the factor.
+        """Validate X, build the kernel, run the math, store the factor.
 
         The steps are the hooks below; an estimator supplies ``_fit_math`` (and, where it
-        has them, ``_check_fit_params`` and ``_select_landmarks``).
+        has one, ``_check_fit_params``).
         """
         X = self._validate_fit_X(X)
         m = self._check_fit_params(X)
         rng = check_generator(self.random_state) if hasattr(self, "random_state") else None
         self.kernel_ = self._build_kernel(X, rng)
-        landmarks = self._select_landmarks(X, m, rng)
-        self._fit_math(X, y, landmarks)
+        self._fit_math(X, y, m)
         return self
 
     def _check_fit_params(self, X):
-        """Check the parameters against X; return the rank or landmark count m."""
+        """Check the parameters against X; return the rank m the math computes."""
         return self._check_n_components(X.shape[0])
 
-    def _select_landmarks(self, X, m, rng):
-        """The landmarks the math works on, or None when it needs none."""
-        return None
-
-    def _fit_math(self, X, y, landmarks):  # pragma: no cover - every factor defines it
+    def _fit_math(self, X, y, m):  # pragma: no cover - every factor defines it
         raise NotImplementedError
 
     # ------------------------------------------------------------ shared steps

@@ -97,10 +97,10 @@ class IncompleteCholesky(_KernelFactor):
             raise ValueError(f"tol must be in [0, 1); got {self.tol!r}")
         return m
 
-    def _fit_math(self, X, y, landmarks):
-        """Run the pivoted incomplete Cholesky on k(X, X); store G and its pivots."""
+    def _fit_math(self, X, y, m):
+        """Run the pivoted incomplete Cholesky on k(X, X) up to rank m; store G and its
+        pivots."""
         kernel = self.kernel_
-        m = self._check_n_components(X.shape[0])
         res = incomplete_cholesky(
             kernel.diag(X),
             lambda i: kernel(X, X[i : i + 1]).ravel(),

@@ -536,9 +536,8 @@ class ExactEigen(_KernelFactor):
             )
         return self._check_n_components(n)
 
-    def _fit_math(self, X, y, landmarks):
-        """The top eigenpairs of the full kernel matrix of X."""
-        m = self._check_n_components(X.shape[0])
+    def _fit_math(self, X, y, m):
+        """The top m eigenpairs of the full kernel matrix of X."""
         K = kernel_block(self.kernel_, X, X).astype(np.float64, copy=False)
         lam, U = top_eigenpairs(K, m)
         self.eigenvalues_ = lam
