@@ -69,50 +69,45 @@ def _inputs(X, Z, R=None):
     return (*(on_device(A, xp, dev) for A in (X, Z, R)), xp)
 
 
-def _check_shapes(kernel, X, Z):
+def _check_shapes(X, Z, *, numeric: bool):
+    """Cheap O(1) checks, so that a wrong shape (or, with ``numeric``, dtype) is named,
+    not a numpy error deep in a GEMM."""
     for name, A in (("X", X), ("Z", Z)):
         if getattr(A, "ndim", None) != 2:
             got = f"{A.ndim}-D" if hasattr(A, "ndim") else type(A).__name__
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got {got}")
+        if numeric and getattr(A, "dtype", np.dtype(object)).kind not in "biuf":
+            raise TypeError(f"{name} must be numeric; got dtype {getattr(A, 'dtype', None)}")
     if X.shape[1] != Z.shape[1]:
         raise ValueError(f"Z has {Z.shape[1]} features, but X has {X.shape[1]}")
-    kernel._require_resolved()
+
+
+def _prepared(prepare, X, Z, dtype, *args):
+    """``prepare(Z, dtype, *args)``; for k(X, X) an error about Z names X (the user
+    passed X)."""
+    try:
+        return prepare(Z, dtype, *args)
+    except ValueError as exc:
+        if Z is X and str(exc).startswith("Z "):
+            raise ValueError("X" + str(exc)[1:]) from None
+        raise
 
 
 def _prepare_device(kernel, X, Z, xp):
     from ._device import device_prepare, result_dtype
 
-    _check_shapes(kernel, X, Z)
+    _check_shapes(X, Z, numeric=False)
+    kernel._require_resolved()
     dtype = result_dtype(xp, X, Z)
-    try:
-        Zd, aux = device_prepare(kernel, Z, dtype, xp)
-    except ValueError as exc:
-        if Z is X and str(exc).startswith("Z "):
-            raise ValueError("X" + str(exc)[1:]) from None
-        raise
-    return dtype, Zd, aux
+    return (dtype, *_prepared(functools.partial(device_prepare, kernel), X, Z, dtype, xp))
 
 
 def _prepare(kernel, X, Z):
-    # cheap O(1) checks so that a wrong shape or dtype is named, not a numpy error deep
-    # in a GEMM; a user's callable kernel may take non-numeric rows, so it is exempt
-    for name, A in () if getattr(kernel, "name", None) == "callable" else (("X", X), ("Z", Z)):
-        if getattr(A, "ndim", None) != 2:
-            got = f"{A.ndim}-D" if hasattr(A, "ndim") else type(A).__name__
-            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); got {got}")
-        if getattr(A, "dtype", np.dtype(object)).kind not in "biuf":
-            raise TypeError(f"{name} must be numeric; got dtype {getattr(A, 'dtype', None)}")
-    if getattr(kernel, "name", None) != "callable" and X.shape[1] != Z.shape[1]:
-        raise ValueError(f"Z has {Z.shape[1]} features, but X has {X.shape[1]}")
+    if getattr(kernel, "name", None) != "callable":  # a user's callable takes any rows
+        _check_shapes(X, Z, numeric=True)
     kernel._require_resolved()
     dtype = float_dtype(X, Z)
-    try:
-        Zd, aux = kernel._prepare(Z, dtype)
-    except ValueError as exc:  # k(X, X): the user passed X, so name it
-        if Z is X and str(exc).startswith("Z "):
-            raise ValueError("X" + str(exc)[1:]) from None
-        raise
-    return dtype, Zd, aux
+    return (dtype, *_prepared(kernel._prepare, X, Z, dtype))
 
 
 def _check_out(out, shape, dtype, inputs, *, contiguous=True):

@@ -350,16 +350,12 @@ class _Decoder:
         fmt = node["format"]
         parts = {k: self._array(v) for k, v in node["parts"].items()}
         shape = tuple(int(s) for s in node["shape"])
-        if fmt == "csr":
-            cls = sp.csr_array if node["kind"] == "array" else sp.csr_matrix
-            return cls((parts["data"], parts["indices"], parts["indptr"]), shape=shape)
-        if fmt == "csc":
-            cls = sp.csc_array if node["kind"] == "array" else sp.csc_matrix
-            return cls((parts["data"], parts["indices"], parts["indptr"]), shape=shape)
+        if fmt not in ("csr", "csc", "coo"):  # the formats _encode_sparse writes
+            raise PersistenceError(f"corrupt file: sparse format {fmt!r}")
+        cls = getattr(sp, f"{fmt}_array" if node["kind"] == "array" else f"{fmt}_matrix")
         if fmt == "coo":
-            cls = sp.coo_array if node["kind"] == "array" else sp.coo_matrix
             return cls((parts["data"], (parts["row"], parts["col"])), shape=shape)
-        raise PersistenceError(f"corrupt file: sparse format {fmt!r}")
+        return cls((parts["data"], parts["indices"], parts["indptr"]), shape=shape)
 
     def _decode_object(self, node):
         name = node["class"]
