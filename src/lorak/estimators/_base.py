@@ -51,6 +51,16 @@ def check_symmetric_block(W, dtype, what: str) -> None:
         )
 
 
+def refuse_sparse_kernel(K, alternative: str = "") -> None:
+    """A TypeError for a sparse matrix given as a precomputed kernel (``alternative``:
+    what else the caller takes besides a dense array)."""
+    if sp.issparse(K):
+        raise TypeError(
+            "sparse input is not supported with kernel='precomputed': pass the kernel "
+            f"matrix as a dense array{alternative}"
+        )
+
+
 def store_record(estimator, record, *, skip=()) -> None:
     """Copy a fit's result record (a dataclass) to fitted attributes: each field, but
     those in ``skip``, under its own name with a trailing underscore (``C`` → ``C_``).
@@ -190,11 +200,7 @@ class _KernelFactor(TransformerBase):
         if isinstance(K, KernelColumns):
             record_n_features(self, K.shape[0], reset=True)
             return K, K.diag, K.column, np.dtype(np.float64)
-        if sp.issparse(K):
-            raise TypeError(
-                "sparse input is not supported with kernel='precomputed': pass the kernel "
-                "matrix as a dense array or a lorak.kernels.KernelColumns"
-            )
+        refuse_sparse_kernel(K, " or a lorak.kernels.KernelColumns")
         K = validate_data(self, K, dtype=[np.float64, np.float32], reset=True)
         if K.shape[0] != K.shape[1]:
             raise ValueError(
@@ -229,11 +235,7 @@ class _KernelFactor(TransformerBase):
         """G of a precomputed k(X_new, landmarks) (n' × m) or k(X_new, X_train) (n' × n)."""
         idx = np.asarray(self.component_indices_)
         n, m = int(self.n_features_in_), int(idx.size)
-        if sp.issparse(X):
-            raise TypeError(
-                "sparse input is not supported with kernel='precomputed': pass the kernel "
-                "matrix as a dense array"
-            )
+        refuse_sparse_kernel(X)
         shape = getattr(X, "shape", None)
         if shape is None:  # a list or another array-like: read it once
             X = check_data(X, accept_sparse=False)

@@ -39,6 +39,7 @@ from ._base import (
     check_product_matrix,
     check_symmetric_block,
     new_rows,
+    refuse_sparse_kernel,
 )
 
 __all__ = ["ExactEigen", "Nystroem"]
@@ -412,11 +413,7 @@ class Nystroem(_LandmarkFactor):
         the landmark rows of k(X, landmarks)), checked to be symmetric; ``transform``
         takes k(X_new, landmarks) (n' × m) or k(X_new, X_train) (n' × n).
         """
-        if sp.issparse(K):
-            raise TypeError(
-                "sparse input is not supported with kernel='precomputed': pass the kernel "
-                "matrix as a dense array"
-            )
+        refuse_sparse_kernel(K)
         n = K.shape[0]
         given = np.asarray(self.landmarks) if m is None else None
         columns = (  # k(X, landmarks): one column per given landmark row
