@@ -328,8 +328,8 @@ def _graph_factor():
 def test_large_n_paths_agree_on_dask_and_in_memory(moons, threads, monkeypatch):
     """Above the thresholds the kernel-row Grams, the bandwidth sample and Lloyd's
     sample are used (lowered here to this n): the same draws on dask as in memory."""
-    import lorak.estimators._graph_factor as gf
     import lorak.landmarks._kmeans as km
+    import lorak.learn._graph_entry as gf
 
     monkeypatch.setattr(gf, "KERNEL_ROWS_MIN_SAMPLES", 10)
     monkeypatch.setattr(gf, "BANDWIDTH_SAMPLE", 150)
@@ -349,7 +349,7 @@ def test_large_n_paths_agree_on_dask_and_in_memory(moons, threads, monkeypatch):
 def test_kernel_row_grams_give_the_factor_row_deformation(moons, monkeypatch):
     """The kernel-row path (N applied after the sum) and the factor-row path give the
     same γ and, to the round-off N amplifies, the same R."""
-    import lorak.estimators._graph_factor as gf
+    import lorak.learn._graph_entry as gf
 
     X, _, ys, _, _ = moons
     ref = _graph_factor().fit(X, ys)

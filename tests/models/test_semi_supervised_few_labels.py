@@ -197,3 +197,43 @@ def test_a_bad_n_components_is_named(moons, r):
     X, _, ys, _ = moons
     with pytest.raises(ValueError, match="n_components"):
         GraphRegularizedFactor(n_components=r).fit(X, ys)
+
+
+# ------------------------------------------------------------------ one decision
+
+
+class _OtherDecision(GraphRegularizedFactor):
+    """A graph factor whose recorded few-label decision is the opposite of the count's:
+    the model must follow the factor, not decide again."""
+
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        self.few_labels_ = not self.few_labels_
+        return self
+
+
+def test_the_head_follows_the_factor_few_label_decision(moons, gaussians):
+    X, _, ys, _ = moons  # 3 labeled rows per class: few
+    clf = SemiSupervisedFactorClassifier().fit(X, ys)
+    assert clf.few_labels_ is clf.factor_.few_labels_ is True
+    other = SemiSupervisedFactorClassifier(_OtherDecision(random_state=0)).fit(X, ys)
+    assert other.factor_.few_labels_ is False and other.few_labels_ is False
+    assert not isinstance(other.classifier_, SelfTrainedRidge)
+    Xg, yg = gaussians  # every row labeled: not few, unless the factor says so
+    many = SemiSupervisedFactorClassifier(_OtherDecision(random_state=0)).fit(Xg, yg)
+    assert many.factor_.few_labels_ is True and many.few_labels_ is True
+    assert isinstance(many.classifier_, SelfTrainedRidge)
+
+
+def test_the_decision_is_taken_without_a_graph_factor_decision(moons):
+    """A plain factor decides nothing, a graph factor reading the labels as responses
+    neither: the model takes the decision on its labels (lorak.learn.few_labels)."""
+    X, _, ys, _ = moons
+    plain = SemiSupervisedFactorClassifier(Nystroem(n_components=30, random_state=0))
+    plain.fit(X, ys)
+    assert not hasattr(plain.factor_, "few_labels_")
+    assert plain.few_labels_ is True and isinstance(plain.classifier_, SelfTrainedRidge)
+    resp = SemiSupervisedFactorClassifier(GraphRegularizedFactor(target="regression"))
+    resp.fit(X, ys)
+    assert resp.factor_.few_labels_ is None and resp.factor_.target_type_ == "regression"
+    assert resp.few_labels_ is True and isinstance(resp.classifier_, SelfTrainedRidge)

@@ -2,8 +2,11 @@
 
 :class:`GraphRegularizedFactor` wraps any inductive factor (Nyström by default) and
 returns G R with R Rᵀ = (I + γ GᵀLᵖG)⁻¹ — the point-cloud kernel of manifold
-regularization in factor form; its math (derivation, graphs, the choice of γ) is in
-:mod:`lorak.learn._graph_factor`.
+regularization in factor form. This module validates the input, owns the rows (the
+sample of ``subsample``, the labeled rows, the inner factor's fit) and stores the
+record of the math's one entry, :func:`lorak.learn.fit_graph_factor` (the derivation,
+the graphs and the choice of γ: :mod:`lorak.learn._graph_entry` and the modules it
+calls).
 """
 
 from __future__ import annotations
@@ -15,10 +18,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import as_dense, like_input, namespace_name, to_numpy
+from .._array_api import as_dense, like_input, namespace_name
 from .._rows import host_targets, resolve_rows
 from .._validation import (
-    UNLABELED,
     SemiSupervisedTargets,
     check_generator,
     check_in_choices,
@@ -26,33 +28,8 @@ from .._validation import (
     parse_class_labels,
     parse_semi_supervised_response,
 )
-from ..landmarks import select_landmarks
-from ..learn import (
-    FEW_LABELS_GAMMA,
-    FEW_LABELS_PENALTY,
-    FEW_LABELS_RANK_FRACTION,
-    GRAPH_GAMMA_GRID,
-    GRAPH_INFORMATIVE_RATIO,
-    GRAPH_PENALTY_GRID,
-    AnchorGraph,
-    anchor_bandwidth,
-    anchor_laplacian_gram,
-    deformation,
-    deformation_matrix,
-    device_anchor_bandwidth,
-    device_anchor_laplacian_gram,
-    few_labels,
-    graph_energy_ratio,
-    graph_laplacian_gram,
-    knn_adjacency,
-    principal_map,
-    rank_candidates,
-    resolve_target_type,
-    ridge_targets,
-    select_gamma_penalty,
-    select_rank,
-)
-from ._base import TransformerBase, check_product_matrix, new_rows
+from ..learn import GRAPH_GAMMA_GRID, fit_graph_factor, graph_factor_map, resolve_target_type
+from ._base import TransformerBase, check_product_matrix, new_rows, store_record
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
 
@@ -64,28 +41,6 @@ def default_graph_components(n_samples: int) -> int:
     """m of the default Nyström factor: ⌈n/3⌉, at most :data:`GRAPH_MAX_COMPONENTS`."""
     return int(max(1, min(-(-n_samples // 3), GRAPH_MAX_COMPONENTS, n_samples)))
 
-
-#: σ² of the anchor graph's kernel weights is a mean over all rows up to this many,
-#: over this many drawn at random above (a mean of 10⁵ terms: its relative standard
-#: error is about 0.3 % of the spread of the s-th anchor distances).
-BANDWIDTH_SAMPLE = 100_000
-
-#: The anchor graph's pass accumulates the Grams of the kernel rows (N applied once,
-#: after the sum; see :func:`_kernel_rows_map`) above this many rows, where the m × m
-#: product per row it saves is most of the pass; at and below, the Grams of the
-#: factor's rows (the small sets keep the round-off of the factor's own rows).
-KERNEL_ROWS_MIN_SAMPLES = 10_000
-#: ... and only while ‖N‖₂² (1/λ_min of the landmark kernel) is at most this: the
-#: Grams' round-off, eps·n·max k(x, x) on the kernel rows, grows by ‖N‖₂² when N is
-#: applied after the sum (≤ 2·10⁻¹⁰ of the Gram's scale here, against ‖N‖₂·eps on the
-#: factor's rows). A landmark kernel more ill-conditioned than that goes through the
-#: factor's rows at any n.
-KERNEL_ROWS_MAX_AMPLIFICATION = 1e6
-
-
-#: The mean row of the factor (for ``graph_energy_ratio_``) is taken over all rows up
-#: to this many, over this many drawn at random above.
-MEAN_ROW_SAMPLE = 10_000
 
 #: ``subsample``'s default: above this many rows, the graph's statistics are estimated
 #: on this many rows drawn at random (see ``subsample``).
@@ -103,43 +58,6 @@ def gamma_grid(n_samples: int) -> tuple:
     """The relative graph weights ``gamma="auto"`` chooses among for n rows."""
     f = min(1.0, GAMMA_GRID_ROWS / max(int(n_samples), 1))
     return tuple(float(t) * f for t in GRAPH_GAMMA_GRID)
-
-
-def _sq_spectral_norm(N, n_iter=50) -> float:
-    """‖N‖₂² by power iteration on NᵀN from a fixed start (a lower estimate that
-    converges from below; 50 steps of m² each), bounded above by ‖N‖_F²."""
-    fro = float(np.sum(N * N))
-    if N.size == 0 or fro == 0.0:
-        return 0.0
-    v = np.random.default_rng(0).standard_normal(N.shape[1])
-    est = 0.0
-    for _ in range(n_iter):
-        v /= np.linalg.norm(v)
-        w = N.T @ (N @ v)
-        est = float(v @ w)
-        v = w
-    # the estimate from below, padded by its last step's relative change bound
-    return min(fro, 2.0 * est)
-
-
-def _kernel_rows_map(factor, n_samples):
-    """(rows, N) with factor.transform(X) = rows(X) @ N — the factor's kernel rows and
-    its map, from the factor's ``kernel_rows_map`` (a lorak ``Nystroem``) — when there
-    are more than :data:`KERNEL_ROWS_MIN_SAMPLES` rows and ‖N‖₂² stays within
-    :data:`KERNEL_ROWS_MAX_AMPLIFICATION`; else None.
-
-    The anchor graph's pass then accumulates m × m Grams of the kernel rows and applies
-    N once at the end, instead of multiplying every row by N: a third less work per
-    row at m = 1000. Other factors go through ``transform``.
-    """
-    own = getattr(factor, "kernel_rows_map", None)
-    kmap = own() if n_samples > KERNEL_ROWS_MIN_SAMPLES and own is not None else None
-    if kmap is None:
-        return None
-    rows, N, max_diag = kmap
-    if _sq_spectral_norm(N) * max(max_diag, 1.0) > KERNEL_ROWS_MAX_AMPLIFICATION:
-        return None
-    return rows, N
 
 
 def _is_scalar(gamma) -> bool:
@@ -308,12 +226,18 @@ class GraphRegularizedFactor(TransformerBase):
     rank_ : int, the number of principal directions kept (m: all of them).
     rank_scores_ : (len(ranks), len(penalties)) ndarray or None, the leave-one-out
         mean squared error behind ``rank_`` (``n_components="auto"``).
-    gamma_rule_ : "leave_one_out" or "few_labels", how ``gamma="auto"`` chose: by
+    gamma_rule_ : "leave_one_out", "few_labels" or None, how ``gamma="auto"`` chose: by
         leave-one-out over the labeled rows, or — class labels too few for
-        leave-one-out to tell candidates apart (:func:`lorak.learn.few_labels`) — the
-        graph at full strength (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is
-        informative, else the
-        plain factor, with the penalty :data:`lorak.learn.FEW_LABELS_PENALTY`.
+        leave-one-out to tell candidates apart (``few_labels_``) — the graph at full
+        strength (t = :data:`lorak.learn.FEW_LABELS_GAMMA`) when it is informative, else
+        the plain factor, with the penalty :data:`lorak.learn.FEW_LABELS_PENALTY`; None
+        when gamma was given.
+    target_type_ : "classification", "regression" or None, how y was read (None
+        without y).
+    few_labels_ : bool or None, whether y's class labels are too few for leave-one-out
+        (:func:`lorak.learn.few_labels`), the decision the few-label rule of
+        ``gamma="auto"`` follows and :class:`lorak.SemiSupervisedFactorClassifier` reads
+        for its head; None for responses or without y.
     graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
         energy of the factor's centred rows per unit of their variance: about 1 for a
         graph whose edges join random rows (it tells nothing the kernel does not),
@@ -516,18 +440,14 @@ class GraphRegularizedFactor(TransformerBase):
 
     # ------------------------------------------------------------ labels
     def _targets(self, y, n):
-        """(kind, labeled rows, y passed to the factor, ridge targets) or None. y parsed
+        """y parsed (:class:`lorak._validation.SemiSupervisedTargets`), or None. y parsed
         by a semi-supervised model is taken as it is when its kind is ``target``'s."""
         if y is None:
             return None
         t = y if isinstance(y, SemiSupervisedTargets) else None
         if t is None or self.target not in ("auto", t.kind):
             t = self._parse_targets(y if t is None else t.coded, n)
-        if t.kind == "regression":
-            sd = float(np.std(t.values))
-            T = ((t.values - t.values.mean()) / (sd if sd > 0 else 1.0))[:, None]
-            return t.kind, t.rows, t.coded, T
-        return t.kind, t.rows, t.coded, ridge_targets(t.codes, t.classes.size)
+        return t
 
     def _parse_targets(self, y, n):
         name = type(self).__name__
@@ -543,37 +463,52 @@ class GraphRegularizedFactor(TransformerBase):
         """Fit the factor, build the graph on the rows of X, choose γ (from the labeled
         rows of y when ``gamma="auto"``) and store R.
 
-        Stages: the input and the labeled rows (:meth:`_fit_input`), the inner factor,
-        the graph's m × m statistics GᵀG and GᵀLᵖG (:meth:`_graph_grams`), their
-        eigendecomposition, γ (:meth:`_choose_gamma`), R(γ)."""
-        rows, labels, labeled = self._fit_input(X, y)
+        Validate (:meth:`_fit_input`), read the rows (the sample of ``subsample`` and
+        the labeled rows, :meth:`_rows_in_memory`; the inner factor,
+        :meth:`_fit_inner_factor`), then the math's one entry,
+        :func:`lorak.learn.fit_graph_factor` (the graph's statistics, ρ, the few-label
+        decision, γ, the penalty and the rank, R), whose record is stored."""
+        rows, targets, labeled = self._fit_input(X, y)
         n = rows.n_rows
-        rng = check_generator(self.random_state)
-        seed = int(rng.integers(2**31 - 1))
+        seed = int(check_generator(self.random_state).integers(2**31 - 1))
         S, X_l = self._rows_in_memory(rows, labeled, seed)
-        learned = rows if S is None else S  # the rows the graph's averages are over
-        if self.factor is None:  # the default factor learns averages: the sample does
-            factor = _default_nystroem(self._rows_learned_from(n), seed)
-            self.factor_ = factor.fit(learned.input_for(factor))
-        else:
-            factor = clone(self.factor)
-            self.factor_ = factor.fit(rows.input_for(factor), None if labels is None else labels[2])
-        defo = deformation(*self._graph_grams(rows, S, seed), n_rows=n)
-        self.penalty_, self.loo_scores_, self.rank_scores_ = None, None, None
-        self.graph_energy_ratio_ = self._energy_ratio(learned, defo, seed, n)
-        t, pmap = (
-            (float(self.gamma), None) if X_l is None else self._choose_gamma(X_l, labels, defo, n)
-        )
-        self.gamma_ = float(t)
-        self.laplacian_weight_ = defo.gamma(t)
-        R, self.mean_sq_norm_ = self._components(defo, t, n, pmap)
-        self.components_ = R.astype(rows.dtype)
+        self.factor_ = self._fit_inner_factor(rows, S, targets, seed)
+        fit = fit_graph_factor(
+            rows, self.factor_, targets, sample=S, labeled=X_l, **self._graph_options(n),
+            gamma=self.gamma, gammas=gamma_grid(n), n_components=self.n_components,
+            selection=self.selection, seed=seed,
+        )  # fmt: skip
+        store_record(self, fit, skip=("components", "deformation"))
+        self.components_ = fit.components.astype(rows.dtype)
         self.n_components_ = int(self.components_.shape[1])
         # what gamma_candidates, transform_at and use_gamma read: the m × m statistics
         # and the number of training rows, so that γ can change without a refit
-        self._deformation = defo if self.keep_statistics else None
+        self._deformation = fit.deformation if self.keep_statistics else None
         self._n_fit_rows = int(n)
         return self
+
+    def _fit_inner_factor(self, rows, S, targets, seed):
+        """The inner factor, fitted: the default Nyström on the rows the graph's averages
+        are over (it learns averages: the sample does), a factor you pass cloned and
+        fitted on all rows with y as coded."""
+        if self.factor is None:
+            factor = _default_nystroem(self._rows_learned_from(rows.n_rows), seed)
+            return factor.fit((rows if S is None else S).input_for(factor))
+        factor = clone(self.factor)
+        return factor.fit(rows.input_for(factor), None if targets is None else targets.coded)
+
+    def _graph_options(self, n):
+        """The graph :func:`lorak.learn.fit_graph_factor` builds on n rows: "anchor",
+        "knn" or the checked adjacency, with its resolved sizes and options."""
+        graph = self.graph if isinstance(self.graph, str) else self._check_graph(self.graph, n)
+        return {
+            "graph": graph,
+            "n_anchors": self._resolve_n_anchors(n) if self._graph_is("anchor") else None,
+            "n_neighbors": self._n_neighbors(),
+            "weights": self.weights,
+            "power": self.power,
+            "knn_method": self.knn_method,
+        }
 
     # ------------------------------------------------------------ γ after the fit
     def gamma_candidates(self):
@@ -707,42 +642,22 @@ class GraphRegularizedFactor(TransformerBase):
         ``rank``: its ``rank`` leading principal directions): M the m × r map of
         ``transform`` (None for γ = 0 at full rank: the factor itself)."""
         defo, n = self._fitted_deformation()
-        pmap = None if rank is None else principal_map(defo, t, rank, n)
-        R, ms = self._map(defo, t, n, pmap)
-        m = defo.eigenvectors.shape[0]
-        if R.shape[1] == m and defo.gamma(t) == 0:
-            return None, ms, m
-        return R, ms, int(R.shape[1])
+        if rank is None and isinstance(self.n_components, numbers.Integral):
+            rank = int(self.n_components)
+        pmap = graph_factor_map(defo, t, n, rank)
+        if pmap.rank == defo.eigenvectors.shape[0] and defo.gamma(t) == 0:
+            return None, pmap.mean_sq_norm, pmap.rank
+        return pmap.matrix, pmap.mean_sq_norm, pmap.rank
 
     def _is_identity(self):
         """γ = 0 at full rank: ``transform`` is the factor itself, exactly."""
         R = self.components_
         return self.laplacian_weight_ == 0 and R.shape[0] == R.shape[1]
 
-    def _components(self, defo, t, n, pmap):
-        """(R or its leading principal directions (m × r), the training rows' mean
-        squared norm): ``pmap``, the rank chosen with γ, else ``n_components`` when it
-        is a number; R itself at full rank. Sets ``rank_``."""
-        R, ms = self._map(defo, t, n, pmap)
-        self.rank_ = int(R.shape[1])
-        return R, ms
-
-    def _map(self, defo, t, n, pmap):
-        """(the m × r map of :meth:`_components`, the training rows' mean squared
-        norm), setting nothing."""
-        m = defo.eigenvectors.shape[0]
-        if pmap is None and isinstance(self.n_components, numbers.Integral):
-            pmap = principal_map(defo, t, min(int(self.n_components), m), n)
-        if pmap is not None and pmap.rank < m:
-            return pmap.matrix, pmap.mean_sq_norm
-        R = deformation_matrix(defo, t)
-        # ‖G R‖_F² = tr(Rᵀ GᵀG R): the training rows' feature scale without a pass
-        return R, float(np.sum(R * (defo.gram @ R))) / n
-
     def _fit_input(self, X, y):
-        """(the rows of X, resolved; the parsed labels or None; the indices of the
-        labeled rows when ``gamma="auto"`` reads them, else None). A dask X is read by
-        passes over its chunks."""
+        """(the rows of X, resolved; y parsed or None; the indices of the labeled rows
+        when ``gamma="auto"`` reads them, else None). A dask X is read by passes over its
+        chunks."""
         name = type(self).__name__
         rows = resolve_rows(self, X)
         self._check_lazy_params(rows)
@@ -750,10 +665,10 @@ class GraphRegularizedFactor(TransformerBase):
         self._check_params(n)
         _check_inner_factor(self.factor)
         self._check_device_params(rows)
-        labels = self._targets(host_targets(y), n)
+        targets = self._targets(host_targets(y), n)
         if not isinstance(self.gamma, str):
-            return rows, labels, None
-        if labels is None:
+            return rows, targets, None
+        if targets is None:
             raise ValueError(
                 f"{name}: gamma='auto' chooses the Laplacian's weight from labeled rows; "
                 "pass y (class labels with -1 = unlabeled, or responses with NaN = "
@@ -763,13 +678,13 @@ class GraphRegularizedFactor(TransformerBase):
         # MIN_LABELS_PER_CLASS rows in a class the few-label rule takes them, with no
         # leave-one-out: one labeled row per class will do. Responses always go through
         # leave-one-out, which needs rows to leave out.
-        if labels[0] == "regression" and labels[1].size < 3:
+        if targets.kind == "regression" and targets.rows.size < 3:
             raise ValueError(
                 f"{name}: gamma='auto' chooses the graph weight for responses by "
                 "leave-one-out, which needs at least 3 labeled rows; y has "
-                f"{labels[1].size} (NaN = unlabeled)"
+                f"{targets.rows.size} (NaN = unlabeled)"
             )
-        return rows, labels, labels[1]
+        return rows, targets, targets.rows
 
     def _rows_in_memory(self, rows, labeled, seed):
         """(the sample of :meth:`_sample_indices` as rows, or None; the labeled rows or
@@ -797,143 +712,6 @@ class GraphRegularizedFactor(TransformerBase):
                 "are k-means centres of the sampled rows; pass a larger subsample (or None)"
             )
         return np.sort(np.random.default_rng([seed, 4]).choice(n, s, replace=False))
-
-    def _graph_grams(self, rows, S, seed):
-        """(GᵀG, GᵀLᵖG) of the fitted factor's rows G and the graph on the rows of X; the
-        anchor graph's by passes over row chunks (on X's device for an array API X),
-        the others in memory. Sets ``anchors_``.
-
-        With a sample ``S`` (more rows than ``subsample``), the anchors, the bandwidth
-        and the anchor graph's m × m sums come from its rows, the sums scaled by n/|S|:
-        unbiased for GᵀG, and for GᵀLᵖG to the relative order of (anchors / |S|) —
-        each anchor's weight Λ_jj is itself estimated."""
-        n = rows.n_rows
-        if S is not None:
-            GtG, H = self._anchor_grams(S, seed, n)
-            f = n / S.n_rows
-            return GtG * f, H * f
-        if self._graph_is("anchor"):
-            return self._anchor_grams(rows, seed, n)
-        self.anchors_ = None
-        G = as_dense(rows.features(self.factor_))
-        if self._graph_is("knn"):
-            A = knn_adjacency(
-                rows.data, self._n_neighbors(), method=self.knn_method, random_state=seed
-            )
-        else:
-            A = self._check_graph(self.graph, n)
-        return graph_laplacian_gram(G, A, self.power)
-
-    def _anchor_grams(self, rows, seed, n):
-        """(GᵀG, GᵀLᵖG) of the anchor graph on the rows (all n rows, or a sample of
-        them): its anchors (k-means), bandwidth, and one pass over row chunks."""
-        X, transform = rows.data, rows.block_transform(self.factor_)
-        a = self._resolve_n_anchors(n)
-        anchors = select_landmarks("kmeans", X, a, rng=np.random.default_rng(seed)).points
-        s = min(self._n_neighbors(), a)
-        if rows.on_device:  # the passes on X's device; the m × m results on the host
-            (anchors,) = rows.like(anchors)
-            self.anchors_ = anchors
-            sigma2 = device_anchor_bandwidth(X, anchors, s)
-            GtG, H, _ = device_anchor_laplacian_gram(X, transform, anchors, s, sigma2, self.power)
-            return GtG, H
-        anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors, np.float64)
-        self.anchors_ = anchors
-        sample = self._bandwidth_rows(rows, seed)
-        graph = AnchorGraph(anchors, s, anchor_bandwidth(sample, anchors, s), self.weights)
-        kmap = _kernel_rows_map(self.factor_, n)
-        if kmap is None:
-            GtG, H, _ = anchor_laplacian_gram(X, transform, graph, self.power)
-        else:  # the Grams of the kernel rows, N applied once
-            GtG, H, _ = anchor_laplacian_gram(X, kmap[0], graph, self.power, linear_map=kmap[1])
-        return GtG, H
-
-    def _choose_gamma(self, X_l, labels, defo, n):
-        """t (γ's relative weight) with the ridge penalty (sets ``penalty_``,
-        ``loo_scores_``, ``target_type_``, ``gamma_rule_``).
-
-        Class labels too few for leave-one-out (:func:`lorak.learn.few_labels`): no
-        leave-one-out (it would score each candidate on a count out of a
-        handful of rows); the graph at full strength (t =
-        :data:`lorak.learn.FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
-        informative — ``graph_energy_ratio_`` below
-        :data:`lorak.learn.GRAPH_INFORMATIVE_RATIO` — else the plain factor cut to its
-        leading principal directions (m · :data:`lorak.learn.FEW_LABELS_RANK_FRACTION`,
-        with ``n_components="auto"``), with the penalty
-        :data:`lorak.learn.FEW_LABELS_PENALTY`. Otherwise both by
-        leave-one-out over the labeled rows."""
-        kind, _, codes, T = labels
-        self.target_type_ = kind
-        if kind == "classification" and few_labels(codes[codes != UNLABELED]):
-            self.gamma_rule_ = "few_labels"
-            self.penalty_ = FEW_LABELS_PENALTY
-            rho = self.graph_energy_ratio_
-            informative = np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO
-            if informative:
-                return FEW_LABELS_GAMMA * gamma_grid(n)[-1] / GRAPH_GAMMA_GRID[-1], None
-            if not isinstance(self.n_components, str):
-                return 0.0, None
-            # no manifold to follow: the clusters, in the kernel's leading directions
-            m, c = defo.eigenvectors.shape[0], T.shape[1]
-            r = min(m, max(2, c, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
-            return 0.0, principal_map(defo, 0.0, r, n)
-        self.gamma_rule_ = "leave_one_out"
-        G_l = to_numpy(as_dense(X_l.features(self.factor_)))
-        sel = select_gamma_penalty(
-            G_l,
-            defo,
-            T,
-            n,
-            ts=gamma_grid(n),
-            alphas=GRAPH_PENALTY_GRID,
-            classification=kind == "classification",
-            rule=self.selection,
-        )
-        # responses have no error rate (its column is NaN): their record is the squared
-        # error alone, so that a fitted factor holds finite numbers only (and saves)
-        scores = sel.scores if kind == "classification" else sel.scores[..., 1:]
-        self.penalty_, self.loo_scores_ = sel.penalty, scores
-        if isinstance(self.n_components, str):  # "auto": the rank with the penalty
-            c = T.shape[1] if kind == "classification" else 1
-            rank = select_rank(
-                G_l,
-                defo,
-                sel.t,
-                T,
-                n,
-                ranks=rank_candidates(defo.eigenvectors.shape[0], c),
-                alphas=GRAPH_PENALTY_GRID,
-            )
-            self.penalty_, self.rank_scores_ = rank.penalty, rank.scores
-            return sel.t, rank.map
-        return sel.t, None
-
-    def _energy_ratio(self, rows, defo, seed, n):
-        """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`lorak.learn.graph_energy_ratio`) for the n
-        training rows; the mean row ḡ over ``rows`` (all n rows, or a sample of them) up
-        to :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
-        if defo.scale == 0:  # the graph joins no two rows the factor tells apart
-            return float("nan")
-        if rows.n_rows > MEAN_ROW_SAMPLE:
-            idx = np.sort(
-                np.random.default_rng([seed, 3]).choice(rows.n_rows, MEAN_ROW_SAMPLE, replace=False)
-            )
-            rows = rows.take(idx)
-        G = to_numpy(as_dense(rows.features(self.factor_)))
-        g = np.asarray(G, dtype=np.float64).mean(axis=0)
-        H = defo.eigenvalues  # tr(H) = Σ eigenvalues (0 when the graph carries nothing)
-        return graph_energy_ratio(defo.gram, np.diag(H), g, n)
-
-    @staticmethod
-    def _bandwidth_rows(rows, seed):
-        """The rows σ² is the mean over: all of X up to :data:`BANDWIDTH_SAMPLE` rows,
-        else that many drawn at random (the same draw for every backend; on a dask
-        array or a memmap they are gathered to memory)."""
-        n = rows.n_rows
-        if n <= BANDWIDTH_SAMPLE:
-            return rows.data
-        idx = np.sort(np.random.default_rng([seed, 2]).choice(n, BANDWIDTH_SAMPLE, replace=False))
-        return rows.take(idx).data
 
     def _check_lazy_params(self, rows):
         """What a dask X cannot have: a graph that needs all rows in memory."""

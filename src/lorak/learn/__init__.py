@@ -27,6 +27,7 @@ from ._few_labels import (
     graph_energy_ratio,
     self_training_ridge,
 )
+from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
@@ -66,6 +67,8 @@ from ._gen_nystrom import (
     solve_gen_nystrom,
 )
 from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
+from ._graph_entry import GraphFactorFit, fit_graph_factor
+from ._graph_entry import graph_factor_map as graph_factor_map
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
@@ -202,6 +205,7 @@ __all__ = [
     "GenNystromFit",
     "GenNystromProblem",
     "GraphDeformation",
+    "GraphFactorFit",
     "KernelCombinationFit",
     "LambdaCV",
     "LpMKLFit",
@@ -255,6 +259,7 @@ __all__ = [
     "fit_generalized_nystroem",
     "fit_generalized_nystroem_prior_gamma",
     "fit_glmkl",
+    "fit_graph_factor",
     "fit_kernel_combination",
     "fit_lp_mkl",
     "fit_lp_mkl_regression",

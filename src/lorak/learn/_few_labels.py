@@ -36,6 +36,7 @@ __all__ = [
     "class_prior",
     "estimate_class_prior",
     "few_labels",
+    "few_labels_decision",
     "graph_energy_ratio",
     "self_training_ridge",
 ]
@@ -91,6 +92,17 @@ def few_labels(codes_l, n_classes: int | None = None) -> bool:
     if smallest >= MIN_LABELS_PER_CLASS:
         return False
     return not (codes_l.size >= LEAVE_ONE_OUT_MIN_LABELED and smallest >= 2)
+
+
+def few_labels_decision(codes_l, n_classes: int | None = None, *, decided=None) -> bool:
+    """The few-label decision of a fit, taken once: ``decided`` when a fit took it on
+    these labels already (a bool: :class:`lorak.learn.GraphFactorFit`'s ``few_labels``,
+    which :class:`lorak.GraphRegularizedFactor` keeps as ``few_labels_``), else
+    :func:`few_labels` of the labeled rows' class codes. The graph factor's choice of γ
+    and the semi-supervised classifier's head both read it from here."""
+    if decided is not None:
+        return bool(decided)
+    return few_labels(codes_l, n_classes)
 
 
 def graph_energy_ratio(gram, laplacian_gram, mean_row, n_rows: int) -> float:

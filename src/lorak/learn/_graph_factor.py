@@ -647,7 +647,7 @@ def knn_adjacency(X, n_neighbors: int, *, method: str = "auto", random_state=Non
                     "pip install 'lorak[graph]' for approximate neighbours by NN-descent, "
                     "or use graph='anchor' (linear in n)",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,  # GraphRegularizedFactor.fit, through fit_graph_factor
                 )
     if method == "exact":
         return knn_graph(X, n_neighbors)
@@ -712,7 +712,7 @@ def deformation(GtG, H, n_rows=None) -> GraphDeformation:
                 "so gamma has no effect and the plain factor is used; pass a graph with "
                 "edges between rows, or a larger n_neighbors",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of GraphRegularizedFactor.fit
             )
         return GraphDeformation(np.zeros_like(D), V, 0.0, np.asarray(GtG))
     return GraphDeformation(D, V, trG / trH, np.asarray(GtG))

@@ -42,7 +42,7 @@ from ..learn import (
     GRAPH_PENALTY_GRID,
     RIDGE_ALPHAS,
     estimate_class_prior,
-    few_labels,
+    few_labels_decision,
     parse_semi_supervised_response,
     self_training_ridge,
 )
@@ -579,7 +579,9 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         ``takes_unlabeled_rows = True`` (:class:`~lorak.models.SelfTrainedRidge` does)
         also gets the unlabeled rows' features, as ``fit(Q_l, codes_l,
         X_unlabeled=Q_u)`` (at most :data:`SELF_TRAINING_ROWS` of them, drawn at random
-        above). None: with few labels (:func:`lorak.learn.few_labels`), a
+        above). None: with few labels (:func:`lorak.learn.few_labels`; the factor's
+        own decision, ``few_labels_``, when it took one on these labels, as
+        :class:`lorak.GraphRegularizedFactor` does), a
         :class:`~lorak.models.SelfTrainedRidge` at the penalty the factor chose, read
         under ``class_prior``; otherwise one of two linear heads, the one with fewer
         errors in a stratified cross-validation over the labeled rows
@@ -671,7 +673,10 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         if self.scale_ != 1.0:
             Q_l = Q_l * self.scale_
         self.head_cv_errors_ = None
-        self.few_labels_ = self.classifier is None and few_labels(codes_l, classes.size)
+        # taken once: the factor's decision on these labels (a graph factor's), else here
+        decided = getattr(self.factor_, "few_labels_", None)
+        few = few_labels_decision(codes_l, classes.size, decided=decided)
+        self.few_labels_ = self.classifier is None and few
         if self.few_labels_:
             if alpha is None:  # FEW_LABELS_PENALTY at this feature scale
                 alpha = FEW_LABELS_PENALTY * self.scale_**2 * ms if ms > 0 else FEW_LABELS_PENALTY

@@ -1,0 +1,367 @@
+"""The graph-regularized factor's one entry: :func:`fit_graph_factor`.
+
+What :class:`lorak.GraphRegularizedFactor` learns, stage by stage: the graph's m × m
+statistics GᵀG and GᵀLᵖG (the anchor graph by passes over row chunks, on the host or on
+X's device; the k-NN graph or a given one in memory), their eigendecomposition, the
+graph's energy ratio ρ, the few-label decision, γ with the ridge penalty and the rank
+(the few-label rule, or leave-one-out over the labeled rows), and the map R. The
+estimator owns the rows: it resolves X (in memory, a memmap, a dask array or on a
+device: :class:`lorak._rows.Rows`), draws the sample of ``subsample``, gathers the
+labeled rows and fits the inner factor; the entry reads the rows through what it is
+handed. The math of each stage is in :mod:`lorak.learn._graph_factor` and
+:mod:`lorak.learn._few_labels`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._array_api import as_dense, to_numpy
+from ..landmarks import select_landmarks
+from ._few_labels import (
+    FEW_LABELS_GAMMA,
+    FEW_LABELS_PENALTY,
+    FEW_LABELS_RANK_FRACTION,
+    GRAPH_INFORMATIVE_RATIO,
+    few_labels_decision,
+    graph_energy_ratio,
+)
+from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
+from ._graph_factor import (
+    GAMMA_GRID,
+    PENALTY_GRID,
+    AnchorGraph,
+    GraphDeformation,
+    PrincipalMap,
+    anchor_bandwidth,
+    anchor_laplacian_gram,
+    deformation,
+    deformation_matrix,
+    graph_laplacian_gram,
+    knn_adjacency,
+    principal_map,
+    rank_candidates,
+    ridge_targets,
+    select_gamma_penalty,
+    select_rank,
+)
+
+__all__ = ["GraphFactorFit", "GraphLabels", "fit_graph_factor", "graph_factor_map"]
+
+#: σ² of the anchor graph's kernel weights is a mean over all rows up to this many,
+#: over this many drawn at random above (a mean of 10⁵ terms: its relative standard
+#: error is about 0.3 % of the spread of the s-th anchor distances).
+BANDWIDTH_SAMPLE = 100_000
+
+#: The anchor graph's pass accumulates the Grams of the kernel rows (N applied once,
+#: after the sum; see :func:`_kernel_rows_map`) above this many rows, where the m × m
+#: product per row it saves is most of the pass; at and below, the Grams of the
+#: factor's rows (the small sets keep the round-off of the factor's own rows).
+KERNEL_ROWS_MIN_SAMPLES = 10_000
+#: ... and only while ‖N‖₂² (1/λ_min of the landmark kernel) is at most this: the
+#: Grams' round-off, eps·n·max k(x, x) on the kernel rows, grows by ‖N‖₂² when N is
+#: applied after the sum (≤ 2·10⁻¹⁰ of the Gram's scale here, against ‖N‖₂·eps on the
+#: factor's rows). A landmark kernel more ill-conditioned than that goes through the
+#: factor's rows at any n.
+KERNEL_ROWS_MAX_AMPLIFICATION = 1e6
+
+#: The mean row of the factor (for the energy ratio ρ) is taken over all rows up to
+#: this many, over this many drawn at random above.
+MEAN_ROW_SAMPLE = 10_000
+
+
+@dataclass
+class GraphLabels:
+    """The labeled rows as the choice of γ reads them, from y parsed once
+    (:class:`lorak._validation.SemiSupervisedTargets`)."""
+
+    kind: str  # "classification" or "regression"
+    rows: np.ndarray  # (l,) the labeled rows, increasing
+    targets: np.ndarray  # (l, c) ±1 one-vs-rest class columns, or (l, 1) standardized responses
+    few_labels: bool | None  # class labels too few for leave-one-out; None for responses
+
+    @classmethod
+    def of(cls, t) -> GraphLabels:
+        """From parsed targets ``t``: the ridge targets and the few-label decision."""
+        if t.kind == "regression":
+            sd = float(np.std(t.values))
+            T = ((t.values - t.values.mean()) / (sd if sd > 0 else 1.0))[:, None]
+            return cls(t.kind, t.rows, T, None)
+        c = t.classes.size
+        return cls(t.kind, t.rows, ridge_targets(t.codes, c), few_labels_decision(t.codes, c))
+
+
+@dataclass
+class GraphFactorFit:
+    """What :func:`fit_graph_factor` learned. :class:`lorak.GraphRegularizedFactor`
+    stores each field as the fitted attribute of the same name with a trailing
+    underscore (``components`` in X's dtype; ``deformation`` only with
+    ``keep_statistics``)."""
+
+    components: np.ndarray  # (m, r) R, or its r leading principal directions
+    gamma: float  # t, the relative graph weight
+    laplacian_weight: float  # γ = t · tr(GᵀG)/tr(GᵀLᵖG)
+    penalty: float | None  # the ridge penalty chosen with γ; None when gamma was given
+    loo_scores: np.ndarray | None  # the leave-one-out table behind γ and the penalty
+    rank_scores: np.ndarray | None  # the leave-one-out table behind the rank
+    rank: int  # r, the principal directions kept (m: all)
+    mean_sq_norm: float  # tr(Rᵀ GᵀG R)/n, the training rows' mean squared norm
+    graph_energy_ratio: float  # ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c)
+    gamma_rule: str | None  # "leave_one_out" or "few_labels"; None when gamma was given
+    target_type: str | None  # "classification" or "regression"; None without y
+    few_labels: bool | None  # class labels too few for leave-one-out; None otherwise
+    anchors: object  # (a, d) the anchor graph's anchors (on X's device), else None
+    deformation: GraphDeformation  # the m × m statistics, eigendecomposed
+
+
+def fit_graph_factor(
+    rows,
+    factor,
+    targets=None,
+    *,
+    sample=None,
+    labeled=None,
+    graph="anchor",
+    n_anchors=None,
+    n_neighbors=5,
+    weights="kernel",
+    power=1,
+    knn_method="auto",
+    gamma="auto",
+    gammas=GAMMA_GRID,
+    n_components="auto",
+    selection="gated",
+    seed=0,
+) -> GraphFactorFit:
+    """The graph-regularized factor G R, R Rᵀ = (I + γ GᵀLᵖG)⁻¹, of a fitted factor.
+
+    Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (:func:`deformation`),
+    the energy ratio ρ (:func:`graph_energy_ratio`), the few-label decision
+    (:func:`few_labels`), γ with the ridge penalty and the rank (``gamma="auto"``: the
+    few-label rule, else :func:`select_gamma_penalty` and :func:`select_rank` over the
+    labeled rows), and the map R (:func:`graph_factor_map`).
+
+    ``rows``: the n training rows as the estimator resolved them (a
+    :class:`lorak._rows.Rows`); ``factor``: the fitted inner factor; ``targets``: y
+    parsed (:class:`lorak._validation.SemiSupervisedTargets`) or None; ``sample``: the
+    rows the anchor graph's statistics are estimated on (Rows; its sums scaled by
+    n/|sample|), None for all; ``labeled``: the labeled rows gathered (Rows; for
+    ``gamma="auto"``); ``graph``: "anchor", "knn" or a checked n × n adjacency, with
+    ``n_anchors`` anchors and ``n_neighbors`` s or k; ``gamma``: "auto" or t ≥ 0, with
+    ``gammas`` the t grid of "auto" for these rows; ``seed`` seeds the anchors' k-means,
+    NN-descent and the row draws; the others as for
+    :class:`lorak.GraphRegularizedFactor`.
+    """
+    n = rows.n_rows
+    labels = None if targets is None else GraphLabels.of(targets)
+    anchor = (n_anchors, n_neighbors, weights, power)
+    GtG, H, anchors = _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed)
+    defo = deformation(GtG, H, n_rows=n)
+    rho = _energy_ratio(rows if sample is None else sample, factor, defo, seed, n)
+    if isinstance(gamma, str):  # "auto": from the labeled rows
+        G_l = to_numpy(as_dense(labeled.features(factor)))
+        choice = _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho)
+    else:
+        choice = _Choice(float(gamma), None, None, None, None, None)
+    pmap = _final_map(defo, choice, n, n_components)
+    return GraphFactorFit(
+        components=pmap.matrix, gamma=choice.t, laplacian_weight=defo.gamma(choice.t),
+        penalty=choice.penalty, loo_scores=choice.loo_scores, rank_scores=choice.rank_scores,
+        rank=pmap.rank, mean_sq_norm=pmap.mean_sq_norm, graph_energy_ratio=rho,
+        gamma_rule=choice.rule, target_type=None if labels is None else labels.kind,
+        few_labels=None if labels is None else labels.few_labels, anchors=anchors,
+        deformation=defo,
+    )  # fmt: skip
+
+
+def graph_factor_map(defo: GraphDeformation, t: float, n_rows: int, rank=None) -> PrincipalMap:
+    """The m × r map of the factor deformed at t, with the training rows' mean squared
+    norm: its ``rank`` leading principal directions (:func:`principal_map`) when
+    ``rank`` is below m, else R(t) itself (:func:`deformation_matrix`;
+    ‖G R‖_F² = tr(Rᵀ GᵀG R), no pass over the rows)."""
+    m = defo.eigenvectors.shape[0]
+    if rank is not None and min(int(rank), m) < m:
+        return principal_map(defo, t, int(rank), n_rows)
+    R = deformation_matrix(defo, t)
+    return PrincipalMap(R, m, float(np.sum(R * (defo.gram @ R))) / n_rows)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed):
+    """(GᵀG, GᵀLᵖG, the anchors or None) of the factor's rows G and the graph on the
+    rows: the anchor graph's by passes over row chunks (on X's device for an array API
+    X; ``anchor``: its anchors, neighbours, weights and power), the others in memory.
+
+    With a ``sample`` (more rows than ``subsample``), the anchors, the bandwidth and the
+    anchor graph's m × m sums come from its rows, the sums scaled by n/|S|: unbiased for
+    GᵀG, and for GᵀLᵖG to the relative order of (anchors / |S|) — each anchor's weight
+    Λ_jj is itself estimated."""
+    n = rows.n_rows
+    if sample is not None:
+        GtG, H, anchors = _anchor_statistics(sample, factor, n, *anchor, seed)
+        f = n / sample.n_rows
+        return GtG * f, H * f, anchors
+    if isinstance(graph, str) and graph == "anchor":
+        return _anchor_statistics(rows, factor, n, *anchor, seed)
+    G = as_dense(rows.features(factor))
+    _, n_neighbors, _, power = anchor
+    if isinstance(graph, str):  # "knn"
+        graph = knn_adjacency(rows.data, n_neighbors, method=knn_method, random_state=seed)
+    GtG, H = graph_laplacian_gram(G, graph, power)
+    return GtG, H, None
+
+
+def _anchor_statistics(rows, factor, n, n_anchors, n_neighbors, weights, power, seed):
+    """(GᵀG, GᵀLᵖG, the anchors) of the anchor graph on the rows (all n rows, or a
+    sample of them): its anchors (k-means), bandwidth, and one pass over row chunks."""
+    X, transform = rows.data, rows.block_transform(factor)
+    anchors = select_landmarks("kmeans", X, n_anchors, rng=np.random.default_rng(seed)).points
+    s = min(n_neighbors, n_anchors)
+    if rows.on_device:  # the passes on X's device; the m × m results on the host
+        (anchors,) = rows.like(anchors)
+        sigma2 = device_anchor_bandwidth(X, anchors, s)
+        GtG, H, _ = device_anchor_laplacian_gram(X, transform, anchors, s, sigma2, power)
+        return GtG, H, anchors
+    anchors = np.asarray(anchors.toarray() if sp.issparse(anchors) else anchors, np.float64)
+    sigma2 = anchor_bandwidth(_bandwidth_rows(rows, seed), anchors, s)
+    graph = AnchorGraph(anchors, s, sigma2, weights)
+    kmap = _kernel_rows_map(factor, n)
+    if kmap is None:
+        GtG, H, _ = anchor_laplacian_gram(X, transform, graph, power)
+    else:  # the Grams of the kernel rows, N applied once
+        GtG, H, _ = anchor_laplacian_gram(X, kmap[0], graph, power, linear_map=kmap[1])
+    return GtG, H, anchors
+
+
+def _bandwidth_rows(rows, seed):
+    """The rows σ² is the mean over: all of X up to :data:`BANDWIDTH_SAMPLE` rows, else
+    that many drawn at random (the same draw for every backend; on a dask array or a
+    memmap they are gathered to memory)."""
+    n = rows.n_rows
+    if n <= BANDWIDTH_SAMPLE:
+        return rows.data
+    idx = np.sort(np.random.default_rng([seed, 2]).choice(n, BANDWIDTH_SAMPLE, replace=False))
+    return rows.take(idx).data
+
+
+def _sq_spectral_norm(N, n_iter=50) -> float:
+    """‖N‖₂² by power iteration on NᵀN from a fixed start (a lower estimate that
+    converges from below; 50 steps of m² each), bounded above by ‖N‖_F²."""
+    fro = float(np.sum(N * N))
+    if N.size == 0 or fro == 0.0:
+        return 0.0
+    v = np.random.default_rng(0).standard_normal(N.shape[1])
+    est = 0.0
+    for _ in range(n_iter):
+        v /= np.linalg.norm(v)
+        w = N.T @ (N @ v)
+        est = float(v @ w)
+        v = w
+    # the estimate from below, padded by its last step's relative change bound
+    return min(fro, 2.0 * est)
+
+
+def _kernel_rows_map(factor, n_samples):
+    """(rows, N) with factor.transform(X) = rows(X) @ N — the factor's kernel rows and
+    its map, from the factor's ``kernel_rows_map`` (a lorak ``Nystroem``) — when there
+    are more than :data:`KERNEL_ROWS_MIN_SAMPLES` rows and ‖N‖₂² stays within
+    :data:`KERNEL_ROWS_MAX_AMPLIFICATION`; else None.
+
+    The anchor graph's pass then accumulates m × m Grams of the kernel rows and applies
+    N once at the end, instead of multiplying every row by N: a third less work per
+    row at m = 1000. Other factors go through ``transform``.
+    """
+    own = getattr(factor, "kernel_rows_map", None)
+    kmap = own() if n_samples > KERNEL_ROWS_MIN_SAMPLES and own is not None else None
+    if kmap is None:
+        return None
+    rows, N, max_diag = kmap
+    if _sq_spectral_norm(N) * max(max_diag, 1.0) > KERNEL_ROWS_MAX_AMPLIFICATION:
+        return None
+    return rows, N
+
+
+def _energy_ratio(rows, factor, defo, seed, n):
+    """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`graph_energy_ratio`) for the n training rows;
+    the mean row ḡ over ``rows`` (all n rows, or a sample of them) up to
+    :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
+    if defo.scale == 0:  # the graph joins no two rows the factor tells apart
+        return float("nan")
+    if rows.n_rows > MEAN_ROW_SAMPLE:
+        idx = np.sort(
+            np.random.default_rng([seed, 3]).choice(rows.n_rows, MEAN_ROW_SAMPLE, replace=False)
+        )
+        rows = rows.take(idx)
+    G = to_numpy(as_dense(rows.features(factor)))
+    g = np.asarray(G, dtype=np.float64).mean(axis=0)
+    H = defo.eigenvalues  # tr(H) = Σ eigenvalues (0 when the graph carries nothing)
+    return graph_energy_ratio(defo.gram, np.diag(H), g, n)
+
+
+# --------------------------------------------------------------------------- γ, rank, R
+
+
+@dataclass
+class _Choice:
+    """t, the principal map chosen with it, the penalty, the LOO tables, the rule."""
+
+    t: float
+    pmap: PrincipalMap | None
+    penalty: float | None
+    loo_scores: np.ndarray | None
+    rank_scores: np.ndarray | None
+    rule: str | None
+
+
+def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho):
+    """t (γ's relative weight) with the ridge penalty and, with ``n_components="auto"``,
+    the rank.
+
+    Class labels too few for leave-one-out (``labels.few_labels``): no leave-one-out
+    (it would score each candidate on a count out of a handful of rows); the graph at
+    full strength (t = :data:`FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
+    informative — ρ below :data:`GRAPH_INFORMATIVE_RATIO` — else the plain factor cut
+    to its leading principal directions (m · :data:`FEW_LABELS_RANK_FRACTION`, with
+    ``n_components="auto"``), with the penalty :data:`FEW_LABELS_PENALTY`. Otherwise
+    both by leave-one-out over the labeled rows."""
+    T = labels.targets
+    if labels.few_labels:
+        if np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO:
+            t, pmap = FEW_LABELS_GAMMA * gammas[-1] / GAMMA_GRID[-1], None
+        elif not isinstance(n_components, str):
+            t, pmap = 0.0, None
+        else:  # no manifold to follow: the clusters, in the kernel's leading directions
+            m, c = defo.eigenvectors.shape[0], T.shape[1]
+            r = min(m, max(2, c, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
+            t, pmap = 0.0, principal_map(defo, 0.0, r, n)
+        return _Choice(t, pmap, FEW_LABELS_PENALTY, None, None, "few_labels")
+    classification = labels.kind == "classification"
+    sel = select_gamma_penalty(
+        G_l, defo, T, n, ts=gammas, alphas=PENALTY_GRID, classification=classification,
+        rule=selection,
+    )  # fmt: skip
+    # responses have no error rate (its column is NaN): their record is the squared
+    # error alone, so that a fitted factor holds finite numbers only (and saves)
+    scores = sel.scores if classification else sel.scores[..., 1:]
+    if not isinstance(n_components, str):
+        return _Choice(sel.t, None, sel.penalty, scores, None, "leave_one_out")
+    # "auto": the rank with the penalty
+    ranks = rank_candidates(defo.eigenvectors.shape[0], T.shape[1] if classification else 1)
+    rank = select_rank(G_l, defo, sel.t, T, n, ranks=ranks, alphas=PENALTY_GRID)
+    return _Choice(sel.t, rank.map, rank.penalty, scores, rank.scores, "leave_one_out")
+
+
+def _final_map(defo, choice, n, n_components) -> PrincipalMap:
+    """The map of the fit: the principal directions chosen with t when fewer than m,
+    else ``n_components``' leading directions when it is a number, else R(t)."""
+    pmap, m = choice.pmap, defo.eigenvectors.shape[0]
+    if pmap is not None:
+        return pmap if pmap.rank < m else graph_factor_map(defo, choice.t, n)
+    fixed = isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool)
+    return graph_factor_map(defo, choice.t, n, int(n_components) if fixed else None)

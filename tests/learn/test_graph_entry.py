@@ -1,0 +1,140 @@
+"""The graph factor's one entry, ``lorak.learn.fit_graph_factor``: its record, the
+few-label decision it holds, the labels record it reads, and the map R."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+from lorak import GraphRegularizedFactor, Nystroem
+from lorak._rows import resolve_rows
+from lorak._validation import SemiSupervisedTargets
+from lorak.estimators import gamma_grid
+from lorak.learn import (
+    FEW_LABELS_PENALTY,
+    GraphFactorFit,
+    deformation_matrix,
+    few_labels,
+    few_labels_decision,
+    fit_graph_factor,
+    graph_factor_map,
+    principal_map,
+)
+from lorak.learn._graph_entry import GraphLabels
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(240, noise=0.08, random_state=0)
+    return X, y
+
+
+def _labels(y, per_class, seed=0):
+    rng = np.random.default_rng(seed)
+    ys = np.full(y.size, -1)
+    for c in np.unique(y):
+        i = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
+        ys[i] = c
+    return ys
+
+
+def _classes(ys):
+    rows = np.flatnonzero(ys != -1)
+    return SemiSupervisedTargets.of_classes(rows, ys[rows], ys.size)
+
+
+def _entry(X, targets, **options):
+    """The entry called as GraphRegularizedFactor calls it, on rows resolved here."""
+    rows = resolve_rows(GraphRegularizedFactor(), X)
+    factor = Nystroem(n_components=30, random_state=0).fit(X)
+    labeled = None if targets is None else rows.labeled(targets.rows)
+    options = {"n_anchors": 40, "n_neighbors": 5, "gammas": gamma_grid(rows.n_rows), **options}
+    return fit_graph_factor(rows, factor, targets, labeled=labeled, seed=0, **options)
+
+
+@pytest.mark.parametrize("per_class", [2, 15])
+def test_the_record_holds_the_few_label_decision(moons, per_class):
+    X, y = moons
+    targets = _classes(_labels(y, per_class))
+    fit = _entry(X, targets)
+    assert isinstance(fit, GraphFactorFit)
+    assert fit.few_labels is few_labels(targets.codes, 2) is (per_class == 2)
+    assert fit.gamma_rule == ("few_labels" if per_class == 2 else "leave_one_out")
+    assert fit.target_type == "classification"
+    if per_class == 2:
+        assert fit.penalty == FEW_LABELS_PENALTY and fit.loo_scores is None
+    else:
+        assert fit.loo_scores.shape[-1] == 2 and fit.rank_scores is not None
+    m = fit.deformation.eigenvectors.shape[0]
+    assert fit.components.shape == (m, fit.rank)
+    assert fit.laplacian_weight == fit.deformation.gamma(fit.gamma)
+    assert fit.anchors.shape == (40, X.shape[1])
+
+
+def test_responses_and_no_labels_take_no_few_label_decision(moons):
+    X, y = moons
+    rows = np.arange(0, y.size, 8)
+    resp = SemiSupervisedTargets.of_responses(rows, X[rows, 0] + y[rows], y.size)
+    fit = _entry(X, resp)
+    assert fit.few_labels is None and fit.target_type == "regression"
+    assert fit.gamma_rule == "leave_one_out" and fit.loo_scores.shape[-1] == 1
+    given = _entry(X, None, gamma=0.5, n_components=None)
+    assert given.few_labels is None and given.target_type is None
+    assert (given.gamma_rule, given.penalty, given.loo_scores) == (None, None, None)
+    assert given.gamma == 0.5
+    m = given.deformation.eigenvectors.shape[0]
+    np.testing.assert_allclose(given.components, deformation_matrix(given.deformation, 0.5))
+    assert given.rank == m
+
+
+def test_the_estimator_stores_the_record(moons):
+    """GraphRegularizedFactor.fit is validate → entry → store: every field of the record
+    is a fitted attribute (the deformation only with keep_statistics)."""
+    X, y = moons
+    ys = _labels(y, 2)
+    f = GraphRegularizedFactor(keep_statistics=True, random_state=0).fit(X, ys)
+    for field in dataclasses.fields(GraphFactorFit):
+        if field.name not in ("components", "deformation"):
+            assert hasattr(f, field.name + "_"), field.name
+    assert f.few_labels_ is True and f.gamma_rule_ == "few_labels"
+    assert f.n_components_ == f.rank_ == f.components_.shape[1]
+    plain = GraphRegularizedFactor(gamma=1.0, random_state=0).fit(X, ys)
+    assert plain.few_labels_ is True and plain.gamma_rule_ is None  # decided, not used
+    assert GraphRegularizedFactor(gamma=1.0, random_state=0).fit(X).few_labels_ is None
+
+
+def test_the_labels_record_has_named_fields():
+    ys = np.array([0, -1, 1, 1, -1, 0, 2])
+    lab = GraphLabels.of(_classes(ys))
+    assert lab.kind == "classification"
+    np.testing.assert_array_equal(lab.rows, [0, 2, 3, 5, 6])
+    assert lab.targets.shape == (5, 3) and set(np.unique(lab.targets)) == {-1.0, 1.0}
+    assert lab.few_labels is True
+    resp = GraphLabels.of(SemiSupervisedTargets.of_responses(np.array([1, 3]), np.r_[2.0, 4.0], 5))
+    assert resp.kind == "regression" and resp.few_labels is None
+    np.testing.assert_allclose(resp.targets[:, 0], [-1.0, 1.0])
+
+
+def test_few_labels_decision_takes_over_a_decision_made():
+    codes = np.repeat([0, 1], 20)
+    assert few_labels_decision(codes, 2) is few_labels(codes, 2) is False
+    assert few_labels_decision(codes, 2, decided=True) is True
+    assert few_labels_decision(codes[:4], 2, decided=False) is False
+
+
+def test_graph_factor_map_is_r_or_its_leading_directions(moons):
+    X, y = moons
+    fit = _entry(X, None, gamma=1.0, n_components=None)
+    defo, n = fit.deformation, X.shape[0]
+    m = defo.eigenvectors.shape[0]
+    full = graph_factor_map(defo, 1.0, n)
+    np.testing.assert_allclose(full.matrix, deformation_matrix(defo, 1.0))
+    assert full.rank == m
+    assert graph_factor_map(defo, 1.0, n, m + 5).rank == m  # at most m: R itself
+    low = graph_factor_map(defo, 1.0, n, 4)
+    ref = principal_map(defo, 1.0, 4, n)
+    np.testing.assert_allclose(low.matrix, ref.matrix)
+    assert (low.rank, low.mean_sq_norm) == (4, ref.mean_sq_norm)
