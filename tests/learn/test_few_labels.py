@@ -10,11 +10,11 @@ from lorak.learn import (
     MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
     balance_offsets,
-    class_prior,
     estimate_class_prior,
     few_labels,
     graph_energy_ratio,
     graph_laplacian_gram,
+    prior_from_counts,
     self_training_ridge,
 )
 
@@ -79,7 +79,7 @@ def test_estimate_class_prior_three_classes_keep_the_counts_reading():
     est = estimate_class_prior(X[lab], y[lab], X[unl])
     assert MATCHED_PRIOR_MAX_CLASSES == 2
     assert est.weight == 0.0
-    np.testing.assert_allclose(est.prior, class_prior(np.array([8, 8, 8])))
+    np.testing.assert_allclose(est.prior, prior_from_counts(np.array([8, 8, 8])))
 
 
 def test_estimate_class_prior_falls_back_on_the_counts_without_signal():
@@ -139,8 +139,16 @@ def test_estimate_class_prior_names_bad_input(kwargs, match):
         ((10, 10, 80), (0.1, 0.1, 0.8)),
     ],
 )
-def test_class_prior_is_uniform_unless_the_counts_reject_it(counts, expected):
-    np.testing.assert_allclose(class_prior(np.array(counts)), expected)
+def test_prior_from_counts_is_uniform_unless_the_counts_reject_it(counts, expected):
+    np.testing.assert_allclose(prior_from_counts(np.array(counts)), expected)
+
+
+def test_class_prior_is_a_deprecated_alias_of_prior_from_counts():
+    from lorak.learn import class_prior
+
+    with pytest.warns(DeprecationWarning, match="prior_from_counts"):
+        got = class_prior(np.array([1, 9]), level=0.05)
+    np.testing.assert_allclose(got, prior_from_counts(np.array([1, 9])))
 
 
 def test_balance_offsets_two_classes_give_the_prior_exactly():
@@ -387,7 +395,7 @@ def _call(name, **over):
     g = _good()
     calls = {
         "few_labels": lambda a: learn.few_labels(a.get("codes_l", g["codes"]), a.get("n_classes")),
-        "class_prior": lambda a: learn.class_prior(
+        "prior_from_counts": lambda a: learn.prior_from_counts(
             a.get("counts", [3, 5]), level=a.get("level", 0.05)
         ),
         "graph_energy_ratio": lambda a: learn.graph_energy_ratio(
@@ -456,15 +464,15 @@ BAD = [
     ("few_labels", "n_classes", 1.5),
     ("few_labels", "n_classes", 0),
     ("few_labels", "codes_l", np.array([0, 1, 5])),  # with n_classes=2 below
-    ("class_prior", "counts", [3, -1]),
-    ("class_prior", "counts", [2.5, 3]),
-    ("class_prior", "counts", []),
-    ("class_prior", "counts", [[1, 2]]),
-    ("class_prior", "counts", ["a", "b"]),
-    ("class_prior", "counts", [np.nan, 2]),
-    ("class_prior", "level", 0.0),
-    ("class_prior", "level", 1.5),
-    ("class_prior", "level", "0.05"),
+    ("prior_from_counts", "counts", [3, -1]),
+    ("prior_from_counts", "counts", [2.5, 3]),
+    ("prior_from_counts", "counts", []),
+    ("prior_from_counts", "counts", [[1, 2]]),
+    ("prior_from_counts", "counts", ["a", "b"]),
+    ("prior_from_counts", "counts", [np.nan, 2]),
+    ("prior_from_counts", "level", 0.0),
+    ("prior_from_counts", "level", 1.5),
+    ("prior_from_counts", "level", "0.05"),
     ("graph_energy_ratio", "gram", np.ones((3, 4))),
     ("graph_energy_ratio", "laplacian_gram", np.ones((5, 5))),
     ("graph_energy_ratio", "mean_row", np.ones(5)),
@@ -590,7 +598,8 @@ def test_good_input_passes_and_is_not_modified():
         "deformation": {"GtG": g["gram"], "H": g["H"]},
         "loo_ridge_scores": {"F": g["G_l"], "Y": g["T"]},
     }
-    for func in ("class_prior", "principal_map", "rank_candidates", "deformation_matrix", *kw):
+    plain = ("prior_from_counts", "principal_map", "rank_candidates", "deformation_matrix")
+    for func in (*plain, *kw):
         _call(func, **kw.get(func, {}))
     # numbers in other spellings: NumPy scalars, 0-d arrays, whole-number floats as codes
     _call("self_training_ridge", alpha=np.float32(0.5), n_classes=np.int64(2))

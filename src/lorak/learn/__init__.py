@@ -21,12 +21,13 @@ from ._few_labels import (
     PriorEstimate,
     SelfTrainingFit,
     balance_offsets,
-    class_prior,
     estimate_class_prior,
     few_labels,
     graph_energy_ratio,
+    prior_from_counts,
     self_training_ridge,
 )
+from ._few_labels import class_prior as class_prior
 from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
@@ -235,7 +236,6 @@ __all__ = [
     "check_alpha",
     "check_inner_options",
     "check_regression_options",
-    "class_prior",
     "closed_form",
     "combination_weights",
     "constraint_operator",
@@ -292,6 +292,7 @@ __all__ = [
     "preimage",
     "preimage_rows",
     "principal_map",
+    "prior_from_counts",
     "prior_fit",
     "psd_factor",
     "rank_candidates",

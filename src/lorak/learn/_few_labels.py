@@ -4,7 +4,8 @@ The math of the semi-supervised default's few-label regime (used by
 :class:`lorak.GraphRegularizedFactor` and :class:`lorak.SemiSupervisedFactorClassifier`):
 whether the graph carries information (:func:`graph_energy_ratio`, ρ = tr(GᵀLG) /
 tr(G_cᵀG_c), about 1 for a graph of random edges), class-mass normalization under a
-class prior (:func:`class_prior`, :func:`balance_offsets`) and the cluster assumption
+class prior (:func:`prior_from_counts`, :func:`estimate_class_prior`,
+:func:`balance_offsets`) and the cluster assumption
 by a self-trained ridge (:func:`self_training_ridge`). The reasons and the numbers
 behind each rule are in the user guide, "Graph-regularized factors", section "Few
 labels".
@@ -12,6 +13,7 @@ labels".
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,11 +35,11 @@ __all__ = [
     "PriorEstimate",
     "SelfTrainingFit",
     "balance_offsets",
-    "class_prior",
     "estimate_class_prior",
     "few_labels",
     "few_labels_decision",
     "graph_energy_ratio",
+    "prior_from_counts",
     "self_training_ridge",
 ]
 
@@ -124,16 +126,17 @@ def graph_energy_ratio(gram, laplacian_gram, mean_row, n_rows: int) -> float:
     return float(np.trace(laplacian_gram)) / var
 
 
-def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
-    """The class proportions to read scores under: uniform unless the labeled counts
-    reject equal classes at ``level`` (exact binomial test for two classes, Pearson's
-    χ² for more), else the labeled proportions."""
+def prior_from_counts(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
+    """The class proportions the labeled counts give: uniform unless the counts reject
+    equal classes at ``level`` (exact binomial test for two classes, Pearson's χ² for
+    more), else the counts' proportions."""
     from scipy.stats import binomtest, chisquare
 
-    level = _arg_real(level, "level", "class_prior", strict=True, high=1.0)
-    counts = _arg_array(counts, "counts", "class_prior", ndim=1, min_rows=1)
+    owner = "prior_from_counts"
+    level = _arg_real(level, "level", owner, strict=True, high=1.0)
+    counts = _arg_array(counts, "counts", owner, ndim=1, min_rows=1)
     if np.any(counts < 0) or np.any(counts != np.round(counts)):
-        raise ValueError("class_prior: counts must be whole numbers ≥ 0 (labeled rows per class)")
+        raise ValueError(f"{owner}: counts must be whole numbers ≥ 0 (labeled rows per class)")
     counts = counts.astype(np.int64)
     c, total = counts.size, int(counts.sum())
     uniform = np.full(c, 1.0 / c)
@@ -146,12 +149,23 @@ def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
     return uniform if p >= level else counts / total
 
 
+def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
+    """Deprecated alias of :func:`prior_from_counts` (removed in the next release)."""
+    warnings.warn(
+        "lorak.learn.class_prior is deprecated and will be removed in the next release; "
+        "use lorak.learn.prior_from_counts",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return prior_from_counts(counts, level=level)
+
+
 @dataclass
 class PriorEstimate:
     """The class prior of :func:`estimate_class_prior` and the evidence behind it."""
 
     prior: np.ndarray  # (c,) the proportions used
-    labeled: np.ndarray  # (c,) the labeled counts' reading (:func:`class_prior`)
+    labeled: np.ndarray  # (c,) the labeled counts' reading (:func:`prior_from_counts`)
     matched: np.ndarray  # (c,) the proportions whose mixture of class means is the unlabeled mean
     weight: float  # the share of ``matched`` in ``prior`` (0 … 1)
     signal: float  # ‖matched − uniform‖²
@@ -196,7 +210,7 @@ def estimate_class_prior(
       that class — so π is read off by matching: the proportions on the simplex whose
       mixture of labeled class means is closest to the unlabeled mean (kernel mean
       matching in the factor's space, after du Plessis & Sugiyama 2012);
-    - **the labeled counts**, :func:`class_prior` (uniform unless they reject equal
+    - **the labeled counts**, :func:`prior_from_counts` (uniform unless they reject equal
       classes at ``level``).
 
     With a handful of rows per class the class means are noisy, and so is the match.
@@ -227,7 +241,7 @@ def estimate_class_prior(
     n_boot = _arg_int(n_boot, "n_boot", owner, low=1)
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     counts = np.bincount(codes_l, minlength=c)
-    labeled = class_prior(counts, level=level)
+    labeled = prior_from_counts(counts, level=level)
     if not 2 <= c <= MATCHED_PRIOR_MAX_CLASSES or F_u.shape[0] == 0 or np.any(counts == 0):
         return PriorEstimate(labeled, labeled, labeled.copy(), 0.0, 0.0, 0.0)
     mu = F_u.mean(axis=0)
