@@ -21,13 +21,13 @@ from lorak import (
     save,
 )
 from lorak.kernels import KernelBank, kernel_block
-from lorak.learn import (
-    RIDGE_ALPHAS,
+from lorak.learn import RIDGE_ALPHAS
+from lorak.learn._gen_nystrom import (
+    cv_folds,
     regression_target,
     resolve_target_type,
     score_ridge_candidates,
 )
-from lorak.learn._gen_nystrom import cv_folds
 
 
 def _curve(n=120, seed=0, n_labeled=30):

@@ -12,13 +12,11 @@ from lorak.kernels import KernelBank
 from lorak.learn import (
     LambdaCV,
     alignment_lambda_path,
-    fit_gen_nystrom_cv,
     fit_generalized_nystroem,
     fit_mk_generalized_nystroem,
     ideal_kernel,
-    must_link_target,
-    prior_fit,
 )
+from lorak.learn._gen_nystrom import cv_select_and_solve, must_link_target, prior_fit
 from lorak.metrics import ideal_kernel_factor
 
 
@@ -36,7 +34,7 @@ def _same(a, b):
 def test_cv_criterion_is_the_cross_validated_fit(blocks):
     El, W, yl, K = blocks
     fit = fit_generalized_nystroem(El, W, K, y=yl, rng=np.random.default_rng(0))
-    ref, cv = fit_gen_nystrom_cv(El, W, K, yl, rng=np.random.default_rng(0))
+    ref, cv = cv_select_and_solve(El, W, K, yl, rng=np.random.default_rng(0))
     _same(fit, ref)
     assert isinstance(fit.cv, LambdaCV) and fit.cv.lam == cv.lam == fit.lam
     assert fit.criterion == "cv"

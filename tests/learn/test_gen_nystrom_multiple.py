@@ -7,7 +7,7 @@ import pytest
 
 from lorak.kernels import KernelBank
 from lorak.learn import ideal_kernel, solve_gen_nystrom
-from lorak.learn._gen_nystrom import MKGenNystromProblem, fit_mk_gen_nystrom
+from lorak.learn._gen_nystrom import MKGenNystromProblem, mk_alignment_lambda_path
 from lorak.metrics import ideal_kernel_factor
 
 
@@ -47,7 +47,7 @@ def test_returned_point_is_blockwise_optimal(data):
     Y = ideal_kernel_factor(yu[rows])
     Y = Y - Y.mean(axis=0)
     lam = 0.05
-    fit = fit_mk_gen_nystrom(Els, Ws, Y, lam=lam, tol=1e-7, max_iter=300)
+    fit = mk_alignment_lambda_path(Els, Ws, Y, lam=lam, tol=1e-7, max_iter=300)
     P = fit.problem
     J = P.objective(fit.Xs, fit.alphas, lam)
     assert J == pytest.approx(fit.objective, rel=1e-12)
@@ -75,7 +75,7 @@ def test_reaches_the_optimum_of_a_conic_solver():
     Y = ideal_kernel_factor(y[rows])
     Y = Y - Y.mean(axis=0)
     lam = 0.05
-    fit = fit_mk_gen_nystrom(Els, Ws, Y, lam=lam, tol=1e-8, max_iter=3000)
+    fit = mk_alignment_lambda_path(Els, Ws, Y, lam=lam, tol=1e-8, max_iter=3000)
     Ts = [cp.Variable((5, 5), PSD=True) for _ in Els]
     al = cp.Variable(2, nonneg=True)
     Wp = [b.Wp for b in fit.problem.blocks]

@@ -72,9 +72,3 @@ def test_inputs_are_not_modified(blocks):
     El_r, W_r, K_r = readonly(El), readonly(W), readonly(K)
     alignment_lambda_path(El_r, W_r, K_r, beta=1.0, lam=0.1)
     closed_form(El_r, K_r, readonly(pinv_psd(W)[0]), 0.1, project=True)
-
-
-def test_old_name_is_an_alias():
-    import lorak.learn
-
-    assert lorak.learn.fit_gen_nystrom is alignment_lambda_path

@@ -20,11 +20,11 @@ from lorak.learn import (
     alignment_lambda_path,
     closed_form,
     ideal_kernel,
-    must_link_target,
     pinv_psd,
     psd_factor,
     solve_gen_nystrom,
 )
+from lorak.learn._gen_nystrom import must_link_target
 from lorak.metrics import centered_alignment
 from lorak.solvers import (
     admm_psd,

@@ -3,7 +3,11 @@
 import numpy as np
 import pytest
 
-from lorak.learn import must_link_target, regression_target, regression_target_factor
+from lorak.learn._gen_nystrom import (
+    must_link_target,
+    regression_target,
+    regression_target_factor,
+)
 
 
 def test_must_link_target_and_mask():

@@ -12,6 +12,9 @@ import pytest
 
 import lorak.learn as L
 from lorak.kernels import Gaussian, KernelBank
+from lorak.learn import _csi as C
+from lorak.learn import _gen_nystrom as G
+from lorak.learn import _kernel_combination as KC
 
 RNG = np.random.default_rng(0)
 N_L, N_M = 24, 8
@@ -47,7 +50,7 @@ def _column(i):
 def _prior_gamma(**kw):
     args = dict(Els=ELS, y=Y, ts=[0.0, 1.0, 2.0], lam_grid=[0.1, 10.0], rng=0)
     args.update(kw)
-    return L.cv_select_prior_gamma(**args)
+    return G.cv_select_prior_gamma(**args)
 
 
 def test_identical_blocks_tie_to_the_smallest_t():
@@ -118,11 +121,11 @@ def test_a_response_with_nan_is_named():
 
 CASES = [
     # cv_select_lambda
-    (L.cv_select_lambda, dict(El=EL, W=W, y=Y[:-1], lam_grid=[1.0], rng=0), "y has 23 entries"),
-    (L.cv_select_lambda, dict(El=_with(EL, (1, 1), np.nan), W=W, y=Y, lam_grid=[1.0]), "El holds"),
-    (L.cv_select_lambda, dict(El=EL, W=_with(W, (1, 1), np.inf), y=Y, lam_grid=[1.0]), "W holds"),
-    (L.cv_select_lambda, dict(El=EL, W=W[:, :-1], y=Y, lam_grid=[1.0]), r"W must be 8 × 8"),
-    (L.cv_select_lambda, dict(El=EL, W=W, y=Y, lam_grid=[1.0], n_splits=2.5), "n_splits must be"),
+    (G.cv_select_lambda, dict(El=EL, W=W, y=Y[:-1], lam_grid=[1.0], rng=0), "y has 23 entries"),
+    (G.cv_select_lambda, dict(El=_with(EL, (1, 1), np.nan), W=W, y=Y, lam_grid=[1.0]), "El holds"),
+    (G.cv_select_lambda, dict(El=EL, W=_with(W, (1, 1), np.inf), y=Y, lam_grid=[1.0]), "W holds"),
+    (G.cv_select_lambda, dict(El=EL, W=W[:, :-1], y=Y, lam_grid=[1.0]), r"W must be 8 × 8"),
+    (G.cv_select_lambda, dict(El=EL, W=W, y=Y, lam_grid=[1.0], n_splits=2.5), "n_splits must be"),
     # the fits
     (L.fit_generalized_nystroem, dict(El=EL, W=W, K=KI[:-1, :-1], y=Y), "K must be 24 × 24"),
     (L.fit_generalized_nystroem, dict(El=EL, W=W, K=KI, y=Y[:-1]), "y has 23 entries"),
@@ -135,20 +138,20 @@ CASES = [
         "mask holds NaN",
     ),
     (
-        L.fit_generalized_nystroem_prior_gamma,
-        dict(Els=ELS, K=KI, y=Y, ts=[0.0, 1.0, 2.0], lam="best"),
+        L.fit_generalized_nystroem,
+        dict(El=ELS, W=None, K=KI, y=Y, prior_gammas=[0.0, 1.0, 2.0], lam="best"),
         "lam must be 'auto'",
     ),
     (
-        L.fit_generalized_nystroem_prior_gamma,
-        dict(Els=ELS, K=KI[:-1, :-1], y=Y, ts=[0.0, 1.0, 2.0]),
+        L.fit_generalized_nystroem,
+        dict(El=ELS, W=None, K=KI[:-1, :-1], y=Y, prior_gammas=[0.0, 1.0, 2.0]),
         "K must be 24 × 24",
     ),
     (L.alignment_lambda_path, dict(El=EL[:0], W=W, K=KI), "El is empty"),
     (L.alignment_lambda_path, dict(El=EL, W=W, K=KI, lam_grid=[np.inf]), "lam_grid must not"),
     (L.alignment_lambda_path, dict(El=EL, W=W, K=KI, max_iter=2.5), "max_iter must be an integer"),
-    (L.prior_fit, dict(El=EL, W=_with(W, (0, 1), np.nan), K=KI), "W holds NaN"),
-    (L.fit_gen_nystrom_cv, dict(El=EL, W=W, K=KI, y=Y, lam="best"), "lam must be 'auto'"),
+    (G.prior_fit, dict(El=EL, W=_with(W, (0, 1), np.nan), K=KI), "W holds NaN"),
+    (G.cv_select_and_solve, dict(El=EL, W=W, K=KI, y=Y, lam="best"), "lam must be 'auto'"),
     (L.closed_form, dict(El=EL, K=KI, S0=W, lam=np.nan), "lam must be > 0"),
     (L.closed_form, dict(El=EL, K=KI, S0=W[:-1, :-1], lam=1.0), "S0 must be 8 × 8"),
     (L.pinv_psd, dict(W=W[:, :-1]), "W must be a square matrix"),
@@ -156,39 +159,39 @@ CASES = [
     (L.psd_factor, dict(S=W, metric=W[:-1, :-1]), "metric must be 8 × 8"),
     (L.psd_factor, dict(S=W, rtol=-1.0), "rtol must be"),
     # targets
-    (L.must_link_target, dict(groups=np.c_[Y, Y]), "groups must be a non-empty 1-D"),
-    (L.must_link_target, dict(groups=_with(Y, 0, np.nan)), "groups holds NaN"),
-    (L.regression_target, dict(y=np.c_[YR, YR]), "y must be 1-D"),
-    (L.regression_target_factor, dict(y=np.ones(N_L)), "y: the labeled responses are constant"),
-    (L.cv_feasible, dict(y=Y[:0]), "y must be a non-empty 1-D"),
+    (G.must_link_target, dict(groups=np.c_[Y, Y]), "groups must be a non-empty 1-D"),
+    (G.must_link_target, dict(groups=_with(Y, 0, np.nan)), "groups holds NaN"),
+    (G.regression_target, dict(y=np.c_[YR, YR]), "y must be 1-D"),
+    (G.regression_target_factor, dict(y=np.ones(N_L)), "y: the labeled responses are constant"),
+    (G.cv_feasible, dict(y=Y[:0]), "y must be a non-empty 1-D"),
     (
-        L.cv_criterion,
+        G.cv_criterion,
         dict(criterion="best", lam="auto", y=Y, target="classification", owner="t"),
         "unknown criterion",
     ),
     (
-        L.score_ridge_candidates,
+        G.score_ridge_candidates,
         dict(Q=EL, y=YR, fold_of=np.arange(N_L) % 3, k=5, alphas=(1.0,)),
         "fold_of must hold every fold index",
     ),
     (
-        L.score_ridge_candidates,
+        G.score_ridge_candidates,
         dict(Q=EL[:-1], y=YR, fold_of=np.arange(N_L) % 3, k=3, alphas=(1.0,)),
         "Q must be 24 × any",
     ),
     # several kernels
     (
-        L.mk_cv_select_lambda,
+        G.mk_cv_select_lambda,
         dict(Els=[_with(EL, 0, np.nan), MELS[1]], Ws=MWS, y=Y, lam_grid=[1.0]),
         r"Els\[0\] holds NaN",
     ),
-    (L.mk_cv_select_lambda, dict(Els=MELS, Ws=MWS, y=Y[:-1], lam_grid=[1.0]), "y has 23 entries"),
+    (G.mk_cv_select_lambda, dict(Els=MELS, Ws=MWS, y=Y[:-1], lam_grid=[1.0]), "y has 23 entries"),
     (
-        L.fit_mk_gen_nystrom,
+        G.mk_alignment_lambda_path,
         dict(Els=MELS, Ws=[MWS[0], _with(MWS[1], 0, np.inf)], Y=YF),
         r"Ws\[1\] holds NaN or infinity",
     ),
-    (L.fit_mk_gen_nystrom, dict(Els=MELS, Ws=MWS, Y=YF[:-1]), "Y must be 24 × any"),
+    (G.mk_alignment_lambda_path, dict(Els=MELS, Ws=MWS, Y=YF[:-1]), "Y must be 24 × any"),
     (
         L.fit_mk_generalized_nystroem,
         dict(Els=MELS, Ws=MWS[:1], Y=YF, y=Y),
@@ -196,26 +199,26 @@ CASES = [
     ),
     # kernel combinations
     (
-        L.alignment_statistics_from_factors,
+        KC.alignment_statistics_from_factors,
         dict(factors=[EL], y=None, centered=True),
         "y is required",
     ),
     (
-        L.alignment_statistics_from_factors,
+        KC.alignment_statistics_from_factors,
         dict(factors=[EL], y=Y, centered="yes"),
         "centered must be True or False",
     ),
     (
-        L.alignment_statistics_from_kernels,
+        KC.alignment_statistics_from_kernels,
         dict(kernels=[_with(KS[0], 0, np.nan)], y=Y, centered=True),
         r"kernels\[0\] holds NaN",
     ),
     (
-        L.combination_weights,
+        KC.combination_weights,
         dict(weighting="uniform", stats=None, n_kernels=0),
         "n_kernels must be >= 1",
     ),
-    (L.combination_weights, dict(weighting="alignment", stats=None, n_kernels=2), "needs stats"),
+    (KC.combination_weights, dict(weighting="alignment", stats=None, n_kernels=2), "needs stats"),
     (
         L.fit_glmkl,
         dict(
@@ -320,11 +323,11 @@ def test_kernel_combination_checks_its_rows_and_bank():
 def test_csi_q_checks_g_r_and_labeled():
     res = L.csi(np.diag(KDIAG).copy(), _column, YCSI, 5)
     with pytest.raises(ValueError, match="G holds NaN"):
-        L.csi_q(_with(res.G, 0, np.nan), res.R)
+        C.csi_q(_with(res.G, 0, np.nan), res.R)
     with pytest.raises(ValueError, match="R must be square with at least"):
-        L.csi_q(res.G, res.R[:2, :2])
+        C.csi_q(res.G, res.R[:2, :2])
     with pytest.raises(ValueError, match="labeled must be a boolean mask of G's 24 rows"):
-        L.csi_q(res.G, res.R, labeled=np.ones(N_L - 1, bool))
+        C.csi_q(res.G, res.R, labeled=np.ones(N_L - 1, bool))
 
 
 def test_valid_input_is_read_as_before():
@@ -334,7 +337,7 @@ def test_valid_input_is_read_as_before():
     ref = L.fit_generalized_nystroem(EL, W, KI, y=Y, rng=0)
     np.testing.assert_array_equal(fit.S, ref.S)
     np.testing.assert_array_equal(
-        L.regression_target_factor(YR[:, None]), L.regression_target_factor(YR)
+        G.regression_target_factor(YR[:, None]), G.regression_target_factor(YR)
     )
     a = L.csi(np.diag(KDIAG).copy(), _column, YR, 5)
     b = L.csi(np.diag(KDIAG).copy(), _column, YR[:, None], 5)

@@ -6,13 +6,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from lorak import LowRankMKLClassifier
 from lorak.decompose import FactorBank
-from lorak.learn import (
-    bank_decision,
-    check_inner_options,
-    default_bank,
-    fit_lp_mkl,
-    lp_mkl_factors,
-)
+from lorak.learn import bank_decision, fit_lp_mkl, lp_mkl_factors
+from lorak.learn._lp_mkl import check_inner_options, default_bank
 
 
 @pytest.fixture(scope="module")

@@ -168,7 +168,6 @@ def wave():
 
 def test_regressor_is_the_math_on_its_factors(wave):
     from lorak import LowRankMKLRegressor
-    from lorak.learn import lp_mkl_ridge
 
     X, y = wave
     reg = LowRankMKLRegressor(rank=40, C=5.0, weights="mkl", random_state=0).fit(X, y)

@@ -22,7 +22,7 @@ from lorak._validation import (
     parse_semi_supervised_y,
     validate_data,
 )
-from lorak.learn import resolve_target_type
+from lorak.learn._gen_nystrom import resolve_target_type
 
 N, LABELED = 600, 60
 

@@ -40,7 +40,6 @@ from ..learn import (
     SOLVERS,
     cv_feasible,
     fit_generalized_nystroem,
-    fit_generalized_nystroem_prior_gamma,
     ideal_kernel,
     must_link_target,
     regression_target,
@@ -227,7 +226,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         What y holds. "classification": class labels, −1 = unlabeled, target the ideal
         kernel (eq. 6). "regression": real-valued responses, **NaN = unlabeled** (−1 is
         a value), target K* = ỹỹᵀ with ỹ the standardized labeled responses
-        (:func:`lorak.learn.regression_target`; ``center_ideal`` does not apply).
+        (``regression_target`` in ``lorak.learn._gen_nystrom``; ``center_ideal`` does
+        not apply).
         "auto": regression when the labeled values are continuous, class labels
         otherwise; a continuous y that holds −1 and no NaN is refused as ambiguous.
     prior : transformer or None, default=None
@@ -514,11 +514,12 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         rank = getattr(prior, "rank_", None)
         X_l = take_rows(X, rows)
         Els = [self._checked_rows(E, rows) for E in prior.transform_at(X_l, ts, rank=rank)]
-        fit, sel = fit_generalized_nystroem_prior_gamma(
+        fit = fit_generalized_nystroem(
             Els,
+            None,
             K,
             y=y_l,
-            ts=ts,
+            prior_gammas=ts,
             target=kind,
             lam=self.lam,
             lam_grid=self.lam_grid,
@@ -530,6 +531,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             **self._solver_options(),
         )
         self._check_fit(fit)
+        sel = fit.prior_gamma_cv
         prior.use_gamma(sel.t, rank=rank)
         self.prior_gamma_grid_ = np.asarray(sel.ts, dtype=np.float64)
         self.prior_gamma_cv_errors_ = sel.error_rate[:, :, sel.best_per_t[sel.index][1]]

@@ -61,7 +61,7 @@ class SimpleNPKL(TransformerBase):
         kernel is zero (:ref:`"Choosing C" <guide-npkl-auto>`). A fixed C is used as
         given. A kernel mostly in directions that only the constraints make positive
         raises a
-        :class:`~lorak.learn._npkl_auto.DegenerateKernelWarning` (``degeneracy_``).
+        :class:`~lorak.learn.DegenerateKernelWarning` (``degeneracy_``).
     B : float or "n_samples", default=1.0
         Capacity bound tr(KK) ≤ B (eq. 5). The paper uses B = 1 on its small sets and
         B = N (``"n_samples"``) on Adult. Clustering results of the linear loss do not
@@ -149,7 +149,7 @@ class SimpleNPKL(TransformerBase):
     degeneracy_ : Degeneracy
         ``constraint_share`` (share of tr(K) in constraint-only directions),
         ``smoothness`` (tr(LK)/tr(K)), ``rank`` and ``degenerate`` of the learned kernel
-        (:func:`lorak.learn._npkl_auto.kernel_degeneracy`).
+        (``kernel_degeneracy`` in ``lorak.learn._npkl_auto``).
     max_rank_ : int or None
         The resolved rank cap.
     X_fit_ : ndarray or sparse matrix of shape (n_samples, n_features)

@@ -3,10 +3,22 @@
 Each module is the math of the estimator of the same stem in :mod:`lorak.estimators`;
 its entry ``fit_<method>`` returns a result record the estimator stores. The modules
 and their entries: :ref:`guide-internals-learn`.
+
+The public names (``__all__``): one entry per method, the records it returns, the
+documented constants, and the building blocks timed on their own by the benchmark
+harness (generalized Nyström's problem, solver and λ path, CSI itself, SimpleNPKL's
+graph, the ℓp-MKL factor stage and full-kernel reference). The other names imported
+here are the math lorak's estimators and models apply around their entry (parameter
+checks, targets, transforms, predictions): they import it from this package, not from
+its private modules, and it is not public API.
 """
 
-from .._validation import parse_semi_supervised_response
-from ._csi import CSIResult, csi, csi_q, fit_csi
+import importlib
+import warnings
+
+from .._validation import parse_semi_supervised_response as parse_semi_supervised_response
+from ._csi import CSIResult, csi, fit_csi
+from ._csi import csi_q as csi_q
 from ._few_labels import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
@@ -21,55 +33,38 @@ from ._few_labels import (
     PriorEstimate,
     SelfTrainingFit,
     balance_offsets,
+    class_prior,
     estimate_class_prior,
     few_labels,
     graph_energy_ratio,
-    prior_from_counts,
     self_training_ridge,
 )
-from ._few_labels import class_prior as class_prior
-from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
     RIDGE_ALPHAS,
-    SOLVERS,
-    TARGET_TYPES,
     GenNystromFit,
     GenNystromProblem,
     LambdaCV,
     MKGenNystromFit,
-    MKGenNystromProblem,
     PriorGammaCV,
     alignment_lambda_path,
     closed_form,
-    cv_criterion,
-    cv_feasible,
-    cv_select_lambda,
-    cv_select_prior_gamma,
-    fit_gen_nystrom,
-    fit_gen_nystrom_cv,
     fit_generalized_nystroem,
-    fit_generalized_nystroem_prior_gamma,
-    fit_mk_gen_nystrom,
-    fit_mk_gen_nystrom_cv,
     fit_mk_generalized_nystroem,
     ideal_kernel,
-    mk_cv_select_lambda,
-    must_link_target,
     pinv_psd,
-    prior_fit,
     psd_factor,
-    regression_target,
-    regression_target_factor,
-    resolve_target_type,
-    score_ridge_candidates,
     solve_gen_nystrom,
 )
+from ._gen_nystrom import SOLVERS as SOLVERS
+from ._gen_nystrom import cv_feasible as cv_feasible
+from ._gen_nystrom import must_link_target as must_link_target
+from ._gen_nystrom import regression_target as regression_target
+from ._gen_nystrom import regression_target_factor as regression_target_factor
+from ._gen_nystrom import resolve_target_type as resolve_target_type
 from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
-from ._graph_entry import GraphFactorFit, fit_graph_factor
-from ._graph_entry import graph_factor_map as graph_factor_map
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
@@ -95,17 +90,18 @@ from ._graph_factor import (
     simplex_projection,
 )
 from ._graph_factor import PENALTY_GRID as GRAPH_PENALTY_GRID
+from ._kernel_combination import WEIGHTINGS as WEIGHTINGS
 from ._kernel_combination import (
-    WEIGHTINGS,
     AlignmentStatistics,
     GLMKLFit,
     KernelCombinationFit,
-    alignment_statistics_from_factors,
-    alignment_statistics_from_kernels,
-    combination_weights,
     fit_glmkl,
     fit_kernel_combination,
 )
+from ._kernel_combination import (
+    alignment_statistics_from_kernels as alignment_statistics_from_kernels,
+)
+from ._kernel_combination import combination_weights as combination_weights
 from ._lp_mkl import SOLVERS as LP_MKL_SOLVERS
 from ._lp_mkl import (
     BankFactors,
@@ -114,62 +110,34 @@ from ._lp_mkl import (
     LpMKLResult,
     bank_decision,
     bank_factors,
-    check_inner_options,
-    default_bank,
     fit_lp_mkl,
-    lp_mkl,
     lp_mkl_factors,
     lp_mkl_full_kernel,
-    shared_landmarks,
-    uniform_weights,
 )
-from ._lp_mkl_regression import (
-    LpMKLRegressionFit,
-    LpMKLRidgeResult,
-    SVRNewtonResult,
-    check_regression_options,
-    fit_lp_mkl_regression,
-    gcv_scores,
-    lp_mkl_ridge,
-    lp_mkl_svr,
-    regression_bank,
-    ridge_moments,
-    select_ridge_weights,
-    svr_newton,
-    weighted_ridge,
-)
-from ._npkl_auto import AUTO_C_STEPS, DegenerateKernelWarning, auto_C, kernel_degeneracy
-from ._npkl_extend import (
-    RIDGE_EXTENSION_ALPHA,
-    RIDGE_EXTENSION_LANDMARKS,
-    extension_eigenvalues,
-    graph_extension,
-    ridge_map,
-)
-from ._preimage import (
-    PREIMAGE_ROWS,
-    PreImageMap,
-    check_alpha,
-    fit_preimage,
-    preimage,
-    preimage_rows,
-)
+from ._lp_mkl import check_inner_options as check_inner_options
+from ._lp_mkl import default_bank as default_bank
+from ._lp_mkl import shared_landmarks as shared_landmarks
+from ._lp_mkl_regression import LpMKLRegressionFit, fit_lp_mkl_regression
+from ._lp_mkl_regression import check_regression_options as check_regression_options
+from ._lp_mkl_regression import regression_bank as regression_bank
+from ._npkl_auto import DegenerateKernelWarning, auto_C
+from ._npkl_extend import RIDGE_EXTENSION_ALPHA, RIDGE_EXTENSION_LANDMARKS, ridge_map
+from ._npkl_extend import extension_eigenvalues as extension_eigenvalues
+from ._npkl_extend import graph_extension as graph_extension
+from ._preimage import PreImageMap, fit_preimage, preimage
+from ._preimage import check_alpha as check_alpha
+from ._preimage import preimage_rows as preimage_rows
 from ._simple_npkl import (
     NPKLResult,
     SimpleNPKLFit,
-    constraint_operator,
     fit_simple_npkl,
     knn_graph,
     normalized_laplacian,
-    pair_values,
-    pataki_rank,
-    select_active,
-    simple_npkl_linear,
-    simple_npkl_sqhinge,
 )
+from ._simple_npkl import constraint_operator as constraint_operator
+from ._simple_npkl import pair_values as pair_values
 
 __all__ = [
-    "AUTO_C_STEPS",
     "CV_LAMBDA_GRID",
     "DEFAULT_CV_SPLITS",
     "DEFAULT_LAMBDA_GRID",
@@ -184,7 +152,6 @@ __all__ = [
     "LP_MKL_SOLVERS",
     "MATCHED_PRIOR_MAX_CLASSES",
     "MIN_LABELS_PER_CLASS",
-    "PREIMAGE_ROWS",
     "PRIOR_BOOTSTRAP",
     "PRIOR_TEST_LEVEL",
     "RANK_FRACTIONS",
@@ -192,9 +159,6 @@ __all__ = [
     "RIDGE_EXTENSION_ALPHA",
     "RIDGE_EXTENSION_LANDMARKS",
     "SELF_TRAINING_WEIGHTS",
-    "SOLVERS",
-    "TARGET_TYPES",
-    "WEIGHTINGS",
     "AlignmentStatistics",
     "AnchorGraph",
     "BankFactors",
@@ -206,116 +170,109 @@ __all__ = [
     "GenNystromFit",
     "GenNystromProblem",
     "GraphDeformation",
-    "GraphFactorFit",
     "KernelCombinationFit",
     "LambdaCV",
     "LpMKLFit",
     "LpMKLRegressionFit",
     "LpMKLResult",
-    "LpMKLRidgeResult",
     "MKGenNystromFit",
-    "MKGenNystromProblem",
     "NPKLResult",
     "PreImageMap",
     "PrincipalMap",
     "PriorEstimate",
     "PriorGammaCV",
     "RankSelection",
-    "SVRNewtonResult",
     "SelfTrainingFit",
     "SimpleNPKLFit",
     "alignment_lambda_path",
-    "alignment_statistics_from_factors",
-    "alignment_statistics_from_kernels",
     "anchor_bandwidth",
     "anchor_laplacian_gram",
     "auto_C",
     "balance_offsets",
     "bank_decision",
     "bank_factors",
-    "check_alpha",
-    "check_inner_options",
-    "check_regression_options",
+    "class_prior",
     "closed_form",
-    "combination_weights",
-    "constraint_operator",
     "csi",
-    "csi_q",
-    "cv_criterion",
-    "cv_feasible",
-    "cv_select_lambda",
-    "cv_select_prior_gamma",
-    "default_bank",
     "deformation",
     "deformation_matrix",
     "device_anchor_bandwidth",
     "device_anchor_laplacian_gram",
     "estimate_class_prior",
-    "extension_eigenvalues",
     "few_labels",
     "fit_csi",
-    "fit_gen_nystrom",
-    "fit_gen_nystrom_cv",
     "fit_generalized_nystroem",
-    "fit_generalized_nystroem_prior_gamma",
     "fit_glmkl",
-    "fit_graph_factor",
     "fit_kernel_combination",
     "fit_lp_mkl",
     "fit_lp_mkl_regression",
-    "fit_mk_gen_nystrom",
-    "fit_mk_gen_nystrom_cv",
     "fit_mk_generalized_nystroem",
     "fit_preimage",
     "fit_simple_npkl",
-    "gcv_scores",
     "graph_energy_ratio",
-    "graph_extension",
     "graph_laplacian_gram",
     "ideal_kernel",
-    "kernel_degeneracy",
     "knn_adjacency",
     "knn_graph",
     "loo_ridge_scores",
-    "lp_mkl",
     "lp_mkl_factors",
     "lp_mkl_full_kernel",
-    "lp_mkl_ridge",
-    "lp_mkl_svr",
-    "mk_cv_select_lambda",
-    "must_link_target",
     "normalized_laplacian",
-    "pair_values",
-    "parse_semi_supervised_response",
-    "pataki_rank",
     "pinv_psd",
     "preimage",
-    "preimage_rows",
     "principal_map",
-    "prior_from_counts",
-    "prior_fit",
     "psd_factor",
     "rank_candidates",
-    "regression_bank",
-    "regression_target",
-    "regression_target_factor",
-    "resolve_target_type",
     "ridge_map",
-    "ridge_moments",
     "ridge_targets",
-    "score_ridge_candidates",
-    "select_active",
     "select_gamma_penalty",
     "select_rank",
-    "select_ridge_weights",
     "self_training_ridge",
-    "shared_landmarks",
-    "simple_npkl_linear",
-    "simple_npkl_sqhinge",
     "simplex_least_squares",
     "simplex_projection",
     "solve_gen_nystrom",
-    "svr_newton",
-    "uniform_weights",
-    "weighted_ridge",
 ]
+
+#: Names that left ``lorak.learn`` (issue 49) and that the user guide named: one more
+#: release they resolve, with a DeprecationWarning, to ``(module, name there)``;
+#: ``None`` marks the ones whose object changed (below).
+_DEPRECATED = {
+    "MKGenNystromProblem": ("._gen_nystrom", "MKGenNystromProblem"),
+    "cv_select_lambda": ("._gen_nystrom", "cv_select_lambda"),
+    "cv_select_prior_gamma": ("._gen_nystrom", "cv_select_prior_gamma"),
+    "fit_gen_nystrom": ("._gen_nystrom", "alignment_lambda_path"),
+    "fit_gen_nystrom_cv": ("._gen_nystrom", "cv_select_and_solve"),
+    "fit_generalized_nystroem_prior_gamma": None,
+    "fit_mk_gen_nystrom": ("._gen_nystrom", "mk_alignment_lambda_path"),
+    "fit_mk_gen_nystrom_cv": ("._gen_nystrom", "mk_cv_select_and_solve"),
+    "kernel_degeneracy": ("._npkl_auto", "kernel_degeneracy"),
+    "lp_mkl": ("._lp_mkl", "lp_mkl"),
+    "lp_mkl_ridge": ("._lp_mkl_regression", "lp_mkl_ridge"),
+    "lp_mkl_svr": ("._lp_mkl_regression", "lp_mkl_svr"),
+    "mk_cv_select_lambda": ("._gen_nystrom", "mk_cv_select_lambda"),
+    "prior_fit": ("._gen_nystrom", "prior_fit"),
+    "select_ridge_weights": ("._lp_mkl_regression", "select_ridge_weights"),
+    "simple_npkl_linear": ("._simple_npkl", "simple_npkl_linear"),
+    "simple_npkl_sqhinge": ("._simple_npkl", "simple_npkl_sqhinge"),
+}
+
+
+def _fit_generalized_nystroem_prior_gamma(Els, K, *, y, ts, **options):
+    """The old entry of a prior's graph weight chosen with λ: ``(fit, PriorGammaCV)``."""
+    fit = fit_generalized_nystroem(Els, None, K, y=y, prior_gammas=ts, **options)
+    return fit, fit.prior_gamma_cv
+
+
+def __getattr__(name):
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"lorak.learn.{name} is deprecated and will be removed in the next release: "
+        "each method has one entry, fit_<method> (lorak.learn.__all__)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if _DEPRECATED[name] is None:
+        return _fit_generalized_nystroem_prior_gamma
+    module, attr = _DEPRECATED[name]
+    return getattr(importlib.import_module(module, __name__), attr)

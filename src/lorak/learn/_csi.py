@@ -35,7 +35,7 @@ class CSIResult:
     pivots : (r,) rows in the order chosen.
     Q, R : QR decomposition of ΠG (of Π_L G[L] with a labeled subset): Q (n_L × r)
         with orthonormal or zero columns — None when the run kept Q implicit (all
-        rows labeled; :func:`csi_q` forms it) — and R (r × r) upper triangular with a
+        rows labeled; ``csi_q`` forms it) — and R (r × r) upper triangular with a
         non-negative diagonal.
     approx_error : (r + 1,) tr(K − G_kG_kᵀ)/tr K, k = 0..r.
     prediction_error : (r + 1,) ‖Y − Q_kQ_kᵀY‖²/‖Y‖², k = 0..r (Y centred if centering).

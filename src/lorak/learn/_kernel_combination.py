@@ -270,7 +270,7 @@ def fit_kernel_combination(
     """A low-rank kernel combination Σ_j μ_j K_j on shared landmarks, in two stages:
     the Nyström factor of every kernel of the resolved ``bank`` on the points
     ``landmarks`` (a :class:`lorak.decompose.FactorBank`, eigenvalue cut-off ``rtol``),
-    then the weights ``weighting`` ∈ :data:`WEIGHTINGS` — for the alignment ones from
+    then the weights ``weighting`` ∈ ``WEIGHTINGS`` — for the alignment ones from
     the factors of the labeled rows ``X[rows]`` with labels ``y`` (never l × l)."""
     from ..kernels import KernelBank
 

@@ -486,7 +486,8 @@ def dual_objective(alpha, w_pos, B: float, C: float) -> float:
 
 @dataclass
 class NPKLResult:
-    """Output of :func:`simple_npkl_linear` / :func:`simple_npkl_sqhinge`.
+    """Output of the solvers ``simple_npkl_linear`` / ``simple_npkl_sqhinge``: the
+    ``result`` of :func:`~lorak.learn.fit_simple_npkl`'s record.
 
     Attributes
     ----------
@@ -837,7 +838,7 @@ class SimpleNPKLFit:
     max_rank : int or None, the rank cap used.
     graph : csr_matrix, the kNN graph S; laplacian : csr_matrix, L of eq. (3).
     weights : (p,) the constraint weights of A = Σ w T − L (C·signs, or α·signs).
-    degeneracy : Degeneracy of the learned kernel (:func:`kernel_degeneracy`).
+    degeneracy : Degeneracy of the learned kernel (``kernel_degeneracy``).
     """
 
     result: NPKLResult
@@ -900,14 +901,14 @@ def fit_simple_npkl(
        §3.2.4, or ``"random"``); C="auto" and ``max_rank="pataki"`` are then
        recomputed on the kept ones;
     4. the kernel (``loss``: the closed form or Algorithm 1); with C="auto" C steps up
-       by :data:`AUTO_C_STEPS` while the kernel is zero;
+       by ``AUTO_C_STEPS`` while the kernel is zero;
     5. a zero kernel raises, a square hinge stopped at ``max_iter`` warns
        (ConvergenceWarning), and the degeneracy of the kernel is computed
-       (:func:`kernel_degeneracy`; :class:`DegenerateKernelWarning` when degenerate).
+       (``kernel_degeneracy``; :class:`DegenerateKernelWarning` when degenerate).
 
-    ``max_rank``: None, an int or ``"pataki"`` (:func:`pataki_rank`); ``eigen_tol``
-    ``"auto"``: 0 for the linear loss, :data:`EIGEN_TOL_FACTOR`·``tol`` for the square
-    hinge; ``cut_from_previous``: see :func:`simple_npkl_sqhinge` (square hinge only).
+    ``max_rank``: None, an int or ``"pataki"`` (``pataki_rank``); ``eigen_tol``
+    ``"auto"``: 0 for the linear loss, ``EIGEN_TOL_FACTOR``·``tol`` for the square
+    hinge; ``cut_from_previous``: see ``simple_npkl_sqhinge`` (square hinge only).
     """
     S = knn_graph(X, n_neighbors, mutual=mutual, n_jobs=n_jobs)  # stage 1
     L = normalized_laplacian(S)

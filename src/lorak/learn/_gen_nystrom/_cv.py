@@ -22,7 +22,7 @@ from ._multiple import (
     MKGenNystromProblem,
     alternate_blocks,
     check_bank_blocks,
-    fit_mk_gen_nystrom,
+    mk_alignment_lambda_path,
     mk_prior_fit,
     uniform_prior_factors,
 )
@@ -52,11 +52,11 @@ __all__ = [
     "cv_criterion",
     "cv_feasible",
     "cv_folds",
+    "cv_select_and_solve",
     "cv_select_lambda",
     "cv_select_prior_gamma",
-    "fit_gen_nystrom_cv",
-    "fit_mk_gen_nystrom_cv",
     "fold_features",
+    "mk_cv_select_and_solve",
     "mk_cv_select_lambda",
     "mk_fold_features",
     "prior_row_space",
@@ -86,7 +86,8 @@ PAIRED_SE_MARGIN = 2.0
 
 @dataclass
 class LambdaCV:
-    """Result of :func:`cv_select_lambda`.
+    """λ chosen by cross-validation (``cv_select_lambda``): the ``cv`` of
+    :func:`~lorak.learn.fit_generalized_nystroem`'s record.
 
     Attributes
     ----------
@@ -639,8 +640,9 @@ def _lambda_scorer(El, W, y, grid, beta, center_ideal, solver, path_tol, max_ite
 
 @dataclass
 class PriorGammaCV:
-    """Result of :func:`cv_select_prior_gamma`: a prior's graph weight t and λ chosen
-    together by one cross-validation.
+    """A prior's graph weight t and λ chosen together by one cross-validation
+    (``cv_select_prior_gamma``): the ``prior_gamma_cv`` of
+    :func:`~lorak.learn.fit_generalized_nystroem`'s record with ``prior_gammas``.
 
     Attributes
     ----------
@@ -889,7 +891,7 @@ def mk_fold_features(
 ):
     """:func:`fold_features` for the multiple-kernel method (objective 17).
 
-    Per fold the λ path of :func:`~lorak.learn.fit_mk_gen_nystrom` (largest λ first,
+    Per fold the λ path of :func:`~._multiple.mk_alignment_lambda_path` (largest λ first,
     warm-started (T, α), one ADMM iteration per block visit) on the training rows'
     blocks and target; the features of every labeled row are [E_l^(j) F_j]_j with
     F_j F_jᵀ = T^(j).
@@ -996,7 +998,7 @@ def mk_cv_select_lambda(
 # ---------------------------------------------------------------- the fit
 
 
-def fit_gen_nystrom_cv(
+def cv_select_and_solve(
     El,
     W,
     K,
@@ -1014,7 +1016,7 @@ def fit_gen_nystrom_cv(
     rtol: float = 1e-10,
     target: str = "classification",
 ) -> tuple[GenNystromFit, LambdaCV | None]:
-    """:func:`~lorak.learn.alignment_lambda_path` with λ chosen by :func:`cv_select_lambda`.
+    """:func:`~._path.alignment_lambda_path` with λ chosen by :func:`cv_select_lambda`.
 
     ``lam="auto"``: cross-validation over ``lam_grid`` (default :data:`CV_LAMBDA_GRID`)
     and λ = ∞, then one solve of (7) on all labeled rows at the chosen λ (or the prior
@@ -1076,7 +1078,7 @@ def attach_cv(fit, cv) -> None:
     fit.n_iter += cv.n_iter
 
 
-def fit_mk_gen_nystrom_cv(
+def mk_cv_select_and_solve(
     Els,
     Ws,
     Y,
@@ -1095,8 +1097,8 @@ def fit_mk_gen_nystrom_cv(
     rescale: bool = True,
     target: str = "classification",
 ):
-    """:func:`~lorak.learn.fit_mk_gen_nystrom` with λ by :func:`mk_cv_select_lambda`;
-    (fit, cross-validation result or None), as :func:`fit_gen_nystrom_cv`."""
+    """:func:`~._multiple.mk_alignment_lambda_path` with λ by :func:`mk_cv_select_lambda`;
+    (fit, cross-validation result or None), as :func:`cv_select_and_solve`."""
     Els, Ws = check_bank_blocks(Els, Ws)
     check_options(lam=lam, tol=tol, inner_max_iter=inner_max_iter, target=target)
     y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
@@ -1117,7 +1119,7 @@ def fit_mk_gen_nystrom_cv(
         )
 
     def solve(lam):
-        return fit_mk_gen_nystrom(
+        return mk_alignment_lambda_path(
             Els,
             Ws,
             Y,

@@ -33,7 +33,7 @@ __all__ = [
     "MKGenNystromProblem",
     "alternate_blocks",
     "check_bank_blocks",
-    "fit_mk_gen_nystrom",
+    "mk_alignment_lambda_path",
     "mk_prior_fit",
     "uniform_prior_factors",
 ]
@@ -165,7 +165,8 @@ class MKGenNystromProblem:
 
 @dataclass
 class MKGenNystromFit:
-    """Result of :func:`fit_mk_gen_nystrom`.
+    """Result of :func:`~lorak.learn.fit_mk_generalized_nystroem` (and of its λ path,
+    ``mk_alignment_lambda_path``).
 
     Attributes
     ----------
@@ -180,7 +181,8 @@ class MKGenNystromFit:
     objective : J at the solution; objective_history : J after each alternation at λ*
         (its path alternations, then the refinement), starting from the initial point.
     converged : whether the final alternations met ``tol``.
-    problem : the :class:`MKGenNystromProblem`; Xs : the blocks in their V bases.
+    problem : the problem (17) (``MKGenNystromProblem``); Xs : the blocks in their V
+        bases.
     F : list of (m̃, r_j) factors with F_j F_jᵀ = T^(j) in W_j's metric, or None
         (:func:`~lorak.learn.fit_mk_generalized_nystroem` sets them).
     criterion : the criterion that chose λ (None for a given λ); cv : the
@@ -351,7 +353,7 @@ def alternate_blocks(
     return sweeps, n_inner, converged, J
 
 
-def fit_mk_gen_nystrom(
+def mk_alignment_lambda_path(
     Els,
     Ws,
     Y,

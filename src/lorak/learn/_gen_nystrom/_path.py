@@ -30,7 +30,6 @@ __all__ = [
     "DEFAULT_LAMBDA_GRID",
     "GenNystromFit",
     "alignment_lambda_path",
-    "fit_gen_nystrom",
     "lambda_path",
     "prior_fit",
 ]
@@ -40,7 +39,8 @@ DEFAULT_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
 
 @dataclass
 class GenNystromFit:
-    """Result of :func:`alignment_lambda_path`.
+    """Result of :func:`~lorak.learn.fit_generalized_nystroem` (and of the λ path it
+    runs, :func:`~lorak.learn.alignment_lambda_path`).
 
     Attributes
     ----------
@@ -64,6 +64,9 @@ class GenNystromFit:
     criterion : the criterion that chose λ ("cv", "paper" or "kernel"; None for a
         given λ) — set by :func:`~lorak.learn.fit_generalized_nystroem`.
     cv : the :class:`~lorak.learn.LambdaCV` of a cross-validated λ, else None.
+    prior_gamma_cv : the :class:`~lorak.learn.PriorGammaCV` of a prior's graph weight
+        chosen with λ (``prior_gammas`` of
+        :func:`~lorak.learn.fit_generalized_nystroem`), else None.
     """
 
     S: np.ndarray
@@ -86,6 +89,7 @@ class GenNystromFit:
     F: np.ndarray | None = None
     criterion: str | None = None
     cv: object | None = None
+    prior_gamma_cv: object | None = None
 
 
 def lambda_path(lam, lam_grid, criterion) -> np.ndarray:
@@ -162,10 +166,6 @@ def alignment_lambda_path(
     if grid.size > 1 and ptol > tol and not certified:
         _refine(problem, grid, path, options, tol)
     return _path_fit(problem, grid, path, W, rtol)
-
-
-#: The old name of :func:`alignment_lambda_path` (kept: it is in ``lorak.learn.__all__``).
-fit_gen_nystrom = alignment_lambda_path
 
 
 def _starting_beta(problem, beta, grid):

@@ -58,7 +58,7 @@ _TINY = np.finfo(np.float64).tiny
 
 
 def pinv_psd(W, rtol: float = 1e-10):
-    """W⁺ of a symmetric PSD matrix over the eigenvalues kept by :func:`spectral_keep`; (W⁺, rank).
+    """W⁺ of a symmetric PSD matrix over the eigenvalues kept by ``spectral_keep``; (W⁺, rank).
 
     The cut is at least rtol·λ_max and above the round-off that negative eigenvalues
     show, placed at a gap of the spectrum so that it does not flip on rounding.
@@ -115,7 +115,7 @@ def closed_form(El, K, S0, lam: float, *, project: bool = False) -> np.ndarray:
 
 
 def psd_factor(S, rtol: float = 1e-10, *, metric=None) -> np.ndarray:
-    """F with F Fᵀ ≈ S (m × r) over the kept spectrum (:func:`spectral_keep`).
+    """F with F Fᵀ ≈ S (m × r) over the kept spectrum (``spectral_keep``).
 
     Without ``metric``: F = U Λ^{1/2} over the eigenvalues of S kept relative to λ_max(S).
     With ``metric`` = W, the landmark kernel matrix: the spectrum is that of the learned
