@@ -33,12 +33,14 @@ from ._few_labels import (
     PriorEstimate,
     SelfTrainingFit,
     balance_offsets,
-    class_prior,
     estimate_class_prior,
     few_labels,
     graph_energy_ratio,
+    prior_from_counts,
     self_training_ridge,
 )
+from ._few_labels import class_prior as class_prior
+from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,
@@ -65,6 +67,8 @@ from ._gen_nystrom import regression_target as regression_target
 from ._gen_nystrom import regression_target_factor as regression_target_factor
 from ._gen_nystrom import resolve_target_type as resolve_target_type
 from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
+from ._graph_entry import GraphFactorFit, fit_graph_factor
+from ._graph_entry import graph_factor_map as graph_factor_map
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
@@ -170,6 +174,7 @@ __all__ = [
     "GenNystromFit",
     "GenNystromProblem",
     "GraphDeformation",
+    "GraphFactorFit",
     "KernelCombinationFit",
     "LambdaCV",
     "LpMKLFit",
@@ -191,7 +196,6 @@ __all__ = [
     "balance_offsets",
     "bank_decision",
     "bank_factors",
-    "class_prior",
     "closed_form",
     "csi",
     "deformation",
@@ -203,6 +207,7 @@ __all__ = [
     "fit_csi",
     "fit_generalized_nystroem",
     "fit_glmkl",
+    "fit_graph_factor",
     "fit_kernel_combination",
     "fit_lp_mkl",
     "fit_lp_mkl_regression",
@@ -221,6 +226,7 @@ __all__ = [
     "pinv_psd",
     "preimage",
     "principal_map",
+    "prior_from_counts",
     "psd_factor",
     "rank_candidates",
     "ridge_map",
