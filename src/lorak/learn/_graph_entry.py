@@ -77,7 +77,7 @@ MEAN_ROW_SAMPLE = 10_000
 @dataclass
 class GraphLabels:
     """The labeled rows as the choice of γ reads them, from y parsed once
-    (:class:`lorak._validation.SemiSupervisedTargets`)."""
+    (``lorak._validation.SemiSupervisedTargets``)."""
 
     kind: str  # "classification" or "regression"
     rows: np.ndarray  # (l,) the labeled rows, increasing
@@ -139,15 +139,15 @@ def fit_graph_factor(
 ) -> GraphFactorFit:
     """The graph-regularized factor G R, R Rᵀ = (I + γ GᵀLᵖG)⁻¹, of a fitted factor.
 
-    Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (:func:`deformation`),
-    the energy ratio ρ (:func:`graph_energy_ratio`), the few-label decision
+    Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
+    energy ratio ρ (``graph_energy_ratio``), the few-label decision
     (:func:`few_labels`), γ with the ridge penalty and the rank (``gamma="auto"``: the
-    few-label rule, else :func:`select_gamma_penalty` and :func:`select_rank` over the
-    labeled rows), and the map R (:func:`graph_factor_map`).
+    few-label rule, else ``select_gamma_penalty`` and ``select_rank`` over the labeled
+    rows), and the map R (``graph_factor_map``).
 
     ``rows``: the n training rows as the estimator resolved them (a
-    :class:`lorak._rows.Rows`); ``factor``: the fitted inner factor; ``targets``: y
-    parsed (:class:`lorak._validation.SemiSupervisedTargets`) or None; ``sample``: the
+    ``lorak._rows.Rows``); ``factor``: the fitted inner factor; ``targets``: y parsed
+    (a ``lorak._validation.SemiSupervisedTargets``) or None; ``sample``: the
     rows the anchor graph's statistics are estimated on (Rows; its sums scaled by
     n/|sample|), None for all; ``labeled``: the labeled rows gathered (Rows; for
     ``gamma="auto"``); ``graph``: "anchor", "knn" or a checked n × n adjacency, with
