@@ -13,17 +13,10 @@ from lorak import GraphRegularizedFactor, Nystroem
 from lorak._rows import resolve_rows
 from lorak._validation import SemiSupervisedTargets
 from lorak.estimators import gamma_grid
-from lorak.learn import (
-    FEW_LABELS_PENALTY,
-    GraphFactorFit,
-    deformation_matrix,
-    few_labels,
-    few_labels_decision,
-    fit_graph_factor,
-    graph_factor_map,
-    principal_map,
-)
-from lorak.learn._graph_entry import GraphLabels
+from lorak.learn import FEW_LABELS_PENALTY, GraphFactorFit, few_labels, fit_graph_factor
+from lorak.learn._few_labels import few_labels_decision
+from lorak.learn._graph_entry import GraphLabels, graph_factor_map
+from lorak.learn._graph_factor import deformation_matrix, principal_map
 
 
 @pytest.fixture(scope="module")
