@@ -358,7 +358,7 @@ for _name, _kw in {
 # graph must join the twins, never a row to itself
 def _twins():
     X2 = np.repeat(X[:30], 2, axis=0)
-    A = lorak.learn.knn_adjacency(X2, 1, method="exact")
+    A = lorak.learn._graph_factor.knn_adjacency(X2, 1, method="exact")
     return A
 
 

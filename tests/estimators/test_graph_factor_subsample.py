@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 
 from lorak import GraphRegularizedFactor, SemiSupervisedFactorClassifier
-from lorak.learn import AnchorGraph, anchor_bandwidth, anchor_laplacian_gram
+from lorak.learn._graph_factor import AnchorGraph, anchor_bandwidth, anchor_laplacian_gram
 
 N = 4000
 

@@ -9,14 +9,13 @@ from lorak.learn import (
     LEAVE_ONE_OUT_MIN_LABELED,
     MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
-    balance_offsets,
     estimate_class_prior,
     few_labels,
-    graph_energy_ratio,
-    graph_laplacian_gram,
     prior_from_counts,
     self_training_ridge,
 )
+from lorak.learn._few_labels import balance_offsets, graph_energy_ratio
+from lorak.learn._graph_factor import graph_laplacian_gram
 
 
 def test_few_labels_counts_the_smallest_class():
@@ -352,14 +351,14 @@ def test_self_training_with_three_classes_keeps_the_prior_on_the_unlabeled_rows(
 
 
 # ------------------------------------------- the public functions' checks (issue 47)
-# Every public function of lorak.learn that the graph factor and the semi-supervised
-# models call from the few-label and graph-factor modules: bad input gets an error that
+# Every function of the few-label and graph-factor modules of lorak.learn that the graph
+# factor's entry and the semi-supervised models call: bad input gets an error that
 # names the function and the argument, never a message from deep in NumPy; good input
 # is never modified.
 
 
 def _defo(m=6, seed=0):
-    from lorak.learn import deformation
+    from lorak.learn._graph_factor import deformation
 
     rng = np.random.default_rng(seed)
     G = rng.standard_normal((50, m))
@@ -371,7 +370,7 @@ def _good():
     rng = np.random.default_rng(9)
     defo, G = _defo()
     codes = np.r_[np.zeros(4, int), np.ones(4, int)]
-    from lorak.learn import ridge_targets
+    from lorak.learn._graph_factor import ridge_targets
 
     T = ridge_targets(codes, 2)
     return {
@@ -390,7 +389,11 @@ def _good():
 
 def _call(name, **over):
     """Call the function ``name`` on good arguments with ``over`` replacing some."""
-    from lorak import learn
+    from types import SimpleNamespace
+
+    from lorak.learn import _few_labels, _graph_factor
+
+    learn = SimpleNamespace(**{**vars(_graph_factor), **vars(_few_labels)})
 
     g = _good()
     calls = {

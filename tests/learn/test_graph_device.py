@@ -22,13 +22,8 @@ from lorak import (
     SemiSupervisedFactorClassifier,
     SemiSupervisedFactorRegressor,
 )
-from lorak.learn import (
-    AnchorGraph,
-    anchor_bandwidth,
-    anchor_laplacian_gram,
-    device_anchor_bandwidth,
-    device_anchor_laplacian_gram,
-)
+from lorak.learn._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
+from lorak.learn._graph_factor import AnchorGraph, anchor_bandwidth, anchor_laplacian_gram
 
 NAMESPACES = ["array_api_strict", "torch"]
 

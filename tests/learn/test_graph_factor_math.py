@@ -10,20 +10,22 @@ import scipy.sparse as sp
 from sklearn.linear_model import Ridge
 
 from _tolerance import assert_labels_agree_off_ties
-from lorak.learn import (
+from lorak.learn import knn_graph
+from lorak.learn._graph_factor import (
+    LAE_RIDGE,
+    LAE_TOL,
     AnchorGraph,
     anchor_bandwidth,
     anchor_laplacian_gram,
     deformation,
     deformation_matrix,
     graph_laplacian_gram,
-    knn_graph,
     loo_ridge_scores,
     ridge_targets,
     select_gamma_penalty,
+    simplex_least_squares,
     simplex_projection,
 )
-from lorak.learn._graph_factor import LAE_RIDGE, LAE_TOL, simplex_least_squares
 
 
 def _data(rng, n=60, d=4, m=12):

@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from conftest import readonly
 from lorak import SemiSupervisedFactorClassifier
-from lorak.learn import SELF_TRAINING_WEIGHTS
+from lorak.learn._few_labels import SELF_TRAINING_WEIGHTS
 from lorak.models import SelfTrainedRidge
 
 

@@ -16,9 +16,8 @@ from lorak.learn import (
     FEW_LABELS_PENALTY,
     FEW_LABELS_RANK_FRACTION,
     GRAPH_PENALTY_GRID,
-    principal_map,
-    rank_candidates,
 )
+from lorak.learn._graph_factor import principal_map, rank_candidates
 from lorak.models import SelfTrainedRidge
 
 
@@ -183,7 +182,7 @@ def test_a_fixed_rank_keeps_the_leading_directions_of_the_deformed_kernel(moons)
 def test_principal_map_at_gamma_zero_is_kernel_pca_of_the_factor():
     rng = np.random.default_rng(4)
     G = rng.standard_normal((50, 6))
-    from lorak.learn import deformation
+    from lorak.learn._graph_factor import deformation
 
     defo = deformation(G.T @ G, np.eye(6), n_rows=50)
     pm = principal_map(defo, 0.0, 3, 50)

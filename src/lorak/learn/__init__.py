@@ -4,13 +4,14 @@ Each module is the math of the estimator of the same stem in :mod:`lorak.estimat
 its entry ``fit_<method>`` returns a result record the estimator stores. The modules
 and their entries: :ref:`guide-internals-learn`.
 
-The public names (``__all__``): one entry per method, the records it returns, the
-documented constants, and the building blocks timed on their own by the benchmark
-harness (generalized Nyström's problem, solver and λ path, CSI itself, SimpleNPKL's
-graph, the ℓp-MKL factor stage and full-kernel reference). The other names imported
-here are the math lorak's estimators and models apply around their entry (parameter
-checks, targets, transforms, predictions): they import it from this package, not from
-its private modules, and it is not public API.
+The public names (``__all__``): one entry per method, the records it returns (and what
+applies one: ``preimage``, ``bank_decision``), the documented rules and constants, and
+the building blocks timed on their own by the benchmark harness (generalized Nyström's
+problem, solver and λ path, CSI itself, SimpleNPKL's graph, the ℓp-MKL factor stage and
+full-kernel reference). The names imported here as ``x as x`` are the math lorak's
+estimators and models apply around their entry (parameter checks, targets, transforms,
+predictions): they import it from this package, not from its private modules, and it
+is not public API.
 """
 
 import importlib
@@ -27,15 +28,10 @@ from ._few_labels import (
     LEAVE_ONE_OUT_MIN_LABELED,
     MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
-    PRIOR_BOOTSTRAP,
-    PRIOR_TEST_LEVEL,
-    SELF_TRAINING_WEIGHTS,
     PriorEstimate,
     SelfTrainingFit,
-    balance_offsets,
     estimate_class_prior,
     few_labels,
-    graph_energy_ratio,
     prior_from_counts,
     self_training_ridge,
 )
@@ -66,32 +62,11 @@ from ._gen_nystrom import must_link_target as must_link_target
 from ._gen_nystrom import regression_target as regression_target
 from ._gen_nystrom import regression_target_factor as regression_target_factor
 from ._gen_nystrom import resolve_target_type as resolve_target_type
-from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
 from ._graph_entry import GraphFactorFit, fit_graph_factor
 from ._graph_entry import graph_factor_map as graph_factor_map
 from ._graph_factor import GAMMA_GRID as GRAPH_GAMMA_GRID
 from ._graph_factor import (
     KNN_EXACT_MAX,
-    RANK_FRACTIONS,
-    AnchorGraph,
-    GammaSelection,
-    GraphDeformation,
-    PrincipalMap,
-    RankSelection,
-    anchor_bandwidth,
-    anchor_laplacian_gram,
-    deformation,
-    deformation_matrix,
-    graph_laplacian_gram,
-    knn_adjacency,
-    loo_ridge_scores,
-    principal_map,
-    rank_candidates,
-    ridge_targets,
-    select_gamma_penalty,
-    select_rank,
-    simplex_least_squares,
-    simplex_projection,
 )
 from ._graph_factor import PENALTY_GRID as GRAPH_PENALTY_GRID
 from ._kernel_combination import WEIGHTINGS as WEIGHTINGS
@@ -156,24 +131,17 @@ __all__ = [
     "LP_MKL_SOLVERS",
     "MATCHED_PRIOR_MAX_CLASSES",
     "MIN_LABELS_PER_CLASS",
-    "PRIOR_BOOTSTRAP",
-    "PRIOR_TEST_LEVEL",
-    "RANK_FRACTIONS",
     "RIDGE_ALPHAS",
     "RIDGE_EXTENSION_ALPHA",
     "RIDGE_EXTENSION_LANDMARKS",
-    "SELF_TRAINING_WEIGHTS",
     "AlignmentStatistics",
-    "AnchorGraph",
     "BankFactors",
     "CSIResult",
     "DegenerateKernelWarning",
     "GLMKLFit",
-    "GammaSelection",
     "GaussianGrams",
     "GenNystromFit",
     "GenNystromProblem",
-    "GraphDeformation",
     "GraphFactorFit",
     "KernelCombinationFit",
     "LambdaCV",
@@ -183,25 +151,16 @@ __all__ = [
     "MKGenNystromFit",
     "NPKLResult",
     "PreImageMap",
-    "PrincipalMap",
     "PriorEstimate",
     "PriorGammaCV",
-    "RankSelection",
     "SelfTrainingFit",
     "SimpleNPKLFit",
     "alignment_lambda_path",
-    "anchor_bandwidth",
-    "anchor_laplacian_gram",
     "auto_C",
-    "balance_offsets",
     "bank_decision",
     "bank_factors",
     "closed_form",
     "csi",
-    "deformation",
-    "deformation_matrix",
-    "device_anchor_bandwidth",
-    "device_anchor_laplacian_gram",
     "estimate_class_prior",
     "few_labels",
     "fit_csi",
@@ -214,28 +173,17 @@ __all__ = [
     "fit_mk_generalized_nystroem",
     "fit_preimage",
     "fit_simple_npkl",
-    "graph_energy_ratio",
-    "graph_laplacian_gram",
     "ideal_kernel",
-    "knn_adjacency",
     "knn_graph",
-    "loo_ridge_scores",
     "lp_mkl_factors",
     "lp_mkl_full_kernel",
     "normalized_laplacian",
     "pinv_psd",
     "preimage",
-    "principal_map",
     "prior_from_counts",
     "psd_factor",
-    "rank_candidates",
     "ridge_map",
-    "ridge_targets",
-    "select_gamma_penalty",
-    "select_rank",
     "self_training_ridge",
-    "simplex_least_squares",
-    "simplex_projection",
     "solve_gen_nystrom",
 ]
 
@@ -244,22 +192,31 @@ __all__ = [
 #: ``None`` marks the ones whose object changed (below).
 _DEPRECATED = {
     "MKGenNystromProblem": ("._gen_nystrom", "MKGenNystromProblem"),
+    "anchor_laplacian_gram": ("._graph_factor", "anchor_laplacian_gram"),
+    "balance_offsets": ("._few_labels", "balance_offsets"),
     "cv_select_lambda": ("._gen_nystrom", "cv_select_lambda"),
     "cv_select_prior_gamma": ("._gen_nystrom", "cv_select_prior_gamma"),
+    "deformation": ("._graph_factor", "deformation"),
     "fit_gen_nystrom": ("._gen_nystrom", "alignment_lambda_path"),
     "fit_gen_nystrom_cv": ("._gen_nystrom", "cv_select_and_solve"),
     "fit_generalized_nystroem_prior_gamma": None,
     "fit_mk_gen_nystrom": ("._gen_nystrom", "mk_alignment_lambda_path"),
     "fit_mk_gen_nystrom_cv": ("._gen_nystrom", "mk_cv_select_and_solve"),
+    "graph_energy_ratio": ("._few_labels", "graph_energy_ratio"),
+    "graph_laplacian_gram": ("._graph_factor", "graph_laplacian_gram"),
     "kernel_degeneracy": ("._npkl_auto", "kernel_degeneracy"),
+    "loo_ridge_scores": ("._graph_factor", "loo_ridge_scores"),
     "lp_mkl": ("._lp_mkl", "lp_mkl"),
     "lp_mkl_ridge": ("._lp_mkl_regression", "lp_mkl_ridge"),
     "lp_mkl_svr": ("._lp_mkl_regression", "lp_mkl_svr"),
     "mk_cv_select_lambda": ("._gen_nystrom", "mk_cv_select_lambda"),
     "prior_fit": ("._gen_nystrom", "prior_fit"),
+    "select_gamma_penalty": ("._graph_factor", "select_gamma_penalty"),
+    "select_rank": ("._graph_factor", "select_rank"),
     "select_ridge_weights": ("._lp_mkl_regression", "select_ridge_weights"),
     "simple_npkl_linear": ("._simple_npkl", "simple_npkl_linear"),
     "simple_npkl_sqhinge": ("._simple_npkl", "simple_npkl_sqhinge"),
+    "simplex_least_squares": ("._graph_factor", "simplex_least_squares"),
 }
 
 

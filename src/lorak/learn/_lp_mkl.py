@@ -210,7 +210,7 @@ def outer_loop(step, d, p: float, *, tol: float, max_iter: int, warn: bool, name
 
 @dataclass
 class LpMKLResult:
-    """The outcome of :func:`lp_mkl` (and of :func:`lp_mkl_full_kernel`).
+    """The outcome of the outer loop ``lp_mkl`` (and of :func:`lp_mkl_full_kernel`).
 
     Attributes
     ----------
@@ -440,7 +440,7 @@ def bank_factors(
     compress_rows : int or None, default=20000
         Rows used to form VᵀV (a uniform sample when ℓ is larger; None: all rows). With a
         sample, ``compression_error`` is exact on it and ``compression_error_other`` is
-        computed on up to :data:`ERROR_ROWS` of the other rows.
+        computed on up to ``ERROR_ROWS`` of the other rows.
     rng : Generator, for the row sample.
     budget : int, optional, bytes per chunk (default: the library's memory budget).
 
@@ -632,7 +632,7 @@ def lp_mkl_factors(
     compress_rtol: float = 1e-10,
 ) -> BankFactors:
     """The factor stage of an ℓp-MKL fit: landmarks shared by the resolved ``bank``
-    (:func:`shared_landmarks`, strategy ``landmarks``; ``n_landmarks`` is ignored for
+    (``shared_landmarks``, strategy ``landmarks``; ``n_landmarks`` is ignored for
     given points), then every kernel factored on them (:func:`bank_factors`; ``dtype``
     None follows X). Its ``bank`` (a :class:`lorak.decompose.FactorBank`) holds the
     kernels, the landmarks and the normalizations; :func:`fit_lp_mkl` takes the result.
@@ -751,9 +751,9 @@ def fit_lp_mkl(
 ) -> LpMKLFit:
     """ℓp-MKL classification on the factors of a bank (:func:`lp_mkl_factors`).
 
-    For each binary problem (one-vs-rest beyond two classes): :func:`lp_mkl` with the
-    inner solver ``solver`` and the options ``inner`` (checked and completed by
-    :func:`check_inner_options`), then the landmark coefficients β_k = d_k N_k V_kᵀ(y∘α)
+    For each binary problem (one-vs-rest beyond two classes): the outer loop ``lp_mkl``
+    with the inner solver ``solver`` and the options ``inner`` (checked and completed by
+    ``check_inner_options``), then the landmark coefficients β_k = d_k N_k V_kᵀ(y∘α)
     of its decision function. One ConvergenceWarning names the classes whose outer loop
     reached ``max_iter``.
     """

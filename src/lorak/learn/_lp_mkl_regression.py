@@ -726,18 +726,18 @@ def fit_lp_mkl_regression(
 ) -> LpMKLRegressionFit:
     """ℓp-MKL regression on the factors of a bank (:func:`lorak.learn.lp_mkl_factors`
     of the rows X), in named stages, on standardized targets
-    (:func:`target_standardization`; the record is mapped back to the units of y):
+    (``target_standardization``; the record is mapped back to the units of y):
 
     1. C (``"gcv"``: generalized cross-validation over ``n_C`` values of C·n
        log-spaced in ``C_range``, at uniform and at the learned weights);
-    2. the weights: ℓp-MKL (:func:`lp_mkl_ridge` or, ``loss="epsilon_insensitive"``,
-       :func:`lp_mkl_svr` with the tube ``epsilon`` in units of std y), then
+    2. the weights: ℓp-MKL (``lp_mkl_ridge`` or, ``loss="epsilon_insensitive"``,
+       ``lp_mkl_svr`` with the tube ``epsilon`` in units of std y), then
        (``weights="select"``, squared loss) the lowest GCV among the learned weights,
-       the uniform sum and each kernel alone (:func:`select_ridge_weights`);
+       the uniform sum and each kernel alone (``select_ridge_weights``);
     3. ``auto_rank`` (squared loss; the caller sets it when the first stage's landmarks
        were fewer than n and ``max_rank``): the chosen combination refitted on doubling
        landmark sets (strategy ``landmarks``, up to ``max_rank``) while the GCV drops
-       (:func:`double_rank`).
+       (``double_rank``).
     """
     y = np.asarray(y, dtype=np.float64)
     y_mean, y_scale = target_standardization(y)
