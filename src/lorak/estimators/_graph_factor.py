@@ -138,8 +138,8 @@ class GraphRegularizedFactor(TransformerBase):
         row's anchors (width: the mean squared distance to the ``n_neighbors``-th
         anchor), normalized to sum 1; or "lle", local anchor embedding (the simplex
         weights that best reconstruct the row from its anchors, solved exactly by an
-        active-set method: :func:`lorak.learn.simplex_least_squares`; a common shift of
-        the rows does not change them).
+        active-set method, ``simplex_least_squares`` in ``lorak.learn._few_labels``; a
+        common shift of the rows does not change them).
     power : {1, 2}, default=1
         The Laplacian's power p in γLᵖ.
     gamma : float ≥ 0 or "auto", default="auto"

@@ -134,7 +134,7 @@ class LowRankMKLClassifier(ClassifierMixin, _BankMKL):
         relative change of the objective, the paper's rule with ``inner_tol=1e-4``,
         which stops far from the optimum at large C.
     solver : {"newton", "shared", "split", "naive"}, default="newton"
-        The SVM solver for fixed d (:func:`lorak.learn.lp_mkl` describes each):
+        The SVM solver for fixed d (:func:`lorak.learn.fit_lp_mkl`, whose inner solve it is):
         ``"newton"``, primal Newton (needs ``compress=True``, ``eta=0``,
         ``inner_criterion="gap"``); ``"split"``, Algorithm 2 (the paper); ``"naive"``
         and ``"shared"`` (needs ``compress=True``), GFB variants
@@ -315,9 +315,9 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
 
     The regression twin of :class:`LowRankMKLClassifier`, with the squared loss (a
     kernel ridge regression for fixed weights, solved exactly:
-    :func:`lorak.learn.lp_mkl_ridge`) or Vapnik's ε-insensitive loss
-    (:func:`lorak.learn.lp_mkl_svr`). Memory O(n r) for the factors (r ≤ M·R). The
-    method and its defaults: :ref:`guide-lpmkl`, section "Regression".
+    :func:`lorak.learn.fit_lp_mkl_regression` with ``loss="squared"``) or Vapnik's
+    ε-insensitive loss (the same entry with ``loss="epsilon_insensitive"``). Memory
+    O(n r) for the factors (r ≤ M·R). The method and its defaults: :ref:`guide-lpmkl`, section "Regression".
 
     Parameters
     ----------
@@ -351,8 +351,8 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         "mkl": the learned ℓp-MKL weights, as the method defines them. "select" (squared
         loss): the weights with the lowest generalized cross-validation among the learned
         ones, the uniform sum and each base kernel alone, then refitted at their best C
-        (:func:`lorak.learn.select_ridge_weights`, which says why; no pass over the
-        rows). With the ε-insensitive loss the learned weights are used.
+        (``select_ridge_weights`` in ``lorak.learn._lp_mkl_regression``, which says why;
+        no pass over the rows). With the ε-insensitive loss the learned weights are used.
     C : float > 0 or "gcv", default="gcv"
         Weight of the loss (for the squared loss C = 1/α of scikit-learn's
         ``KernelRidge``), on the standardized targets. ``"gcv"``: generalized

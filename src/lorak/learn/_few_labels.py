@@ -568,7 +568,7 @@ def self_training_ridge(
     class prior.
 
     Fit on the labeled rows F_l (codes 0 … c−1); label the unlabeled rows F_u by the
-    argmax of their scores under the prior (:func:`balance_offsets`); then, for each
+    argmax of their scores under the prior (``balance_offsets``); then, for each
     weight w in ``weights``, refit on all rows — labeled rows weight 1, unlabeled rows
     weight w with their current labels — and label them again. The returned decision
     includes the final offsets, so ``argmax(F coefᵀ + intercept)`` is the prediction for

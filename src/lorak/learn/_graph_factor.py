@@ -146,7 +146,8 @@ def _arg_grid(values, name, owner, *, strict):
 def _arg_deformation(defo, owner):
     if not isinstance(defo, GraphDeformation):
         raise TypeError(
-            f"{owner}: defo must be a GraphDeformation (from lorak.learn.deformation); "
+            f"{owner}: defo must be a GraphDeformation (the deformation field of "
+            "fit_graph_factor's record); "
             f"got {type(defo).__name__}"
         )
     return defo
