@@ -317,7 +317,8 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
     kernel ridge regression for fixed weights, solved exactly:
     :func:`lorak.learn.fit_lp_mkl_regression` with ``loss="squared"``) or Vapnik's
     ε-insensitive loss (the same entry with ``loss="epsilon_insensitive"``). Memory
-    O(n r) for the factors (r ≤ M·R). The method and its defaults: :ref:`guide-lpmkl`, section "Regression".
+    O(n r) for the factors (r ≤ M·R). The method and its defaults: :ref:`guide-lpmkl`,
+    section "Regression".
 
     Parameters
     ----------
