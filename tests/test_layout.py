@@ -202,7 +202,36 @@ def test_the_harness_uses_only_the_public_api_of_the_library():
 
 def test_chunked_machinery_is_a_leaf():
     graph = import_graph()
-    assert graph["lorak._chunked"] <= {"lorak._config"}
+    assert graph["lorak._core.chunked"] <= {"lorak._core.config"}
+
+
+#: The floor of the library: the shared machinery, below every subpackage.
+CORE = "lorak._core"
+
+
+def test_the_shared_machinery_is_the_floor():
+    """``lorak._core`` (rows, backends, chunking, validation, config, linear algebra,
+    the estimator base, the semi-supervised targets) imports nothing of lorak outside
+    itself: every package stands on it."""
+    graph = import_graph()
+    core = [m for m in LIBRARY_MODULES if m == CORE or m.startswith(CORE + ".")]
+    assert len(core) > 1
+    outside = {
+        (m, d) for m in core for d in graph[m] if not (d == CORE or d.startswith(CORE + "."))
+    }
+    assert outside == set()
+
+
+def test_models_import_the_estimator_base_from_the_floor():
+    """The models import the estimator base from ``lorak._core``, not the private
+    ``lorak.estimators._base`` (the kernel-factor templates)."""
+    graph = import_graph()
+    found = {
+        m
+        for m in LIBRARY_MODULES
+        if m.startswith("lorak.models") and "lorak.estimators._base" in graph[m]
+    }
+    assert found == set()
 
 
 def test_estimators_import_no_private_module_of_another_package():
@@ -276,9 +305,10 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_test_folders_mirror_the_package():
-    """``tests/<name>/`` holds the tests of ``lorak.<name>`` (a package or a module);
-    suites that cut across the package stay at ``tests/``."""
-    folders = [p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))]
+    """``tests/<name>/`` holds the tests of ``lorak.<name>`` (a package or a module;
+    ``tests/_core/`` those of the shared machinery, ``lorak._core``); suites that cut
+    across the package stay at ``tests/``."""
+    folders = [p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith(("__", "."))]
     assert folders
     for name in folders:
         assert (SRC / name).is_dir() or (SRC / f"{name}.py").is_file(), name
@@ -360,8 +390,8 @@ def test_pytest_collects_the_library_and_the_harness():
 
 def _package(module: str) -> str:
     """The package a module belongs to for the privacy rule: ``lorak.<pkg>`` for a module
-    of a subpackage, the module itself for a top-level one (``lorak.cli``,
-    ``lorak._validation``), ``lorak`` for the root."""
+    of a subpackage (``lorak._core`` for the shared machinery), the module itself for a
+    top-level one (``lorak.cli``), ``lorak`` for the root."""
     return ".".join(module.split(".")[:2])
 
 
@@ -406,10 +436,10 @@ PRIVATE_ACROSS_PENDING: set = set()
 def test_no_private_name_is_imported_across_packages():
     """A name starting with ``_`` is private to its package (``lorak.<pkg>``; a
     top-level module is a package of its own): another package imports only what it
-    exports. The top-level private modules (``lorak._validation``, ``_chunked``,
-    ``_config``, ``_linalg``, …) are the shared internals of the library: every
-    package may import their public names, as the layout of one helper per job wants,
-    but not their private ones."""
+    exports. The modules of ``lorak._core`` (``validation``, ``chunked``, ``config``,
+    ``linalg``, …) are the shared internals of the library: every package may import
+    their public names, as the layout of one helper per job wants, but not their
+    private ones."""
     found = private_imports_across_packages()
     assert found - PRIVATE_ACROSS_PENDING == set()
     assert PRIVATE_ACROSS_PENDING - found == set(), "fixed: drop it from the pending list"

@@ -7,7 +7,7 @@ downstream learners that take any factor (:ref:`guide`; the package's layers:
 """
 
 from . import constraints, plot  # plot imports matplotlib only when called
-from ._config import config_context, get_config, set_config
+from ._core.config import config_context, get_config, set_config
 from ._version import __version__
 from .estimators import (
     ABMKL,

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.cluster.hierarchy import DisjointSet
 from scipy.sparse.csgraph import connected_components
 
-from ._validation import check_generator
+from ._core.validation import check_generator
 
 __all__ = [
     "PairwiseConstraints",

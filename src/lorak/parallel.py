@@ -14,7 +14,7 @@ For passes of your own, :func:`map_rows`, :func:`reduce_rows`, :func:`row_moment
                           combine=merge_moments, rows=25_000)
 """
 
-from ._chunked import (
+from ._core.chunked import (
     ChunkedRowsMixin,
     is_dask_array,
     is_memmap,

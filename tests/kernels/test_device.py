@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lorak
-from lorak._array_api import compat, to_numpy
+from lorak._core.array_api import compat, to_numpy
 from lorak.kernels import Gaussian, kernel_block, kernel_product
 from lorak.kernels._blocks import _prepare_device
 from lorak.kernels._device import gaussian_in_place, row_sq_norms, upper_triangular_product

@@ -10,8 +10,8 @@ import pytest
 from sklearn.datasets import make_moons
 
 from lorak import GraphRegularizedFactor, Nystroem
-from lorak._rows import resolve_rows
-from lorak._validation import SemiSupervisedTargets
+from lorak._core.rows import resolve_rows
+from lorak._core.targets import SemiSupervisedTargets
 from lorak.estimators import gamma_grid
 from lorak.learn import FEW_LABELS_PENALTY, GraphFactorFit, few_labels, fit_graph_factor
 from lorak.learn._few_labels import few_labels_decision

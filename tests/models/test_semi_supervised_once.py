@@ -1,6 +1,6 @@
 """One default semi-supervised fit resolves its input once: X validated once, y parsed
 once, the labeled rows gathered once and transformed once — in memory, on a memmap and
-on a dask array (lorak._rows hands the resolved rows down to the factors)."""
+on a dask array (lorak._core.rows hands the resolved rows down to the factors)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ from sklearn.datasets import make_moons
 
 import lorak
 from lorak import GraphRegularizedFactor, Nystroem, SemiSupervisedFactorClassifier
-from lorak._array_api import to_numpy
-from lorak._chunked import gather_rows, validate_lazy
-from lorak._rows import Rows
-from lorak._validation import (
-    check_data,
+from lorak._core.array_api import to_numpy
+from lorak._core.chunked import gather_rows, validate_lazy
+from lorak._core.rows import Rows
+from lorak._core.targets import (
     parse_class_labels,
     parse_semi_supervised_response,
     parse_semi_supervised_y,
-    validate_data,
 )
+from lorak._core.validation import check_data, validate_data
 from lorak.learn._gen_nystrom import resolve_target_type
 
 N, LABELED = 600, 60

@@ -1,6 +1,8 @@
 """Low-rank factors as pure functions on arrays: Nyström, incomplete Cholesky, eigen,
 and the multiple-kernel :class:`FactorBank`; the estimators of :mod:`lorak.estimators`
-validate, call these and store the results.
+validate, call these and store the results. The pre-images of a factor's rows
+(``fit_preimage``, ``preimage``) live here too; users reach them from
+:mod:`lorak.learn`.
 """
 
 from ._bank import FactorBank, resolve_kernel_bank
@@ -12,6 +14,11 @@ from ._nystrom import (
     device_nystrom_normalization,
     nystrom_normalization,
 )
+from ._preimage import PreImageMap as PreImageMap
+from ._preimage import check_alpha as check_alpha
+from ._preimage import fit_preimage as fit_preimage
+from ._preimage import preimage as preimage
+from ._preimage import preimage_rows as preimage_rows
 
 __all__ = [
     "FactorBank",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import as_float64
+from .._core.validation import as_float64
 from ..kernels import KernelBank, chunk_rows
 from ._nystrom import nystrom_normalization
 

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigh
 from scipy.linalg.lapack import dpocon, dtrtri
 
-from .._linalg import spectral_keep
+from .._core.linalg import spectral_keep
 
 __all__ = [
     "NystromNormalization",
@@ -153,7 +153,7 @@ def device_nystrom_normalization(W, *, weights=None, rtol=None, dtype, psd=True)
     on a float64 copy of W (:ref:`guide-gpu`, section "Host fallbacks"). ``dtype`` is
     the dtype of N in W's namespace; the returned N is on W's device.
     """
-    from .._array_api import (
+    from .._core.array_api import (
         array_namespace,
         device_of,
         numpy_dtype,

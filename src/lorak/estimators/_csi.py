@@ -12,9 +12,11 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import UNLABELED, check_generator, is_unlabeled, validate_data
+from .._core.estimator import store_record
+from .._core.targets import UNLABELED, is_unlabeled
+from .._core.validation import check_generator, validate_data
 from ..learn import csi_q, fit_csi
-from ._base import _KernelFactor, store_record
+from ._base import _KernelFactor
 
 __all__ = ["CSI"]
 

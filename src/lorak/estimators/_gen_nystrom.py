@@ -22,18 +22,13 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._array_api import is_foreign, to_host, to_numpy
-from .._rows import refuse_device, resolve_rows
-from .._validation import (
-    UNLABELED,
-    check_generator,
-    check_in_choices,
-    check_lambda,
-    parse_class_labels,
-    parse_semi_supervised_response,
-)
+from .._core.array_api import is_foreign, to_host, to_numpy
+from .._core.estimator import new_rows
+from .._core.rows import refuse_device, resolve_rows, take_rows
+from .._core.targets import UNLABELED, parse_class_labels, parse_semi_supervised_response
+from .._core.validation import check_generator, check_in_choices, check_lambda
 from ..kernels import check_device_kernel, kernel_block, kernel_product
-from ..landmarks import select_landmarks, take_rows
+from ..landmarks import select_landmarks
 from ..learn import (
     DEFAULT_CV_SPLITS,
     DEFAULT_LAMBDA_GRID,
@@ -45,7 +40,7 @@ from ..learn import (
     regression_target,
     resolve_target_type,
 )
-from ._base import _LandmarkFactor, new_rows
+from ._base import _LandmarkFactor
 
 __all__ = ["MAX_AUTO_COMPONENTS", "PRIOR_GAMMA_METHODS", "GeneralizedNystroem"]
 

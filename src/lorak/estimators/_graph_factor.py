@@ -18,18 +18,16 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import as_dense, like_input, namespace_name
-from .._rows import host_targets, resolve_rows
-from .._validation import (
+from .._core.array_api import as_dense, like_input, namespace_name
+from .._core.estimator import TransformerBase, check_product_matrix, new_rows, store_record
+from .._core.rows import host_targets, resolve_rows
+from .._core.targets import (
     SemiSupervisedTargets,
-    check_generator,
-    check_in_choices,
-    number_of_0d,
     parse_class_labels,
     parse_semi_supervised_response,
 )
+from .._core.validation import check_generator, check_in_choices, number_of_0d
 from ..learn import GRAPH_GAMMA_GRID, fit_graph_factor, graph_factor_map, resolve_target_type
-from ._base import TransformerBase, check_product_matrix, new_rows, store_record
 
 __all__ = ["GraphRegularizedFactor", "default_graph_components", "gamma_grid"]
 
@@ -298,9 +296,9 @@ class GraphRegularizedFactor(TransformerBase):
     #: feature scale needs no pass over them.
     reports_mean_sq_norm = True
     #: A capability the semi-supervised models read: ``fit``, ``transform`` and
-    #: ``transform_product`` take X as the model resolved it (:class:`lorak._rows.Rows`)
+    #: ``transform_product`` take X as the model resolved it (:class:`lorak._core.rows.Rows`)
     #: and ``fit`` y as the model parsed it
-    #: (:class:`lorak._validation.SemiSupervisedTargets`), so neither is checked again.
+    #: (:class:`lorak._core.targets.SemiSupervisedTargets`), so neither is checked again.
     takes_resolved_input = True
 
     def __init__(
@@ -440,7 +438,7 @@ class GraphRegularizedFactor(TransformerBase):
 
     # ------------------------------------------------------------ labels
     def _targets(self, y, n):
-        """y parsed (:class:`lorak._validation.SemiSupervisedTargets`), or None. y parsed
+        """y parsed (:class:`lorak._core.targets.SemiSupervisedTargets`), or None. y parsed
         by a semi-supervised model is taken as it is when its kind is ``target``'s."""
         if y is None:
             return None

@@ -121,7 +121,7 @@ class IncompleteCholesky(_KernelFactor):
 def _lookahead(n, d):
     """Kernel columns computed at once by the ICD: up to 32 (fewer for few features,
     where a column is cheap next to its exp; the block stays within the memory budget)."""
-    from .._config import get_config
+    from .._core.config import get_config
 
     fit = get_config()["memory_budget"] // max(1, 8 * n)
     return int(max(1, min(32, max(8, d // 2), fit)))

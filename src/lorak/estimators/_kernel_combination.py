@@ -19,14 +19,14 @@ from sklearn.base import (
 )
 from sklearn.svm import SVC
 
-from .._chunked import ChunkedRowsMixin
-from .._validation import (
+from .._core.chunked import ChunkedRowsMixin
+from .._core.estimator import TransformerBase, validate_new_rows
+from .._core.targets import one_class_error, parse_semi_supervised_y
+from .._core.validation import (
     as_float64,
     check_generator,
     check_n_components,
     check_rtol,
-    one_class_error,
-    parse_semi_supervised_y,
     validate_data,
 )
 from ..decompose import FactorBank, default_rtol, resolve_kernel_bank
@@ -38,7 +38,7 @@ from ..learn import (
     fit_glmkl,
     fit_kernel_combination,
 )
-from ._base import TransformerBase, shared_landmarks, validate_new_rows
+from ._base import shared_landmarks
 
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 

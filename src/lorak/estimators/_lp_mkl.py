@@ -12,8 +12,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from threadpoolctl import threadpool_limits
 
-from .._chunked import ChunkedRowsMixin
-from .._validation import check_bound, check_classification_y, check_generator, validate_data
+from .._core.chunked import ChunkedRowsMixin
+from .._core.estimator import store_record, validate_new_rows
+from .._core.validation import check_bound, check_classification_y, check_generator, validate_data
 from ..decompose import resolve_kernel_bank
 from ..learn import (
     bank_decision,
@@ -25,7 +26,6 @@ from ..learn import (
     lp_mkl_factors,
     regression_bank,
 )
-from ._base import store_record, validate_new_rows
 
 __all__ = ["LowRankMKLClassifier", "LowRankMKLRegressor", "default_bank", "regression_bank"]
 

@@ -27,12 +27,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .._validation import check_generator
+from .._core.estimator import validate_new_rows
+from .._core.validation import check_generator
 from ..decompose import FactorBank, resolve_kernel_bank
 from ..kernels import KernelBank
 from ..learn import DEFAULT_CV_SPLITS, fit_mk_generalized_nystroem, regression_target_factor
 from ..metrics import ideal_kernel_factor
-from ._base import _LandmarkFactor, shared_landmarks, validate_new_rows
+from ._base import _LandmarkFactor, shared_landmarks
 from ._gen_nystrom import _LabelLearnedFactor
 
 __all__ = ["MultipleKernelGeneralizedNystroem", "default_gnys_bank"]

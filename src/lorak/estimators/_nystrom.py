@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import (
+from .._core.array_api import (
     array_api_dispatched,
     array_namespace,
     device_of,
@@ -22,25 +22,28 @@ from .._array_api import (
     on_device,
     to_host,
 )
-from .._rows import refuse_device, resolve_rows
-from .._validation import check_generator, check_rtol, validate_data
-from ..decompose import (
-    default_rtol,
-    device_nystrom_normalization,
-    nystrom_normalization,
-    top_eigenpairs,
-)
-from ..kernels import check_device_kernel, kernel_block, kernel_product
-from ..landmarks import select_landmarks
-from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
-from ._base import (
-    _KernelFactor,
-    _LandmarkFactor,
+from .._core.estimator import (
     check_product_matrix,
     check_symmetric_block,
     new_rows,
     refuse_sparse_kernel,
 )
+from .._core.rows import refuse_device, resolve_rows
+from .._core.validation import check_generator, check_rtol, validate_data
+from ..decompose import (
+    PreImageMap,
+    check_alpha,
+    default_rtol,
+    device_nystrom_normalization,
+    fit_preimage,
+    nystrom_normalization,
+    preimage,
+    preimage_rows,
+    top_eigenpairs,
+)
+from ..kernels import check_device_kernel, kernel_block, kernel_product
+from ..landmarks import select_landmarks
+from ._base import _KernelFactor, _LandmarkFactor
 
 __all__ = ["ExactEigen", "Nystroem"]
 
@@ -132,7 +135,7 @@ class Nystroem(_LandmarkFactor):
     @property
     def takes_resolved_input(self) -> bool:
         """A capability the estimators that wrap a factor read: ``fit``, ``transform``
-        and ``transform_product`` take X as they resolved it (:class:`lorak._rows.Rows`),
+        and ``transform_product`` take X as they resolved it (:class:`lorak._core.rows.Rows`),
         so it is not validated again. Not with a precomputed kernel (X is a kernel
         matrix there)."""
         return not (isinstance(self.kernel, str) and self.kernel == "precomputed")

@@ -13,7 +13,8 @@ import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator, check_in_choices, check_positive, validate_data
+from .._core.estimator import TransformerBase
+from .._core.validation import check_generator, check_in_choices, check_positive, validate_data
 from ..constraints import check_constraints, restrict_constraints
 from ..kernels import scale_gamma
 from ..learn import (
@@ -26,7 +27,6 @@ from ..learn import (
     pair_values,
     ridge_map,
 )
-from ._base import TransformerBase
 
 __all__ = ["SimpleNPKL"]
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import array_api_dispatched, array_namespace, device_of, has_float64, to_numpy
+from .._core.array_api import (
+    array_api_dispatched,
+    array_namespace,
+    device_of,
+    has_float64,
+    to_numpy,
+)
 
 __all__ = [
     "BANDWIDTH_RULES",
@@ -145,7 +151,7 @@ def bandwidth_scale(rule: str, X, rng: np.random.Generator | None = None) -> flo
     except (KeyError, TypeError):
         valid = ", ".join(repr(r) for r in BANDWIDTH_RULES)
         raise ValueError(f"unknown bandwidth rule {rule!r}; valid rules are {valid}") from None
-    from .._chunked import is_dask_array
+    from .._core.chunked import is_dask_array
 
     n = X.shape[0] if getattr(X, "ndim", 0) >= 1 else 0
     if n < 2:
@@ -175,7 +181,7 @@ def lazy_bandwidth_scale(rule, X, rng=None) -> float:
     ``"mean_pairwise"`` and ``"mean_to_centroid"`` need only Σ‖xᵢ‖² and Σxᵢ (one pass
     over the row chunks); ``"median"`` reads only its random rows.
     """
-    from .._chunked import LazyRows, norm_stats, reduce_rows
+    from .._core.chunked import LazyRows, norm_stats, reduce_rows
 
     if rule in ("mean_pairwise", "mean_to_centroid"):
         sq, s, n = reduce_rows(norm_stats, X)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .._validation import csr_rows, float_dtype
+from .._core.validation import csr_rows, float_dtype
 from ._bandwidth import bandwidth_scale
 from ._blocks import chunk_rows
 from ._kernels import Gaussian, Kernel, make_kernel

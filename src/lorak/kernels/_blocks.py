@@ -14,9 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dtrmm, strmm
 
-from .._array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
-from .._config import get_config
-from .._validation import csr_rows, float_dtype
+from .._core.array_api import array_api_dispatched, array_namespace, device_of, is_foreign, to_numpy
+from .._core.config import get_config
+from .._core.validation import csr_rows, float_dtype
 from ._elementwise import _MIN_PARALLEL, blas_on_one_thread, in_slabs, n_elementwise_threads
 
 __all__ = ["chunk_rows", "iter_kernel_blocks", "kernel_block", "kernel_product"]
@@ -61,7 +61,7 @@ def _inputs(X, Z, R=None):
             *(A if not is_foreign(A) else _host(A, n) for A, n in ((X, "X"), (Z, "Z"), (R, "R"))),
             None,
         )
-    from .._array_api import on_device
+    from .._core.array_api import on_device
 
     xp = array_namespace(X, Z, R)
     lead = next(A for A in (X, Z, R) if is_foreign(A))
@@ -296,7 +296,7 @@ def _device_kernel_block(kernel, X, Z, xp, out, budget):
 
 
 def _device_kernel_product(kernel, X, Z, R, xp, out, budget, upper_triangular):
-    from .._array_api import compat
+    from .._core.array_api import compat
     from ._device import (
         device_block,
         gaussian_in_place,

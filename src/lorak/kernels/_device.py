@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._array_api import compat, device_of, has_float64
+from .._core.array_api import compat, device_of, has_float64
 
 __all__ = [
     "DEVICE_KERNELS",
@@ -303,7 +303,7 @@ def upper_triangular_product(xp, B, N, out=None, *, inplace=False, budget=None, 
     width = max(128, -(-m // 8))
     starts = list(range(0, m, width))
     if inplace and _torch(xp):
-        from .._config import get_config
+        from .._core.config import get_config
 
         budget = get_config()["memory_budget"] if budget is None else budget
         # the temporaries take half the budget: with O(n) vectors besides, the whole

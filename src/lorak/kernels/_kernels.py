@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_positive, csr_rows
+from .._core.validation import check_positive, csr_rows
 from ._bandwidth import BANDWIDTH_RULES, bandwidth_scale
 from ._elementwise import exp_neg_sqdist_inplace, sparse_dense_product
 

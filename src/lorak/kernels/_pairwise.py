@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_positive
+from .._core.validation import check_positive
 from ._kernels import Kernel, _float_dtype_of, _into
 
 __all__ = ["PAIRWISE_KERNELS", "AdditiveChi2", "Chi2", "Cosine", "PairwiseKernel", "Sigmoid"]

@@ -18,8 +18,9 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import is_foreign
-from ._base import Landmarks, take_rows
+from .._core.array_api import is_foreign
+from .._core.rows import take_rows
+from ._base import Landmarks
 from ._kmeans import default_init_sample, kmeans_landmarks
 from ._rls import DEFAULT_RANK_FRACTION, ridge_leverage_scores, rls_landmarks
 
@@ -52,7 +53,7 @@ def kmeans_landmarks_strategy(X, n_landmarks, *, rng, kernel=None) -> Landmarks:
     On an array API X (dispatch enabled) Lloyd runs on X's device
     (:func:`lorak.landmarks._kmeans.device_kmeans_landmarks`).
     """
-    from .._array_api import array_api_dispatched
+    from .._core.array_api import array_api_dispatched
     from ._kmeans import device_kmeans_landmarks
 
     kmeans = device_kmeans_landmarks if array_api_dispatched(X) else kmeans_landmarks
@@ -101,7 +102,7 @@ DEVICE_STRATEGIES = ("uniform", "kmeans")
 
 def _on_x_device(lm: Landmarks, X) -> Landmarks:
     """The landmarks of an array API X as points in X's namespace, dtype and device."""
-    from .._array_api import array_namespace, device_of, on_device
+    from .._core.array_api import array_namespace, device_of, on_device
 
     if sp.issparse(lm.points):
         raise TypeError("sparse landmark points cannot be used with an array API X")
@@ -114,7 +115,7 @@ def _from_result(result, X, name) -> Landmarks:
     if isinstance(result, Landmarks):
         return result
     if is_foreign(result):
-        from .._array_api import to_numpy
+        from .._core.array_api import to_numpy
 
         result = to_numpy(result)  # m rows: checked on the host, moved back after
     arr = result if sp.issparse(result) else np.asarray(result)
@@ -165,7 +166,7 @@ def select_landmarks(
     For an array API X the points come back in X's namespace, dtype and device
     (``"column_norm"`` and ``"rls"`` are refused: :ref:`guide-gpu`).
     """
-    from .._array_api import array_api_dispatched
+    from .._core.array_api import array_api_dispatched
 
     if array_api_dispatched(X):
         if isinstance(landmarks, str) and landmarks in LANDMARK_STRATEGIES:
@@ -191,7 +192,7 @@ def _resolve_landmarks(landmarks, X, n_landmarks, *, rng, kernel, name) -> Landm
                 f"unknown {name} strategy {landmarks!r}; valid names are {valid}, "
                 "or pass points, row indices or a callable"
             ) from None
-        from .._chunked import is_dask_array
+        from .._core.chunked import is_dask_array
 
         if is_dask_array(X) and landmarks in ("uniform", "kmeans", "column_norm"):
             return lazy_select_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel)

@@ -1,4 +1,5 @@
-"""The landmark record and row access shared by every strategy module of this package."""
+"""The landmark record shared by every strategy module of this package (their row
+access, ``take_rows``, is in ``lorak._core.rows``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Landmarks", "take_rows"]
+__all__ = ["Landmarks"]
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,3 @@ class Landmarks:
     @property
     def n_landmarks(self) -> int:
         return self.points.shape[0]
-
-
-def take_rows(X, idx):
-    """X[idx] in memory (a dask array computes only those rows; an array API X keeps
-    them in its namespace, on its device)."""
-    from .._array_api import array_namespace, device_of, is_foreign
-
-    if is_foreign(X):
-        xp = array_namespace(X)
-        return xp.take(X, xp.asarray(np.asarray(idx, dtype=np.int64), device=device_of(X)), axis=0)
-    P = X[idx]
-    return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P  # dask

@@ -29,8 +29,8 @@ __all__ = [
     "kmeans_landmarks",
 ]
 
+from .._core.rows import take_rows
 from ..kernels._elementwise import sparse_dense_product
-from ._base import take_rows
 
 logger = logging.getLogger(__name__)
 
@@ -769,7 +769,7 @@ class _LazyPasses:
         self.n, self.d = X.shape
 
     def _pass(self, want_far=0):
-        from .._chunked import reduce_rows
+        from .._core.chunked import reduce_rows
 
         W, b = _operands(self.C, self.mu)
         W, b = W.astype(np.float32), b.astype(np.float32)
@@ -808,7 +808,7 @@ def lazy_kmeans_landmarks(
     to memory and clustered there, as :func:`kmeans_landmarks` does with the same draw;
     so is all of X when the seeding would run on every row.
     """
-    from .._chunked import LazyRows, norm_stats, reduce_rows
+    from .._core.chunked import LazyRows, norm_stats, reduce_rows
 
     n = X.shape[0]
     k = _check_sizes(n, n_landmarks)
@@ -837,7 +837,7 @@ def _lazy_in_memory(X, rows, k, rng, max_iter, init, init_sample):
     """:func:`kmeans_landmarks` on the drawn ``rows`` of a dask X gathered to memory (the
     same draw as in memory), or on all of X (None) when the seeding runs on every row:
     only for data small enough to hold (or asked for)."""
-    from .._chunked import gather_rows
+    from .._core.chunked import gather_rows
 
     data = np.asarray(X.compute()) if rows is None else np.asarray(gather_rows(X, rows))
     kwargs = {"max_iter": max_iter, "init": init, "init_sample": init_sample}
@@ -860,7 +860,7 @@ class _HostRows:
         self.dtype = np.dtype(np.float32 if X.dtype == xp.float32 else np.float64)
 
     def __getitem__(self, idx):
-        from .._array_api import device_of, to_numpy
+        from .._core.array_api import device_of, to_numpy
 
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         rows = self.xp.take(self.X, self.xp.asarray(idx, device=device_of(self.X)), axis=0)
@@ -870,7 +870,7 @@ class _HostRows:
 def _scatter_rows(xp, sums, lab, B, k):
     """sums (k × d, wide) += Σ of the rows of B per label (namespace's scatter-add, else a
     one-hot product)."""
-    from .._array_api import compat, device_of
+    from .._core.array_api import compat, device_of
 
     if compat.is_torch_namespace(xp):
         return sums.index_add_(0, lab, xp.astype(B, sums.dtype))
@@ -894,8 +894,8 @@ class _DevicePasses:
     with the largest distance of the last pass."""
 
     def __init__(self, X, k):
-        from .._array_api import array_namespace, device_of, has_float64
-        from .._config import get_config
+        from .._core.array_api import array_namespace, device_of, has_float64
+        from .._core.config import get_config
 
         xp = array_namespace(X)
         self.X, self.xp, self.dev, self.k = X, xp, device_of(X), k
@@ -910,7 +910,7 @@ class _DevicePasses:
 
     def _row_stats(self):
         """The mean, ‖x − μ‖² per row and max|x| (the float32 test of the host path)."""
-        from .._array_api import to_numpy
+        from .._core.array_api import to_numpy
 
         X, xp, wide = self.X, self.xp, self.wide
         total = xp.zeros(self.d, dtype=wide, device=self.dev)
@@ -934,7 +934,7 @@ class _DevicePasses:
     def seed(self, rng, method, init_sample):
         """The seeding of the NumPy path from the same draws, on the host: the sample it
         seeds on is copied there (all of X when it seeds on every row)."""
-        from .._array_api import to_numpy
+        from .._core.array_api import to_numpy
 
         k, n = self.k, self.n
         with threadpool_limits(1, user_api="blas"):
@@ -951,7 +951,7 @@ class _DevicePasses:
         return float(self.xp.sum(self.xsq))
 
     def assign(self, C):
-        from .._array_api import on_device, to_numpy
+        from .._core.array_api import on_device, to_numpy
 
         xp, dev, cdt, wide = self.xp, self.dev, self.cdt, self.wide
         W, b = _operands(C, self.mu)
@@ -973,13 +973,13 @@ class _DevicePasses:
         self.lab_h = to_numpy(self.lab).astype(np.intp)
 
     def sums_counts(self):
-        from .._array_api import to_numpy
+        from .._core.array_api import to_numpy
 
         sums = to_numpy(self.sums).astype(np.float64)
         return sums, np.bincount(self.lab_h, minlength=self.k).astype(np.float64)
 
     def farthest(self, e):
-        from .._array_api import to_numpy
+        from .._core.array_api import to_numpy
 
         moved = _farthest(to_numpy(self.u), e)
         return moved, self.rows[moved].astype(np.float64), self.lab_h[moved]
@@ -1025,7 +1025,7 @@ def device_kmeans_landmarks(
     namespace, dtype and device; ``info`` as :func:`kmeans_landmarks` (``labels`` as
     NumPy).
     """
-    from .._array_api import on_device
+    from .._core.array_api import on_device
 
     method = _init_method(init, arrays=False)
     k = _check_sizes(X.shape[0], n_landmarks, max_iter)

@@ -11,10 +11,11 @@ import numbers
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigvalsh, solve_triangular
 
-from .._config import get_config
-from .._validation import as_float64
+from .._core.config import get_config
+from .._core.rows import take_rows
+from .._core.validation import as_float64
 from ..kernels import chunk_rows, kernel_product
-from ._base import Landmarks, take_rows
+from ._base import Landmarks
 
 __all__ = ["DEFAULT_RANK_FRACTION", "ridge_leverage_scores", "rls_landmarks"]
 

@@ -17,7 +17,8 @@ is not public API.
 import importlib
 import warnings
 
-from .._validation import parse_semi_supervised_response as parse_semi_supervised_response
+from .._core.targets import parse_semi_supervised_response as parse_semi_supervised_response
+from ..decompose import PreImageMap, fit_preimage, preimage
 from ._csi import CSIResult, csi, fit_csi
 from ._csi import csi_q as csi_q
 from ._few_labels import (
@@ -103,9 +104,6 @@ from ._npkl_auto import DegenerateKernelWarning, auto_C
 from ._npkl_extend import RIDGE_EXTENSION_ALPHA, RIDGE_EXTENSION_LANDMARKS, ridge_map
 from ._npkl_extend import extension_eigenvalues as extension_eigenvalues
 from ._npkl_extend import graph_extension as graph_extension
-from ._preimage import PreImageMap, fit_preimage, preimage
-from ._preimage import check_alpha as check_alpha
-from ._preimage import preimage_rows as preimage_rows
 from ._simple_npkl import (
     NPKLResult,
     SimpleNPKLFit,

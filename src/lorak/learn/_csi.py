@@ -15,7 +15,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.linalg.blas import drot, dscal
 
-from .._validation import check_bool, check_bound, check_float_array
+from .._core.validation import check_bool, check_bound, check_float_array
 
 __all__ = ["CSIResult", "csi", "csi_q", "fit_csi"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._array_api import array_namespace, compat, device_of, has_float64, on_device, to_numpy
-from .._config import get_config
+from .._core.array_api import array_namespace, compat, device_of, has_float64, on_device, to_numpy
+from .._core.config import get_config
 
 __all__ = ["device_anchor_bandwidth", "device_anchor_laplacian_gram", "device_rows"]
 

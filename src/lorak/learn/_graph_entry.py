@@ -6,7 +6,7 @@ X's device; the k-NN graph or a given one in memory), their eigendecomposition, 
 graph's energy ratio ρ, the few-label decision, γ with the ridge penalty and the rank
 (the few-label rule, or leave-one-out over the labeled rows), and the map R. The
 estimator owns the rows: it resolves X (in memory, a memmap, a dask array or on a
-device: :class:`lorak._rows.Rows`), draws the sample of ``subsample``, gathers the
+device: :class:`lorak._core.rows.Rows`), draws the sample of ``subsample``, gathers the
 labeled rows and fits the inner factor; the entry reads the rows through what it is
 handed. The math of each stage is in :mod:`lorak.learn._graph_factor` and
 :mod:`lorak.learn._few_labels`.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._array_api import as_dense, to_numpy
+from .._core.array_api import as_dense, to_numpy
 from ..landmarks import select_landmarks
 from ._few_labels import (
     FEW_LABELS_GAMMA,
@@ -77,7 +77,7 @@ MEAN_ROW_SAMPLE = 10_000
 @dataclass
 class GraphLabels:
     """The labeled rows as the choice of γ reads them, from y parsed once
-    (``lorak._validation.SemiSupervisedTargets``)."""
+    (``lorak._core.targets.SemiSupervisedTargets``)."""
 
     kind: str  # "classification" or "regression"
     rows: np.ndarray  # (l,) the labeled rows, increasing
@@ -146,8 +146,8 @@ def fit_graph_factor(
     rows), and the map R (``graph_factor_map``).
 
     ``rows``: the n training rows as the estimator resolved them (a
-    ``lorak._rows.Rows``); ``factor``: the fitted inner factor; ``targets``: y parsed
-    (a ``lorak._validation.SemiSupervisedTargets``) or None; ``sample``: the
+    ``lorak._core.rows.Rows``); ``factor``: the fitted inner factor; ``targets``: y parsed
+    (a ``lorak._core.targets.SemiSupervisedTargets``) or None; ``sample``: the
     rows the anchor graph's statistics are estimated on (Rows; its sums scaled by
     n/|sample|), None for all; ``labeled``: the labeled rows gathered (Rows; for
     ``gamma="auto"``); ``graph``: "anchor", "knn" or a checked n × n adjacency, with

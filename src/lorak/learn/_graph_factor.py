@@ -18,8 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
 
-from .._chunked import is_dask_array, reduce_rows
-from .._validation import holds_whole_numbers, number_of_0d
+from .._core.chunked import is_dask_array, reduce_rows
+from .._core.validation import holds_whole_numbers, number_of_0d
 
 __all__ = [
     "GAMMA_GRID",
@@ -378,7 +378,7 @@ def anchor_block(Xb, anchors, anchor_sq, n_neighbors, sigma2, weights="kernel", 
 def _block_rows(width: int) -> int:
     """Rows per chunk so that a chunk's rows × ``width`` float64 blocks (distances to the
     anchors, factor rows) stay within the memory budget."""
-    from .._config import get_config
+    from .._core.config import get_config
 
     return max(64, int(get_config()["memory_budget"]) // (8 * 4 * max(width, 1)))
 

@@ -17,13 +17,7 @@ from scipy.optimize import nnls
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from .._validation import (
-    as_float64,
-    check_bool,
-    check_bound,
-    check_float_array,
-    check_rtol,
-)
+from .._core.validation import as_float64, check_bool, check_bound, check_float_array, check_rtol
 from ..decompose import FactorBank
 from ..metrics import ideal_kernel_factor
 from ._lp_mkl import uniform_weights  # μ_j = 1/M: the ℓ1 case of the ℓp start

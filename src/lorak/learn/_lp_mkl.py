@@ -19,7 +19,7 @@ from scipy.linalg.lapack import dpstrf
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.exceptions import ConvergenceWarning
 
-from .._validation import as_float64, check_bound
+from .._core.validation import as_float64, check_bound
 from ..decompose import FactorBank
 from ..kernels import KernelBank, chunk_rows
 from ..landmarks import Landmarks, select_landmarks

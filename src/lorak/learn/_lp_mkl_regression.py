@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigh, lu_factor, lu_solve
 
-from .._validation import check_bound
+from .._core.validation import check_bound
 from ..decompose import nystrom_normalization
 from ..kernels import KernelBank, kernel_block
 from ..solvers import FactorStack

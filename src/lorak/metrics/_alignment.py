@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_square_matrix
+from .._core.validation import check_square_matrix
 
 __all__ = ["alignment", "centered_alignment", "factor_alignment", "ideal_kernel_factor"]
 
@@ -39,7 +39,7 @@ def factor_alignment(G1, G2, *, centered=False) -> float:
 
     Dask or memmap factors are reduced chunk by chunk (:func:`lazy_factor_alignment`).
     """
-    from .._chunked import is_dask_array, is_memmap
+    from .._core.chunked import is_dask_array, is_memmap
 
     if any(is_dask_array(G) or is_memmap(G) for G in (G1, G2)):
         return lazy_factor_alignment(G1, G2, centered=centered)
@@ -88,7 +88,7 @@ def lazy_factor_alignment(G1, G2, *, centered=False) -> float:
     The merged centred moments of [G₁ G₂] give G₁ᵀG₂, G₁ᵀG₁ and G₂ᵀG₂ (uncentred by
     adding n μμᵀ back); no n × n array and no row kept between chunks.
     """
-    from .._chunked import row_moments
+    from .._core.chunked import row_moments
 
     if G1.shape[0] != G2.shape[0]:
         raise ValueError(f"G1 and G2 must have the same number of rows; got {G1.shape}, {G2.shape}")

@@ -12,8 +12,8 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from .._array_api import compat, move_like, to_numpy
-from .._config import get_config
+from .._core.array_api import compat, move_like, to_numpy
+from .._core.config import get_config
 
 __all__ = [
     "centered_cross_products",

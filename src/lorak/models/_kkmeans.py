@@ -13,9 +13,9 @@ from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
-from .._chunked import ChunkedRowsMixin
-from .._validation import check_generator, validate_data
-from ..estimators._base import validate_new_rows
+from .._core.chunked import ChunkedRowsMixin
+from .._core.estimator import validate_new_rows
+from .._core.validation import check_generator, validate_data
 from ._base import fit_factor, transform_factor
 
 __all__ = ["KernelKMeans", "KernelKMeansResult", "kernel_kmeans_factor"]

@@ -15,9 +15,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_generator, validate_data
-from ..estimators._base import TransformerBase, validate_new_rows
-from ..learn import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
+from .._core.estimator import TransformerBase, validate_new_rows
+from .._core.validation import check_generator, validate_data
+from ..decompose import PreImageMap, check_alpha, fit_preimage, preimage, preimage_rows
 from ._base import centered_cross_products, column_mean, fit_factor, transform_factor
 
 __all__ = ["FactorKPCA", "LowRankKernelPCA", "factor_kpca", "kpca_eigenvectors", "kpca_scores"]

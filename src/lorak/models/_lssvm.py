@@ -17,7 +17,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
-from .._array_api import (
+from .._core.array_api import (
     array_namespace,
     device_of,
     has_float64,
@@ -25,10 +25,10 @@ from .._array_api import (
     on_device,
     to_numpy,
 )
-from .._chunked import ChunkedRowsMixin, is_dask_array, merge_moments, row_moments
-from .._rows import resolve_rows
-from .._validation import check_classification_y, check_positive
-from ..estimators._base import new_rows
+from .._core.chunked import ChunkedRowsMixin, is_dask_array, merge_moments, row_moments
+from .._core.estimator import new_rows
+from .._core.rows import resolve_rows
+from .._core.validation import check_classification_y, check_positive
 from ._base import (
     centered_cross_products,
     column_mean,

@@ -17,26 +17,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
-from .._array_api import (
-    is_foreign,
-    like_input,
-    mean_sq_row_norm,
-    move_like,
-    to_numpy,
-)
-from .._chunked import ChunkedRowsMixin
-from .._rows import hand_down, host_targets, resolve_rows
-from .._validation import (
-    SemiSupervisedTargets,
-    check_data,
-    check_in_choices,
-    check_positive,
-    holds_whole_numbers,
-    parse_semi_supervised_y,
-)
+from .._core.array_api import is_foreign, like_input, mean_sq_row_norm, move_like, to_numpy
+from .._core.chunked import ChunkedRowsMixin
+from .._core.estimator import new_rows
+from .._core.rows import hand_down, host_targets, resolve_rows, take_rows
+from .._core.targets import SemiSupervisedTargets, parse_semi_supervised_y
+from .._core.validation import check_data, check_in_choices, check_positive, holds_whole_numbers
 from ..estimators import GraphRegularizedFactor
-from ..estimators._base import new_rows
-from ..landmarks import take_rows
 from ..learn import (
     FEW_LABELS_PENALTY,
     GRAPH_PENALTY_GRID,
@@ -142,7 +129,7 @@ def _dense_rows(Q):
 def _train_mean_sq_norm(factor, rows):
     """The mean squared row norm of the fitted factor's rows of the training X: the
     factor's own ``mean_sq_norm_`` when it has one (no pass), else one pass over the
-    rows (:meth:`lorak._rows.Rows.mean_sq_norm`)."""
+    rows (:meth:`lorak._core.rows.Rows.mean_sq_norm`)."""
     ms = getattr(factor, "mean_sq_norm_", None)
     if ms is not None:
         return float(ms)

@@ -40,6 +40,13 @@ MOVED_CLASSES: dict[str, str] = {
                 "AlignmentMKLClassifier",
             )
         },
+        # issue 49: the shared machinery moved to lorak._core, the pre-images to
+        # lorak.decompose (no estimator stores these classes; a file holding one of
+        # them still loads)
+        "lorak._rows": {"Rows": "lorak._core.rows"},
+        "lorak._validation": {"SemiSupervisedTargets": "lorak._core.targets"},
+        "lorak.estimators._base": {"TransformerBase": "lorak._core.estimator"},
+        "lorak.learn._preimage": {"PreImageMap": "lorak.decompose._preimage"},
     }.items()
     for cls, new in moves.items()
 }

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
-from .._linalg import symmetrize as _sym
+from .._core.linalg import symmetrize as _sym
 
 __all__ = [
     "SolverResult",

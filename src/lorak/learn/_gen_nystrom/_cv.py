@@ -14,8 +14,8 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.sparse import issparse as sp_issparse
 
-from ..._linalg import symmetrize as _sym
-from ..._validation import check_bound, check_float_array, check_number_sequence
+from ..._core.linalg import symmetrize as _sym
+from ..._core.validation import check_bound, check_float_array, check_number_sequence
 from ...metrics import ideal_kernel_factor
 from ._multiple import (
     BlockState,

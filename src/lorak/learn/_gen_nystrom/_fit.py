@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..._linalg import symmetrize as _sym
+from ..._core.linalg import symmetrize as _sym
 from ._cv import (
     CV_LAMBDA_GRID,
     DEFAULT_CV_SPLITS,

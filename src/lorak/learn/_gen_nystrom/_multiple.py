@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from ..._linalg import symmetrize as _sym
-from ..._validation import check_float_array
+from ..._core.linalg import symmetrize as _sym
+from ..._core.validation import check_float_array
 from ._path import DEFAULT_LAMBDA_GRID, lambda_path
 from ._problem import (
     GenNystromProblem,

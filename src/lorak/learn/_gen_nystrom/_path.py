@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._linalg import symmetrize as _sym
-from ..._validation import check_number_sequence
+from ..._core.linalg import symmetrize as _sym
+from ..._core.validation import check_number_sequence
 from ._problem import (
     GenNystromProblem,
     check_beta,

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import eigh
 
-from ..._linalg import spectral_keep
-from ..._linalg import symmetrize as _sym
-from ..._validation import (
+from ..._core.linalg import spectral_keep
+from ..._core.linalg import symmetrize as _sym
+from ..._core.validation import (
     check_bound,
     check_float_array,
     check_number_sequence,

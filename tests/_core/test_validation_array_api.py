@@ -1,4 +1,4 @@
-"""The finiteness check of array API inputs (lorak._validation): row sums first, the
+"""The finiteness check of array API inputs (lorak._core.validation): row sums first, the
 exact test in row chunks where a sum is not finite — an overflow of finite entries is
 no error, a NaN or an infinity is, wherever it sits."""
 
@@ -9,8 +9,8 @@ import pytest
 
 import lorak
 from lorak import Nystroem
-from lorak._array_api import compat
-from lorak._validation import _foreign_all_finite, validate_data
+from lorak._core.array_api import compat
+from lorak._core.validation import _foreign_all_finite, validate_data
 
 NAMESPACES = ["array_api_strict", "torch"]
 

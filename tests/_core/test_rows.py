@@ -1,4 +1,4 @@
-"""lorak._rows: where the rows live, resolved once (the kinds, gathering rows, the labeled
+"""lorak._core.rows: where the rows live, resolved once (the kinds, gathering rows, the labeled
 rows gathered once and their features kept, row methods mapped as the row methods read
 a memmap or a dask array, what a kind refuses) — and the estimators and models asking
 it instead of testing the kind themselves."""
@@ -16,10 +16,10 @@ import scipy.sparse as sp
 import lorak
 from _tolerance import assert_same_to_roundoff
 from lorak import Nystroem
-from lorak._rows import Rows, hand_down, host_targets, refuse_device, resolve_rows
-from lorak._validation import SemiSupervisedTargets
+from lorak._core.rows import Rows, hand_down, host_targets, refuse_device, resolve_rows
+from lorak._core.targets import SemiSupervisedTargets
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "lorak"
+SRC = Path(__file__).resolve().parents[2] / "src" / "lorak"
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_integers_become_float64_and_the_feature_count_is_recorded(X):
 
 
 def test_resolved_rows_are_not_validated_again(X, monkeypatch):
-    import lorak._rows as rows_module
+    import lorak._core.rows as rows_module
 
     rows = resolve_rows(_est(), X)
     monkeypatch.setattr(rows_module, "validate_data", None)  # any call would fail

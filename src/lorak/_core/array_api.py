@@ -1,6 +1,6 @@
 """Array API helpers: which namespace an input lives in, moves between host and device.
 
-A leaf module (it imports only :mod:`lorak._config`); the behaviour: :ref:`guide-gpu`.
+A leaf module (it imports only :mod:`lorak._core.config`); the behaviour: :ref:`guide-gpu`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import array_api_dispatch_enabled
+from .config import array_api_dispatch_enabled
 
 try:
     import array_api_compat as compat

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ._config import get_config
+from .config import get_config
 
 __all__ = [
     "ChunkedRowsMixin",

@@ -1,4 +1,4 @@
-"""Array API dispatch (lorak._array_api): array-api-strict and PyTorch (CPU) inputs give
+"""Array API dispatch (lorak._core.array_api): array-api-strict and PyTorch (CPU) inputs give
 the NumPy path's results, in their own namespace and dtype, for the kernels, the
 bandwidth rules, the landmarks, Nystroem, GeneralizedNystroem's transform and the
 LS-SVMs; what has no array API path says so.
@@ -17,8 +17,8 @@ import pytest
 import lorak
 from _tolerance import assert_labels_agree_off_ties
 from lorak import GeneralizedNystroem, Nystroem
-from lorak._array_api import compat, on_device, solve_triangular, to_numpy
-from lorak._config import array_api_dispatch_enabled
+from lorak._core.array_api import compat, on_device, solve_triangular, to_numpy
+from lorak._core.config import array_api_dispatch_enabled
 from lorak.kernels import (
     Gaussian,
     InverseDistance,

@@ -7,7 +7,7 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 
-from lorak._chunked import gather_rows  # noqa: E402
+from lorak._core.chunked import gather_rows  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", ["ndarray", "memmap", "dask"])

@@ -1,10 +1,10 @@
-"""Shared parsing of y (lorak._validation): semi-supervised class labels and responses."""
+"""Shared parsing of y (lorak._core.targets): semi-supervised class labels and responses."""
 
 import numpy as np
 import pytest
 
 from lorak import GeneralizedNystroem, SemiSupervisedFactorClassifier
-from lorak._validation import (
+from lorak._core.targets import (
     one_class_error,
     parse_class_labels,
     parse_semi_supervised_response,

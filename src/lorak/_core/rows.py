@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ._array_api import (
+from .array_api import (
     array_api_dispatched,
     array_namespace,
     device_of,
@@ -22,7 +22,7 @@ from ._array_api import (
     on_device,
     to_numpy,
 )
-from ._chunked import (
+from .chunked import (
     gather_rows,
     is_dask_array,
     is_memmap,
@@ -31,7 +31,7 @@ from ._chunked import (
     record_n_features,
     validate_lazy,
 )
-from ._validation import validate_data
+from .validation import validate_data
 
 __all__ = [
     "Rows",
@@ -39,6 +39,7 @@ __all__ = [
     "host_targets",
     "refuse_device",
     "resolve_rows",
+    "take_rows",
     "takes_resolved_input",
 ]
 
@@ -106,7 +107,7 @@ class Rows:
 
         A dask array computes only the chunks that hold them and a memmap reads only
         them; a row with NaN or infinity among them is named
-        (:func:`lorak._chunked.gather_rows`, ``what`` saying which rows they are)."""
+        (:func:`lorak._core.chunked.gather_rows`, ``what`` saying which rows they are)."""
         if self.is_chunked:
             named = {} if what is None else {"what": what}
             return _block(gather_rows(self.source, idx, **named), self)
@@ -194,7 +195,7 @@ class Rows:
     # ------------------------------------------------------------ fitted arrays
     def like(self, *arrays) -> tuple:
         """``arrays`` in the rows' namespace, on their device, in their float dtype
-        (:func:`lorak._array_api.like_input`)."""
+        (:func:`lorak._core.array_api.like_input`)."""
         return like_input(self.data, *arrays)
 
     def put(self, *arrays) -> tuple:
@@ -258,7 +259,7 @@ def _block(data, parent: Rows | None = None) -> Rows:
 def takes_resolved_input(estimator) -> bool:
     """Whether ``estimator`` declares ``takes_resolved_input``: its ``fit``,
     ``transform`` and ``transform_product`` take :class:`Rows` for X (and ``fit`` a
-    :class:`lorak._validation.SemiSupervisedTargets` for y)."""
+    :class:`lorak._core.targets.SemiSupervisedTargets` for y)."""
     return bool(getattr(estimator, "takes_resolved_input", False))
 
 
@@ -308,3 +309,13 @@ def refuse_device(X, message: str) -> None:
     itself) would be computed on in its own array API namespace."""
     if array_api_dispatched(X):
         raise TypeError(message)
+
+
+def take_rows(X, idx):
+    """X[idx] in memory (a dask array computes only those rows; an array API X keeps
+    them in its namespace, on its device)."""
+    if is_foreign(X):
+        xp = array_namespace(X)
+        return xp.take(X, xp.asarray(np.asarray(idx, dtype=np.int64), device=device_of(X)), axis=0)
+    P = X[idx]
+    return P.compute() if hasattr(P, "compute") and hasattr(P, "chunks") else P  # dask

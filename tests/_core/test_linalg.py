@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from lorak._linalg import spectral_keep
+from lorak._core.linalg import spectral_keep
 from lorak.solvers._psd import admm_psd, armijo_projected_gradient, fista_psd, psd_projection
 
 
