@@ -143,10 +143,9 @@ def test_prior_from_counts_is_uniform_unless_the_counts_reject_it(counts, expect
 
 
 def test_class_prior_is_a_deprecated_alias_of_prior_from_counts():
-    from lorak.learn import class_prior
-
     with pytest.warns(DeprecationWarning, match="prior_from_counts"):
-        got = class_prior(np.array([1, 9]), level=0.05)
+        from lorak.learn import class_prior
+    got = class_prior(np.array([1, 9]), level=0.05)
     np.testing.assert_allclose(got, prior_from_counts(np.array([1, 9])))
 
 

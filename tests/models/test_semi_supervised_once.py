@@ -47,7 +47,7 @@ def _count(monkeypatch, *funcs):
 
         for mod in list(sys.modules.values()):
             name = getattr(mod, "__name__", "") or ""
-            if name.startswith("lorak") and getattr(mod, func.__name__, None) is func:
+            if name.startswith("lorak") and vars(mod).get(func.__name__) is func:
                 monkeypatch.setattr(mod, func.__name__, spy)
     return calls
 

@@ -17,7 +17,6 @@ is not public API.
 import importlib
 import warnings
 
-from .._core.targets import parse_semi_supervised_response as parse_semi_supervised_response
 from ..decompose import PreImageMap, fit_preimage, preimage
 from ._csi import CSIResult, csi, fit_csi
 from ._csi import csi_q as csi_q
@@ -36,7 +35,6 @@ from ._few_labels import (
     prior_from_counts,
     self_training_ridge,
 )
-from ._few_labels import class_prior as class_prior
 from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
@@ -192,6 +190,7 @@ _DEPRECATED = {
     "MKGenNystromProblem": ("._gen_nystrom", "MKGenNystromProblem"),
     "anchor_laplacian_gram": ("._graph_factor", "anchor_laplacian_gram"),
     "balance_offsets": ("._few_labels", "balance_offsets"),
+    "class_prior": ("._few_labels", "prior_from_counts"),
     "cv_select_lambda": ("._gen_nystrom", "cv_select_lambda"),
     "cv_select_prior_gamma": ("._gen_nystrom", "cv_select_prior_gamma"),
     "deformation": ("._graph_factor", "deformation"),
@@ -208,6 +207,7 @@ _DEPRECATED = {
     "lp_mkl_ridge": ("._lp_mkl_regression", "lp_mkl_ridge"),
     "lp_mkl_svr": ("._lp_mkl_regression", "lp_mkl_svr"),
     "mk_cv_select_lambda": ("._gen_nystrom", "mk_cv_select_lambda"),
+    "parse_semi_supervised_response": ("lorak._core.targets", "parse_semi_supervised_response"),
     "prior_fit": ("._gen_nystrom", "prior_fit"),
     "select_gamma_penalty": ("._graph_factor", "select_gamma_penalty"),
     "select_rank": ("._graph_factor", "select_rank"),
@@ -227,13 +227,14 @@ def _fit_generalized_nystroem_prior_gamma(Els, K, *, y, ts, **options):
 def __getattr__(name):
     if name not in _DEPRECATED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _DEPRECATED[name] or ("", "")
+    hint = f"use lorak.learn.{attr}" if attr in __all__ else "each method has one entry, "
     warnings.warn(
-        f"lorak.learn.{name} is deprecated and will be removed in the next release: "
-        "each method has one entry, fit_<method> (lorak.learn.__all__)",
+        f"lorak.learn.{name} is deprecated and will be removed in the next release; "
+        + (hint if attr in __all__ else hint + "fit_<method> (lorak.learn.__all__)"),
         DeprecationWarning,
         stacklevel=2,
     )
-    if _DEPRECATED[name] is None:
+    if not module:
         return _fit_generalized_nystroem_prior_gamma
-    module, attr = _DEPRECATED[name]
     return getattr(importlib.import_module(module, __name__), attr)

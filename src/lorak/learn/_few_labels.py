@@ -13,7 +13,6 @@ labels".
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,17 +146,6 @@ def prior_from_counts(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
     else:
         p = chisquare(counts).pvalue
     return uniform if p >= level else counts / total
-
-
-def class_prior(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
-    """Deprecated alias of :func:`prior_from_counts` (removed in the next release)."""
-    warnings.warn(
-        "lorak.learn.class_prior is deprecated and will be removed in the next release; "
-        "use lorak.learn.prior_from_counts",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return prior_from_counts(counts, level=level)
 
 
 @dataclass

@@ -21,7 +21,11 @@ from .._core.array_api import is_foreign, like_input, mean_sq_row_norm, move_lik
 from .._core.chunked import ChunkedRowsMixin
 from .._core.estimator import new_rows
 from .._core.rows import hand_down, host_targets, resolve_rows, take_rows
-from .._core.targets import SemiSupervisedTargets, parse_semi_supervised_y
+from .._core.targets import (
+    SemiSupervisedTargets,
+    parse_semi_supervised_response,
+    parse_semi_supervised_y,
+)
 from .._core.validation import check_data, check_in_choices, check_positive, holds_whole_numbers
 from ..estimators import GraphRegularizedFactor
 from ..learn import (
@@ -30,7 +34,6 @@ from ..learn import (
     RIDGE_ALPHAS,
     estimate_class_prior,
     few_labels_decision,
-    parse_semi_supervised_response,
     self_training_ridge,
 )
 from ._base import decision_codes, take_classes
