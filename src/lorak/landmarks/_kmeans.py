@@ -229,6 +229,18 @@ def kmeans_landmarks(
         t2 - t1,
         inertia,
     )
+    skipped = float(np.mean(passes.skipped)) if passes.skipped else 0.0
+    labels = passes.lab if return_labels else None
+    info = _fit_info(method, m, n_iter, inertia, (t0, t1, t2), labels, skipped, lloyd_rows=rows)
+    return centers, info
+
+
+def _fit_info(method, m, n_iter, inertia, times, labels, skipped, **extra) -> dict:
+    """The ``info`` of a k-means fit, host or device: its seeding (method, sample
+    size), Lloyd's iterations and inertia, the seconds of each stage (``times``: the
+    clock at the start, after seeding, at the end), the mean share of rows the pruning
+    skipped, any ``extra`` entries, and the labels when asked for (not None)."""
+    t0, t1, t2 = times
     info = {
         "n_iter": n_iter,
         "inertia": inertia,
@@ -236,12 +248,12 @@ def kmeans_landmarks(
         "init_sample": m,
         "init_seconds": t1 - t0,
         "lloyd_seconds": t2 - t1,
-        "skipped": float(np.mean(passes.skipped)) if passes.skipped else 0.0,
-        "lloyd_rows": rows,
+        "skipped": skipped,
+        **extra,
     }
-    if return_labels:
-        info["labels"] = passes.lab
-    return centers, info
+    if labels is not None:
+        info["labels"] = labels
+    return info
 
 
 def _init_method(init, *, arrays=True) -> str:
@@ -1037,15 +1049,5 @@ def device_kmeans_landmarks(
     centers = on_device(C, passes.xp, passes.dev, X.dtype)
     inertia = passes.inertia(centers)
     t2 = time.perf_counter()
-    info = {
-        "n_iter": n_iter,
-        "inertia": inertia,
-        "init": method,
-        "init_sample": m,
-        "init_seconds": t1 - t0,
-        "lloyd_seconds": t2 - t1,
-        "skipped": 0.0,
-    }
-    if return_labels:
-        info["labels"] = passes.lab_h
-    return centers, info
+    labels = passes.lab_h if return_labels else None
+    return centers, _fit_info(method, m, n_iter, inertia, (t0, t1, t2), labels, 0.0)

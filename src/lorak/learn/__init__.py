@@ -228,10 +228,12 @@ def __getattr__(name):
     if name not in _DEPRECATED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, attr = _DEPRECATED[name] or ("", "")
-    hint = f"use lorak.learn.{attr}" if attr in __all__ else "each method has one entry, "
+    if attr in __all__:
+        hint = f"use lorak.learn.{attr}"
+    else:
+        hint = "each method has one entry, fit_<method> (lorak.learn.__all__)"
     warnings.warn(
-        f"lorak.learn.{name} is deprecated and will be removed in the next release; "
-        + (hint if attr in __all__ else hint + "fit_<method> (lorak.learn.__all__)"),
+        f"lorak.learn.{name} is deprecated and will be removed in the next release; {hint}",
         DeprecationWarning,
         stacklevel=2,
     )

@@ -453,6 +453,19 @@ def _finite_grid(lam_grid) -> np.ndarray:
     return grid
 
 
+def _cv_arguments(y, l, rows, lam_grid, C_grid, n_splits, rng, target, **solver_options):
+    """The arguments every cross-validated λ choice checks and resolves alike: the
+    options (each by its rule), the labels of the ``l`` labeled rows (``rows`` names
+    their block in errors), the fold generator, the finite λ grid and the C (or ridge
+    α) grid of the target. Returns (y, rng, grid, C_grid)."""
+    check_options(
+        lam_grid=lam_grid, C_grid=C_grid, n_splits=n_splits, **solver_options, target=target
+    )
+    y = check_labels(y, l, target, rows=rows)
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return y, rng, _finite_grid(lam_grid), _default_C_grid(C_grid, target)
+
+
 def _select(grid, Q_inf, features, y, n_splits, rng, C_grid, target) -> LambdaCV:
     """Score λ ∈ grid ∪ {∞} (``Q_inf``: the λ = ∞ features, the same in every fold;
     ``features(fold_of, k)``: the per-fold, per-λ features) and pick one."""
@@ -585,20 +598,10 @@ def cv_select_lambda(
     """
     El, W, _, _ = check_blocks(El, W)
     beta = check_beta(beta)
-    check_options(
-        lam_grid=lam_grid,
-        C_grid=C_grid,
-        n_splits=n_splits,
-        solver=solver,
-        path_tol=path_tol,
-        max_iter=max_iter,
-        rtol=rtol,
-        target=target,
-    )
-    y = check_labels(y, El.shape[0], target)
-    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    grid = _finite_grid(lam_grid)
-    C_grid = _default_C_grid(C_grid, target)
+    y, rng, grid, C_grid = _cv_arguments(
+        y, El.shape[0], "El", lam_grid, C_grid, n_splits, rng, target,
+        solver=solver, path_tol=path_tol, max_iter=max_iter, rtol=rtol,
+    )  # fmt: skip
     Q0, features = _lambda_scorer(
         El, W, y, grid, beta, center_ideal, solver, path_tol, max_iter, rtol, target
     )
@@ -812,22 +815,12 @@ def cv_select_prior_gamma(
     """
     Els, ts = check_prior_blocks(Els, ts)
     beta = check_beta(beta)
-    check_options(
-        lam_grid=lam_grid,
-        C_grid=C_grid,
-        n_splits=n_splits,
-        solver=solver,
-        path_tol=path_tol,
-        max_iter=max_iter,
-        rtol=rtol,
-        target=target,
-    )
-    y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
-    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    grid = _finite_grid(lam_grid)
+    y, rng, grid, C_grid = _cv_arguments(
+        y, Els[0].shape[0], "Els[0]", lam_grid, C_grid, n_splits, rng, target,
+        solver=solver, path_tol=path_tol, max_iter=max_iter, rtol=rtol,
+    )  # fmt: skip
     if grid.size == 0 and not include_prior:
         raise ValueError("cv_select_prior_gamma: no λ to score (empty lam_grid, no prior)")
-    C_grid = _default_C_grid(C_grid, target)
     if target == "regression":
         y = unit_scaled(y)  # as in _select: the choice does not depend on y's units
     folds = [cv_folds(y, n_splits, rng, target=target) for _ in range(_repeats(target))]
@@ -958,20 +951,10 @@ def mk_cv_select_lambda(
     """:func:`cv_select_lambda` for the multiple-kernel method; λ = ∞ is the uniform
     kernel sum on the same landmarks (T^(j) = W_j⁺ / M)."""
     Els, Ws = check_bank_blocks(Els, Ws)
-    check_options(
-        lam_grid=lam_grid,
-        C_grid=C_grid,
-        n_splits=n_splits,
-        solver=solver,
-        path_tol=path_tol,
-        max_iter=max_iter,
-        rtol=rtol,
-        target=target,
-    )
-    y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
-    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    grid = _finite_grid(lam_grid)
-    C_grid = _default_C_grid(C_grid, target)
+    y, rng, grid, C_grid = _cv_arguments(
+        y, Els[0].shape[0], "Els[0]", lam_grid, C_grid, n_splits, rng, target,
+        solver=solver, path_tol=path_tol, max_iter=max_iter, rtol=rtol,
+    )  # fmt: skip
     Fu = uniform_prior_factors(Ws, rtol)
     Qu = np.hstack([np.asarray(E, dtype=np.float64) @ F for E, F in zip(Els, Fu, strict=True)])
 
