@@ -98,22 +98,8 @@ def make_ringnorm(n_samples=1000, n_features=20, *, random_state=None, shuffle=T
     """Breiman's *ringnorm*: a wide centred Gaussian against a narrow shifted one.
 
     Class 0 ~ N(0, 4I), class 1 ~ N(a·1, I), a = 1/√d (d = 20 in the original).
-
-    Parameters
-    ----------
-    n_samples : int, default=1000
-        Number of rows (the CSI paper's size; the DELVE copy has 7400).
-    n_features : int, default=20
-        Dimension d.
-    random_state : None, int, Generator or RandomState
-        Seed or generator.
-    shuffle : bool, default=True
-        Shuffle the rows; otherwise they come grouped by class.
-
-    Returns
-    -------
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,), int64 in {0, 1}
+    Parameters and returns as :func:`~lorak.datasets.make_twonorm`, except that
+    ``n_samples`` defaults to 1000.
     """
     n = _check_int("n_samples", n_samples, 1)
     d = _check_int("n_features", n_features, 1)
@@ -146,10 +132,8 @@ def make_waveform(n_samples=2000, *, noise=1.0, random_state=None, shuffle=True)
         generator's customary test set 5000).
     noise : float, default=1.0
         Standard deviation of the Gaussian noise (1 in the original).
-    random_state : None, int, Generator or RandomState
-        Seed or generator.
-    shuffle : bool, default=True
-        Shuffle the rows; otherwise they come grouped by class.
+    random_state, shuffle
+        As in :func:`~lorak.datasets.make_twonorm`.
 
     Returns
     -------
@@ -179,10 +163,8 @@ def make_chessboard(n_samples=100, *, n_cells=4, random_state=None, shuffle=True
         Number of rows (SimpleNPKL's chessboard has 100).
     n_cells : int, default=4
         Cells per side.
-    random_state : None, int, Generator or RandomState
-        Seed or generator.
-    shuffle : bool, default=True
-        Shuffle the rows; otherwise they come grouped by class.
+    random_state, shuffle
+        As in :func:`~lorak.datasets.make_twonorm`.
 
     Returns
     -------
@@ -224,10 +206,8 @@ def make_double_spiral(
         Number of turns of each spiral.
     n_features : {2, 3}, default=2
         2-D spirals, or the 3-D helices (the paper's set has 3 features).
-    random_state : None, int, Generator or RandomState
-        Seed or generator.
-    shuffle : bool, default=True
-        Shuffle the rows; otherwise they come grouped by class.
+    random_state, shuffle
+        As in :func:`~lorak.datasets.make_twonorm`.
 
     Returns
     -------
