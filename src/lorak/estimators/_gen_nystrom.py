@@ -108,14 +108,13 @@ class _LabelLearnedFactor:
         rows, y_l, classes = parse_class_labels(y, n, owner=name)
         return kind, rows, y_l, classes
 
-    def _solver_options(self):
-        """The options of every solve, on the λ path and at the chosen λ."""
-        return {
-            "solver": self.solver,
-            "tol": self.tol,
-            "max_iter": self.max_iter,
-            "rtol": self.rtol,
-        }
+    def _fit_options(self, kind, rng):
+        """The options every fit call gets: λ and its search, the target, the solver's."""
+        options = {"lam": self.lam, "lam_grid": self.lam_grid, "n_splits": self.cv, "rng": rng}
+        options.update(target=kind, criterion=self.criterion, center_ideal=bool(self.center_ideal))
+        options.update(owner=type(self).__name__)
+        options.update(solver=self.solver, tol=self.tol, max_iter=self.max_iter, rtol=self.rtol)
+        return options
 
     def _store_choice(self, fit, rows, classes, kind, landmarks):
         """The fitted attributes of the λ choice and of the labels both estimators set."""
@@ -501,7 +500,6 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     def _learn_joint(self, X, rows, ts, K, y_l, kind, rng):
         """(fit record, W = I) of (t, λ) chosen together on the fitted ``prior_``; sets
         the chosen t on it and the attributes of the search."""
-        name = type(self).__name__
         prior = self.prior_
         ts = tuple(prior.gamma_candidates()) if isinstance(ts, str) else ts
         # at every t the rank the prior chose with its own γ (all its directions when it
@@ -510,20 +508,7 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         X_l = take_rows(X, rows)
         Els = [self._checked_rows(E, rows) for E in prior.transform_at(X_l, ts, rank=rank)]
         fit = fit_generalized_nystroem(
-            Els,
-            None,
-            K,
-            y=y_l,
-            prior_gammas=ts,
-            target=kind,
-            lam=self.lam,
-            lam_grid=self.lam_grid,
-            beta=self.beta,
-            center_ideal=bool(self.center_ideal),
-            n_splits=self.cv,
-            rng=rng,
-            owner=name,
-            **self._solver_options(),
+            Els, None, K, y=y_l, prior_gammas=ts, beta=self.beta, **self._fit_options(kind, rng)
         )
         self._check_fit(fit)
         sel = fit.prior_gamma_cv
@@ -552,24 +537,8 @@ class GeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
     def _learn(self, El, W, K, y_l, mask, kind, rng):
         """The fit record of :func:`~lorak.learn.fit_generalized_nystroem`; warns when the
         solver did not converge, refuses a zero S."""
-        name = type(self).__name__
-        fit = fit_generalized_nystroem(
-            El,
-            W,
-            K,
-            y=y_l,
-            mask=mask,
-            target=kind,
-            lam=self.lam,
-            lam_grid=self.lam_grid,
-            beta=self.beta,
-            criterion=self.criterion,
-            center_ideal=bool(self.center_ideal),
-            n_splits=self.cv,
-            rng=rng,
-            owner=name,
-            **self._solver_options(),
-        )
+        options = self._fit_options(kind, rng)
+        fit = fit_generalized_nystroem(El, W, K, y=y_l, mask=mask, beta=self.beta, **options)
         self._check_fit(fit)
         return fit
 

@@ -200,12 +200,10 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
             raise ValueError(f"tau must be a number > 0; got {t!r}")
         return g
 
-    def _solver_options(self):
-        return {
-            **super()._solver_options(),
-            "inner_max_iter": self.inner_max_iter,
-            "rescale": bool(self.rescale),
-        }
+    def _fit_options(self, kind, rng):
+        options = super()._fit_options(kind, rng)
+        options.update(inner_max_iter=self.inner_max_iter, rescale=bool(self.rescale))
+        return options
 
     def _n_shared_landmarks(self, n_samples, n_kernels):
         """m̃ (None when the landmarks are given as points or indices)."""
@@ -278,21 +276,7 @@ class MultipleKernelGeneralizedNystroem(_LabelLearnedFactor, _LandmarkFactor):
         """The fit record of :func:`~lorak.learn.fit_mk_generalized_nystroem`; warns when
         the alternation did not settle, refuses a zero kernel."""
         name = type(self).__name__
-        fit = fit_mk_generalized_nystroem(
-            Els,
-            Ws,
-            Y,
-            y=y_l,
-            target=kind,
-            lam=self.lam,
-            lam_grid=self.lam_grid,
-            criterion=self.criterion,
-            center_ideal=bool(self.center_ideal),
-            n_splits=self.cv,
-            rng=rng,
-            owner=name,
-            **self._solver_options(),
-        )
+        fit = fit_mk_generalized_nystroem(Els, Ws, Y, y=y_l, **self._fit_options(kind, rng))
         if not fit.converged:
             warnings.warn(
                 f"{name}: the alternation reached max_iter={self.max_iter} at lam={fit.lam:g} "
