@@ -26,7 +26,7 @@ from ._multiple import (
     mk_prior_fit,
     uniform_prior_factors,
 )
-from ._path import GenNystromFit, alignment_lambda_path, prior_fit
+from ._path import GenNystromFit, alignment_lambda_path, path_solve, prior_fit, starting_beta
 from ._problem import (
     GenNystromProblem,
     check_beta,
@@ -34,12 +34,9 @@ from ._problem import (
     check_labels,
     check_options,
     kept_eigenpairs,
-    optimal_beta_unconstrained,
     pinv_psd,
     prior_factor,
-    projection_dtype,
     psd_factor,
-    solve_gen_nystrom,
 )
 from ._targets import ideal_kernel, regression_target, regression_target_factor, unit_scaled
 
@@ -527,6 +524,7 @@ def fold_features(
     Wp, rank_W = Wp
     W = _sym(np.asarray(W, dtype=np.float64))
     solver_ = "admm" if solver == "auto" else solver
+    options = {"solver": solver_, "optimize_beta": beta == "optimize", "max_iter": max_iter}
     n_iter = 0
     feats = [[None] * grid.size for _ in range(k)]
     for f in range(k):
@@ -535,26 +533,10 @@ def fold_features(
         P = GenNystromProblem.from_blocks(
             El[tr], W, _sym(K), pinv=(Wp, rank_W), kernel_criterion=False
         )
-        if beta == "optimize":
-            b = optimal_beta_unconstrained(P, float(grid[-1])) or P.beta_heuristic()
-        elif beta == "heuristic":
-            b = P.beta_heuristic()
-        else:
-            b = beta
+        b = starting_beta(P, beta, grid)
         x = None
         for i in range(grid.size - 1, -1, -1):
-            res = solve_gen_nystrom(
-                P,
-                float(grid[i]),
-                b,
-                x0=x,
-                solver=solver_,
-                optimize_beta=beta == "optimize",
-                tol=path_tol,
-                max_iter=max_iter,
-                history=False,
-                eig_dtype=projection_dtype(path_tol),
-            )
+            res = path_solve(P, float(grid[i]), b, x, options, path_tol, history=False)
             x, b = res.x, res.info["beta"]
             n_iter += res.n_iter
             feats[f][i] = _features(El, P, x, rtol, W)

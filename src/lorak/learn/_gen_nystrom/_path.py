@@ -31,7 +31,9 @@ __all__ = [
     "GenNystromFit",
     "alignment_lambda_path",
     "lambda_path",
+    "path_solve",
     "prior_fit",
+    "starting_beta",
 ]
 
 DEFAULT_LAMBDA_GRID = tuple(10.0**k for k in range(-5, 6))
@@ -154,7 +156,7 @@ def alignment_lambda_path(
     path = _walk_path(
         problem,
         grid,
-        _starting_beta(problem, beta, grid),
+        starting_beta(problem, beta, grid),
         criterion,
         options,
         tol if grid.size == 1 else ptol,
@@ -168,7 +170,7 @@ def alignment_lambda_path(
     return _path_fit(problem, grid, path, W, rtol)
 
 
-def _starting_beta(problem, beta, grid):
+def starting_beta(problem, beta, grid):
     """β of the first (largest-λ) solve: Appendix A's unconstrained optimum at that λ
     for "optimize" (eq. 8 when it has none), eq. 8 for "heuristic", else the number."""
     if beta == "optimize":
@@ -176,6 +178,14 @@ def _starting_beta(problem, beta, grid):
     if beta == "heuristic":
         return problem.beta_heuristic()
     return beta
+
+
+def path_solve(problem, lam, beta, x0, options, tol, **extra):
+    """One warm-started solve of (7) on a λ path: ``options`` (solver, optimize_beta,
+    max_iter) and ``extra`` passed on, tolerance ``tol`` with its projection dtype."""
+    return solve_gen_nystrom(
+        problem, lam, beta, x0=x0, tol=tol, eig_dtype=projection_dtype(tol), **options, **extra
+    )
 
 
 @dataclass
@@ -207,17 +217,7 @@ def _walk_path(problem, grid, beta0, criterion, options, path_tol):
     best = None  # (index, SolverResult)
     b = beta0
     for i in range(g - 1, -1, -1):  # largest λ first: its solution is nearly the prior
-        res = solve_gen_nystrom(
-            problem,
-            float(grid[i]),
-            b,
-            x0=x,
-            solver=options["solver"],
-            optimize_beta=options["optimize_beta"],
-            tol=path_tol,
-            max_iter=options["max_iter"],
-            eig_dtype=projection_dtype(path_tol),
-        )
+        res = path_solve(problem, float(grid[i]), b, x, options, path_tol)
         x = res.x
         b = res.info["beta"]
         betas[i] = b
@@ -232,17 +232,8 @@ def _walk_path(problem, grid, beta0, criterion, options, path_tol):
 def _refine(problem, grid, path, options, tol):
     """Solve λ* again to ``tol`` from its path solution and dual (``path`` updated)."""
     i_best, res = path.best, path.res
-    res = solve_gen_nystrom(
-        problem,
-        float(grid[i_best]),
-        path.betas[i_best],
-        x0=res.x,
-        solver=options["solver"],
-        optimize_beta=options["optimize_beta"],
-        tol=tol,
-        max_iter=options["max_iter"],
-        restart=res.info,
-        eig_dtype=projection_dtype(tol),
+    res = path_solve(
+        problem, float(grid[i_best]), path.betas[i_best], res.x, options, tol, restart=res.info
     )
     path.history += res.history[1:]
     path.total += res.n_iter

@@ -507,14 +507,8 @@ def solve_gen_nystrom(
             "solver='admm' needs the closed-form step of the unmasked objective; with "
             "must-link groups use solver='fista' (or 'auto')"
         )
-    if optimize_beta:
-        res = _optimize_beta(
-            problem, lam, float(beta), x0, solver, tol, max_iter, restart or {}, eig_dtype
-        )
-    else:
-        res = _solve_fixed(
-            problem, lam, float(beta), x0, solver, tol, max_iter, restart or {}, eig_dtype
-        )
+    solve = _optimize_beta if optimize_beta else _solve_fixed
+    res = solve(problem, lam, float(beta), x0, solver, tol, max_iter, restart or {}, eig_dtype)
     if not history:
         res.history = []
     res.info["objective"] = problem.objective(res.x, lam, res.info["beta"])
