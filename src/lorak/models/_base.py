@@ -81,14 +81,8 @@ def transform_factor(factor_, X):
 
 
 def _check_rows(G, n):
-    if hasattr(G, "chunks") and hasattr(G, "compute"):  # a lazy dask G stays lazy
-        if G.ndim != 2 or G.shape[0] != n:
-            raise ValueError(
-                f"the factor's transform must return one row per sample: expected ({n}, m), "
-                f"found {G.shape}"
-            )
-        return G
-    if not sp.issparse(G):
+    lazy = hasattr(G, "chunks") and hasattr(G, "compute")  # a lazy dask G stays lazy
+    if not (lazy or sp.issparse(G)):
         G = np.asarray(G)
         if G.dtype not in (np.float32, np.float64):
             G = G.astype(np.float64)

@@ -379,6 +379,15 @@ class _BaseLSSVM(ChunkedRowsMixin, BaseEstimator):
         self._set_moments(merge_lssvm_moments(prev, steps.moments(G, T)))
         return lssvm_solve_moments(self._moments(), self.n_components_, C)
 
+    def _set_solution(self, sol, ndim):
+        """``coef_`` and ``intercept_`` of the solution, for 1-D targets as 1-D."""
+        if ndim == 1:
+            self.coef_ = sol.coef[:, 0].copy()
+            self.intercept_ = float(sol.intercept[0])
+        else:
+            self.coef_ = np.ascontiguousarray(sol.coef.T)
+            self.intercept_ = sol.intercept
+
     def _validate_partial(self, X, y, **kw):
         return self._validate(X, y, reset=not hasattr(self, "stats_scatter_"), **kw)
 
@@ -452,8 +461,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
                 f"y has 1 class ({self.classes_[0]!r}); LSSVC needs at least 2 classes"
             )
         sol = self._fit_targets(rows, y, T.astype(np.float64), C)
-        self.coef_ = np.ascontiguousarray(sol.coef.T)
-        self.intercept_ = sol.intercept
+        self._set_solution(sol, 2)
         return self
 
     def partial_fit(self, X, y, classes=None):
@@ -482,8 +490,7 @@ class LSSVC(ClassifierMixin, _BaseLSSVM):
             raise ValueError(f"y has labels {unseen!r} not in classes {self.classes_!r}")
         lb = LabelBinarizer(neg_label=-1, pos_label=1).fit(self.classes_)
         sol = self._partial_fit_targets(rows, y, lb.transform(y).astype(np.float64), C)
-        self.coef_ = np.ascontiguousarray(sol.coef.T)
-        self.intercept_ = sol.intercept
+        self._set_solution(sol, 2)
         return self
 
     def decision_function(self, X):
@@ -546,14 +553,6 @@ class LSSVR(RegressorMixin, _BaseLSSVM):
         sol = self._partial_fit_targets(rows, y, _as_2d_targets(y), C)
         self._set_solution(sol, np.ndim(y))
         return self
-
-    def _set_solution(self, sol, ndim):
-        if ndim == 1:
-            self.coef_ = sol.coef[:, 0].copy()
-            self.intercept_ = float(sol.intercept[0])
-        else:
-            self.coef_ = np.ascontiguousarray(sol.coef.T)
-            self.intercept_ = sol.intercept
 
     def predict(self, X):
         """g(x)ᵀ w + b for each row of X."""
