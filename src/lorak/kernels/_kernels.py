@@ -118,10 +118,7 @@ def _direct_sqdist(X, Zd, center, inv_len, dtype, out=None):
         _check_finite_rows(X, "X")
         _check_finite_rows(Zd, "Z")
         _raise_overflow(X, Zd, center, inv_len)
-    if out is None:
-        return D.astype(dtype, copy=False)
-    out[...] = D
-    return out
+    return D.astype(dtype, copy=False) if out is None else _into(out, D)
 
 
 def _raise_overflow(X, Zd, center, inv_len):
@@ -307,23 +304,21 @@ class _Stationary(Kernel):
     def _sqdist(self, X, Zd, aux, dtype, out=None, *, scaled=False):
         """‖x − z‖² for one chunk (``aux`` from ``_prepare``); ``scaled``: divided by
         b or σ² (normalized; no overflow at tiny σ)."""
-        if aux.direct:
-            inv_len = self._inv_len() if scaled else 1.0
-            return _direct_sqdist(X, Zd, aux.center, inv_len, dtype, out=out)
-        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            xn = sq_norms(Xc, dtype)
-        if not np.all(np.isfinite(xn)):
+        if not aux.direct:
+            Xc = X if aux.center is None else _centered(X, aux.center, dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                xn = sq_norms(Xc, dtype)
+            if np.all(np.isfinite(xn)):
+                D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
+                D += xn[:, None]
+                D += aux.zn[None, :]
+                np.maximum(D, 0, out=D)
+                if scaled:
+                    D *= dtype.type(1.0 / self._sq_scale())
+                return D
             _check_finite_rows(X, "X")
-            inv_len = self._inv_len() if scaled else 1.0
-            return _direct_sqdist(X, Zd, aux.center, inv_len, dtype, out=out)
-        D = _cross(Xc, Zd, dtype, scale=-2.0, out=out)
-        D += xn[:, None]
-        D += aux.zn[None, :]
-        np.maximum(D, 0, out=D)
-        if scaled:
-            D *= dtype.type(1.0 / self._sq_scale())
-        return D
+        inv_len = self._inv_len() if scaled else 1.0
+        return _direct_sqdist(X, Zd, aux.center, inv_len, dtype, out=out)
 
 
 class Gaussian(_Stationary):
@@ -344,24 +339,21 @@ class Gaussian(_Stationary):
 
     def _block(self, X, Zd, aux, dtype, out=None):
         b = self.scale
-        if aux.direct:
-            D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
-            np.negative(D, out=D)
-            return np.exp(D, out=D)
-        # centred only where the data sit far from the origin (see _ZAux)
-        Xc = X if aux.center is None else _centered(X, aux.center, dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            xn = sq_norms(Xc, dtype) * dtype.type(1.0 / b)
-        if not np.all(np.isfinite(xn)):  # NaN/inf rows, or squares that overflow
-            _check_finite_rows(X, "X")
-            D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
-            np.negative(D, out=D)
-            return np.exp(D, out=D)
-        # exp(2⟨x,z⟩/b − ‖x‖²/b − ‖z‖²/b): the 2/b goes into the GEMM through Z, the
-        # rest is one fused, cache-blocked pass (see _elementwise).
-        G = _cross(Xc, Zd, dtype, scale=2.0 / b, out=out)
-        exp_neg_sqdist_inplace(G, xn, aux.zn * dtype.type(1.0 / b))
-        return G
+        if not aux.direct:
+            # centred only where the data sit far from the origin (see _ZAux)
+            Xc = X if aux.center is None else _centered(X, aux.center, dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                xn = sq_norms(Xc, dtype) * dtype.type(1.0 / b)
+            if np.all(np.isfinite(xn)):
+                # exp(2⟨x,z⟩/b − ‖x‖²/b − ‖z‖²/b): the 2/b goes into the GEMM through Z,
+                # the rest is one fused, cache-blocked pass (see _elementwise).
+                G = _cross(Xc, Zd, dtype, scale=2.0 / b, out=out)
+                exp_neg_sqdist_inplace(G, xn, aux.zn * dtype.type(1.0 / b))
+                return G
+            _check_finite_rows(X, "X")  # NaN/inf rows, or squares that overflow
+        D = _direct_sqdist(X, Zd, aux.center, self._inv_len(), dtype, out=out)
+        np.negative(D, out=D)
+        return np.exp(D, out=D)
 
 
 class Laplacian(_Stationary):
