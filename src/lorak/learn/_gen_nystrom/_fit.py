@@ -202,41 +202,18 @@ def fit_mk_generalized_nystroem(
     """
     _check_criterion(criterion, lam, y, owner)
     Els, Ws = check_bank_blocks(Els, Ws)
-    check_options(
-        lam=lam,
-        target=target,
-        solver=solver,
-        tol=tol,
-        max_iter=max_iter,
-        inner_max_iter=inner_max_iter,
-        rtol=rtol,
-    )
+    options = {"solver": solver, "tol": tol, "max_iter": max_iter}
+    options.update(inner_max_iter=inner_max_iter, rtol=rtol)
+    check_options(lam=lam, target=target, **options)
     if y is not None:
         y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
-    options = {
-        "solver": solver,
-        "tol": tol,
-        "max_iter": max_iter,
-        "inner_max_iter": inner_max_iter,
-        "rtol": rtol,
-        "rescale": rescale,
-    }
+    options["rescale"] = rescale
+    search = {"lam_grid": lam_grid, "center_ideal": center_ideal, "n_splits": n_splits}
+    search.update(rng=rng, target=target)
     if criterion == "cv" or _is_inf(lam):
-        fit, cv = mk_cv_select_and_solve(
-            Els,
-            Ws,
-            Y,
-            y,
-            lam=lam,
-            lam_grid=lam_grid,
-            center_ideal=center_ideal,
-            n_splits=n_splits,
-            rng=rng,
-            target=target,
-            **options,
-        )
+        fit, cv = mk_cv_select_and_solve(Els, Ws, Y, y, lam=lam, **search, **options)
     else:
         fit = mk_alignment_lambda_path(
             Els,
