@@ -346,8 +346,6 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         Both losses are fitted on the standardized targets (y − mean y) / std y and
         mapped back, so that neither depends on the units or the offset of y:
         fitting c·y + t predicts c·f + t.
-    p : float ≥ 1, default=2
-        The ℓp norm on d; p = 1 gives sparse weights.
     weights : {"select", "mkl"}, default="select"
         "mkl": the learned ℓp-MKL weights, as the method defines them. "select" (squared
         loss): the weights with the lowest generalized cross-validation among the learned
@@ -362,17 +360,10 @@ class LowRankMKLRegressor(RegressorMixin, _BankMKL):
         With the ε-insensitive loss the ridge fit's C is used.
     C_range : (float, float), default=(1e-2, 1e6)
     n_C : int, default=17
-    tol : float, default=1e-4
-        Outer stopping: max_k |Δd_k| < tol.
     max_iter : int, default=200
         Outer iterations.
-    compress : bool, default=True
-        Store the factors through their shared orthonormal basis (:class:`LowRankMKLClassifier`).
-    compress_rtol : float, default=1e-10
-    factor_dtype : {None, "float32", "float64"}, default=None
-    rtol : float, optional
-        Eigenvalue cut-off of each landmark kernel matrix W_k.
-    random_state : int, Generator or None
+    p, tol, compress, compress_rtol, factor_dtype, rtol, random_state
+        As for :class:`LowRankMKLClassifier`, with the same defaults.
     verbose : int, default=0
 
     Attributes
