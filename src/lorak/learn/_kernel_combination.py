@@ -89,7 +89,6 @@ def _check_class_labels(y, l=None, rows="the kernels") -> np.ndarray:
 
 
 def _labels_factor(y, centered: bool) -> np.ndarray:
-    y = _check_class_labels(y)
     if np.unique(y).size < 2:
         raise ValueError(
             "y has a single class among the labeled rows; the ideal kernel is constant and "
@@ -125,8 +124,7 @@ def alignment_statistics_from_factors(
         if not np.all(np.isfinite(G)):
             raise ValueError(f"factors[{j}] contains NaN or infinity")
         Gs.append(G - G.mean(axis=0) if centered else G)
-    _check_class_labels(y, l, "the factors")
-    Y = _labels_factor(y, centered)
+    Y = _labels_factor(_check_class_labels(y, l, "the factors"), centered)
     M = len(Gs)
     widths = [G.shape[1] for G in Gs]
     Gall = np.hstack(Gs)
@@ -152,7 +150,8 @@ def alignment_statistics_from_kernels(
     check_bool(centered, "centered")
     if kernels is None or isinstance(kernels, (str, bytes)) or len(kernels) == 0:
         raise ValueError("kernels is empty; give at least one kernel matrix")
-    l = _check_class_labels(y).shape[0]
+    y = _check_class_labels(y)
+    l = y.shape[0]
     Ks = []
     for j, K in enumerate(kernels):
         K = check_float_array(K, f"kernels[{j}]", shape=(l, l), what="one per labeled row, as y")
