@@ -465,12 +465,7 @@ def available(data_home: str | os.PathLike | None = None) -> list[dict[str, Any]
 
 
 def describe_available(data_home: str | os.PathLike | None = None) -> str:
-    """Plain-text table of :func:`available`, for ``lorak datasets``.
-
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home; defaults to ``LORAK_DATA``.
+    """Plain-text table of :func:`available` (``data_home`` as there), for ``lorak datasets``.
 
     Returns
     -------
