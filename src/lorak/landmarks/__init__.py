@@ -168,18 +168,17 @@ def select_landmarks(
     """
     from .._core.array_api import array_api_dispatched
 
-    if array_api_dispatched(X):
-        if isinstance(landmarks, str) and landmarks in LANDMARK_STRATEGIES:
-            if landmarks not in DEVICE_STRATEGIES:
-                raise TypeError(
-                    f"{name}={landmarks!r} has no array API path (it needs every column of "
-                    f"the kernel matrix); on array API inputs use "
-                    f"{' or '.join(repr(s) for s in DEVICE_STRATEGIES)}, or pass points or "
-                    "row indices"
-                )
-        lm = _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
-        return _on_x_device(lm, X)
-    return _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
+    device = array_api_dispatched(X)
+    if device and isinstance(landmarks, str) and landmarks in LANDMARK_STRATEGIES:
+        if landmarks not in DEVICE_STRATEGIES:
+            raise TypeError(
+                f"{name}={landmarks!r} has no array API path (it needs every column of "
+                f"the kernel matrix); on array API inputs use "
+                f"{' or '.join(repr(s) for s in DEVICE_STRATEGIES)}, or pass points or "
+                "row indices"
+            )
+    lm = _resolve_landmarks(landmarks, X, n_landmarks, rng=rng, kernel=kernel, name=name)
+    return _on_x_device(lm, X) if device else lm
 
 
 def _resolve_landmarks(landmarks, X, n_landmarks, *, rng, kernel, name) -> Landmarks:

@@ -818,10 +818,8 @@ def bank_decision(kernels, Z, landmark_coef, intercept, X) -> np.ndarray:
     step = chunk_rows(M * R, 8, None, n)
     for s in range(0, n, step):
         e = min(s + step, n)
-        Xc = X[s:e]
-        Xc = Xc.astype(np.float64) if hasattr(Xc, "toarray") else np.asarray(Xc, float)
         acc = np.zeros((e - s, P))
-        for k, B in enumerate(kernels.blocks(Xc, Z)):
+        for k, B in enumerate(kernels.blocks(as_float64(X[s:e]), Z)):
             acc += B @ coef[k]
         out[s:e] = acc + intercept[None, :]
     return out
