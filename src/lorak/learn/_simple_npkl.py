@@ -19,6 +19,7 @@ from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
 
+from ..constraints import constraint_matrix
 from ._npkl_auto import (
     AUTO_C_STEPS,
     Degeneracy,
@@ -124,13 +125,7 @@ def normalized_laplacian(S: sp.spmatrix) -> sp.csr_matrix:
 def constraint_operator(L, pairs, weights) -> sp.csr_matrix:
     """A = Σ_(i,j) w_ij (e_i e_jᵀ + e_j e_iᵀ) − L, sparse (w = C·T for the linear loss,
     w = α ∘ T for Algorithm 1)."""
-    n = L.shape[0]
-    w = np.asarray(weights, dtype=np.float64)
-    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    W = sp.csr_matrix((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
-    A = W - L
-    A = sp.csr_matrix(A)
+    A = sp.csr_matrix(constraint_matrix(pairs, weights, L.shape[0]) - L)
     A.sort_indices()
     return A
 
