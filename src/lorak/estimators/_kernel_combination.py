@@ -21,7 +21,7 @@ from sklearn.svm import SVC
 
 from .._core.chunked import ChunkedRowsMixin
 from .._core.estimator import TransformerBase, validate_new_rows
-from .._core.targets import one_class_error, parse_semi_supervised_y
+from .._core.targets import parse_semi_supervised_y
 from .._core.validation import (
     as_float64,
     check_generator,
@@ -88,10 +88,8 @@ class _KernelCombination(TransformerBase):
         needs_y = self._weighting != "uniform"
         name = type(self).__name__
         if needs_y:
-            rows, y_l = parse_semi_supervised_y(y, n, owner=name)
+            rows, y_l = parse_semi_supervised_y(y, n, owner=name)  # two classes at least
             classes = np.unique(y_l)
-            if classes.size < 2:
-                raise one_class_error(classes[0], name)
         rng = check_generator(self.random_state)
         bank = resolve_kernel_bank(self.kernels, X, rng, default=_default_bank)
         lm = shared_landmarks(self.landmarks, X, m, bank, rng)
@@ -220,13 +218,8 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
         self._check_params()
         name = type(self).__name__
-        rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)
+        rows, y_l = parse_semi_supervised_y(y, X.shape[0], owner=name)  # two classes at least
         classes, codes = np.unique(y_l, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                f"y has one class among its labeled rows (label {classes[0]!r}); "
-                f"{name} needs labeled rows of at least two classes"
-            )
         if rows.size > self.max_labeled:
             raise ValueError(
                 f"{rows.size} labeled rows exceed max_labeled={self.max_labeled}: {name} "
