@@ -517,7 +517,6 @@ def fold_features(
     """
     El = np.ascontiguousarray(El, dtype=np.float64)
     y = np.asarray(y)
-    beta = check_beta(beta)
     grid = np.asarray(grid, dtype=np.float64)
     if Wp is None:
         Wp = pinv_psd(W, rtol)

@@ -549,9 +549,7 @@ def uniform_prior_factors(Ws, rtol: float = 1e-10) -> list:
 def mk_prior_fit(Els, Ws, Y, *, rtol: float = 1e-10):
     """The λ = ∞ candidate of the multiple-kernel method: the uniform kernel sum,
     T^(j) = W_j⁺ / M, α_j = 1/M (its Nyström factors on the shared landmarks)."""
-
-    Els, Ws = check_bank_blocks(Els, Ws)
-    problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)
+    problem = MKGenNystromProblem.from_blocks(Els, Ws, Y, rtol=rtol)  # checks the blocks
     M = problem.n_kernels
     Fs = uniform_prior_factors(Ws, rtol)
     T = [_sym(F @ F.T) for F in Fs]
