@@ -1,0 +1,130 @@
+"""The semi-supervised default at its few-label switch: is there a step?
+
+``SemiSupervisedFactorClassifier()`` leaves its few-label rules (graph at full strength
+or none by ρ, fixed rank and penalty, the self-trained head under a class prior) for
+leave-one-out (γ, rank and penalty by leave-one-out, the head by cross-validation)
+once the smallest class has ``MIN_LABELS_PER_CLASS`` (10) labeled rows, or there are
+``LEAVE_ONE_OUT_MIN_LABELED`` (30) labeled rows in all and two in every class. This
+script labels each set just below and just at that switch and fits the default three
+ways on the same rows: as it decides ("natural"), with the few-label rules forced, and
+with leave-one-out forced (the two thresholds patched for the fit). The error of the
+natural fit should not jump across the switch, and at either side the regime it takes
+should not be far behind the other.
+
+Sides: with 2 or 3 classes, 9 and 10 labeled rows per class (the per-class threshold
+binds); with more, 29 and 30 rows at random with two or more in every class (the
+total binds). The bench's sets and loaders (``lorak bench ssl``'s ``other`` sets and
+the SSL book's Digit1, USPS, COIL2; the large sets cut to 3000 stratified rows), 5
+draws each. Error (%) on the unlabeled rows.
+
+Usage: python bench/scripts/study_ssl_regime_switch.py OUT.json [SET ...]
+"""
+
+import contextlib
+import sys
+import warnings
+
+import numpy as np
+
+import lorak.learn._few_labels as few_rules
+from lorak import SemiSupervisedFactorClassifier
+from lorak_bench._runner import load_dataset
+from lorak_bench._ssl import draw_per_class
+from lorak_bench.experiments.ssl import BOOK_SETS, OTHER_SETS
+from lorak_bench.timing import Record
+
+REPS = 5
+BOOK = ("Digit1", "USPS", "COIL2")
+#: The thresholds each regime is forced with: (MIN_LABELS_PER_CLASS, LEAVE_ONE_OUT_MIN_LABELED).
+FORCED = {"few": (10**9, 10**9), "loo": (0, 0)}
+
+
+@contextlib.contextmanager
+def regime(mode):
+    """The default's thresholds patched to force ``mode`` ("natural": untouched)."""
+    saved = (few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED)
+    if mode in FORCED:
+        few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = FORCED[mode]
+    try:
+        yield
+    finally:
+        few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = saved
+
+
+def draw_two_each(y, n_labeled, rng, tries=1000):
+    """``n_labeled`` rows at random, conditioned on two or more rows of every class."""
+    classes = np.unique(y)
+    for _ in range(tries):
+        rows = rng.choice(y.size, n_labeled, replace=False)
+        if np.bincount(np.searchsorted(classes, y[rows]), minlength=classes.size).min() >= 2:
+            return np.sort(rows)
+    raise ValueError(f"no draw of {n_labeled} rows holds two of each of {classes.size} classes")
+
+
+def sides(y):
+    """(name, draw(rng)) just below and at the switch for labels y."""
+    c = np.unique(y).size
+    if c * few_rules.MIN_LABELS_PER_CLASS <= few_rules.LEAVE_ONE_OUT_MIN_LABELED:
+        k = few_rules.MIN_LABELS_PER_CLASS
+        return [(f"{j}/class", lambda rng, j=j: draw_per_class(y, j, rng)) for j in (k - 1, k)]
+    total = few_rules.LEAVE_ONE_OUT_MIN_LABELED
+    return [(f"{t} rows", lambda rng, t=t: draw_two_each(y, t, rng)) for t in (total - 1, total)]
+
+
+def fit_error(X, y, rows, mode):
+    """(error %, the regime the fit took) of the default on labeled ``rows``."""
+    yu = np.full(y.size, -1, dtype=np.int64)
+    yu[rows] = y[rows]
+    with regime(mode), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SemiSupervisedFactorClassifier().fit(X, yu)
+    mask = np.ones(y.size, dtype=bool)
+    mask[rows] = False
+    err = 100.0 * float(np.mean(clf.transduction_[mask] != y[mask]))
+    return err, "few" if clf.few_labels_ else "loo"
+
+
+def study_set(spec):
+    data = load_dataset(spec)
+    y = np.unique(np.asarray(data.y), return_inverse=True)[1]
+    out = {}
+    for side, draw in sides(y):
+        cell = {"natural": [], "few": [], "loo": [], "taken": []}
+        for rep in range(REPS):
+            rows = draw(np.random.default_rng([rep, 23]))
+            for mode in ("natural", "few", "loo"):
+                err, taken = fit_error(data.X, y, rows, mode)
+                cell[mode].append(err)
+                if mode == "natural":
+                    cell["taken"].append(taken)
+        out[side] = cell
+    return out
+
+
+def main(out_path, names):
+    specs = (
+        [s for s in OTHER_SETS + BOOK_SETS if s.display in (*names,)]
+        if names
+        else [
+            *OTHER_SETS,
+            *(s for s in BOOK_SETS if s.display in BOOK),
+        ]
+    )
+    rec = Record(reps=REPS, sets={})
+    print("| set | side | regime taken | natural | few-label rules | leave-one-out |")
+    print("|---|---|---|---|---|---|")
+    for spec in specs:
+        rec["sets"][spec.display] = res = study_set(spec)
+        for side, cell in res.items():
+            taken = "/".join(sorted(set(cell["taken"])))
+            m = {k: np.mean(cell[k]) for k in ("natural", "few", "loo")}
+            print(
+                f"| {spec.display} | {side} | {taken} | {m['natural']:.2f} | "
+                f"{m['few']:.2f} | {m['loo']:.2f} |",
+                flush=True,
+            )
+        rec.write(out_path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
