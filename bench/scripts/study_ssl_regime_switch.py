@@ -28,8 +28,7 @@ import numpy as np
 
 import lorak.learn._few_labels as few_rules
 from lorak import SemiSupervisedFactorClassifier
-from lorak_bench._runner import load_dataset
-from lorak_bench._ssl import draw_per_class
+from lorak_bench import load_dataset
 from lorak_bench.experiments.ssl import BOOK_SETS, OTHER_SETS
 from lorak_bench.timing import Record
 
@@ -51,6 +50,12 @@ def regime(mode):
         few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = saved
 
 
+def draw_each(y, per_class, rng):
+    """Exactly ``per_class`` rows of every class, at random within the class."""
+    picks = [rng.choice(np.flatnonzero(y == k), per_class, replace=False) for k in np.unique(y)]
+    return np.sort(np.concatenate(picks))
+
+
 def draw_two_each(y, n_labeled, rng, tries=1000):
     """``n_labeled`` rows at random, conditioned on two or more rows of every class."""
     classes = np.unique(y)
@@ -66,7 +71,7 @@ def sides(y):
     c = np.unique(y).size
     if c * few_rules.MIN_LABELS_PER_CLASS <= few_rules.LEAVE_ONE_OUT_MIN_LABELED:
         k = few_rules.MIN_LABELS_PER_CLASS
-        return [(f"{j}/class", lambda rng, j=j: draw_per_class(y, j, rng)) for j in (k - 1, k)]
+        return [(f"{j}/class", lambda rng, j=j: draw_each(y, j, rng)) for j in (k - 1, k)]
     total = few_rules.LEAVE_ONE_OUT_MIN_LABELED
     return [(f"{t} rows", lambda rng, t=t: draw_two_each(y, t, rng)) for t in (total - 1, total)]
 
