@@ -110,11 +110,20 @@ class _LabelLearnedFactor:
 
     def _fit_options(self, kind, rng):
         """The options every fit call gets: λ and its search, the target, the solver's."""
-        options = {"lam": self.lam, "lam_grid": self.lam_grid, "n_splits": self.cv, "rng": rng}
-        options.update(target=kind, criterion=self.criterion, center_ideal=bool(self.center_ideal))
-        options.update(owner=type(self).__name__)
-        options.update(solver=self.solver, tol=self.tol, max_iter=self.max_iter, rtol=self.rtol)
-        return options
+        return {
+            "lam": self.lam,
+            "lam_grid": self.lam_grid,
+            "n_splits": self.cv,
+            "rng": rng,
+            "target": kind,
+            "criterion": self.criterion,
+            "center_ideal": bool(self.center_ideal),
+            "owner": type(self).__name__,
+            "solver": self.solver,
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "rtol": self.rtol,
+        }
 
     def _store_choice(self, fit, rows, classes, kind, landmarks):
         """The fitted attributes of the λ choice and of the labels both estimators set."""

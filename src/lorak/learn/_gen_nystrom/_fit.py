@@ -112,8 +112,14 @@ def fit_generalized_nystroem(
     :class:`PriorGammaCV` record with ``prior_gammas``, else None).
     """
     options = {"solver": solver, "tol": tol, "max_iter": max_iter, "rtol": rtol}
-    search = {"lam_grid": lam_grid, "beta": beta, "center_ideal": center_ideal}
-    search.update(n_splits=n_splits, rng=rng, target=target)
+    search = {
+        "lam_grid": lam_grid,
+        "beta": beta,
+        "center_ideal": center_ideal,
+        "n_splits": n_splits,
+        "rng": rng,
+        "target": target,
+    }
     if prior_gammas is not None:
         _check_prior_gamma_call(W, mask, criterion, y, owner)
         return _fit_prior_gamma(El, K, y, prior_gammas, lam, search, options, owner)
@@ -202,16 +208,26 @@ def fit_mk_generalized_nystroem(
     """
     _check_criterion(criterion, lam, y, owner)
     Els, Ws = check_bank_blocks(Els, Ws)
-    options = {"solver": solver, "tol": tol, "max_iter": max_iter}
-    options.update(inner_max_iter=inner_max_iter, rtol=rtol)
+    options = {
+        "solver": solver,
+        "tol": tol,
+        "max_iter": max_iter,
+        "inner_max_iter": inner_max_iter,
+        "rtol": rtol,
+    }
     check_options(lam=lam, target=target, **options)
     if y is not None:
         y = check_labels(y, Els[0].shape[0], target, rows="Els[0]")
     criterion = cv_criterion(criterion, lam, y, target, owner)
     cv = None
     options["rescale"] = rescale
-    search = {"lam_grid": lam_grid, "center_ideal": center_ideal, "n_splits": n_splits}
-    search.update(rng=rng, target=target)
+    search = {
+        "lam_grid": lam_grid,
+        "center_ideal": center_ideal,
+        "n_splits": n_splits,
+        "rng": rng,
+        "target": target,
+    }
     if criterion == "cv" or _is_inf(lam):
         fit, cv = mk_cv_select_and_solve(Els, Ws, Y, y, lam=lam, **search, **options)
     else:
