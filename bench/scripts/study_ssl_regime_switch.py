@@ -1,13 +1,16 @@
 """The semi-supervised default at its few-label switch: is there a step?
 
-``SemiSupervisedFactorClassifier()`` leaves its few-label rules (graph at full strength
-or none by ρ, fixed rank and penalty, the self-trained head under a class prior) for
-leave-one-out (γ, rank and penalty by leave-one-out, the head by cross-validation)
-once the smallest class has ``MIN_LABELS_PER_CLASS`` (10) labeled rows, or there are
-``LEAVE_ONE_OUT_MIN_LABELED`` (30) labeled rows in all and two in every class. This
-script labels each set just below and just at that switch and fits the default three
-ways on the same rows: as it decides ("natural"), with the few-label rules forced, and
-with leave-one-out forced (the two thresholds patched for the fit). The error of the
+``SemiSupervisedFactorClassifier()`` has two regimes: its few-label rules (graph at
+full strength or none by ρ, fixed rank and penalty, the self-trained head under a class
+prior) and leave-one-out (γ, rank and penalty by leave-one-out, the head by
+cross-validation). The counts pick one — leave-one-out once the smallest class has
+``MIN_LABELS_PER_CLASS`` (10) labeled rows, or there are ``LEAVE_ONE_OUT_MIN_LABELED``
+(30) labeled rows in all and two in every class — and, with two labeled rows or more
+in every class, a cross-validation of both regimes over the labeled rows can overrule
+them (``REGIME_CV_FOLDS``, ``REGIME_TEST_LEVEL``). This script labels each set just
+below and just at the counts' switch and fits the default three ways on the same rows:
+as it decides ("natural"), with the few-label rules forced, and with leave-one-out
+forced (the two thresholds patched and the measurement turned off for the fit). The error of the
 natural fit should not jump across the switch, and at either side the regime it takes
 should not be far behind the other.
 
@@ -34,6 +37,7 @@ import warnings
 import numpy as np
 
 import lorak.learn._few_labels as few_rules
+import lorak.learn._graph_entry as graph_entry
 from lorak import SemiSupervisedFactorClassifier
 from lorak_bench import load_dataset
 from lorak_bench.experiments.ssl import BOOK_SETS, OTHER_SETS
@@ -47,14 +51,18 @@ FORCED = {"few": (10**9, 10**9), "loo": (0, 0)}
 
 @contextlib.contextmanager
 def regime(mode):
-    """The default's thresholds patched to force ``mode`` ("natural": untouched)."""
+    """The default's thresholds patched, and its measurement of the regime turned off,
+    to force ``mode`` ("natural": untouched)."""
     saved = (few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED)
+    folds = graph_entry.REGIME_CV_FOLDS
     if mode in FORCED:
         few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = FORCED[mode]
+        graph_entry.REGIME_CV_FOLDS = 0
     try:
         yield
     finally:
         few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = saved
+        graph_entry.REGIME_CV_FOLDS = folds
 
 
 def draw_each(y, per_class, rng):

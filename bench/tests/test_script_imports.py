@@ -71,9 +71,11 @@ CLOCKS = {("time", n) for name in _TIME for n in (name, f"{name}_ns")} | {("os",
 #: measures ``lorak.landmarks.kmeans_landmarks``'s options, both public).
 #: study_ssl_regime_switch.py forces the semi-supervised default into each regime on
 #: the same rows by patching the two thresholds where ``lorak.learn.few_labels`` reads
-#: them: no parameter of the default forces a regime.
+#: them, and the folds of the regime's cross-validation where
+#: ``lorak.learn.fit_graph_factor`` reads them: no parameter of the default forces a
+#: regime.
 PRIVATE_LIBRARY_IMPORTS: dict[str, set[str]] = {
-    "study_ssl_regime_switch.py": {"lorak.learn._few_labels"},
+    "study_ssl_regime_switch.py": {"lorak.learn._few_labels", "lorak.learn._graph_entry"},
 }
 
 

@@ -30,6 +30,9 @@ __all__ = [
     "MIN_LABELS_PER_CLASS",
     "PRIOR_BOOTSTRAP",
     "PRIOR_TEST_LEVEL",
+    "REGIME_CV_FOLDS",
+    "REGIME_CV_ROWS",
+    "REGIME_TEST_LEVEL",
     "SELF_TRAINING_WEIGHTS",
     "PriorEstimate",
     "SelfTrainingFit",
@@ -51,6 +54,20 @@ MIN_LABELS_PER_CLASS = 10
 #: squared error over that many rows, whatever the number of classes (with 11 or more
 #: classes, 100 labels leave every class under 10 rows; chosen on segment and digits).
 LEAVE_ONE_OUT_MIN_LABELED = 30
+#: Folds of the cross-validation over the labeled rows that measures the regime —
+#: the few-label rules or leave-one-out, each with its head — whenever every class has
+#: two labeled rows or more (fewer folds when a class has fewer labeled rows; below 2:
+#: no measurement, the counts above decide). Three: a fold's fit keeps two thirds of
+#: the labels, close to the count the regime is chosen for, with a third held out to
+#: score it on.
+REGIME_CV_FOLDS = 3
+#: That cross-validation's self-trained head reads at most this many unlabeled rows
+#: (drawn at random above).
+REGIME_CV_ROWS = 5_000
+#: The counts' regime gives way to the other only when the held-out rows prefer it
+#: beyond chance: a one-sided sign test at this level on the rows just one regime
+#: predicts right.
+REGIME_TEST_LEVEL = 0.1
 #: The graph is informative when it removes at least this share of the variance a
 #: random graph would penalize (ρ below it, see :func:`graph_energy_ratio`).
 GRAPH_INFORMATIVE_RATIO = 0.5

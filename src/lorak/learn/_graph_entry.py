@@ -27,6 +27,9 @@ from ._few_labels import (
     FEW_LABELS_PENALTY,
     FEW_LABELS_RANK_FRACTION,
     GRAPH_INFORMATIVE_RATIO,
+    REGIME_CV_FOLDS,
+    REGIME_CV_ROWS,
+    REGIME_TEST_LEVEL,
     few_labels_decision,
     graph_energy_ratio,
 )
@@ -82,7 +85,8 @@ class GraphLabels:
     kind: str  # "classification" or "regression"
     rows: np.ndarray  # (l,) the labeled rows, increasing
     targets: np.ndarray  # (l, c) ±1 one-vs-rest class columns, or (l, 1) standardized responses
-    few_labels: bool | None  # class labels too few for leave-one-out; None for responses
+    few_labels: bool | None  # the few-label regime (by the counts); None for responses
+    codes: np.ndarray | None = None  # (l,) class codes 0 … c−1; None for responses
 
     @classmethod
     def of(cls, t) -> GraphLabels:
@@ -92,7 +96,8 @@ class GraphLabels:
             T = ((t.values - t.values.mean()) / (sd if sd > 0 else 1.0))[:, None]
             return cls(t.kind, t.rows, T, None)
         c = t.classes.size
-        return cls(t.kind, t.rows, ridge_targets(t.codes, c), few_labels_decision(t.codes, c))
+        T = ridge_targets(t.codes, c)
+        return cls(t.kind, t.rows, T, few_labels_decision(t.codes, c), np.asarray(t.codes))
 
 
 @dataclass
@@ -113,7 +118,9 @@ class GraphFactorFit:
     graph_energy_ratio: float  # ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c)
     gamma_rule: str | None  # "leave_one_out" or "few_labels"; None when gamma was given
     target_type: str | None  # "classification" or "regression"; None without y
-    few_labels: bool | None  # class labels too few for leave-one-out; None otherwise
+    few_labels: bool | None  # whether the few-label regime was taken; None without classes
+    # (2, 2) the held-out labeled rows: few-label regime right/wrong × leave-one-out's
+    regime_table: np.ndarray | None
     anchors: object  # (a, d) the anchor graph's anchors (on X's device), else None
     deformation: GraphDeformation  # the m × m statistics, eigendecomposed
 
@@ -162,9 +169,15 @@ def fit_graph_factor(
     GtG, H, anchors = _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed)
     defo = deformation(GtG, H, n_rows=n)
     rho = _energy_ratio(rows if sample is None else sample, factor, defo, seed, n)
+    regime_table, maps = None, {}  # maps: principal maps by t, shared by the choices
     if isinstance(gamma, str):  # "auto": from the labeled rows
-        G_l = to_numpy(as_dense(labeled.features(factor)))
-        choice = _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho)
+        G_l = np.asarray(to_numpy(as_dense(labeled.features(factor))), dtype=np.float64)
+        if _regime_measurable(labels):
+            G_u = _regime_rows(rows, sample, labels.rows, factor, seed)
+            labels.few_labels, regime_table = _measured_regime(
+                labels, G_l, G_u, defo, n, gammas, n_components, selection, rho, maps
+            )
+        choice = _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, maps)
     else:
         choice = _Choice(float(gamma), None, None, None, None, None)
     pmap = _final_map(defo, choice, n, n_components)
@@ -173,7 +186,8 @@ def fit_graph_factor(
         penalty=choice.penalty, loo_scores=choice.loo_scores, rank_scores=choice.rank_scores,
         rank=pmap.rank, mean_sq_norm=pmap.mean_sq_norm, graph_energy_ratio=rho,
         gamma_rule=choice.rule, target_type=None if labels is None else labels.kind,
-        few_labels=None if labels is None else labels.few_labels, anchors=anchors,
+        few_labels=None if labels is None else labels.few_labels,
+        regime_table=regime_table, anchors=anchors,
         deformation=defo,
     )  # fmt: skip
 
@@ -319,29 +333,128 @@ class _Choice:
     rule: str | None
 
 
-def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho):
+def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, maps=None):
     """t (γ's relative weight) with the ridge penalty and, with ``n_components="auto"``,
-    the rank.
-
-    Class labels too few for leave-one-out (``labels.few_labels``): no leave-one-out
-    (it would score each candidate on a count out of a handful of rows); the graph at
-    full strength (t = :data:`FEW_LABELS_GAMMA`, on the grid's scale for n) when it is
-    informative — ρ below :data:`GRAPH_INFORMATIVE_RATIO` — else the plain factor cut
-    to its leading principal directions (m · :data:`FEW_LABELS_RANK_FRACTION`, with
-    ``n_components="auto"``), with the penalty :data:`FEW_LABELS_PENALTY`. Otherwise
-    both by leave-one-out over the labeled rows."""
-    T = labels.targets
+    the rank: the few-label rule (:func:`_few_label_choice`) when the labels took the
+    few-label regime (``labels.few_labels``), else leave-one-out over the labeled rows
+    (:func:`_leave_one_out_choice`)."""
     if labels.few_labels:
-        if np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO:
-            t, pmap = FEW_LABELS_GAMMA * gammas[-1] / GAMMA_GRID[-1], None
-        elif not isinstance(n_components, str):
-            t, pmap = 0.0, None
-        else:  # no manifold to follow: the clusters, in the kernel's leading directions
-            m, c = defo.eigenvectors.shape[0], T.shape[1]
-            r = min(m, max(2, c, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
-            t, pmap = 0.0, principal_map(defo, 0.0, r, n)
-        return _Choice(t, pmap, FEW_LABELS_PENALTY, None, None, "few_labels")
-    classification = labels.kind == "classification"
+        return _few_label_choice(labels.targets.shape[1], defo, n, gammas, n_components, rho)
+    return _leave_one_out_choice(
+        G_l, labels.targets, labels.kind, defo, n, gammas, n_components, selection, maps
+    )
+
+
+def _regime_measurable(labels) -> bool:
+    """Whether the regime can be measured on these labels: class labels with two
+    labeled rows or more in every class, and :data:`REGIME_CV_FOLDS` at least 2."""
+    if labels is None or labels.kind != "classification" or REGIME_CV_FOLDS < 2:
+        return False
+    return int(np.bincount(labels.codes, minlength=labels.targets.shape[1]).min()) >= 2
+
+
+def _regime_rows(rows, sample, labeled, factor, seed):
+    """The factor's rows of the unlabeled rows the held-out self-training reads: all
+    the training rows but the labeled ones (or the rows of the ``sample``), up to
+    :data:`REGIME_CV_ROWS`, that many drawn at random above; on the host, float64."""
+    src = rows if sample is None else sample
+    pool = np.arange(src.n_rows)
+    if sample is None:
+        pool = np.setdiff1d(pool, labeled)
+    if pool.size > REGIME_CV_ROWS:
+        pool = np.sort(np.random.default_rng([seed, 4]).choice(pool, REGIME_CV_ROWS, replace=False))
+    if pool.size == 0:
+        return None
+    G_u = to_numpy(as_dense(src.take(pool).features(factor)))
+    return np.asarray(G_u, dtype=np.float64)
+
+
+def _scaled_rows(pmap, G):
+    """The rows G mapped by the principal map and scaled to the training rows' unit mean
+    squared norm (the scale the heads' penalties are set at)."""
+    Q = G @ pmap.matrix
+    return Q / np.sqrt(pmap.mean_sq_norm) if pmap.mean_sq_norm > 0 else Q
+
+
+def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection, rho, maps):
+    """(whether to take the few-label regime, the held-out evidence behind it).
+
+    Each regime is scored whole — its γ, rank and penalty, then its head — by a
+    stratified k-fold cross-validation over the labeled rows (k =
+    :data:`REGIME_CV_FOLDS`, or the smallest class's labeled rows when fewer): the
+    few-label rule with the ridge self-trained on the unlabeled rows (``G_u``, and the
+    held-out labeled rows, unlabeled in their fold) under the class prior measured
+    from them; leave-one-out over the fold's labeled rows with a ridge and with a
+    linear SVM, whichever errs less over the folds (the head the model's own
+    cross-validation then picks). The graph, its m × m statistics and the rows' factor
+    are fitted once: only those m × m choices and the heads are refitted per fold
+    (``maps``: the principal maps by t, shared with the final choice).
+
+    The counts' regime (``labels.few_labels``) stands unless the other one is better
+    on the held-out rows beyond chance: of the rows only one regime predicts right
+    (b for the counts' regime, c for the other), c > b with a one-sided sign test
+    (exact binomial, McNemar's) at level :data:`REGIME_TEST_LEVEL`. The evidence is the
+    2 × 2 table of the held-out rows — few-label regime right / wrong by
+    leave-one-out right / wrong."""
+    from scipy.stats import binomtest
+    from sklearn.model_selection import StratifiedKFold
+
+    from ._heads import few_label_head_codes, linear_head_hits
+
+    codes, c = labels.codes, labels.targets.shape[1]
+    k = min(REGIME_CV_FOLDS, int(np.bincount(codes, minlength=c).min()))
+    few_map = _final_map(defo, _few_label_choice(c, defo, n, gammas, n_components, rho), n,
+                         n_components)  # fmt: skip
+    F_l = _scaled_rows(few_map, G_l)
+    F_u = None if G_u is None else _scaled_rows(few_map, G_u)
+    few_hit = np.zeros(codes.size, dtype=bool)
+    loo_hit = np.zeros((2, codes.size), dtype=bool)  # the ridge's and the linear SVM's
+    for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(G_l, codes):
+        held = F_l[test] if F_u is None else np.vstack([F_u, F_l[test]])
+        pred = few_label_head_codes(
+            F_l[train], codes[train], held, FEW_LABELS_PENALTY, c, F_l[test]
+        )
+        few_hit[test] = pred == codes[test]
+        T = ridge_targets(codes[train], c)
+        loo = _leave_one_out_choice(
+            G_l[train], T, "classification", defo, n, gammas, n_components, selection, maps
+        )
+        Q_l = _scaled_rows(_final_map(defo, loo, n, n_components), G_l)
+        loo_hit[:, test] = linear_head_hits(Q_l, codes, loo.penalty, train, test)
+    loo_hit = loo_hit[int(np.argmax(loo_hit.sum(axis=1)))]
+    table = np.array([[np.sum(f & g) for g in (loo_hit, ~loo_hit)] for f in (few_hit, ~few_hit)])
+    few_only, loo_only = int(table[0, 1]), int(table[1, 0])
+    stay, switch = (few_only, loo_only) if labels.few_labels else (loo_only, few_only)
+    if switch > stay and binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < (
+        REGIME_TEST_LEVEL
+    ):
+        return not labels.few_labels, table
+    return bool(labels.few_labels), table
+
+
+def _few_label_choice(n_classes, defo, n, gammas, n_components, rho):
+    """Class labels too few for leave-one-out (it would score each candidate on a count
+    out of a handful of rows): the graph at full strength (t =
+    :data:`FEW_LABELS_GAMMA`, on the grid's scale for n) when it is informative — ρ
+    below :data:`GRAPH_INFORMATIVE_RATIO` — else the plain factor cut to its leading
+    principal directions (m · :data:`FEW_LABELS_RANK_FRACTION`, with
+    ``n_components="auto"``), with the penalty :data:`FEW_LABELS_PENALTY`."""
+    if np.isfinite(rho) and rho < GRAPH_INFORMATIVE_RATIO:
+        t, pmap = FEW_LABELS_GAMMA * gammas[-1] / GAMMA_GRID[-1], None
+    elif not isinstance(n_components, str):
+        t, pmap = 0.0, None
+    else:  # no manifold to follow: the clusters, in the kernel's leading directions
+        m = defo.eigenvectors.shape[0]
+        r = min(m, max(2, n_classes, int(np.ceil(m * FEW_LABELS_RANK_FRACTION))))
+        t, pmap = 0.0, principal_map(defo, 0.0, r, n)
+    return _Choice(t, pmap, FEW_LABELS_PENALTY, None, None, "few_labels")
+
+
+def _leave_one_out_choice(G_l, T, kind, defo, n, gammas, n_components, selection, maps=None):
+    """t and the ridge penalty by leave-one-out over the labeled rows (``G_l``, targets
+    ``T``), then, with ``n_components="auto"``, the rank with the penalty. ``maps``: a
+    dict of the principal maps already computed, by t (filled here), or None."""
+    classification = kind == "classification"
     sel = select_gamma_penalty(
         G_l, defo, T, n, ts=gammas, alphas=PENALTY_GRID, classification=classification,
         rule=selection,
@@ -353,7 +466,12 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho):
         return _Choice(sel.t, None, sel.penalty, scores, None, "leave_one_out")
     # "auto": the rank with the penalty
     ranks = rank_candidates(defo.eigenvectors.shape[0], T.shape[1] if classification else 1)
-    rank = select_rank(G_l, defo, sel.t, T, n, ranks=ranks, alphas=PENALTY_GRID)
+    leading = None
+    if maps is not None:
+        if sel.t not in maps:
+            maps[sel.t] = principal_map(defo, sel.t, max(ranks), n)
+        leading = maps[sel.t]
+    rank = select_rank(G_l, defo, sel.t, T, n, ranks=ranks, alphas=PENALTY_GRID, leading=leading)
     return _Choice(sel.t, rank.map, rank.penalty, scores, rank.scores, "leave_one_out")
 
 

@@ -993,7 +993,15 @@ def _ridge_dof(F, alphas):
 
 
 def select_rank(
-    G_labeled, defo: GraphDeformation, t: float, targets, n_rows: int, *, ranks, alphas
+    G_labeled,
+    defo: GraphDeformation,
+    t: float,
+    targets,
+    n_rows: int,
+    *,
+    ranks,
+    alphas,
+    leading=None,
 ) -> RankSelection:
     """The rank of the deformed factor (its leading principal directions,
     :func:`principal_map`) and the ridge penalty, together by closed-form
@@ -1005,7 +1013,11 @@ def select_rank(
     ridge has at most l/2 effective degrees of freedom (l labeled rows): a fit that
     nearly interpolates the labeled rows makes leave-one-out a ratio of two small
     numbers, and picking the best of many such candidates overfits. The full-rank
-    candidate, the factor as it was, is scored at every penalty."""
+    candidate, the factor as it was, is scored at every penalty.
+
+    ``leading``: :func:`principal_map` of the same ``defo`` and t at a rank of at least
+    the largest candidate, when a caller has it already (several choices at one t
+    then share one eigendecomposition); None: computed here."""
     owner = "select_rank"
     G_l, targets = _arg_labeled(G_labeled, defo, targets, n_rows, owner)
     t = _arg_real(t, "t", owner)
@@ -1017,7 +1029,10 @@ def select_rank(
     ranks = tuple(_arg_rank(r, "each of ranks", owner, m) for r in ranks)
     alphas_desc = tuple(sorted(_arg_grid(alphas, "alphas", owner, strict=False), reverse=True))
     top = max(ranks)
-    full = principal_map(defo, t, top, n_rows)
+    if leading is not None and leading.matrix.shape == (m, leading.rank) and leading.rank >= top:
+        full = leading
+    else:
+        full = principal_map(defo, t, top, n_rows)
     scores = np.empty((len(ranks), len(alphas_desc)))
     best = None
     for i, r in enumerate(ranks):

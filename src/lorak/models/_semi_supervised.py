@@ -36,6 +36,8 @@ from ..learn import (
     few_labels_decision,
     self_training_ridge,
 )
+from ..learn._heads import HEAD_CV_FOLDS as HEAD_CV_FOLDS
+from ..learn._heads import choose_head, linear_svc
 from ._base import decision_codes, take_classes
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -379,42 +381,6 @@ def _default_classifier():
     return RidgeClassifierCV(alphas=GRAPH_PENALTY_GRID)
 
 
-#: Folds of the cross-validation that picks the default head (fewer when a class has
-#: fewer labeled rows).
-HEAD_CV_FOLDS = 10
-
-
-def _linear_svc():
-    from sklearn.svm import LinearSVC
-
-    return LinearSVC(C=1.0, max_iter=10000, random_state=0)
-
-
-def _cv_head(candidates, Q_l, codes_l):
-    """The candidate head with the fewest errors in a stratified k-fold cross-validation
-    over the labeled rows (the first candidate wins a tie), and each candidate's error
-    count. k = :data:`HEAD_CV_FOLDS`, or the smallest class's labeled rows when fewer;
-    with a class of one labeled row the first candidate is taken unscored."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import StratifiedKFold
-
-    k = min(HEAD_CV_FOLDS, int(np.bincount(codes_l).min()))
-    if k < 2:
-        return candidates[0], None
-    folds = StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l)
-    errors = np.zeros(len(candidates), dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for train, test in folds:
-            for i, head in enumerate(candidates):
-                pred = clone(head).fit(Q_l[train], codes_l[train]).predict(Q_l[test])
-                errors[i] += int(np.count_nonzero(pred != codes_l[test]))
-    best = int(np.argmin(errors))
-    return candidates[best], {
-        type(h).__name__: int(e) for h, e in zip(candidates, errors, strict=True)
-    }
-
-
 def _chosen_penalty(factor, ms_all, Q_l, scale):
     """The ridge penalty the factor chose itself, carried over to the head's feature
     scale; None when it chose none.
@@ -678,7 +644,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
                 from sklearn.linear_model import RidgeClassifier
 
                 ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
-                clf, self.head_cv_errors_ = _cv_head((ridge, _linear_svc()), Q_l, codes_l)
+                clf, self.head_cv_errors_ = choose_head((ridge, linear_svc()), Q_l, codes_l)
             Q_u = None
             if _takes_unlabeled_rows(clf):  # a given head that reads unlabeled rows
                 Q_u = self._unlabeled_features(rows, Q, targets.rows)
