@@ -131,3 +131,79 @@ def test_graph_factor_map_is_r_or_its_leading_directions(moons):
     ref = principal_map(defo, 1.0, 4, n)
     np.testing.assert_allclose(low.matrix, ref.matrix)
     assert (low.rank, low.mean_sq_norm) == (4, ref.mean_sq_norm)
+
+
+# --------------------------------------------------------------------------- the regime
+
+
+def _regime_by_rule(table, by_counts, level):
+    """The regime the entry's rule takes from its held-out table: the counts' unless
+    the rows only the other regime predicts right pass a one-sided sign test."""
+    from scipy.stats import binomtest
+
+    few_only, loo_only = int(table[0, 1]), int(table[1, 0])
+    stay, switch = (few_only, loo_only) if by_counts else (loo_only, few_only)
+    if switch > stay and binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < level:
+        return not by_counts
+    return by_counts
+
+
+@pytest.mark.parametrize("per_class", [2, 5, 15])
+def test_the_regime_is_measured_on_held_out_labeled_rows(moons, per_class):
+    from lorak.learn import REGIME_TEST_LEVEL
+
+    X, y = moons
+    targets = _classes(_labels(y, per_class))
+    fit = _entry(X, targets)
+    table = fit.regime_table
+    # every labeled row is held out once; each regime right or wrong on it
+    assert table.shape == (2, 2) and table.dtype.kind == "i" and np.all(table >= 0)
+    assert int(table.sum()) == targets.rows.size
+    by_counts = few_labels(targets.codes, 2)
+    assert fit.few_labels is _regime_by_rule(table, by_counts, REGIME_TEST_LEVEL)
+    assert fit.gamma_rule == ("few_labels" if fit.few_labels else "leave_one_out")
+
+
+def test_the_counts_decide_where_nothing_is_measured(moons):
+    X, y = moons
+    ys = _labels(y, 3)
+    ys[np.flatnonzero(ys == 1)[1:]] = -1  # class 1 keeps one labeled row: no fold
+    fit = _entry(X, _classes(ys))
+    assert fit.regime_table is None and fit.few_labels is True
+    rows = np.arange(0, y.size, 8)  # responses have no regime
+    resp = _entry(X, SemiSupervisedTargets.of_responses(rows, X[rows, 0], y.size))
+    assert resp.regime_table is None
+    given = _entry(X, _classes(_labels(y, 5)), gamma=0.5)  # γ given: nothing chosen
+    assert given.regime_table is None and given.few_labels is True
+
+
+@pytest.mark.parametrize("level", [0.0, 1.5])
+def test_the_sign_test_level_bounds_the_switch(moons, monkeypatch, level):
+    """Level 0: the counts' regime always stands; above 1: the regime with more rows
+    only it predicts right wins (a tie keeps the counts')."""
+    import lorak.learn._graph_entry as entry
+
+    monkeypatch.setattr(entry, "REGIME_TEST_LEVEL", level)
+    X, y = moons
+    switched = 0
+    for per_class, seed in ((4, 0), (4, 1), (12, 0), (12, 2)):
+        targets = _classes(_labels(y, per_class, seed))
+        fit = _entry(X, targets)
+        by_counts = few_labels(targets.codes, 2)
+        few_only, loo_only = fit.regime_table[0, 1], fit.regime_table[1, 0]
+        if level == 0.0 or few_only == loo_only:
+            assert fit.few_labels is by_counts
+        else:
+            assert fit.few_labels is bool(few_only > loo_only)
+        switched += fit.few_labels is not by_counts
+    assert (switched > 0) is (level > 1)  # on these draws the level decides a switch
+
+
+def test_no_folds_turn_the_measurement_off(moons, monkeypatch):
+    import lorak.learn._graph_entry as entry
+
+    monkeypatch.setattr(entry, "REGIME_CV_FOLDS", 0)
+    X, y = moons
+    targets = _classes(_labels(y, 5))
+    fit = _entry(X, targets)
+    assert fit.regime_table is None and fit.few_labels is True  # 5 per class: the counts

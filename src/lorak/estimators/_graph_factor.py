@@ -145,13 +145,16 @@ class GraphRegularizedFactor(TransformerBase):
         chosen from the labeled rows of ``y`` together with a ridge penalty by
         closed-form leave-one-out (:data:`lorak.learn.GRAPH_GAMMA_GRID`, 0 — the plain
         factor — always a candidate; penalties
-        :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; with class labels
-        too few for leave-one-out (:func:`lorak.learn.few_labels`: a class under
-        :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, and fewer than
-        :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), the
-        graph at full strength when it is informative and not at all otherwise (see
-        ``gamma_rule_``; one labeled row per class will do, responses need 3 labeled
-        rows); 0: the factor
+        :data:`lorak.learn.GRAPH_PENALTY_GRID`), so it needs labels; in the few-label
+        regime, the graph at full strength when it is informative and not at all
+        otherwise (see ``gamma_rule_``; one labeled row per class will do, responses
+        need 3 labeled rows). Class labels take the few-label regime when the counts
+        say they are too few for leave-one-out (:func:`lorak.learn.few_labels`: a class
+        under :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, and fewer than
+        :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), unless
+        a cross-validation of both regimes over the labeled rows prefers the other
+        beyond chance (with two labeled rows or more in every class; see
+        ``regime_table_``); 0: the factor
         itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
         I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
         :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
@@ -232,10 +235,21 @@ class GraphRegularizedFactor(TransformerBase):
         when gamma was given.
     target_type_ : "classification", "regression" or None, how y was read (None
         without y).
-    few_labels_ : bool or None, whether y's class labels are too few for leave-one-out
-        (:func:`lorak.learn.few_labels`), the decision the few-label rule of
+    few_labels_ : bool or None, whether y's class labels took the few-label regime —
+        the counts' decision (:func:`lorak.learn.few_labels`) or, where measured, the
+        regime ``regime_table_`` prefers — which the few-label rule of
         ``gamma="auto"`` follows and :class:`lorak.SemiSupervisedFactorClassifier` reads
         for its head; None for responses or without y.
+    regime_table_ : (2, 2) int ndarray or None, the evidence behind ``few_labels_``
+        with ``gamma="auto"`` and two labeled rows or more in every class: each regime
+        (the few-label rules with the self-trained head; leave-one-out with the better
+        of a ridge and a linear SVM) fitted in a stratified
+        :data:`lorak.learn.REGIME_CV_FOLDS`-fold cross-validation over the labeled rows,
+        from the graph and factor fitted once; the held-out labeled rows counted by
+        few-label regime right / wrong (rows) × leave-one-out right / wrong (columns).
+        The counts' regime stands unless the rows only the other predicts right
+        outnumber the rows only it does, by a one-sided sign test at level
+        :data:`lorak.learn.REGIME_TEST_LEVEL`. None otherwise.
     graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
         energy of the factor's centred rows per unit of their variance: about 1 for a
         graph whose edges join random rows (it tells nothing the kernel does not),

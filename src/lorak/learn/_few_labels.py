@@ -2,13 +2,15 @@
 
 The math of the semi-supervised default's few-label regime (used by
 :class:`lorak.GraphRegularizedFactor` and :class:`lorak.SemiSupervisedFactorClassifier`):
-whether the graph carries information (:func:`graph_energy_ratio`, ρ = tr(GᵀLG) /
-tr(G_cᵀG_c), about 1 for a graph of random edges), class-mass normalization under a
-class prior (:func:`prior_from_counts`, :func:`estimate_class_prior`,
-:func:`balance_offsets`) and the cluster assumption
-by a self-trained ridge (:func:`self_training_ridge`). The reasons and the numbers
-behind each rule are in the user guide, "Graph-regularized factors", section "Few
-labels".
+the counts' decision (:func:`few_labels`; :func:`lorak.learn.fit_graph_factor` measures
+it against leave-one-out by cross-validation where the labels allow,
+:data:`REGIME_CV_FOLDS`, :data:`REGIME_TEST_LEVEL`), whether the graph carries
+information (:func:`graph_energy_ratio`, ρ = tr(GᵀLG) / tr(G_cᵀG_c), about 1 for a
+graph of random edges), class-mass normalization under a class prior
+(:func:`prior_from_counts`, :func:`estimate_class_prior`, :func:`balance_offsets`) and
+the cluster assumption by a self-trained ridge (:func:`self_training_ridge`). The
+reasons and the numbers behind each rule are in the user guide, "Graph-regularized
+factors", section "Few labels".
 """
 
 from __future__ import annotations

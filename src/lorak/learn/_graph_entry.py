@@ -3,8 +3,9 @@
 What :class:`lorak.GraphRegularizedFactor` learns, stage by stage: the graph's m × m
 statistics GᵀG and GᵀLᵖG (the anchor graph by passes over row chunks, on the host or on
 X's device; the k-NN graph or a given one in memory), their eigendecomposition, the
-graph's energy ratio ρ, the few-label decision, γ with the ridge penalty and the rank
-(the few-label rule, or leave-one-out over the labeled rows), and the map R. The
+graph's energy ratio ρ, the few-label decision (the counts', measured against the
+other regime when the labels allow a cross-validation), γ with the ridge penalty and
+the rank (the few-label rule, or leave-one-out over the labeled rows), and the map R. The
 estimator owns the rows: it resolves X (in memory, a memmap, a dask array or on a
 device: :class:`lorak._core.rows.Rows`), draws the sample of ``subsample``, gathers the
 labeled rows and fits the inner factor; the entry reads the rows through what it is
@@ -147,10 +148,12 @@ def fit_graph_factor(
     """The graph-regularized factor G R, R Rᵀ = (I + γ GᵀLᵖG)⁻¹, of a fitted factor.
 
     Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
-    energy ratio ρ (``graph_energy_ratio``), the few-label decision
-    (:func:`few_labels`), γ with the ridge penalty and the rank (``gamma="auto"``: the
-    few-label rule, else ``select_gamma_penalty`` and ``select_rank`` over the labeled
-    rows), and the map R (``graph_factor_map``).
+    energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
+    of the counts; with ``gamma="auto"`` and two labeled rows or more in every class,
+    measured against the other regime by cross-validation over the labeled rows — the
+    record's ``regime_table``), γ with the ridge penalty and the rank
+    (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
+    ``select_rank`` over the labeled rows), and the map R (``graph_factor_map``).
 
     ``rows``: the n training rows as the estimator resolved them (a
     ``lorak._core.rows.Rows``); ``factor``: the fitted inner factor; ``targets``: y parsed

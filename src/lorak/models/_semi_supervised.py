@@ -535,9 +535,10 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         ``takes_unlabeled_rows = True`` (:class:`~lorak.models.SelfTrainedRidge` does)
         also gets the unlabeled rows' features, as ``fit(Q_l, codes_l,
         X_unlabeled=Q_u)`` (at most :data:`SELF_TRAINING_ROWS` of them, drawn at random
-        above). None: with few labels (:func:`lorak.learn.few_labels`; the factor's
-        own decision, ``few_labels_``, when it took one on these labels, as
-        :class:`lorak.GraphRegularizedFactor` does), a
+        above). None: in the few-label regime (the factor's own decision,
+        ``few_labels_``, when it took one on these labels —
+        :class:`lorak.GraphRegularizedFactor` measures it, see its ``regime_table_`` —
+        else the counts', :func:`lorak.learn.few_labels`), a
         :class:`~lorak.models.SelfTrainedRidge` at the penalty the factor chose, read
         under ``class_prior``; otherwise one of two linear heads, the one with fewer
         errors in a stratified cross-validation over the labeled rows
