@@ -143,7 +143,8 @@ def _regime_by_rule(table, by_counts, level):
 
     few_only, loo_only = int(table[0, 1]), int(table[1, 0])
     stay, switch = (few_only, loo_only) if by_counts else (loo_only, few_only)
-    if switch > stay and binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < level:
+    p = binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue if switch else 1.0
+    if switch > stay and p < level:
         return not by_counts
     return by_counts
 
@@ -175,6 +176,12 @@ def test_the_counts_decide_where_nothing_is_measured(moons):
     assert resp.regime_table is None
     given = _entry(X, _classes(_labels(y, 5)), gamma=0.5)  # γ given: nothing chosen
     assert given.regime_table is None and given.few_labels is True
+    from lorak.learn._few_labels import REGIME_MEASURED_BELOW
+
+    many = _entry(X, _classes(_labels(y, REGIME_MEASURED_BELOW)))  # leave-one-out's range
+    assert many.regime_table is None and many.few_labels is False
+    below = _entry(X, _classes(_labels(y, REGIME_MEASURED_BELOW - 1)))
+    assert below.regime_table is not None
 
 
 @pytest.mark.parametrize("level", [0.0, 1.5])

@@ -30,6 +30,7 @@ from ._few_labels import (
     GRAPH_INFORMATIVE_RATIO,
     REGIME_CV_FOLDS,
     REGIME_CV_ROWS,
+    REGIME_MEASURED_BELOW,
     REGIME_TEST_LEVEL,
     few_labels_decision,
     graph_energy_ratio,
@@ -349,11 +350,13 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, ma
 
 
 def _regime_measurable(labels) -> bool:
-    """Whether the regime can be measured on these labels: class labels with two
-    labeled rows or more in every class, and :data:`REGIME_CV_FOLDS` at least 2."""
+    """Whether the regime is measured on these labels: class labels with two labeled
+    rows or more in every class and fewer than :data:`REGIME_MEASURED_BELOW` in the
+    smallest, and :data:`REGIME_CV_FOLDS` at least 2."""
     if labels is None or labels.kind != "classification" or REGIME_CV_FOLDS < 2:
         return False
-    return int(np.bincount(labels.codes, minlength=labels.targets.shape[1]).min()) >= 2
+    smallest = int(np.bincount(labels.codes, minlength=labels.targets.shape[1]).min())
+    return 2 <= smallest < REGIME_MEASURED_BELOW
 
 
 def _regime_rows(rows, sample, labeled, factor, seed):
