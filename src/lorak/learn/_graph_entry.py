@@ -150,8 +150,9 @@ def fit_graph_factor(
 
     Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
     energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
-    of the counts; with ``gamma="auto"`` and two labeled rows or more in every class,
-    measured against the other regime by cross-validation over the labeled rows — the
+    of the counts; with ``gamma="auto"``, two labeled rows or more in every class and
+    fewer than :data:`REGIME_MEASURED_BELOW` in the smallest, measured against the
+    other regime by cross-validation over the labeled rows — the
     record's ``regime_table``), γ with the ridge penalty and the rank
     (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
     ``select_rank`` over the labeled rows), and the map R (``graph_factor_map``).
@@ -431,10 +432,10 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     table = np.array([[np.sum(f & g) for g in (loo_hit, ~loo_hit)] for f in (few_hit, ~few_hit)])
     few_only, loo_only = int(table[0, 1]), int(table[1, 0])
     stay, switch = (few_only, loo_only) if labels.few_labels else (loo_only, few_only)
-    if switch > stay and binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < (
-        REGIME_TEST_LEVEL
-    ):
-        return not labels.few_labels, table
+    if switch > stay:
+        p = binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue
+        if p < REGIME_TEST_LEVEL:
+            return not labels.few_labels, table
     return bool(labels.few_labels), table
 
 
