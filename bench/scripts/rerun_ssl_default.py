@@ -10,7 +10,11 @@ cell the stored default, the new one and the best peer, and the bench's win coun
 new one. Error (%) on the unlabeled rows; no timings.
 
 Usage: python bench/scripts/rerun_ssl_default.py STORED_RESULTS.json OUT.json
-       [--parts book,other-even,...] [--sets german,...]
+       [--parts book,other-even,...] [--sets german,...] [--from RERUN.json ...]
+
+``--from``: no fits; the default's errors are read from earlier records of this script
+(their ``default_errors``; several runs over different parts, e.g. two processes side
+by side, become one record).
 
 (``STORED_RESULTS.json``: a ``lorak-bench ssl`` results.json, e.g.
 ``bench/results/bench_ssl_draws_results.json``; needs ``LORAK_DATA``.)
@@ -92,12 +96,20 @@ def main(argv):
     ap.add_argument("out")
     ap.add_argument("--parts", default="", help="comma-separated parts (default: all)")
     ap.add_argument("--sets", default="", help="comma-separated set labels (default: all)")
+    ap.add_argument("--from", dest="earlier", nargs="*", default=[], help="earlier records")
     args = ap.parse_args(argv)
     stored = [r for r in json.load(open(args.stored))["results"] if r["metric"] == "error_pct"]
     rec = Record(stored=os.path.basename(args.stored))
     parts = [p for p in args.parts.split(",") if p]
     sets = [s for s in args.sets.split(",") if s]
-    new = new_default_errors(parts, sets, os.environ.get("LORAK_DATA"))
+    if args.earlier:
+        new = {}
+        for path in args.earlier:
+            for key, errs in json.load(open(path))["default_errors"].items():
+                dataset, _, params = key.partition(" ")
+                new[(dataset, params)] = errs
+    else:
+        new = new_default_errors(parts, sets, os.environ.get("LORAK_DATA"))
     rec["default_errors"] = {f"{d} {k}": v for (d, k), v in new.items()}
     before, now = merged(stored, new)
     rec["cells"] = cell_table(before, now)
@@ -107,6 +119,7 @@ def main(argv):
         for k, vs in counts.items()
     }
     print_counts(counts)
+    print_cells(rec["cells"])
     rec.write(args.out)
 
 
@@ -121,6 +134,18 @@ def cell_table(before, now):
         elif r["mean"] is not None and r["mean"] < cell.get("best", (None, np.inf))[1]:
             cell["best"] = (r["method"], r["mean"])
     return out
+
+
+def print_cells(cells):
+    print("\nCells where the default moved (error %, mean over the repetitions):\n")
+    print("| set | cell | stored default | new default | best other column |")
+    print("|---|---|---|---|---|")
+    for key, c in cells.items():
+        if abs(c["new"] - c["stored"]) >= 0.005:
+            dataset, _, params = key.partition(" ")
+            best = c.get("best")
+            ref = f"{best[1]:.2f} {best[0]}" if best else "—"
+            print(f"| {dataset} | {params} | {c['stored']:.2f} | {c['new']:.2f} | {ref} |")
 
 
 def print_counts(counts):
