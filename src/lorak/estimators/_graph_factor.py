@@ -155,12 +155,11 @@ class GraphRegularizedFactor(TransformerBase):
         a cross-validation of both regimes over the labeled rows prefers the other
         beyond chance (with two labeled rows or more in every class and under 30 —
         three times :data:`lorak.learn.MIN_LABELS_PER_CLASS` — in the smallest; see
-        ``regime_table_``); 0: the factor
-        itself. GᵀLᵖG is a sum over the n rows while the factor's own norm (the I of
-        I + γGᵀLᵖG) is not, so a fixed gamma weighs the graph more as n grows: above
-        :data:`GAMMA_GRID_ROWS` rows the grid's nonzero values are divided by
-        n / GAMMA_GRID_ROWS, which keeps the graph's weight per row in the range the
-        grid was chosen on.
+        ``regime_table_``); 0: the factor itself. GᵀLᵖG is a sum over the n rows
+        while the factor's own norm (the I of I + γGᵀLᵖG) is not, so a fixed gamma
+        weighs the graph more as n grows: above :data:`GAMMA_GRID_ROWS` rows the
+        grid's nonzero values are divided by n / GAMMA_GRID_ROWS, which keeps the
+        graph's weight per row in the range the grid was chosen on.
     n_components : "auto", int or None, default="auto"
         How many of the deformed factor's leading principal directions ``transform``
         keeps (the eigenvectors of Rᵀ GᵀG R with the largest eigenvalues: a kernel
@@ -243,12 +242,12 @@ class GraphRegularizedFactor(TransformerBase):
         for its head; None for responses or without y.
     regime_table_ : (2, 2) int ndarray or None, the evidence behind ``few_labels_``
         with ``gamma="auto"``, two labeled rows or more in every class and under 30 in
-        the smallest: each regime
-        (the few-label rules with the self-trained head; leave-one-out with the better
-        of a ridge and a linear SVM) fitted in a stratified
-        :data:`lorak.learn.REGIME_CV_FOLDS`-fold cross-validation over the labeled rows,
-        from the graph and factor fitted once; the held-out labeled rows counted by
-        few-label regime right / wrong (rows) × leave-one-out right / wrong (columns).
+        the smallest: each regime (the few-label rules with the self-trained head;
+        leave-one-out with the better of a ridge and a linear SVM) fitted in a
+        stratified :data:`lorak.learn.REGIME_CV_FOLDS`-fold cross-validation over the
+        labeled rows, from the graph and factor fitted once; the held-out labeled rows
+        counted by few-label regime right / wrong (rows) × leave-one-out right / wrong
+        (columns).
         The counts' regime stands unless the rows only the other predicts right
         outnumber the rows only it does, by a one-sided sign test at level
         :data:`lorak.learn.REGIME_TEST_LEVEL`. None otherwise.
