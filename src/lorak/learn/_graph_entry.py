@@ -173,12 +173,15 @@ def fit_graph_factor(
     anchor = (n_anchors, n_neighbors, weights, power)
     GtG, H, anchors = _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed)
     defo = deformation(GtG, H, n_rows=n)
-    rho = _energy_ratio(rows if sample is None else sample, factor, defo, seed, n)
+    # the factor's rows of (a sample of) the training rows: ρ's mean row, and the
+    # unlabeled rows the regime's cross-validation reads
+    G_s, at = _factor_rows_sample(rows if sample is None else sample, factor, seed)
+    rho = _energy_ratio(G_s, defo, n)
     regime_table, maps = None, {}  # maps: principal maps by t, shared by the choices
     if isinstance(gamma, str):  # "auto": from the labeled rows
         G_l = np.asarray(to_numpy(as_dense(labeled.features(factor))), dtype=np.float64)
         if _regime_measurable(labels):
-            G_u = _regime_rows(rows, sample, labels.rows, factor, seed)
+            G_u = _regime_rows(G_s, at, None if sample is not None else labels.rows, seed)
             labels.few_labels, regime_table = _measured_regime(
                 labels, G_l, G_u, defo, n, gammas, n_components, selection, rho, maps
             )
@@ -306,21 +309,26 @@ def _kernel_rows_map(factor, n_samples):
     return rows, N
 
 
-def _energy_ratio(rows, factor, defo, seed, n):
-    """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`graph_energy_ratio`) for the n training rows;
-    the mean row ḡ over ``rows`` (all n rows, or a sample of them) up to
-    :data:`MEAN_ROW_SAMPLE`, over that many drawn at random above."""
-    if defo.scale == 0:  # the graph joins no two rows the factor tells apart
-        return float("nan")
+def _factor_rows_sample(rows, factor, seed):
+    """(G, at): the factor's rows of ``rows`` (all n training rows, or a sample of them),
+    all of them up to :data:`MEAN_ROW_SAMPLE`, that many drawn at random above — on the
+    host, float64 — and their positions in ``rows`` (None: all, in order)."""
+    at = None
     if rows.n_rows > MEAN_ROW_SAMPLE:
-        idx = np.sort(
+        at = np.sort(
             np.random.default_rng([seed, 3]).choice(rows.n_rows, MEAN_ROW_SAMPLE, replace=False)
         )
-        rows = rows.take(idx)
-    G = to_numpy(as_dense(rows.features(factor)))
-    g = np.asarray(G, dtype=np.float64).mean(axis=0)
+        rows = rows.take(at)
+    return np.asarray(to_numpy(as_dense(rows.features(factor))), dtype=np.float64), at
+
+
+def _energy_ratio(G, defo, n):
+    """ρ = tr(GᵀLᵖG)/tr(G_cᵀG_c) (:func:`graph_energy_ratio`) for the n training rows,
+    the mean row ḡ over the factor's rows ``G`` (:func:`_factor_rows_sample`)."""
+    if defo.scale == 0:  # the graph joins no two rows the factor tells apart
+        return float("nan")
     H = defo.eigenvalues  # tr(H) = Σ eigenvalues (0 when the graph carries nothing)
-    return graph_energy_ratio(defo.gram, np.diag(H), g, n)
+    return graph_energy_ratio(defo.gram, np.diag(H), G.mean(axis=0), n)
 
 
 # --------------------------------------------------------------------------- γ, rank, R
@@ -360,20 +368,17 @@ def _regime_measurable(labels) -> bool:
     return 2 <= smallest < REGIME_MEASURED_BELOW
 
 
-def _regime_rows(rows, sample, labeled, factor, seed):
-    """The factor's rows of the unlabeled rows the held-out self-training reads: all
-    the training rows but the labeled ones (or the rows of the ``sample``), up to
-    :data:`REGIME_CV_ROWS`, that many drawn at random above; on the host, float64."""
-    src = rows if sample is None else sample
-    pool = np.arange(src.n_rows)
-    if sample is None:
-        pool = np.setdiff1d(pool, labeled)
+def _regime_rows(G, at, labeled, seed):
+    """The unlabeled rows the held-out self-training reads: the rows of ``G`` (the
+    factor's rows of :func:`_factor_rows_sample`, at positions ``at``) that are not
+    ``labeled`` (None: the rows of a sample, all taken), up to :data:`REGIME_CV_ROWS`,
+    that many drawn at random above; None when there are none."""
+    pool = np.arange(G.shape[0])
+    if labeled is not None:
+        pool = pool[~np.isin(pool if at is None else at, labeled)]
     if pool.size > REGIME_CV_ROWS:
         pool = np.sort(np.random.default_rng([seed, 4]).choice(pool, REGIME_CV_ROWS, replace=False))
-    if pool.size == 0:
-        return None
-    G_u = to_numpy(as_dense(src.take(pool).features(factor)))
-    return np.asarray(G_u, dtype=np.float64)
+    return G[pool] if pool.size else None
 
 
 def _scaled_rows(pmap, G):

@@ -37,7 +37,6 @@ def choose_head(candidates, Q_l, codes_l):
     over the labeled rows (the first candidate wins a tie), and each candidate's error
     count. k = :data:`HEAD_CV_FOLDS`, or the smallest class's labeled rows when fewer;
     with a class of one labeled row the first candidate is taken unscored."""
-    from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import StratifiedKFold
 
     k = min(HEAD_CV_FOLDS, int(np.bincount(codes_l).min()))
@@ -45,12 +44,8 @@ def choose_head(candidates, Q_l, codes_l):
         return candidates[0], None
     folds = StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l)
     errors = np.zeros(len(candidates), dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for train, test in folds:
-            for i, head in enumerate(candidates):
-                pred = clone(head).fit(Q_l[train], codes_l[train]).predict(Q_l[test])
-                errors[i] += int(np.count_nonzero(pred != codes_l[test]))
+    for train, test in folds:
+        errors += np.count_nonzero(~_split_hits(candidates, Q_l, codes_l, train, test), axis=1)
     best = int(np.argmin(errors))
     return candidates[best], {
         type(h).__name__: int(e) for h, e in zip(candidates, errors, strict=True)
@@ -61,14 +56,22 @@ def linear_head_hits(Q_l, codes_l, alpha, train, test):
     """The leave-one-out regime's heads scored on one split of the labeled rows: whether
     a ridge at penalty ``alpha`` and ``LinearSVC(C=1)``, each fitted on ``train``,
     predict each row of ``test`` right — (2, len(test)) booleans, in that order."""
-    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import RidgeClassifier
 
-    hits = np.zeros((2, len(test)), dtype=bool)
+    return _split_hits((RidgeClassifier(alpha=alpha), linear_svc()), Q_l, codes_l, train, test)
+
+
+def _split_hits(heads, Q_l, codes_l, train, test):
+    """(len(heads), len(test)) booleans: whether each head (a clone), fitted on the rows
+    ``train`` of ``Q_l``, predicts each row of ``test`` right."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    hits = np.zeros((len(heads), len(test)), dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for i, head in enumerate((RidgeClassifier(alpha=alpha), linear_svc())):
-            hits[i] = head.fit(Q_l[train], codes_l[train]).predict(Q_l[test]) == codes_l[test]
+        for i, head in enumerate(heads):
+            pred = clone(head).fit(Q_l[train], codes_l[train]).predict(Q_l[test])
+            hits[i] = pred == codes_l[test]
     return hits
 
 
