@@ -149,10 +149,6 @@ class KernelKMeans(ChunkedRowsMixin, ClusterMixin, TransformerMixin, BaseEstimat
         """Feature-space distances ‖φ(x) − μ_c‖ to each centre (n × n_clusters)."""
         return euclidean_distances(self._rows(X), self.cluster_centers_)
 
-    @property
-    def _n_features_out(self):
-        return self.n_clusters
-
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "cluster_centers_")
         name = type(self).__name__.lower()
