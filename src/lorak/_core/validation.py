@@ -180,7 +180,6 @@ def check_data(
     accept_sparse: bool = True,
     min_samples: int = 1,
     dtype=(np.float64, np.float32),
-    copy: bool = False,
 ):
     """Validate a 2-D data matrix: finite, numeric, float32/float64, dense or CSR.
 
@@ -198,7 +197,6 @@ def check_data(
             ensure_min_samples=min_samples,
             ensure_all_finite=True,
             input_name=name,
-            copy=copy,
         )
     except TypeError as exc:
         if "sparse" in str(exc).lower():
@@ -393,12 +391,12 @@ def check_square_matrix(A, name: str) -> np.ndarray:
 
 
 def check_number_sequence(
-    values, name: str, *, low=0.0, strict=True, allow_inf=False, empty=False, increasing=False
+    values, name: str, *, low=0.0, strict=True, allow_inf=False, empty=False
 ) -> np.ndarray:
     """``values`` (a number or a 1-D sequence of numbers) as a 1-D float64 array whose
     entries are not NaN, finite unless ``allow_inf``, above ``low`` (``strict``) or at
-    least ``low``, strictly increasing with ``increasing``, and not empty unless
-    ``empty``; else a TypeError or ValueError naming ``name``."""
+    least ``low``, and not empty unless ``empty``; else a TypeError or ValueError naming
+    ``name``."""
     if values is None or isinstance(values, (str, bytes)) or sp.issparse(values):
         raise TypeError(f"{name} must be a sequence of numbers; got {values!r}")
     try:
@@ -418,8 +416,6 @@ def check_number_sequence(
     if np.any(a <= low if strict else a < low):
         op = ">" if strict else ">="
         raise ValueError(f"{name} must hold numbers {op} {low}; got {values!r}")
-    if increasing and np.any(np.diff(a) <= 0):
-        raise ValueError(f"{name} must be strictly increasing; got {values!r}")
     return a
 
 
