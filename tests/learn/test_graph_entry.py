@@ -157,12 +157,32 @@ def test_the_regime_is_measured_on_held_out_labeled_rows(moons, per_class):
     targets = _classes(_labels(y, per_class))
     fit = _entry(X, targets)
     table = fit.regime_table
-    # every labeled row is held out once; each regime right or wrong on it
+    # each labeled row held out at most once; each regime right or wrong on it
     assert table.shape == (2, 2) and table.dtype.kind == "i" and np.all(table >= 0)
-    assert int(table.sum()) == targets.rows.size
+    held, rows = int(table.sum()), targets.rows.size
+    assert 0 < held <= rows
     by_counts = few_labels(targets.codes, 2)
     assert fit.few_labels is _regime_by_rule(table, by_counts, REGIME_TEST_LEVEL)
+    if held < rows:  # the folds stopped: the rows left could not have overturned the counts
+        best = table.copy()
+        best[(1, 0) if by_counts else (0, 1)] += rows - held
+        assert fit.few_labels is by_counts is _regime_by_rule(best, by_counts, REGIME_TEST_LEVEL)
     assert fit.gamma_rule == ("few_labels" if fit.few_labels else "leave_one_out")
+
+
+def test_stopping_the_folds_early_keeps_the_decision_of_all_folds(moons, monkeypatch):
+    import lorak.learn._graph_entry as entry
+
+    X, y = moons
+    draws = [_classes(_labels(y, per_class, seed)) for per_class in (3, 6, 20) for seed in (0, 1)]
+    early = [_entry(X, t) for t in draws]
+    rule = entry._may_switch
+    # never settled before the last fold: every fold runs
+    monkeypatch.setattr(entry, "_may_switch", lambda b, c, left: left > 0 or rule(b, c, left))
+    full = [_entry(X, t) for t in draws]
+    assert all(int(f.regime_table.sum()) == t.rows.size for f, t in zip(full, draws))
+    assert [f.few_labels for f in early] == [f.few_labels for f in full]
+    assert any(int(f.regime_table.sum()) < t.rows.size for f, t in zip(early, draws))
 
 
 def test_the_counts_decide_where_nothing_is_measured(moons):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
 
 from ._graph_factor import _arg_array, _arg_codes, _arg_int, _arg_real, ridge_targets
 
@@ -543,11 +543,16 @@ class _Moments:
     """Σ f fᵀ, Σ f and n of a block of rows, so that a weighted ridge over two blocks
     with one weight each is an m × m solve (no pass over the rows per weight)."""
 
-    def __init__(self, F):
+    def __init__(self, F, gram=None, total=None):
         self.F = F
-        self.gram = F.T @ F
-        self.sum = F.sum(axis=0)
+        self.gram = F.T @ F if gram is None else gram
+        self.sum = F.sum(axis=0) if total is None else total
         self.n = F.shape[0]
+
+    def plus(self, rows):
+        """The moments of these rows with ``rows`` below them (only ``rows`` read)."""
+        F = np.vstack([self.F, rows])
+        return _Moments(F, self.gram + rows.T @ rows, self.sum + rows.sum(axis=0))
 
 
 def _two_block_ridge(lab, T_l, unl, T_u, w_u, alpha):
@@ -557,12 +562,16 @@ def _two_block_ridge(lab, T_l, unl, T_u, w_u, alpha):
     mu_f = (lab.sum + w_u * unl.sum) / sw
     t_sum = T_l.sum(axis=0) + (w_u * T_u.sum(axis=0) if w_u else 0.0)
     mu_t = t_sum / sw
-    A = lab.gram + w_u * unl.gram - sw * np.outer(mu_f, mu_f)
+    A = lab.gram + w_u * unl.gram if w_u else lab.gram.copy()
+    A -= sw * np.outer(mu_f, mu_f)
     A[np.diag_indices_from(A)] += alpha
     rhs = lab.F.T @ T_l - sw * np.outer(mu_f, mu_t)
     if w_u:
         rhs += w_u * (unl.F.T @ T_u)
-    W = solve(A, rhs, assume_a="sym")
+    try:  # A is positive definite (α > 0): Cholesky, about twice as fast as LDLᵀ
+        W = cho_solve(cho_factor(A, check_finite=False), rhs, check_finite=False)
+    except LinAlgError:  # round-off took a tiny α's system off positive definite
+        W = solve(A, rhs, assume_a="sym")
     return W, mu_t - mu_f @ W
 
 
@@ -600,15 +609,22 @@ def self_training_ridge(
     if weights is None or isinstance(weights, (str, bytes)) or np.ndim(weights) != 1:
         raise TypeError(f"{owner}: weights must be a 1-d sequence of numbers ≥ 0; got {weights!r}")
     weights = tuple(_arg_real(w, "each of weights", owner) for w in weights)
+    if prior is not None:
+        prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
+        if np.any(prior < 0) or not prior.sum() > 0:
+            raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")
+    return _self_train(F_l, codes_l, _Moments(F_u), alpha, c, prior, weights)
+
+
+def _self_train(F_l, codes_l, unl, alpha, c, prior, weights) -> SelfTrainingFit:
+    """:func:`self_training_ridge` on checked arguments, the unlabeled rows as their
+    moments ``unl`` (shared by fits whose unlabeled rows differ by a few)."""
+    F_u = unl.F
     if prior is None:
         prior = estimate_class_prior(F_l, codes_l, F_u, n_classes=c).prior
-    prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
-    if np.any(prior < 0) or not prior.sum() > 0:
-        raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")
     prior = prior / prior.sum()
     T_l = ridge_targets(codes_l, c)
     lab = _Moments(F_l)
-    unl = _Moments(F_u)
     W, b = _two_block_ridge(lab, T_l, unl, None, 0.0, alpha)
     changed = []
     if F_u.shape[0] == 0:

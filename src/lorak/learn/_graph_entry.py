@@ -32,6 +32,7 @@ from ._few_labels import (
     REGIME_CV_ROWS,
     REGIME_MEASURED_BELOW,
     REGIME_TEST_LEVEL,
+    _Moments,
     few_labels_decision,
     graph_energy_ratio,
 )
@@ -209,7 +210,7 @@ def graph_factor_map(defo: GraphDeformation, t: float, n_rows: int, rank=None) -
     if rank is not None and min(int(rank), m) < m:
         return principal_map(defo, t, int(rank), n_rows)
     R = deformation_matrix(defo, t)
-    return PrincipalMap(R, m, float(np.sum(R * (defo.gram @ R))) / n_rows)
+    return PrincipalMap(R, m, defo.mean_sq_norm(t, n_rows))
 
 
 # --------------------------------------------------------------------------- statistics
@@ -405,43 +406,69 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     The counts' regime (``labels.few_labels``) stands unless the other one is better
     on the held-out rows beyond chance: of the rows only one regime predicts right
     (b for the counts' regime, c for the other), c > b with a one-sided sign test
-    (exact binomial, McNemar's) at level :data:`REGIME_TEST_LEVEL`. The evidence is the
-    2 × 2 table of the held-out rows — few-label regime right / wrong by
-    leave-one-out right / wrong."""
-    from scipy.stats import binomtest
+    (exact binomial, McNemar's) at level :data:`REGIME_TEST_LEVEL`. The folds stop as
+    soon as the rows still to be held out could not make the test prefer the other
+    regime even if every one of them went its way (the decision is the one all folds
+    give). The evidence is the 2 × 2 table of the rows held out — few-label regime
+    right / wrong by leave-one-out right / wrong."""
     from sklearn.model_selection import StratifiedKFold
-
-    from ._heads import few_label_head_codes, linear_head_hits
 
     codes, c = labels.codes, labels.targets.shape[1]
     k = min(REGIME_CV_FOLDS, int(np.bincount(codes, minlength=c).min()))
     few_map = _final_map(defo, _few_label_choice(c, defo, n, gammas, n_components, rho), n,
                          n_components)  # fmt: skip
     F_l = _scaled_rows(few_map, G_l)
-    F_u = None if G_u is None else _scaled_rows(few_map, G_u)
+    F_u = _Moments(np.empty((0, F_l.shape[1])) if G_u is None else _scaled_rows(few_map, G_u))
+    held = np.zeros(codes.size, dtype=bool)
     few_hit = np.zeros(codes.size, dtype=bool)
     loo_hit = np.zeros((2, codes.size), dtype=bool)  # the ridge's and the linear SVM's
+    choose = (G_l, defo, n, gammas, n_components, selection, maps)
     for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(G_l, codes):
-        held = F_l[test] if F_u is None else np.vstack([F_u, F_l[test]])
-        pred = few_label_head_codes(
-            F_l[train], codes[train], held, FEW_LABELS_PENALTY, c, F_l[test]
-        )
-        few_hit[test] = pred == codes[test]
-        T = ridge_targets(codes[train], c)
-        loo = _leave_one_out_choice(
-            G_l[train], T, "classification", defo, n, gammas, n_components, selection, maps
-        )
-        Q_l = _scaled_rows(_final_map(defo, loo, n, n_components), G_l)
-        loo_hit[:, test] = linear_head_hits(Q_l, codes, loo.penalty, train, test)
-    loo_hit = loo_hit[int(np.argmax(loo_hit.sum(axis=1)))]
+        few_hit[test], loo_hit[:, test] = _fold_hits(F_l, F_u, codes, c, train, test, choose)
+        held[test] = True
+        counts = [_stay_switch(few_hit[held], h[held], labels.few_labels) for h in loo_hit]
+        if not any(_may_switch(*sc, int(np.sum(~held))) for sc in counts):
+            break
+    loo_hit = loo_hit[int(np.argmax(loo_hit[:, held].sum(axis=1)))]
+    few_hit, loo_hit = few_hit[held], loo_hit[held]
     table = np.array([[np.sum(f & g) for g in (loo_hit, ~loo_hit)] for f in (few_hit, ~few_hit)])
-    few_only, loo_only = int(table[0, 1]), int(table[1, 0])
-    stay, switch = (few_only, loo_only) if labels.few_labels else (loo_only, few_only)
-    if switch > stay:
-        p = binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue
-        if p < REGIME_TEST_LEVEL:
-            return not labels.few_labels, table
+    if _may_switch(*_stay_switch(few_hit, loo_hit, labels.few_labels), 0):
+        return not labels.few_labels, table
     return bool(labels.few_labels), table
+
+
+def _fold_hits(F_l, F_u, codes, c, train, test, choose):
+    """One fold's held-out rows: whether the few-label regime's head predicts each
+    right, and whether leave-one-out's ridge and linear SVM do (2 × len(test))."""
+    from ._heads import few_label_head_codes, linear_head_hits
+
+    G_l, defo, n, gammas, n_components, selection, maps = choose
+    held = F_u.plus(F_l[test])  # the unlabeled rows' moments: computed once, for every fold
+    pred = few_label_head_codes(F_l[train], codes[train], held, FEW_LABELS_PENALTY, c, F_l[test])
+    T = ridge_targets(codes[train], c)
+    loo = _leave_one_out_choice(
+        G_l[train], T, "classification", defo, n, gammas, n_components, selection, maps
+    )
+    Q_l = _scaled_rows(_final_map(defo, loo, n, n_components), G_l)
+    return pred == codes[test], linear_head_hits(Q_l, codes, loo.penalty, train, test)
+
+
+def _stay_switch(few_hit, loo_hit, few_labels):
+    """(b, c): the held-out rows only the counts' regime predicts right, and those only
+    the other regime predicts right."""
+    few_only, loo_only = int(np.sum(few_hit & ~loo_hit)), int(np.sum(loo_hit & ~few_hit))
+    return (few_only, loo_only) if few_labels else (loo_only, few_only)
+
+
+def _may_switch(stay, switch, remaining):
+    """Whether the other regime wins the sign test (c > b, one-sided exact binomial at
+    level :data:`REGIME_TEST_LEVEL`) with ``remaining`` more rows only it predicts right."""
+    from scipy.stats import binomtest
+
+    switch += remaining
+    if switch <= stay:
+        return False
+    return binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < REGIME_TEST_LEVEL
 
 
 def _few_label_choice(n_classes, defo, n, gammas, n_components, rho):

@@ -677,6 +677,18 @@ class GraphDeformation:
     def matrix(self, t: float) -> np.ndarray:
         return deformation_matrix(self, t)
 
+    @functools.cached_property
+    def rotated_gram(self) -> np.ndarray:
+        """Vᵀ GᵀG V: the factor's Gram in H's eigenbasis, where R(t) is diagonal (every
+        t's feature scale and principal directions read it; computed once)."""
+        V = self.eigenvectors
+        return _sym_part(V.T @ (self.gram @ V))
+
+    def mean_sq_norm(self, t: float, n_rows: int) -> float:
+        """tr(R(t)ᵀ GᵀG R(t))/n: the mean squared norm of the n rows of G R(t)."""
+        f2 = 1.0 / (1.0 + self.gamma(t) * self.eigenvalues) if t else 1.0
+        return float(np.sum(f2 * np.diag(self.rotated_gram))) / max(n_rows, 1)
+
 
 def deformation(GtG, H, n_rows=None) -> GraphDeformation:
     """The eigendecomposition of H (negative round-off clipped) and γ's scale.
@@ -865,13 +877,11 @@ def select_gamma_penalty(
     best = None
     # R(t) = V diag(f_t) Vᵀ; the trailing Vᵀ is a rotation, which a ridge (and its
     # leave-one-out) does not see: the labeled features are A diag(f_t), A = G_l V
-    V = defo.eigenvectors
-    A = G_labeled @ V
-    gram_diag = np.einsum("ij,ij->j", V, defo.gram @ V)  # diag(Vᵀ GᵀG V)
+    A = G_labeled @ defo.eigenvectors
     feats = [None] * len(ts)
     for i, t in enumerate(ts):
         f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues)
-        ms = float(np.sum(f * f * gram_diag)) / max(n_rows, 1)
+        ms = defo.mean_sq_norm(t, n_rows)
         scale = 1.0 / np.sqrt(ms) if ms > 0 else 1.0
         F = feats[i] = A * (f * scale)
         scores[i], losses[i] = _loo_ridge(
@@ -929,11 +939,18 @@ def rank_candidates(m: int, n_classes: int = 1) -> tuple:
 @dataclass
 class PrincipalMap:
     """The deformed factor's leading principal directions: ``transform`` =
-    G · ``matrix`` (m × r), whose rows have mean squared norm ``mean_sq_norm``."""
+    G · ``matrix`` (m × r), whose rows have mean squared norm ``mean_sq_norm``
+    (``variances``: each direction's share of it, largest first, when known)."""
 
     matrix: np.ndarray
     rank: int
     mean_sq_norm: float
+    variances: np.ndarray | None = None
+
+    def prefix(self, r: int) -> tuple:
+        """(the map's first r directions, their rows' mean squared norm); ``variances``
+        needed."""
+        return self.matrix[:, :r], float(np.sum(self.variances[:r]))
 
 
 def principal_map(defo: GraphDeformation, t: float, rank: int, n_rows: int) -> PrincipalMap:
@@ -949,8 +966,7 @@ def principal_map(defo: GraphDeformation, t: float, rank: int, n_rows: int) -> P
     n_rows = _arg_int(n_rows, "n_rows", owner)
     V = defo.eigenvectors
     f = 1.0 / np.sqrt(1.0 + defo.gamma(t) * defo.eigenvalues) if t else np.ones(V.shape[0])
-    C = (V.T @ defo.gram @ V) * np.outer(f, f)
-    lam, P = eigh(_sym_part(C))
+    lam, P = eigh(defo.rotated_gram * np.outer(f, f))
     order = np.argsort(lam)[::-1][:rank]
     M = (V * f) @ P[:, order]
     # each direction's sign fixed by its largest entry (M does not depend on the signs
@@ -958,8 +974,8 @@ def principal_map(defo: GraphDeformation, t: float, rank: int, n_rows: int) -> P
     # memory, on a memmap and on dask
     big = np.argmax(np.abs(M), axis=0)
     M *= np.where(M[big, np.arange(M.shape[1])] < 0, -1.0, 1.0)
-    kept = float(np.sum(np.maximum(lam[order], 0.0)))
-    return PrincipalMap(M, int(rank), kept / max(n_rows, 1))
+    var = np.maximum(lam[order], 0.0) / max(n_rows, 1)
+    return PrincipalMap(M, int(rank), float(np.sum(var)), var)
 
 
 def _arg_rank(r, name, owner, m):
@@ -1029,15 +1045,19 @@ def select_rank(
     ranks = tuple(_arg_rank(r, "each of ranks", owner, m) for r in ranks)
     alphas_desc = tuple(sorted(_arg_grid(alphas, "alphas", owner, strict=False), reverse=True))
     top = max(ranks)
-    if leading is not None and leading.matrix.shape == (m, leading.rank) and leading.rank >= top:
+    if (
+        leading is not None
+        and leading.matrix.shape == (m, leading.rank)
+        and leading.rank >= top
+        and leading.variances is not None
+    ):
         full = leading
     else:
         full = principal_map(defo, t, top, n_rows)
     scores = np.empty((len(ranks), len(alphas_desc)))
     best = None
     for i, r in enumerate(ranks):
-        M = full.matrix[:, :r]
-        ms = float(np.sum((defo.gram @ M) * M)) / max(n_rows, 1)
+        M, ms = full.prefix(r)
         F = G_l @ M / (np.sqrt(ms) if ms > 0 else 1.0)
         scores[i] = _loo_ridge(F, targets, alphas_desc, classification=False)[:, 1]
         usable = scores[i].copy()
@@ -1048,8 +1068,8 @@ def select_rank(
             best = (usable[k], i, k)
     _, i, k = best
     r = ranks[i]
-    M = full.matrix[:, :r].copy()
-    pmap = PrincipalMap(M, r, float(np.sum((defo.gram @ M) * M)) / max(n_rows, 1))
+    M, ms = full.prefix(r)
+    pmap = PrincipalMap(M.copy(), r, ms, full.variances[:r].copy())
     return RankSelection(r, alphas_desc[k], pmap, scores, ranks, alphas_desc)
 
 

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from ._few_labels import self_training_ridge
+from ._few_labels import SELF_TRAINING_WEIGHTS, _Moments, _self_train
 
 __all__ = ["HEAD_CV_FOLDS", "choose_head", "few_label_head_codes", "linear_head_hits", "linear_svc"]
 
@@ -77,7 +77,9 @@ def _split_hits(heads, Q_l, codes_l, train, test):
 
 def few_label_head_codes(Q_l, codes_l, Q_u, alpha, n_classes, Q):
     """The few-label regime's head on rows Q: the class codes of the ridge self-trained
-    on the labeled rows (``Q_l``, ``codes_l``) and the unlabeled rows ``Q_u`` under the
-    class prior measured from them (:func:`lorak.learn.estimate_class_prior`)."""
-    fit = self_training_ridge(Q_l, codes_l, Q_u, alpha, n_classes=n_classes)
+    on the labeled rows (``Q_l``, ``codes_l``) and the unlabeled rows ``Q_u`` (or their
+    moments, shared by the folds of a cross-validation) under the class prior measured
+    from them (:func:`lorak.learn.estimate_class_prior`)."""
+    unl = Q_u if isinstance(Q_u, _Moments) else _Moments(Q_u)
+    fit = _self_train(Q_l, codes_l, unl, alpha, n_classes, None, SELF_TRAINING_WEIGHTS)
     return np.argmax(Q @ fit.coef.T + fit.intercept, axis=1)
