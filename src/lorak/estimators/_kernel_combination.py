@@ -43,11 +43,6 @@ from ._base import shared_landmarks
 __all__ = ["ABMKL", "CABMKL", "AlignmentMKLClassifier", "GLMKLClassifier", "UniformKernelSum"]
 
 
-def _default_bank() -> KernelBank:
-    """9 Gaussians at b ∈ {2⁻⁴b₀, …, 2⁴b₀}, b₀ the mean pairwise squared distance."""
-    return KernelBank.gaussian()
-
-
 class _KernelCombination(TransformerBase):
     """Shared landmarks, one Nyström factor per kernel, weights, concatenated transform."""
 
@@ -91,7 +86,7 @@ class _KernelCombination(TransformerBase):
             rows, y_l = parse_semi_supervised_y(y, n, owner=name)  # two classes at least
             classes = np.unique(y_l)
         rng = check_generator(self.random_state)
-        bank = resolve_kernel_bank(self.kernels, X, rng, default=_default_bank)
+        bank = resolve_kernel_bank(self.kernels, X, rng, default=KernelBank.gaussian)
         lm = shared_landmarks(self.landmarks, X, m, bank, rng)
         Z = lm.points
         Z = Z if sp.issparse(Z) else np.asarray(Z, dtype=X.dtype)
@@ -227,7 +222,7 @@ class _LabeledRowsMKL(ChunkedRowsMixin, ClassifierMixin, BaseEstimator):
                 "max_labeled if that fits in memory"
             )
         self.classes_ = classes
-        bank = resolve_kernel_bank(self.kernels, X, check_generator(0), default=_default_bank)
+        bank = resolve_kernel_bank(self.kernels, X, check_generator(0), default=KernelBank.gaussian)
         Xl = as_float64(X[rows])
         Ks = bank.blocks(Xl, Xl)
         for K in Ks:
