@@ -149,7 +149,7 @@ def _regime_by_rule(table, by_counts, level):
     return by_counts
 
 
-@pytest.mark.parametrize("per_class", [2, 5, 15])
+@pytest.mark.parametrize("per_class", [3, 5, 15])
 def test_the_regime_is_measured_on_held_out_labeled_rows(moons, per_class):
     from lorak.learn import REGIME_TEST_LEVEL
 
@@ -180,9 +180,24 @@ def test_stopping_the_folds_early_keeps_the_decision_of_all_folds(moons, monkeyp
     # never settled before the last fold: every fold runs
     monkeypatch.setattr(entry, "_may_switch", lambda b, c, left: left > 0 or rule(b, c, left))
     full = [_entry(X, t) for t in draws]
-    assert all(int(f.regime_table.sum()) == t.rows.size for f, t in zip(full, draws))
+    assert all(int(f.regime_table.sum()) == t.rows.size for f, t in zip(full, draws, strict=True))
     assert [f.few_labels for f in early] == [f.few_labels for f in full]
-    assert any(int(f.regime_table.sum()) < t.rows.size for f, t in zip(early, draws))
+    assert any(int(f.regime_table.sum()) < t.rows.size for f, t in zip(early, draws, strict=True))
+
+
+def test_a_class_of_two_stays_in_every_fold_s_training_rows():
+    from lorak.learn._graph_entry import _regime_folds
+
+    codes = np.array([1, 0, 2, 1, 2, 0, 1, 2, 1, 2, 2])  # class 0: two rows
+    scored = np.bincount(codes)[codes] >= 3
+    folds = list(_regime_folds(codes, scored))
+    assert len(folds) == 3
+    tested = np.concatenate([test for _, test in folds])
+    assert np.array_equal(np.sort(tested), np.flatnonzero(scored))  # each scored row once
+    for train, test in folds:
+        assert np.array_equal(np.sort(np.r_[train, test]), np.arange(codes.size))
+        assert set(np.flatnonzero(codes == 0)) <= set(train)
+        assert np.all(np.bincount(codes[train], minlength=3) >= 2)
 
 
 def test_the_counts_decide_where_nothing_is_measured(moons):
@@ -191,6 +206,12 @@ def test_the_counts_decide_where_nothing_is_measured(moons):
     ys[np.flatnonzero(ys == 1)[1:]] = -1  # class 1 keeps one labeled row: no fold
     fit = _entry(X, _classes(ys))
     assert fit.regime_table is None and fit.few_labels is True
+    two = _entry(X, _classes(_labels(y, 2)))  # a fold would train on one row of a class
+    assert two.regime_table is None and two.few_labels is True
+    ys = _labels(y, 6)
+    ys[np.flatnonzero(ys == 1)[2:]] = -1  # 2 and 6: one class could be held out
+    one = _entry(X, _classes(ys))
+    assert one.regime_table is None and one.few_labels is True
     rows = np.arange(0, y.size, 8)  # responses have no regime
     resp = _entry(X, SemiSupervisedTargets.of_responses(rows, X[rows, 0], y.size))
     assert resp.regime_table is None

@@ -31,6 +31,7 @@ from ._few_labels import (
     REGIME_CV_FOLDS,
     REGIME_CV_ROWS,
     REGIME_MEASURED_BELOW,
+    REGIME_MEASURED_FROM,
     REGIME_TEST_LEVEL,
     _Moments,
     few_labels_decision,
@@ -151,8 +152,9 @@ def fit_graph_factor(
 
     Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
     energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
-    of the counts; with ``gamma="auto"``, two labeled rows or more in every class and
-    fewer than :data:`REGIME_MEASURED_BELOW` in the smallest, measured against the
+    of the counts; with ``gamma="auto"``, two labeled rows or more in every class, three
+    in two at least, and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest,
+    measured against the
     other regime by cross-validation over the labeled rows — the
     record's ``regime_table``), γ with the ridge penalty and the rank
     (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
@@ -361,12 +363,14 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, ma
 
 def _regime_measurable(labels) -> bool:
     """Whether the regime is measured on these labels: class labels with two labeled
-    rows or more in every class and fewer than :data:`REGIME_MEASURED_BELOW` in the
+    rows or more in every class, :data:`REGIME_MEASURED_FROM` or more in two classes at
+    least (the rows held out) and fewer than :data:`REGIME_MEASURED_BELOW` in the
     smallest, and :data:`REGIME_CV_FOLDS` at least 2."""
     if labels is None or labels.kind != "classification" or REGIME_CV_FOLDS < 2:
         return False
-    smallest = int(np.bincount(labels.codes, minlength=labels.targets.shape[1]).min())
-    return 2 <= smallest < REGIME_MEASURED_BELOW
+    counts = np.bincount(labels.codes, minlength=labels.targets.shape[1])
+    scored = int(np.count_nonzero(counts >= REGIME_MEASURED_FROM))
+    return 2 <= int(counts.min()) < REGIME_MEASURED_BELOW and scored >= 2
 
 
 def _regime_rows(G, at, labeled, seed):
@@ -411,10 +415,8 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     regime even if every one of them went its way (the decision is the one all folds
     give). The evidence is the 2 × 2 table of the rows held out — few-label regime
     right / wrong by leave-one-out right / wrong."""
-    from sklearn.model_selection import StratifiedKFold
-
     codes, c = labels.codes, labels.targets.shape[1]
-    k = min(REGIME_CV_FOLDS, int(np.bincount(codes, minlength=c).min()))
+    scored = np.bincount(codes, minlength=c)[codes] >= REGIME_MEASURED_FROM
     few_map = _final_map(defo, _few_label_choice(c, defo, n, gammas, n_components, rho), n,
                          n_components)  # fmt: skip
     F_l = _scaled_rows(few_map, G_l)
@@ -423,11 +425,11 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     few_hit = np.zeros(codes.size, dtype=bool)
     loo_hit = np.zeros((2, codes.size), dtype=bool)  # the ridge's and the linear SVM's
     choose = (G_l, defo, n, gammas, n_components, selection, maps)
-    for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(G_l, codes):
+    for train, test in _regime_folds(codes, scored):
         few_hit[test], loo_hit[:, test] = _fold_hits(F_l, F_u, codes, c, train, test, choose)
         held[test] = True
         counts = [_stay_switch(few_hit[held], h[held], labels.few_labels) for h in loo_hit]
-        if not any(_may_switch(*sc, int(np.sum(~held))) for sc in counts):
+        if not any(_may_switch(*sc, int(np.sum(scored & ~held))) for sc in counts):
             break
     loo_hit = loo_hit[int(np.argmax(loo_hit[:, held].sum(axis=1)))]
     few_hit, loo_hit = few_hit[held], loo_hit[held]
@@ -435,6 +437,22 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     if _may_switch(*_stay_switch(few_hit, loo_hit, labels.few_labels), 0):
         return not labels.few_labels, table
     return bool(labels.few_labels), table
+
+
+def _regime_folds(codes, scored):
+    """(train, test) index pairs: a stratified k-fold split of the ``scored`` rows — the
+    rows of the classes with :data:`REGIME_MEASURED_FROM` labeled rows or more, k =
+    :data:`REGIME_CV_FOLDS` or the smallest such class's rows when fewer — and every
+    other row in every fold's training rows (a class of two keeps both there:
+    leave-one-out inside a fold needs two rows of each class)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    rows = np.flatnonzero(scored)
+    sizes = np.bincount(codes[rows])
+    k = min(REGIME_CV_FOLDS, int(sizes[sizes > 0].min()))
+    every = np.arange(codes.size)
+    for _, te in StratifiedKFold(k, shuffle=True, random_state=0).split(rows, codes[rows]):
+        yield np.setdiff1d(every, rows[te]), rows[te]
 
 
 def _fold_hits(F_l, F_u, codes, c, train, test, choose):
