@@ -154,8 +154,7 @@ def fit_graph_factor(
     energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
     of the counts; with ``gamma="auto"``, two labeled rows or more in every class, three
     in two at least, and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest,
-    measured against the
-    other regime by cross-validation over the labeled rows — the
+    measured against the other regime by cross-validation over the labeled rows — the
     record's ``regime_table``), γ with the ridge penalty and the rank
     (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
     ``select_rank`` over the labeled rows), and the map R (``graph_factor_map``).
@@ -397,8 +396,8 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     """(whether to take the few-label regime, the held-out evidence behind it).
 
     Each regime is scored whole — its γ, rank and penalty, then its head — by a
-    stratified k-fold cross-validation over the labeled rows (k =
-    :data:`REGIME_CV_FOLDS`, or the smallest class's labeled rows when fewer): the
+    stratified k-fold cross-validation over the labeled rows (:func:`_regime_folds`:
+    the rows of a class of two stay in every fold's training rows): the
     few-label rule with the ridge self-trained on the unlabeled rows (``G_u``, and the
     held-out labeled rows, unlabeled in their fold) under the class prior measured
     from them; leave-one-out over the fold's labeled rows with a ridge and with a
