@@ -5,9 +5,9 @@ full strength or none by ρ, fixed rank and penalty, the self-trained head under
 prior) and leave-one-out (γ, rank and penalty by leave-one-out, the head by
 cross-validation). The counts pick one — leave-one-out once the smallest class has
 ``MIN_LABELS_PER_CLASS`` (10) labeled rows, or there are ``LEAVE_ONE_OUT_MIN_LABELED``
-(30) labeled rows in all and two in every class — and, with two labeled rows or more
-in every class and three or more in two classes, a cross-validation of both regimes
-over the labeled rows can overrule them (``REGIME_CV_FOLDS``, ``REGIME_TEST_LEVEL``). This script labels each set just
+(30) labeled rows in all and two in every class — and, with three labeled rows or
+more in two classes, a cross-validation of both regimes over the labeled rows can
+overrule them (``REGIME_CV_FOLDS``, ``REGIME_TEST_LEVEL``). This script labels each set just
 below and just at the counts' switch and fits the default three ways on the same rows:
 as it decides ("natural"), with the few-label rules forced, and with leave-one-out
 forced (the two thresholds patched and the measurement turned off for the fit). The error of the

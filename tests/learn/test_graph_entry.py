@@ -185,10 +185,10 @@ def test_stopping_the_folds_early_keeps_the_decision_of_all_folds(moons, monkeyp
     assert any(int(f.regime_table.sum()) < t.rows.size for f, t in zip(early, draws, strict=True))
 
 
-def test_a_class_of_two_stays_in_every_fold_s_training_rows():
+def test_classes_of_one_or_two_stay_in_every_fold_s_training_rows():
     from lorak.learn._graph_entry import _regime_folds
 
-    codes = np.array([1, 0, 2, 1, 2, 0, 1, 2, 1, 2, 2])  # class 0: two rows
+    codes = np.array([1, 0, 2, 1, 2, 0, 1, 3, 2, 1, 2, 2])  # class 0: two rows, 3: one
     scored = np.bincount(codes)[codes] >= 3
     folds = list(_regime_folds(codes, scored))
     assert len(folds) == 3
@@ -196,8 +196,18 @@ def test_a_class_of_two_stays_in_every_fold_s_training_rows():
     assert np.array_equal(np.sort(tested), np.flatnonzero(scored))  # each scored row once
     for train, test in folds:
         assert np.array_equal(np.sort(np.r_[train, test]), np.arange(codes.size))
-        assert set(np.flatnonzero(codes == 0)) <= set(train)
-        assert np.all(np.bincount(codes[train], minlength=3) >= 2)
+        assert set(np.flatnonzero((codes == 0) | (codes == 3))) <= set(train)
+        assert np.all(np.bincount(codes[train], minlength=4)[:3] >= 2)
+
+
+def test_a_class_of_one_row_is_measured_beside_two_larger_classes(moons):
+    X, y = moons
+    y3 = np.where((y == 0) & (X[:, 0] < -0.2), 2, y)  # a third class: one moon's tip
+    ys = _labels(y3, 5)
+    ys[np.flatnonzero(ys == 2)[1:]] = -1  # class 2 keeps one labeled row
+    fit = _entry(X, _classes(ys))
+    assert fit.regime_table is not None
+    assert 0 < int(fit.regime_table.sum()) <= 10  # its row is never held out
 
 
 def test_the_counts_decide_where_nothing_is_measured(moons):

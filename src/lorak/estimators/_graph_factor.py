@@ -153,10 +153,9 @@ class GraphRegularizedFactor(TransformerBase):
         under :data:`lorak.learn.MIN_LABELS_PER_CLASS` labeled rows, and fewer than
         :data:`lorak.learn.LEAVE_ONE_OUT_MIN_LABELED` in all or a class of one), unless
         a cross-validation of both regimes over the labeled rows prefers the other
-        beyond chance (with two labeled rows or more in every class, three in two
-        classes at least, and under 30 — three times
-        :data:`lorak.learn.MIN_LABELS_PER_CLASS` — in the smallest; see
-        ``regime_table_``); 0: the factor itself. GᵀLᵖG is a sum over the n rows
+        beyond chance (with three labeled rows or more in two classes at least and
+        under 30 — three times :data:`lorak.learn.MIN_LABELS_PER_CLASS` — in the
+        smallest; see ``regime_table_``); 0: the factor itself. GᵀLᵖG is a sum over the n rows
         while the factor's own norm (the I of I + γGᵀLᵖG) is not, so a fixed gamma
         weighs the graph more as n grows: above :data:`GAMMA_GRID_ROWS` rows the
         grid's nonzero values are divided by n / GAMMA_GRID_ROWS, which keeps the
@@ -242,15 +241,15 @@ class GraphRegularizedFactor(TransformerBase):
         ``gamma="auto"`` follows and :class:`lorak.SemiSupervisedFactorClassifier` reads
         for its head; None for responses or without y.
     regime_table_ : (2, 2) int ndarray or None, the evidence behind ``few_labels_``
-        with ``gamma="auto"``, two labeled rows or more in every class, three in two
-        classes at least, and under 30 in the smallest: each regime (the few-label
-        rules with the self-trained head; leave-one-out with the better of a ridge and
-        a linear SVM) fitted in a stratified
-        :data:`lorak.learn.REGIME_CV_FOLDS`-fold cross-validation over the labeled rows
-        (a class of two keeps both rows in every fold's training rows), from the graph
-        and factor fitted once; the held-out labeled rows counted by few-label regime
-        right / wrong (rows) × leave-one-out right / wrong (columns), over the folds
-        run: they stop once the rows left could not change the decision.
+        with ``gamma="auto"``, three labeled rows or more in two classes at least and
+        under 30 in the smallest: each regime (the few-label rules with the self-trained
+        head; leave-one-out with the better of a ridge and a linear SVM) fitted in a
+        stratified :data:`lorak.learn.REGIME_CV_FOLDS`-fold cross-validation over the
+        labeled rows (a class of one or two keeps its rows in every fold's training
+        rows), from the graph and factor fitted once; the held-out labeled rows
+        counted by few-label regime right / wrong (rows) × leave-one-out right / wrong
+        (columns), over the folds run: they stop once the rows left could not change
+        the decision.
         The counts' regime stands unless the rows only the other predicts right
         outnumber the rows only it does, by a one-sided sign test at level
         :data:`lorak.learn.REGIME_TEST_LEVEL`. None otherwise.

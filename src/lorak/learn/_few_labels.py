@@ -58,17 +58,17 @@ MIN_LABELS_PER_CLASS = 10
 #: classes, 100 labels leave every class under 10 rows; chosen on segment and digits).
 LEAVE_ONE_OUT_MIN_LABELED = 30
 #: Folds of the cross-validation over the labeled rows that measures the regime —
-#: the few-label rules or leave-one-out, each with its head — whenever every class has
-#: two labeled rows or more, and fewer than :data:`REGIME_MEASURED_BELOW` in the
-#: smallest (below 2: no measurement, the counts above decide). Three: a fold's fit
-#: keeps two thirds of the labels, close to the count the regime is chosen for, with a
-#: third held out to score it on.
+#: the few-label rules or leave-one-out, each with its head — whenever two classes have
+#: :data:`REGIME_MEASURED_FROM` labeled rows or more, and the smallest fewer than
+#: :data:`REGIME_MEASURED_BELOW` (below 2: no measurement, the counts above decide).
+#: Three: a fold's fit keeps two thirds of the labels, close to the count the regime
+#: is chosen for, with a third held out to score it on.
 REGIME_CV_FOLDS = 3
 #: The rows held out by that cross-validation: those of the classes with this many
 #: labeled rows or more (two classes at least). A class with fewer keeps its rows in
-#: every fold's training rows, where the leave-one-out choice inside the fold needs two
-#: of each class: held out, a class of two would leave one, never predicted right when
-#: left out, and the fold would score a degenerate choice (it switched Text's one such
+#: every fold's training rows, as in the fit the fold stands for: held out, a class of
+#: two would leave one, which the leave-one-out choice inside the fold never predicts
+#: right, and the fold would score a degenerate choice (it switched Text's one such
 #: book split, 2 and 8 labeled rows, to leave-one-out at 50 % error, and cost usps
 #: 3 points at 2 per class).
 REGIME_MEASURED_FROM = 3

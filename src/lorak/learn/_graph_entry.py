@@ -152,8 +152,8 @@ def fit_graph_factor(
 
     Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
     energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
-    of the counts; with ``gamma="auto"``, two labeled rows or more in every class, three
-    in two at least, and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest,
+    of the counts; with ``gamma="auto"``, three labeled rows or more in two classes at
+    least and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest,
     measured against the other regime by cross-validation over the labeled rows — the
     record's ``regime_table``), γ with the ridge penalty and the rank
     (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
@@ -361,15 +361,15 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, ma
 
 
 def _regime_measurable(labels) -> bool:
-    """Whether the regime is measured on these labels: class labels with two labeled
-    rows or more in every class, :data:`REGIME_MEASURED_FROM` or more in two classes at
-    least (the rows held out) and fewer than :data:`REGIME_MEASURED_BELOW` in the
-    smallest, and :data:`REGIME_CV_FOLDS` at least 2."""
+    """Whether the regime is measured on these labels: class labels with
+    :data:`REGIME_MEASURED_FROM` labeled rows or more in two classes at least (the rows
+    held out) and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest, and
+    :data:`REGIME_CV_FOLDS` at least 2."""
     if labels is None or labels.kind != "classification" or REGIME_CV_FOLDS < 2:
         return False
     counts = np.bincount(labels.codes, minlength=labels.targets.shape[1])
     scored = int(np.count_nonzero(counts >= REGIME_MEASURED_FROM))
-    return 2 <= int(counts.min()) < REGIME_MEASURED_BELOW and scored >= 2
+    return int(counts.min()) < REGIME_MEASURED_BELOW and scored >= 2
 
 
 def _regime_rows(G, at, labeled, seed):
@@ -397,7 +397,7 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
 
     Each regime is scored whole — its γ, rank and penalty, then its head — by a
     stratified k-fold cross-validation over the labeled rows (:func:`_regime_folds`:
-    the rows of a class of two stay in every fold's training rows): the
+    the rows of a class of one or two stay in every fold's training rows): the
     few-label rule with the ridge self-trained on the unlabeled rows (``G_u``, and the
     held-out labeled rows, unlabeled in their fold) under the class prior measured
     from them; leave-one-out over the fold's labeled rows with a ridge and with a
@@ -442,8 +442,9 @@ def _regime_folds(codes, scored):
     """(train, test) index pairs: a stratified k-fold split of the ``scored`` rows — the
     rows of the classes with :data:`REGIME_MEASURED_FROM` labeled rows or more, k =
     :data:`REGIME_CV_FOLDS` or the smallest such class's rows when fewer — and every
-    other row in every fold's training rows (a class of two keeps both there:
-    leave-one-out inside a fold needs two rows of each class)."""
+    other row in every fold's training rows (a class of one or two keeps its rows
+    there, as in the fit the fold stands for: held out, a class of two would leave
+    one, which leave-one-out inside the fold never predicts right)."""
     from sklearn.model_selection import StratifiedKFold
 
     rows = np.flatnonzero(scored)
