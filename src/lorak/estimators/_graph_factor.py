@@ -155,11 +155,11 @@ class GraphRegularizedFactor(TransformerBase):
         a cross-validation of both regimes over the labeled rows prefers the other
         beyond chance (with three labeled rows or more in two classes at least and
         under 30 — three times :data:`lorak.learn.MIN_LABELS_PER_CLASS` — in the
-        smallest; see ``regime_table_``); 0: the factor itself. GᵀLᵖG is a sum over the n rows
-        while the factor's own norm (the I of I + γGᵀLᵖG) is not, so a fixed gamma
-        weighs the graph more as n grows: above :data:`GAMMA_GRID_ROWS` rows the
-        grid's nonzero values are divided by n / GAMMA_GRID_ROWS, which keeps the
-        graph's weight per row in the range the grid was chosen on.
+        smallest; see ``regime_table_``); 0: the factor itself. GᵀLᵖG is a sum over
+        the n rows while the factor's own norm (the I of I + γGᵀLᵖG) is not, so a
+        fixed gamma weighs the graph more as n grows: above :data:`GAMMA_GRID_ROWS`
+        rows the grid's nonzero values are divided by n / GAMMA_GRID_ROWS, which keeps
+        the graph's weight per row in the range the grid was chosen on.
     n_components : "auto", int or None, default="auto"
         How many of the deformed factor's leading principal directions ``transform``
         keeps (the eigenvectors of Rᵀ GᵀG R with the largest eigenvalues: a kernel

@@ -153,9 +153,9 @@ def fit_graph_factor(
     Stages: the graph's GᵀG and GᵀLᵖG, their eigendecomposition (``deformation``), the
     energy ratio ρ (``graph_energy_ratio``), the few-label decision (:func:`few_labels`
     of the counts; with ``gamma="auto"``, three labeled rows or more in two classes at
-    least and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest,
-    measured against the other regime by cross-validation over the labeled rows — the
-    record's ``regime_table``), γ with the ridge penalty and the rank
+    least and fewer than :data:`REGIME_MEASURED_BELOW` in the smallest, measured
+    against the other regime by cross-validation over the labeled rows — the record's
+    ``regime_table``), γ with the ridge penalty and the rank
     (``gamma="auto"``: the few-label rule, else ``select_gamma_penalty`` and
     ``select_rank`` over the labeled rows), and the map R (``graph_factor_map``).
 
