@@ -9,6 +9,7 @@ from lorak.learn import (
     LEAVE_ONE_OUT_MIN_LABELED,
     MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
+    class_mass_reading,
     estimate_class_prior,
     few_labels,
     prior_from_counts,
@@ -349,6 +350,105 @@ def test_self_training_with_three_classes_keeps_the_prior_on_the_unlabeled_rows(
     np.testing.assert_allclose(shares, prior, atol=1.0 / F_u.shape[0] + 1e-12)
 
 
+def _unequal_blobs(seed, sizes=(600, 150, 150)):
+    """Three separated clusters of unequal sizes in a feature map, two labeled rows each."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[-4.0, 0.0], [4.0, 0.0], [0.0, 5.0]])
+    y = np.repeat([0, 1, 2], sizes)
+    X = centres[y] + rng.standard_normal((y.size, 2))
+    F = np.c_[X, X**2, X[:, :1] * X[:, 1:]]
+    starts = np.cumsum((0, *sizes[:-1]))
+    lab = np.sort(np.r_[starts, starts + 1])
+    return F, y, lab
+
+
+def test_normalized_class_mass_gives_each_class_its_prior_mass():
+    # the reading is (D − shift)·scale with the shifted scores' column means at the prior:
+    # recompute it from the returned fit's last ridge (the coef before the reading)
+    F, y, lab = _unequal_blobs(6)
+    F_u = np.delete(F, lab, axis=0)
+    prior = np.array([0.5, 0.3, 0.2])
+    fit = self_training_ridge(F[lab], y[lab], F_u, 0.1, prior=prior, class_mass="normalized")
+    read = F_u @ fit.coef.T + fit.intercept
+    assert np.all(read > 0)  # every column shifted to start just above zero
+    np.testing.assert_allclose(read.mean(axis=0), prior, rtol=1e-9)
+
+
+def test_normalized_class_mass_follows_clusters_of_unequal_sizes():
+    # a uniform prior read exactly moves a third of the large cluster (4:1:1) into the
+    # small ones; read as masses, the scores keep more of it (over 8 draws: about 0.36
+    # against 0.22 of the rows wrong)
+    errs = []
+    for seed in range(7, 15):
+        F, y, lab = _unequal_blobs(seed)
+        F_u, y_u = np.delete(F, lab, axis=0), np.delete(y, lab)
+        uniform = np.full(3, 1 / 3)
+        fits = [
+            self_training_ridge(F[lab], y[lab], F_u, 0.1, prior=uniform, class_mass=mass)
+            for mass in ("exact", "normalized")
+        ]
+        errs.append([np.mean(np.argmax(F_u @ f.coef.T + f.intercept, axis=1) != y_u) for f in fits])
+    err_exact, err_mass = np.mean(errs, axis=0)
+    assert err_exact > 0.3
+    assert err_mass < err_exact - 0.1
+
+
+def test_a_given_prior_is_read_exactly_by_default():
+    F, y, lab = _unequal_blobs(8)
+    F_u = np.delete(F, lab, axis=0)
+    one = self_training_ridge(F[lab], y[lab], F_u, 0.1, prior=np.full(3, 1 / 3))
+    two = self_training_ridge(F[lab], y[lab], F_u, 0.1, prior=np.full(3, 1 / 3), class_mass="exact")
+    assert one.class_mass == "exact"
+    np.testing.assert_array_equal(one.coef, two.coef)
+    np.testing.assert_array_equal(one.intercept, two.intercept)
+
+
+def test_the_counts_reading_of_three_classes_is_read_as_masses_unless_labels_object():
+    # "auto" takes the class masses unless they predict fewer labeled rows right than
+    # exact shares; the draws cover both outcomes
+    taken = set()
+    for seed in range(7, 15):
+        F, y, lab = _unequal_blobs(seed)
+        F_u = np.delete(F, lab, axis=0)
+        auto = self_training_ridge(F[lab], y[lab], F_u, 0.1)
+        fits = {
+            m: self_training_ridge(F[lab], y[lab], F_u, 0.1, class_mass=m)
+            for m in ("normalized", "exact")
+        }
+        wrong = {
+            m: np.sum(np.argmax(F[lab] @ f.coef.T + f.intercept, axis=1) != y[lab])
+            for m, f in fits.items()
+        }
+        expected = "exact" if wrong["exact"] < wrong["normalized"] else "normalized"
+        assert auto.class_mass == expected
+        np.testing.assert_array_equal(auto.coef, fits[expected].coef)
+        np.testing.assert_array_equal(auto.intercept, fits[expected].intercept)
+        assert auto.estimate is not None
+        taken.add(expected)
+    assert taken == {"exact", "normalized"}
+    # two classes: the prior is measured from the unlabeled rows, and read exactly
+    F, y, lab = _unequal_blobs(9)
+    two = y[lab] < 2
+    rows = np.isin(np.arange(y.size), lab) | (y == 2)
+    fit = self_training_ridge(F[lab][two], y[lab][two], F[~rows], 0.1)
+    assert fit.class_mass == "exact"
+
+
+@pytest.mark.parametrize(
+    ("mass", "c", "given", "expected"),
+    [
+        ("auto", 2, False, ("exact",)),
+        ("auto", 3, False, ("normalized", "exact")),
+        ("auto", 3, True, ("exact",)),
+        ("auto", MATCHED_PRIOR_MAX_CLASSES, False, ("exact",)),
+        ("exact", 5, False, ("exact",)),
+        ("normalized", 2, True, ("normalized",)),
+    ],
+)
+def test_class_mass_reading(mass, c, given, expected):
+    assert class_mass_reading(mass, c, prior_given=given) == expected
+
+
 # ------------------------------------------- the public functions' checks (issue 47)
 # Every function of the few-label and graph-factor modules of lorak.learn that the graph
 # factor's entry and the semi-supervised models call: bad input gets an error that
@@ -417,6 +517,7 @@ def _call(name, **over):
             n_classes=a.get("n_classes"),
             prior=a.get("prior"),
             weights=a.get("weights", (0.1, 1.0)),
+            class_mass=a.get("class_mass", "exact"),
         ),
         "ridge_targets": lambda a: learn.ridge_targets(
             a.get("codes", g["codes"]), a.get("n_classes", 2)
@@ -502,6 +603,8 @@ BAD = [
     ("self_training_ridge", "codes_l", np.array(list("aaaabbbb"))),
     ("self_training_ridge", "alpha", np.nan),
     ("self_training_ridge", "alpha", -1.0),
+    ("self_training_ridge", "class_mass", "balanced"),
+    ("self_training_ridge", "class_mass", None),
     ("self_training_ridge", "alpha", 0.0),
     ("self_training_ridge", "alpha", "0.1"),
     ("self_training_ridge", "alpha", True),

@@ -114,6 +114,41 @@ def test_a_bad_class_prior_is_named(moons, prior):
         SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
 
 
+@pytest.mark.parametrize("mass", ["balanced", None, 1])
+def test_a_bad_class_mass_is_named(moons, mass):
+    X, _, ys, _ = moons
+    with pytest.raises((TypeError, ValueError), match="class_mass"):
+        SemiSupervisedFactorClassifier(class_mass=mass).fit(X, ys)
+    with pytest.raises((TypeError, ValueError), match="class_mass"):
+        SelfTrainedRidge(class_mass=mass).fit(X[:6], [0, 1, 2, 0, 1, 2])
+
+
+def test_class_masses_follow_clusters_of_unequal_sizes():
+    # three clusters, 4:1:1, two labels each: the counts say nothing of the sizes, so
+    # the prior is uniform; read exactly, a third of the large cluster goes to the
+    # small ones; read as class masses, far less of it
+    rng = np.random.default_rng(3)
+    centres = np.array([[-4.0, 0.0], [4.0, 0.0], [0.0, 5.0]])
+    y = np.repeat([0, 1, 2], [400, 100, 100])
+    X = centres[y] + rng.standard_normal((600, 2))
+    ys = np.full(600, -1)
+    lab = [0, 1, 400, 401, 500, 501]
+    ys[lab] = y[lab]
+    errs = {}
+    for mass in ("exact", "normalized", "auto"):
+        clf = SemiSupervisedFactorClassifier(class_mass=mass).fit(X, ys)
+        assert clf.few_labels_
+        assert clf.classifier_.class_mass_ == ("normalized" if mass == "auto" else mass)
+        np.testing.assert_allclose(clf.classifier_.class_prior_, np.full(3, 1 / 3))
+        errs[mass] = np.mean(clf.transduction_[ys == -1] != y[ys == -1])
+    assert errs["exact"] > 0.25
+    assert errs["normalized"] < errs["exact"] - 0.1
+    assert errs["auto"] == errs["normalized"]
+    # a prior you give is read exactly
+    clf = SemiSupervisedFactorClassifier(class_prior=[4, 1, 1]).fit(X, ys)
+    assert clf.classifier_.class_mass_ == "exact"
+
+
 def test_a_given_classifier_keeps_its_own_head(moons):
     X, _, ys, _ = moons
     clf = SemiSupervisedFactorClassifier(classifier=LogisticRegression()).fit(X, ys)

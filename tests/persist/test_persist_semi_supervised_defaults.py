@@ -51,6 +51,10 @@ def _given_head():
     return SemiSupervisedFactorClassifier(classifier=SelfTrainedRidge(class_prior=[0.6, 0.4]))
 
 
+def _class_masses():
+    return SemiSupervisedFactorClassifier(class_mass="normalized")
+
+
 def _joint():
     return GeneralizedNystroem(
         prior=GraphRegularizedFactor(), prior_gamma="joint", n_components=20, random_state=0
@@ -62,6 +66,7 @@ CASES = {
     "classifier, few labels": (SemiSupervisedFactorClassifier, "few"),
     "classifier, enough labels": (SemiSupervisedFactorClassifier, "many"),
     "classifier, a given self-trained head": (_given_head, "few"),
+    "classifier, class masses normalized": (_class_masses, "few"),
     "regressor": (SemiSupervisedFactorRegressor, "responses"),
     "graph factor, one label per class": (GraphRegularizedFactor, "one"),
     "graph factor, few labels": (GraphRegularizedFactor, "few"),

@@ -20,6 +20,7 @@ import warnings
 from ..decompose import PreImageMap, fit_preimage, preimage
 from ._csi import CSIResult, csi, fit_csi
 from ._csi import csi_q as csi_q
+from ._few_labels import CLASS_MASS_READINGS as CLASS_MASS_READINGS
 from ._few_labels import (
     FEW_LABELS_GAMMA,
     FEW_LABELS_PENALTY,
@@ -37,6 +38,7 @@ from ._few_labels import (
     prior_from_counts,
     self_training_ridge,
 )
+from ._few_labels import class_mass_reading as class_mass_reading
 from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,

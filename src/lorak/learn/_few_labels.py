@@ -100,6 +100,10 @@ FEW_LABELS_GAMMA = 1e3
 FEW_LABELS_RANK_FRACTION = 1 / 30
 #: The ridge penalty with few labels (features of unit mean squared row norm).
 FEW_LABELS_PENALTY = 0.1
+#: How the self-trained ridge reads its scores under the class prior
+#: (:func:`self_training_ridge`'s ``class_mass``): chosen by :func:`class_mass_reading`,
+#: exact shares, or class masses.
+CLASS_MASS_READINGS = ("auto", "exact", "normalized")
 #: The unlabeled rows' weights in the self-training's successive refits.
 SELF_TRAINING_WEIGHTS = (0.01, 0.03, 0.1, 0.3, 1.0)
 #: Level of the test that keeps the class prior uniform.
@@ -585,16 +589,27 @@ def _two_block_ridge(lab, T_l, unl, T_u, w_u, alpha):
 
 @dataclass
 class SelfTrainingFit:
-    """The self-trained ridge: decision = F coefᵀ + intercept (offsets included)."""
+    """The self-trained ridge: decision = F coefᵀ + intercept (the prior's reading
+    folded in)."""
 
     coef: np.ndarray  # (c, m)
     intercept: np.ndarray  # (c,)
     prior: np.ndarray  # (c,)
     n_changed: list  # unlabeled rows whose label changed, per step
+    class_mass: str = "exact"  # how the scores were read under the prior
+    estimate: PriorEstimate | None = None  # the prior's evidence, when measured here
 
 
 def self_training_ridge(
-    F_l, codes_l, F_u, alpha, *, n_classes=None, prior=None, weights=SELF_TRAINING_WEIGHTS
+    F_l,
+    codes_l,
+    F_u,
+    alpha,
+    *,
+    n_classes=None,
+    prior=None,
+    weights=SELF_TRAINING_WEIGHTS,
+    class_mass="auto",
 ) -> SelfTrainingFit:
     """A ridge classifier (±1 one-vs-rest targets) self-trained on unlabeled rows under a
     class prior.
@@ -607,6 +622,21 @@ def self_training_ridge(
     any row. ``prior`` None: :func:`estimate_class_prior` of these rows; else c numbers
     ≥ 0, normalized to sum 1. ``F_u`` None or with no rows: the ridge on the labeled
     rows alone.
+
+    ``class_mass`` says how the scores are read under the prior: "exact" gives each
+    class its share of the unlabeled rows, n·π_c (:func:`balance_offsets`); "normalized"
+    shifts each class's scores to start at zero over the unlabeled rows and scales them
+    so that their mean is π_c (class mass normalization, after Zhu, Ghahramani &
+    Lafferty 2003), so that a class takes the rows its scores claim. Exact shares are
+    right when the prior is; a uniform prior on classes of unequal sizes moves whole
+    clusters, where masses follow the data. But where classes overlap in the features,
+    masses let a class absorb its neighbours. "auto" (:func:`class_mass_reading`) reads
+    a known prior — given, or measured from the unlabeled rows (two classes) — exactly;
+    the counts' reading of three classes or more, an assumption of equal classes, as
+    masses, unless the masses predict fewer of the labeled rows right than exact shares
+    (then exactly). Either way the decision stays linear: F coefᵀ + intercept with the
+    reading folded in. The fit records the reading taken (``class_mass``) and, with
+    ``prior`` None, the prior's evidence (``estimate``).
     """
     owner = "self_training_ridge"
     F_l, codes_l, F_u, n_classes = _two_blocks(F_l, codes_l, F_u, n_classes, owner, low=2)
@@ -621,32 +651,87 @@ def self_training_ridge(
         prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
         if np.any(prior < 0) or not prior.sum() > 0:
             raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")
-    return _self_train(F_l, codes_l, _Moments(F_u), alpha, c, prior, weights)
+    if class_mass not in CLASS_MASS_READINGS:
+        raise ValueError(
+            f"{owner}: class_mass must be one of {CLASS_MASS_READINGS}; got {class_mass!r}"
+        )
+    return _self_train(F_l, codes_l, _Moments(F_u), alpha, c, prior, weights, class_mass)
 
 
-def _self_train(F_l, codes_l, unl, alpha, c, prior, weights) -> SelfTrainingFit:
+def class_mass_reading(class_mass, n_classes, *, prior_given) -> tuple:
+    """The readings ``class_mass`` lets the self-trained ridge take, in order of
+    preference. "auto": ("exact",) where the prior is known — given (``prior_given``),
+    or measured from the unlabeled rows (:func:`estimate_class_prior` for at most
+    :data:`MATCHED_PRIOR_MAX_CLASSES` classes); where it is the labeled counts' reading
+    of more classes — equal classes unless the counts reject them, an assumption —
+    ("normalized", "exact"): class masses, unless they predict fewer of the labeled rows
+    right than exact shares do (the fit then keeps the exact reading: a class whose
+    labeled rows the masses give to another was absorbed by a neighbour it overlaps).
+    "exact" or "normalized": that reading alone."""
+    if class_mass != "auto":
+        return (class_mass,)
+    if prior_given or n_classes <= MATCHED_PRIOR_MAX_CLASSES:
+        return ("exact",)
+    return ("normalized", "exact")
+
+
+def _self_train(F_l, codes_l, unl, alpha, c, prior, weights, mass="auto") -> SelfTrainingFit:
     """:func:`self_training_ridge` on checked arguments, the unlabeled rows as their
     moments ``unl`` (shared by fits whose unlabeled rows differ by a few)."""
-    F_u = unl.F
+    readings = class_mass_reading(mass, c, prior_given=prior is not None)
+    estimate = None
     if prior is None:
-        prior = estimate_class_prior(F_l, codes_l, F_u, n_classes=c).prior
+        estimate = estimate_class_prior(F_l, codes_l, unl.F, n_classes=c)
+        prior = estimate.prior
     prior = prior / prior.sum()
     T_l = ridge_targets(codes_l, c)
     lab = _Moments(F_l)
+    best, best_wrong = None, None
+    for reading in readings:
+        fit = _self_train_read(lab, T_l, unl, alpha, c, prior, weights, reading)
+        if unl.F.shape[0] == 0 or len(readings) == 1:
+            best = fit
+            break
+        wrong = int(
+            np.count_nonzero(np.argmax(F_l @ fit.coef.T + fit.intercept, axis=1) != codes_l)
+        )
+        if best is None or wrong < best_wrong:
+            best, best_wrong = fit, wrong
+        if wrong == 0:  # no reading predicts more of them right
+            break
+    best.estimate = estimate
+    return best
+
+
+def _self_train_read(lab, T_l, unl, alpha, c, prior, weights, mass) -> SelfTrainingFit:
+    """The self-training of :func:`_self_train` with the scores read one way, ``mass``."""
+    F_u = unl.F
     W, b = _two_block_ridge(lab, T_l, unl, None, 0.0, alpha)
     changed = []
     if F_u.shape[0] == 0:
-        return SelfTrainingFit(W.T.copy(), b, prior, changed)
+        return SelfTrainingFit(W.T.copy(), b, prior, changed, mass)
     D = F_u @ W + b
-    offsets = balance_offsets(D, prior)
-    b = b + offsets
-    labels = np.argmax(D + offsets, axis=1)
+    shift, scale = _class_mass_reading(D, prior, mass)
+    labels = np.argmax((D - shift) * scale, axis=1)
     for w_u in weights:
         W, b = _two_block_ridge(lab, T_l, unl, ridge_targets(labels, c), float(w_u), alpha)
         D = F_u @ W + b
-        offsets = balance_offsets(D, prior)
-        b = b + offsets
-        new = np.argmax(D + offsets, axis=1)
+        shift, scale = _class_mass_reading(D, prior, mass)
+        new = np.argmax((D - shift) * scale, axis=1)
         changed.append(int(np.count_nonzero(new != labels)))
         labels = new
-    return SelfTrainingFit(W.T.copy(), b, prior, changed)
+    return SelfTrainingFit(W.T * scale[:, None], (b - shift) * scale, prior, changed, mass)
+
+
+def _class_mass_reading(D, prior, mass):
+    """(shift, scale), both (c,): the unlabeled rows' scores D (u × c) are read under the
+    prior as (D − shift)·scale, column by column. "exact": scale 1 and shift minus
+    :func:`balance_offsets` — each class takes its share of the rows. "normalized":
+    each column shifted to start just below zero over the rows and scaled so that its
+    mean is the class's prior share (class mass normalization) — a class takes the rows
+    its scores claim, and only the scores' masses follow the prior."""
+    if mass == "exact":
+        return -balance_offsets(D, prior), np.ones(D.shape[1])
+    low, high = D.min(axis=0), D.max(axis=0)
+    shift = low - 1e-9 * (1.0 + (high - low))  # no column has zero mass
+    return shift, prior / (D - shift).mean(axis=0)
