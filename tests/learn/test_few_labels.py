@@ -9,13 +9,12 @@ from lorak.learn import (
     LEAVE_ONE_OUT_MIN_LABELED,
     MATCHED_PRIOR_MAX_CLASSES,
     MIN_LABELS_PER_CLASS,
-    class_mass_reading,
     estimate_class_prior,
     few_labels,
     prior_from_counts,
     self_training_ridge,
 )
-from lorak.learn._few_labels import balance_offsets, graph_energy_ratio
+from lorak.learn._few_labels import balance_offsets, class_mass_reading, graph_energy_ratio
 from lorak.learn._graph_factor import graph_laplacian_gram
 
 

@@ -38,7 +38,6 @@ from ._few_labels import (
     prior_from_counts,
     self_training_ridge,
 )
-from ._few_labels import class_mass_reading as class_mass_reading
 from ._few_labels import few_labels_decision as few_labels_decision
 from ._gen_nystrom import (
     CV_LAMBDA_GRID,
