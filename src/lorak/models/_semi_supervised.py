@@ -584,17 +584,18 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         (proportions you know win).
     class_mass : "auto", "exact" or "normalized", default="auto"
         How the few-label head reads the unlabeled rows under the prior
-        (:class:`~lorak.models.SelfTrainedRidge`'s ``class_mass``): "exact" gives each
-        class its prior share of the rows; "normalized" makes the class's score mass
-        its share and lets the rows go where the scaled scores send them. "auto":
-        exact where the prior is known — given, or measured from the unlabeled rows
-        (two classes); where it is the labeled counts' reading of three classes or
-        more (equal classes unless the counts reject them: an assumption), normalized,
-        unless that predicts fewer of the labeled rows right than exact shares do.
-        Read as masses, a uniform prior on classes of unequal sizes erred 6–10 points
-        less (usps, satimage and dna with 1–5 labels per class); where classes overlap
-        in the features a class can absorb its neighbours, labeled rows and all
-        (segment: 5–20 points more), and the labeled rows' check keeps exact shares.
+        (:class:`~lorak.models.SelfTrainedRidge`'s ``class_mass``; ignored with enough
+        labels or a given ``classifier``): "exact" gives each class its prior share of
+        the rows; "normalized" makes the class's score mass its share and lets the rows
+        go where the scaled scores send them. "auto": exact where the prior is known —
+        given, or measured from the unlabeled rows (two classes); where it is the
+        labeled counts' reading of three classes or more (equal classes unless the
+        counts reject them: an assumption), normalized, unless that predicts fewer of
+        the labeled rows right than exact shares do. Read as masses, a uniform prior on
+        classes of unequal sizes erred 6–10 points less (usps, satimage and dna with 1–5
+        labels per class); where classes overlap in the features a class can absorb its
+        neighbours, labeled rows and all (segment: 5–20 points more), and the labeled
+        rows' check keeps exact shares.
 
     Attributes
     ----------
