@@ -604,6 +604,7 @@ BAD = [
     ("self_training_ridge", "alpha", -1.0),
     ("self_training_ridge", "class_mass", "balanced"),
     ("self_training_ridge", "class_mass", None),
+    ("self_training_ridge", "class_mass", np.array(["exact", "auto"])),
     ("self_training_ridge", "alpha", 0.0),
     ("self_training_ridge", "alpha", "0.1"),
     ("self_training_ridge", "alpha", True),

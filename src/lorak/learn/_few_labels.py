@@ -651,7 +651,7 @@ def self_training_ridge(
         prior = _arg_array(prior, "prior", owner, ndim=1, rows=c)
         if np.any(prior < 0) or not prior.sum() > 0:
             raise ValueError(f"{owner}: prior must hold {c} numbers ≥ 0 with a positive sum")
-    if class_mass not in CLASS_MASS_READINGS:
+    if not isinstance(class_mass, str) or class_mass not in CLASS_MASS_READINGS:
         raise ValueError(
             f"{owner}: class_mass must be one of {CLASS_MASS_READINGS}; got {class_mass!r}"
         )
@@ -711,19 +711,19 @@ def _self_train_read(lab, T_l, unl, alpha, c, prior, weights, mass) -> SelfTrain
     if F_u.shape[0] == 0:
         return SelfTrainingFit(W.T.copy(), b, prior, changed, mass)
     D = F_u @ W + b
-    shift, scale = _class_mass_reading(D, prior, mass)
+    shift, scale = _read_scores(D, prior, mass)
     labels = np.argmax((D - shift) * scale, axis=1)
     for w_u in weights:
         W, b = _two_block_ridge(lab, T_l, unl, ridge_targets(labels, c), float(w_u), alpha)
         D = F_u @ W + b
-        shift, scale = _class_mass_reading(D, prior, mass)
+        shift, scale = _read_scores(D, prior, mass)
         new = np.argmax((D - shift) * scale, axis=1)
         changed.append(int(np.count_nonzero(new != labels)))
         labels = new
     return SelfTrainingFit(W.T * scale[:, None], (b - shift) * scale, prior, changed, mass)
 
 
-def _class_mass_reading(D, prior, mass):
+def _read_scores(D, prior, mass):
     """(shift, scale), both (c,): the unlabeled rows' scores D (u × c) are read under the
     prior as (D − shift)·scale, column by column. "exact": scale 1 and shift minus
     :func:`balance_offsets` — each class takes its share of the rows. "normalized":
