@@ -38,6 +38,8 @@ COLUMNS = [
     "laplace",
     "laprls",
     "lapsvm",
+    "default-true-prior",
+    "default-graph-off",
 ]
 
 
@@ -196,6 +198,79 @@ def test_win_counts_split_tuning_and_held_out():
             assert judged == {**dict.fromkeys(_ssl_report.GROUPS, 0), group: 1}
             if group == "tuning":
                 assert c["held_out_misses"] == []
+
+
+def _result_of(cells):
+    """A RunResult of error rows: ``cells`` {(part, set): {column: mean error}} at 10
+    labels (held-out and tuning sets are named by their labels)."""
+    from lorak_bench import RunResult
+
+    rows, datasets = [], {}
+    for (part, dataset), means in cells.items():
+        datasets.setdefault(part, []).append({"label": dataset, "loaded": True, "stand_in": False})
+        params = {"part": part, "l": 10, **({} if part == "book" else {"budget": 10})}
+        for method, mean in means.items():
+            rows.append(
+                {"dataset": dataset, "method": method, "params": params, "_part": part,
+                 "metric": "error_pct", "mean": mean, "std": 0.0, "reps": 5}
+            )  # fmt: skip
+    return RunResult(experiment=ssl.SSL, config={}, environment={}, rows=rows, datasets=datasets)
+
+
+def test_miss_reasons_name_the_diagnostic_that_closes_the_gap():
+    from lorak_bench.experiments import _ssl_report
+
+    peers = {"poisson": 20.0, "laplace": 25.0, "svc-labeled": 30.0}
+    cells = {
+        ("other-random", "glass"): {"default": 26.0, **peers, "default-true-prior": 20.5,
+                                    "default-graph-off": 27.0},
+        ("other-random", "wine"): {"default": 26.0, **peers, "default-true-prior": 24.0,
+                                   "default-graph-off": 19.0},
+        ("other-random", "iris"): {"default": 26.0, **peers, "default-true-prior": 21.0,
+                                   "default-graph-off": 20.9},
+        ("other-random", "dna"): {"default": 26.0, **peers, "default-true-prior": 22.0,
+                                  "default-graph-off": 23.0},
+        ("other-random", "german"): {"default": 21.0, **peers, "default-true-prior": 40.0,
+                                     "default-graph-off": 40.0},  # within 1: no miss
+        ("other-random", "usps-3000"): {"default": 30.0, **peers},  # no diagnostics
+        # the diagnostics are never the best: here they beat every peer, yet the default
+        # (1 point behind the best peer) is no miss
+        ("other-random", "satimage-3000"): {"default": 21.0, **peers,
+                                            "default-true-prior": 5.0,
+                                            "default-graph-off": 5.0},
+    }  # fmt: skip
+    rows = ssl.ssl_miss_reasons(_result_of(cells))
+    got = {r["dataset"]: r for r in rows}
+    assert set(got) == {"glass", "wine", "iris", "dna", "usps-3000"}
+    assert got["glass"]["reason"] == "prior" and got["wine"]["reason"] == "graph"
+    assert got["iris"]["reason"] == "prior or graph" and got["dna"]["reason"] == "beyond both"
+    assert got["usps-3000"]["reason"] is None
+    assert got["glass"]["best"] == ("poisson", 20.0) and got["glass"]["group"] == "held-out"
+    assert got["glass"]["default-true-prior"] == 20.5
+    assert set(_ssl_report.MISS_REASONS.values()) == {r["reason"] for r in rows} - {None}
+    # the book and the even draws judge against the best column, which the diagnostics
+    # never are either
+    book = {("book", "Digit1"): {"default": 9.0, "poisson": 7.0, "svc-labeled": 2.0,
+                                 "default-true-prior": 7.5, "default-graph-off": 12.0}}  # fmt: skip
+    (row,) = ssl.ssl_miss_reasons(_result_of(book))
+    assert row["best"] == ("poisson", 7.0) and row["reason"] == "prior"
+    table = ssl.ssl_win_table(_result_of(cells))
+    assert "default-true-prior" not in table and "default-graph-off" not in table
+
+
+def test_miss_reasons_table_is_in_the_report():
+    cells = {
+        ("other-random", "glass"): {"default": 26.0, "poisson": 20.0,
+                                    "default-true-prior": 20.5, "default-graph-off": 27.0},
+    }  # fmt: skip
+    result = _result_of(cells)
+    result.wall_seconds, result.failures = 0.0, []
+    lines = ssl._ssl_report._reason_lines(result, ssl.REPORT, lambda head, body: (head, body))
+    head, body = lines[-1]
+    assert head[-1] == "reason" and body == [
+        ["other-random", "max(10, 2/class)", "glass", "held-out", "26.00", "20.00 poisson",
+         "20.50", "27.00", "prior"]
+    ]  # fmt: skip
 
 
 def _task(data, rep, l=20):

@@ -24,12 +24,15 @@ import numpy as np
 __all__ = [
     "BEST_COLUMNS",
     "CRITERIA",
+    "DIAGNOSTIC_COLUMNS",
+    "MISS_REASONS",
     "PEER_COLUMNS",
     "Cell",
     "Protocol",
     "budget_text",
     "ssl_cells",
     "ssl_checks",
+    "ssl_miss_reasons",
     "ssl_plots",
     "ssl_summary",
     "ssl_win_counts",
@@ -60,6 +63,10 @@ PEER_COLUMNS = (
     "selftraining-svc",
 )
 PEER_PARTS = ("other-random", "per-class")
+#: The default refitted with one assumption replaced by the truth or switched off —
+#: measurements of why it misses, not peers: never a best column, a best peer or a
+#: column of the win table.
+DIAGNOSTIC_COLUMNS = ("default-true-prior", "default-graph-off")
 GN_COLUMNS = ("gn-nystroem-prior", "today-default")
 GROUPS = ("tuning", "held-out", "unassigned")
 #: The columns drawn against the label budget.
@@ -154,7 +161,7 @@ def ssl_win_table(result, protocol: Protocol) -> dict:
     with its cell)."""
     out = {}
     cells = ssl_cells(result)
-    for other in protocol.names[1:]:
+    for other in (m for m in protocol.names[1:] if m not in DIAGNOSTIC_COLUMNS):
         w = lo = t = 0
         worst = None
         for c in cells:
@@ -276,6 +283,50 @@ def ssl_win_counts(result, protocol: Protocol) -> list[dict]:
     return out
 
 
+#: A miss's measured reason (:func:`ssl_miss_reasons`), by which diagnostic column
+#: alone closes it to within 1 point of the best.
+MISS_REASONS = {
+    (True, True): "prior or graph",
+    (True, False): "prior",
+    (False, True): "graph",
+    (False, False): "beyond both",
+}
+
+
+def ssl_miss_reasons(result, protocol: Protocol) -> list[dict]:
+    """Every cell where ``default`` is more than 1 point behind the best column (book,
+    even draws) or the best peer (random draws, per-class counts), with the measured
+    reason: which of the diagnostic columns, run on the same labeled rows, comes within
+    1 point of that best — ``default-true-prior`` (the class prior was the loss),
+    ``default-graph-off`` (the graph was) — or "beyond both" (the features or the head:
+    neither fix alone closes it). A cell without the diagnostic columns has reason None."""
+    out = []
+    for c in ssl_cells(result):
+        best = _best(c.rows, c.part)
+        if "default" not in c.rows or best is None:
+            continue
+        gap = c.rows["default"]["mean"] - best
+        if gap <= 1.0 + 1e-9:
+            continue
+        diag = {m: c.rows[m]["mean"] if m in c.rows else None for m in DIAGNOSTIC_COLUMNS}
+        closes = [None if v is None else v - best <= 1.0 + 1e-9 for v in diag.values()]
+        columns = PEER_COLUMNS if c.part in PEER_PARTS else BEST_COLUMNS
+        name = min((m for m in columns if m in c.rows), key=lambda m: c.rows[m]["mean"])
+        out.append(
+            {
+                "part": c.part,
+                "labels": budget_text(c.part, c.budget, c.per_class),
+                "dataset": c.dataset,
+                "group": protocol.set_group(c.dataset),
+                "default": c.rows["default"]["mean"],
+                "best": (name, best),
+                **diag,
+                "reason": None if None in closes else MISS_REASONS[tuple(closes)],
+            }
+        )
+    return out
+
+
 # ---------------------------------------------------------------- text
 
 
@@ -296,6 +347,10 @@ def _intro(protocol: Protocol) -> list[str]:
         "`today-default` GN + LinearSVC(C=1), the default before issue 29; `svc-labeled` "
         "SVC(gamma='scale') on the labeled rows alone; `poisson` / `laplace` graphlearning's "
         "Poisson and Laplace learning (its defaults), when the package is installed; "
+        "`default-true-prior` and `default-graph-off` are diagnostics, not peers: the "
+        "default told the true class proportions of the rows, and with the graph off "
+        "(γ = 0); they measure why the default misses (the last table) and are never a "
+        "best column or peer. "
         "`labelspreading-rbf` uses scikit-learn's γ = 20, `labelspreading-rbf-b0` "
         "γ = 1/b₀ (b₀ the mean pairwise squared distance); `laprls` / `lapsvm` are exact "
         f"and dense (n ≤ {protocol.dense_max_n}). The SSL book's own table could not be read, so "
@@ -339,7 +394,7 @@ def _part_tables(cells, present, render, part, markdown) -> list[str]:
 def _win_lines(result, protocol, present, render) -> list[str]:
     wins = ssl_win_table(result, protocol)
     body = []
-    for m in present[1:]:
+    for m in (m for m in present[1:] if m in wins):
         w = wins[m]
         worst = "—" if w["worst"] is None else f"{w['worst'][0]:+.2f} ({w['worst'][1]})"
         body.append([m, str(w["wins"]), str(w["losses"]), str(w["ties"]), worst])
@@ -383,6 +438,42 @@ def _count_lines(result, protocol, render) -> list[str]:
     ]
 
 
+def _num(v) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _reason_lines(result, protocol, render) -> list[str]:
+    rows = ssl_miss_reasons(result, protocol)
+    if not rows or all(r["reason"] is None for r in rows):
+        return []
+    body = [
+        [
+            r["part"],
+            r["labels"],
+            r["dataset"],
+            r["group"],
+            f"{r['default']:.2f}",
+            f"{r['best'][1]:.2f} {r['best'][0]}",
+            *(_num(r[m]) for m in DIAGNOSTIC_COLUMNS),
+            r["reason"] or "—",
+        ]
+        for r in rows
+    ]
+    return [
+        "",
+        "Misses of the default (more than 1 point behind the best column, or the best peer "
+        "where labels come at random or per class) and their measured reason: the "
+        "diagnostic column that alone comes within 1 point of the best, on the same "
+        "labeled rows (`default-true-prior`: told the true class proportions; "
+        "`default-graph-off`: γ = 0); beyond both: neither fix alone closes it.",
+        "",
+        render(
+            ["part", "labels", "set", "group", "default", "best", *DIAGNOSTIC_COLUMNS, "reason"],
+            body,
+        ),
+    ]
+
+
 def _ssl_text(result, protocol: Protocol, *, markdown: bool) -> str:
     from .._report import markdown_table, text_table
 
@@ -396,6 +487,7 @@ def _ssl_text(result, protocol: Protocol, *, markdown: bool) -> str:
         out += _part_tables(cells, present, render, part, markdown)
     out += _win_lines(result, protocol, present, render)
     out += _count_lines(result, protocol, render)
+    out += _reason_lines(result, protocol, render)
     return "\n".join(out)
 
 

@@ -161,11 +161,12 @@ from .._ssl import (
 )
 from . import _ssl_report
 from ._ssl_dense import deformed_kernel, knn_laplacian, laprls_cv, lapsvm_cv, ovr_decide
-from ._ssl_report import BEST_COLUMNS, PEER_COLUMNS
+from ._ssl_report import BEST_COLUMNS, DIAGNOSTIC_COLUMNS, PEER_COLUMNS
 from ._zhang2017 import own_datasets
 
 __all__ = [
     "BEST_COLUMNS",
+    "DIAGNOSTIC_COLUMNS",
     "EXPERIMENTS",
     "HELD_OUT_SETS",
     "METHODS",
@@ -175,6 +176,7 @@ __all__ = [
     "SSL",
     "TUNING_SETS",
     "set_group",
+    "ssl_miss_reasons",
     "ssl_win_counts",
     "ssl_win_table",
 ]
@@ -428,6 +430,28 @@ def _fit_default(task, X, yu, rows):
     return clf.transduction_, {"m": m}
 
 
+def _true_prior(task, X, yu, rows):
+    """The default told the true class proportions of all rows (``class_prior=``): a
+    diagnostic, not a peer — what the default would err if it knew the prior."""
+    from lorak.models import SemiSupervisedFactorClassifier
+
+    y = np.asarray(task.data.y)
+    classes = np.unique(yu[rows])
+    prior = np.array([np.mean(y == k) for k in classes])
+    clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, yu)
+    return clf.transduction_, {}
+
+
+def _graph_off(task, X, yu, rows):
+    """The default with the graph switched off (``GraphRegularizedFactor(gamma=0)``, the
+    default head): a diagnostic, not a peer — what the graph costs or brings."""
+    from lorak.estimators import GraphRegularizedFactor
+    from lorak.models import SemiSupervisedFactorClassifier
+
+    clf = SemiSupervisedFactorClassifier(GraphRegularizedFactor(gamma=0, random_state=0))
+    return clf.fit(X, yu).transduction_, {}
+
+
 def _gn(classifier):
     def fit(task, X, yu, rows):
         from lorak.estimators import GeneralizedNystroem
@@ -600,6 +624,8 @@ METHODS = (
     ),
     ssl_column("laprls", "LapRLS (dense)", _dense_column(laprls_cv), applies=_dense_applies),
     ssl_column("lapsvm", "LapSVM (dense)", _dense_column(lapsvm_cv), applies=_dense_applies),
+    ssl_column("default-true-prior", "default, told the true prior", _true_prior),
+    ssl_column("default-graph-off", "default, graph off (γ = 0)", _graph_off),
 )
 NAMES = tuple(m.name for m in METHODS)
 LABELS = {m.name: m.display for m in METHODS}
@@ -622,6 +648,9 @@ ssl_win_table = functools.partial(_ssl_report.ssl_win_table, protocol=REPORT)
 #: The win counts per part, budget and criterion, tuning and held-out sets apart
 #: (:func:`._ssl_report.ssl_win_counts`).
 ssl_win_counts = functools.partial(_ssl_report.ssl_win_counts, protocol=REPORT)
+#: The cells the default misses and the measured reason of each
+#: (:func:`._ssl_report.ssl_miss_reasons`).
+ssl_miss_reasons = functools.partial(_ssl_report.ssl_miss_reasons, protocol=REPORT)
 
 # ---------------------------------------------------------------- the experiment
 
