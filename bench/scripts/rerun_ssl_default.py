@@ -99,12 +99,12 @@ def merged(stored, new):
     covered = {cell for errors in new.values() for cell in errors}
     before = [copy.deepcopy(r) for r in stored if _cell(r) in covered]
     now = copy.deepcopy(before)
+    templates = {_cell(r): r for r in before}
     for name, errors in new.items():
         have = {_cell(r) for r in now if r["method"] == name}
         for r in now:
             if r["method"] == name and _cell(r) in errors:
                 r["mean"], r["std"] = _moments(errors[_cell(r)])
-        templates = {_cell(r): r for r in before}
         for cell, errs in errors.items():
             if cell not in have and cell in templates:
                 row = dict(copy.deepcopy(templates[cell]), method=name, paper=None)
