@@ -582,8 +582,8 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         rejects them at level 0.05; then the labeled proportions). "uniform";
         "labeled"; or one nonnegative number per class, in the order of ``classes_``
         (proportions you know win: told the true ones, the default came within 1 point
-        of the best peer in 11 of the 15 few-label cells where it missed on the
-        ``lorak bench ssl`` sets that chose none of its rules).
+        of the best column or peer in 11 of the 15 few-label cells where it missed on
+        ``lorak bench ssl``'s held-out sets).
     class_mass : "auto", "exact" or "normalized", default="auto"
         How the few-label head reads the unlabeled rows under the prior
         (:class:`~lorak.models.SelfTrainedRidge`'s ``class_mass``; ignored with enough
