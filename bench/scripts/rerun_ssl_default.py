@@ -41,6 +41,7 @@ from lorak_bench.experiments.ssl import (
     METHODS,
     SSL,
     ssl_miss_reasons,
+    ssl_miss_table,
     ssl_win_counts,
 )
 from lorak_bench.timing import Record
@@ -157,7 +158,10 @@ def main(argv):
     rec["miss_reasons"] = ssl_miss_reasons(as_result(now))
     print_counts(counts)
     print_cells(rec["cells"])
-    print_reasons(rec["miss_reasons"])
+    table = ssl_miss_table(as_result(now))
+    if table:
+        print("\nMisses of the default and their measured reason (error %):\n")
+        print(table)
     rec.write(args.out)
 
 
@@ -197,23 +201,6 @@ def print_cells(cells):
             best = c.get("best")
             ref = f"{best[1]:.2f} {best[0]}" if best else "—"
             print(f"| {dataset} | {params} | {c['stored']:.2f} | {c['new']:.2f} | {ref} |")
-
-
-def print_reasons(rows):
-    """The cells the default misses, with the diagnostics and the measured reason."""
-    if not rows:
-        return
-    print("\nMisses of the default and their measured reason (error %):\n")
-    print("| part | labels | set | group | default | best | told the prior | graph off | reason |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        diag = [r.get(m) for m in DIAGNOSTIC_COLUMNS]
-        shown = " | ".join("—" if v is None else f"{v:.2f}" for v in diag)
-        best = f"{r['best'][1]:.2f} {r['best'][0]}"
-        print(
-            f"| {r['part']} | {r['labels']} | {r['dataset']} | {r['group']} | "
-            f"{r['default']:.2f} | {best} | {shown} | {r['reason'] or '—'} |"
-        )
 
 
 def print_counts(counts):

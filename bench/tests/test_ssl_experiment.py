@@ -271,6 +271,9 @@ def test_miss_reasons_table_is_in_the_report():
         ["other-random", "max(10, 2/class)", "glass", "held-out", "26.00", "20.00 poisson",
          "20.50", "27.00", "prior"]
     ]  # fmt: skip
+    table = ssl.ssl_miss_table(result)
+    assert "| glass | held-out | 26.00 | 20.00 poisson | 20.50 | 27.00 | prior |" in table
+    assert ssl.ssl_miss_table(_result_of({("other-random", "wine"): {"default": 20.0}})) == ""
 
 
 def _task(data, rep, l=20):

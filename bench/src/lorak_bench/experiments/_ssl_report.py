@@ -33,6 +33,7 @@ __all__ = [
     "ssl_cells",
     "ssl_checks",
     "ssl_miss_reasons",
+    "ssl_miss_table",
     "ssl_plots",
     "ssl_summary",
     "ssl_win_counts",
@@ -196,6 +197,16 @@ def _best(rows, part):
     return _best_mean_of(PEER_COLUMNS if part in PEER_PARTS else BEST_COLUMNS)(rows, part)
 
 
+def _best_named(rows, part):
+    """(name, mean) of the best column (book, even draws) or peer, or None."""
+    columns = PEER_COLUMNS if part in PEER_PARTS else BEST_COLUMNS
+    present = [m for m in columns if m in rows]
+    if not present:
+        return None
+    name = min(present, key=lambda m: rows[m]["mean"])
+    return name, rows[name]["mean"]
+
+
 class Criterion(NamedTuple):
     """``default`` against ``reference(rows, part)``: it passes when default −
     reference < 0 (``strict``) or ≤ ``margin``; only in ``parts`` (None: all) and at
@@ -302,16 +313,14 @@ def ssl_miss_reasons(result, protocol: Protocol) -> list[dict]:
     neither fix alone closes it). A cell without the diagnostic columns has reason None."""
     out = []
     for c in ssl_cells(result):
-        best = _best(c.rows, c.part)
-        if "default" not in c.rows or best is None:
+        named = _best_named(c.rows, c.part)
+        if "default" not in c.rows or named is None:
             continue
-        gap = c.rows["default"]["mean"] - best
-        if gap <= 1.0 + 1e-9:
+        name, best = named
+        if c.rows["default"]["mean"] - best <= 1.0 + 1e-9:
             continue
         diag = {m: c.rows[m]["mean"] if m in c.rows else None for m in DIAGNOSTIC_COLUMNS}
         closes = [None if v is None else v - best <= 1.0 + 1e-9 for v in diag.values()]
-        columns = PEER_COLUMNS if c.part in PEER_PARTS else BEST_COLUMNS
-        name = min((m for m in columns if m in c.rows), key=lambda m: c.rows[m]["mean"])
         out.append(
             {
                 "part": c.part,
@@ -442,10 +451,18 @@ def _num(v) -> str:
     return "—" if v is None else f"{v:.2f}"
 
 
-def _reason_lines(result, protocol, render) -> list[str]:
+def ssl_miss_table(result, protocol: Protocol, *, markdown: bool = True) -> str:
+    """:func:`ssl_miss_reasons` as a table (markdown or plain text); "" without a miss
+    that has its diagnostics."""
+    from .._report import markdown_table, text_table
+
+    return _miss_table(result, protocol, markdown_table if markdown else text_table)
+
+
+def _miss_table(result, protocol, render):
     rows = ssl_miss_reasons(result, protocol)
     if not rows or all(r["reason"] is None for r in rows):
-        return []
+        return ""
     body = [
         [
             r["part"],
@@ -459,6 +476,14 @@ def _reason_lines(result, protocol, render) -> list[str]:
         ]
         for r in rows
     ]
+    header = ["part", "labels", "set", "group", "default", "best", *DIAGNOSTIC_COLUMNS, "reason"]
+    return render(header, body)
+
+
+def _reason_lines(result, protocol, render) -> list[str]:
+    table = _miss_table(result, protocol, render)
+    if not table:
+        return []
     return [
         "",
         "Misses of the default (more than 1 point behind the best column, or the best peer "
@@ -467,10 +492,7 @@ def _reason_lines(result, protocol, render) -> list[str]:
         "labeled rows (`default-true-prior`: told the true class proportions; "
         "`default-graph-off`: γ = 0); beyond both: neither fix alone closes it.",
         "",
-        render(
-            ["part", "labels", "set", "group", "default", "best", *DIAGNOSTIC_COLUMNS, "reason"],
-            body,
-        ),
+        table,
     ]
 
 

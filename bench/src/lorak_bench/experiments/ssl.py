@@ -177,6 +177,7 @@ __all__ = [
     "TUNING_SETS",
     "set_group",
     "ssl_miss_reasons",
+    "ssl_miss_table",
     "ssl_win_counts",
     "ssl_win_table",
 ]
@@ -651,6 +652,8 @@ ssl_win_counts = functools.partial(_ssl_report.ssl_win_counts, protocol=REPORT)
 #: The cells the default misses and the measured reason of each
 #: (:func:`._ssl_report.ssl_miss_reasons`).
 ssl_miss_reasons = functools.partial(_ssl_report.ssl_miss_reasons, protocol=REPORT)
+#: The same as a table (:func:`._ssl_report.ssl_miss_table`).
+ssl_miss_table = functools.partial(_ssl_report.ssl_miss_table, protocol=REPORT)
 
 # ---------------------------------------------------------------- the experiment
 
