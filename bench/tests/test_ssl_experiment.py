@@ -376,6 +376,11 @@ def test_large_sets_are_cut_to_a_stratified_subset():
     assert "7291" in data.meta["subsample"] and data.X.min() >= -1.0 and data.X.max() <= 1.0
     glass = next(s for s in ssl.OTHER_SETS if s.display == "glass")
     assert glass.loader(glass, None).n_samples == 214  # small sets whole
+    ijcnn1 = next(s for s in ssl.OTHER_SETS if s.display == f"ijcnn1-{ssl.SUBSAMPLE_ROWS}")
+    cut = ijcnn1.loader(ijcnn1, None)
+    assert cut.n_samples == ssl.SUBSAMPLE_ROWS and "49990" in cut.meta["subsample"]
+    # stratified: the small class keeps its share of the rows (4853 of 49 990)
+    assert abs(np.mean(cut.y == 1) - 4853 / 49990) < 1e-3
 
 
 def test_every_set_is_in_exactly_one_group():
@@ -388,6 +393,11 @@ def test_every_set_is_in_exactly_one_group():
     assert ssl.set_group("Digit1") == "tuning" and ssl.set_group("toy") == "unassigned"
     for name in ("satimage", "usps", "mnist-test", "glass", "wine", "iris", "digits"):
         assert any(s.name == name for s in ssl.OTHER_SETS), name
+    # two-class sets with one class far larger than the other, and two more balanced
+    # ones, none of which chose a rule
+    rows = ssl.SUBSAMPLE_ROWS
+    for label in ("w1a", f"ijcnn1-{rows}", f"mushrooms-{rows}", "sonar"):
+        assert ssl.set_group(label) == "held-out", label
 
 
 def test_parts_and_sets_select_pieces():

@@ -32,23 +32,32 @@ def linear_svc():
     return LinearSVC(C=1.0, max_iter=10000, random_state=0)
 
 
-def choose_head(candidates, Q_l, codes_l):
+def choose_head(candidates, Q_l, codes_l, sample_weight=None):
     """The candidate head with the fewest errors in a stratified k-fold cross-validation
     over the labeled rows (the first candidate wins a tie), and each candidate's error
     count. k = :data:`HEAD_CV_FOLDS`, or the smallest class's labeled rows when fewer;
-    with a class of one labeled row the first candidate is taken unscored."""
+    with a class of one labeled row the first candidate is taken unscored.
+
+    ``sample_weight`` (l,), optional: each fold's heads are fitted with the training
+    rows' weights and a held-out row's error counts its weight (an importance-weighted
+    error: the rows of a class weighted by the ratio of the proportions it is meant for
+    to the labeled ones score the heads as if the labels came in those proportions);
+    the counts are then sums of weights."""
     from sklearn.model_selection import StratifiedKFold
 
     k = min(HEAD_CV_FOLDS, int(np.bincount(codes_l).min()))
     if k < 2:
         return candidates[0], None
     folds = StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l)
-    errors = np.zeros(len(candidates), dtype=np.int64)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    errors = np.zeros(len(candidates), dtype=np.int64 if w is None else np.float64)
     for train, test in folds:
-        errors += np.count_nonzero(~_split_hits(candidates, Q_l, codes_l, train, test), axis=1)
+        wrong = ~_split_hits(candidates, Q_l, codes_l, train, test, w)
+        errors += np.count_nonzero(wrong, axis=1) if w is None else wrong @ w[test]
     best = int(np.argmin(errors))
+    cast = int if w is None else float
     return candidates[best], {
-        type(h).__name__: int(e) for h, e in zip(candidates, errors, strict=True)
+        type(h).__name__: cast(e) for h, e in zip(candidates, errors, strict=True)
     }
 
 
@@ -61,16 +70,18 @@ def linear_head_hits(Q_l, codes_l, alpha, train, test):
     return _split_hits((RidgeClassifier(alpha=alpha), linear_svc()), Q_l, codes_l, train, test)
 
 
-def _split_hits(heads, Q_l, codes_l, train, test):
+def _split_hits(heads, Q_l, codes_l, train, test, sample_weight=None):
     """(len(heads), len(test)) booleans: whether each head (a clone), fitted on the rows
-    ``train`` of ``Q_l``, predicts each row of ``test`` right."""
+    ``train`` of ``Q_l`` (with their ``sample_weight`` when given), predicts each row of
+    ``test`` right."""
     from sklearn.exceptions import ConvergenceWarning
 
     hits = np.zeros((len(heads), len(test)), dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for i, head in enumerate(heads):
-            pred = clone(head).fit(Q_l[train], codes_l[train]).predict(Q_l[test])
+            fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+            pred = clone(head).fit(Q_l[train], codes_l[train], **fit_kw).predict(Q_l[test])
             hits[i] = pred == codes_l[test]
     return hits
 

@@ -1,0 +1,99 @@
+"""A given class prior with enough labels: the labeled rows' classes reweighted to the
+proportions of the data (importance weights of a shift in the classes' proportions)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import lorak
+from lorak import SemiSupervisedFactorClassifier
+from lorak.models._semi_supervised import prior_class_weights
+
+PRIOR = np.array([0.9, 0.1])
+
+
+@pytest.fixture(scope="module")
+def unequal():
+    """Two overlapping Gaussians, 90 % and 10 % of the rows, labeled 30 and 30: the
+    labels drawn evenly over classes of unequal size."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(1200) < PRIOR[1]).astype(np.int64)
+    X = rng.standard_normal((y.size, 5))
+    X[:, 0] += np.where(y == 1, 1.0, -1.0)
+    lab = np.r_[
+        rng.choice(np.flatnonzero(y == 0), 30, False), rng.choice(np.flatnonzero(y == 1), 30, False)
+    ]
+    ys = np.full(y.size, -1)
+    ys[lab] = y[lab]
+    return X, y, ys, lab
+
+
+def _unlabeled_share(clf, X, lab):
+    unl = np.setdiff1d(np.arange(X.shape[0]), lab)
+    return float(np.mean(clf.predict(X[unl]) == 1)), unl
+
+
+def test_weights_are_the_ratio_of_the_given_to_the_labeled_proportions():
+    codes = np.repeat([0, 1, 2], [10, 30, 60])
+    w = prior_class_weights([0.5, 0.3, 0.2], codes, 3)
+    np.testing.assert_allclose(w, [0.5 / 0.1, 0.3 / 0.3, 0.2 / 0.6])
+    np.testing.assert_allclose(prior_class_weights("uniform", codes, 3), [10 / 3, 10 / 9, 10 / 18])
+    # the labeled proportions, given or named, and "auto" leave the rows as they came
+    assert prior_class_weights("labeled", codes, 3) is None
+    assert prior_class_weights([0.1, 0.3, 0.6], codes, 3) is None
+    assert prior_class_weights("auto", codes, 3) is None
+
+
+def test_a_given_prior_reweights_the_head(unequal):
+    X, y, ys, lab = unequal
+    auto = SemiSupervisedFactorClassifier().fit(X, ys)
+    told = SemiSupervisedFactorClassifier(class_prior=PRIOR).fit(X, ys)
+    assert not auto.few_labels_ and not told.few_labels_  # 30 per class: leave-one-out
+    assert auto.class_weights_ is None
+    np.testing.assert_allclose(told.class_weights_, PRIOR / 0.5)
+    # the cross-validation that chose the head counted the wrong rows' weights
+    assert all(isinstance(v, float) for v in told.head_cv_errors_.values())
+    # trained on equal classes, the head gives the small class far more rows than its
+    # tenth; reweighted, close to it, and fewer rows are wrong
+    share_auto, unl = _unlabeled_share(auto, X, lab)
+    share_told, _ = _unlabeled_share(told, X, lab)
+    assert share_auto > PRIOR[1] + 0.08
+    assert abs(share_told - PRIOR[1]) < abs(share_auto - PRIOR[1]) - 0.05
+    err_auto = np.mean(auto.predict(X[unl]) != y[unl])
+    err_told = np.mean(told.predict(X[unl]) != y[unl])
+    assert err_told < err_auto - 0.03
+
+
+def test_the_labeled_proportions_change_nothing(unequal):
+    X, _, ys, _ = unequal
+    auto = SemiSupervisedFactorClassifier().fit(X, ys)
+    for prior in ("labeled", [0.5, 0.5]):
+        clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
+        assert clf.class_weights_ is None
+        np.testing.assert_array_equal(clf.predict(X), auto.predict(X))
+        assert clf.head_cv_errors_ == auto.head_cv_errors_
+
+
+def test_a_labeled_class_with_a_share_of_zero_is_refused(unequal):
+    X, _, ys, _ = unequal
+    with pytest.raises(ValueError, match="class_prior gives a share of 0 to the class at"):
+        SemiSupervisedFactorClassifier(class_prior=[1.0, 0.0]).fit(X, ys)
+
+
+def test_a_given_classifier_ignores_the_prior(unequal):
+    X, _, ys, _ = unequal
+    clf = SemiSupervisedFactorClassifier(classifier=LogisticRegression(), class_prior=PRIOR)
+    clf.fit(X, ys)
+    assert clf.class_weights_ is None and clf.head_cv_errors_ is None
+
+
+def test_the_weights_survive_a_save(unequal, tmp_path):
+    X, _, ys, _ = unequal
+    told = SemiSupervisedFactorClassifier(class_prior=PRIOR).fit(X, ys)
+    path = tmp_path / "told.lorak"
+    lorak.save(told, path)
+    back = lorak.load(path)
+    np.testing.assert_array_equal(back.class_weights_, told.class_weights_)
+    np.testing.assert_array_equal(back.predict(X[:50]), told.predict(X[:50]))
