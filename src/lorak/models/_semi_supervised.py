@@ -604,8 +604,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         longer teach the head equal classes (told the true proportions, with 100 labels
         spread evenly, ``lorak bench ssl``: w1a, 3 % positives, 26.6 → 0.9 % error;
         adult1a 25.8 → 19.2; german 32.4 → 26.8); "auto" takes the labeled rows as they
-        came. Ignored with a
-        given ``classifier``. "auto": measured from the data
+        came. Ignored with a given ``classifier``. "auto": measured from the data
         (:func:`lorak.learn.estimate_class_prior`) — the proportions whose mixture of
         the labeled rows' class means (in the factor's feature space) matches the
         unlabeled rows' mean, which holds whether the labels were drawn at random or
