@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 import lorak
 from lorak import SemiSupervisedFactorClassifier
-from lorak.models._semi_supervised import prior_class_weights
+from lorak.models._semi_supervised import prior_class_weights, resolve_class_prior
 
 PRIOR = np.array([0.9, 0.1])
 
@@ -35,15 +35,20 @@ def _unlabeled_share(clf, X, lab):
     return float(np.mean(clf.predict(X[unl]) == 1)), unl
 
 
+def _weights(class_prior, codes, c):
+    counts = np.bincount(codes, minlength=c)
+    return prior_class_weights(resolve_class_prior(class_prior, counts), counts)
+
+
 def test_weights_are_the_ratio_of_the_given_to_the_labeled_proportions():
     codes = np.repeat([0, 1, 2], [10, 30, 60])
-    w = prior_class_weights([0.5, 0.3, 0.2], codes, 3)
+    w = _weights([0.5, 0.3, 0.2], codes, 3)
     np.testing.assert_allclose(w, [0.5 / 0.1, 0.3 / 0.3, 0.2 / 0.6])
-    np.testing.assert_allclose(prior_class_weights("uniform", codes, 3), [10 / 3, 10 / 9, 10 / 18])
+    np.testing.assert_allclose(_weights("uniform", codes, 3), [10 / 3, 10 / 9, 10 / 18])
     # the labeled proportions, given or named, and "auto" leave the rows as they came
-    assert prior_class_weights("labeled", codes, 3) is None
-    assert prior_class_weights([0.1, 0.3, 0.6], codes, 3) is None
-    assert prior_class_weights("auto", codes, 3) is None
+    assert _weights("labeled", codes, 3) is None
+    assert _weights([0.1, 0.3, 0.6], codes, 3) is None
+    assert _weights("auto", codes, 3) is None
 
 
 def test_a_given_prior_reweights_the_head(unequal):

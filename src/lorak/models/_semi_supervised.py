@@ -195,19 +195,20 @@ def resolve_class_prior(class_prior, counts):
     return p / p.sum()
 
 
-def prior_class_weights(class_prior, codes_l, n_classes):
-    """Weights (c,) of the labeled rows' classes under a given ``class_prior``:
-    π_c / (n_c / l), the ratio of the proportions the head is meant for to the labeled
-    ones, so that a head fitted with them (and a cross-validation scored with them) sees
-    the labeled rows as if they came in proportions π — the importance weights of a
-    shift in the classes' proportions between the labeled rows and the data. None for
-    "auto" (the labels are taken as they came) or where every weight is 1. A share of 0
-    for a class with labeled rows gets an error naming ``class_prior``: its rows would
-    weigh nothing, and the head could not be fitted on them."""
-    counts = np.bincount(codes_l, minlength=n_classes)
-    prior = resolve_class_prior(class_prior, counts)
+def prior_class_weights(prior, counts):
+    """Weights (c,) of the labeled rows' classes under a given class prior ``prior``
+    (:func:`resolve_class_prior`'s proportions; None for "auto") and the labeled class
+    counts ``counts``: π_c / (n_c / l), the ratio of the proportions the head is meant
+    for to the labeled ones, so that a head fitted with them (and a cross-validation
+    scored with them) sees the labeled rows as if they came in proportions π — the
+    importance weights of a shift in the classes' proportions between the labeled rows
+    and the data. None for "auto" (the labels are taken as they came) or where every
+    weight is 1. A share of 0 for a class with labeled rows gets an error naming
+    ``class_prior``: its rows would weigh nothing, and the head could not be fitted on
+    them."""
     if prior is None:
         return None
+    counts = np.asarray(counts, dtype=np.int64)
     empty = np.flatnonzero((prior == 0) & (counts > 0))
     if empty.size:
         raise ValueError(
@@ -689,8 +690,9 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             *parse_semi_supervised_y(y, n, owner=type(self).__name__), n
         )
         classes, codes_l = targets.classes, targets.codes
-        # checked now; "auto" is measured by the few-label head from the factor's rows
-        resolve_class_prior(self.class_prior, np.bincount(codes_l, minlength=classes.size))
+        # checked now; "auto" (None) is measured by the few-label head from the factor's rows
+        counts_l = np.bincount(codes_l, minlength=classes.size)
+        prior = resolve_class_prior(self.class_prior, counts_l)
         check_in_choices(self.class_mass, "class_mass", CLASS_MASS_READINGS)
         factor = _default_factor() if self.factor is None else self.factor
         clf = _default_classifier() if self.classifier is None else self.classifier
@@ -722,7 +724,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
 
                 ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
                 # a given prior reweights the labeled rows' classes (None: as they came)
-                self.class_weights_ = prior_class_weights(self.class_prior, codes_l, classes.size)
+                self.class_weights_ = prior_class_weights(prior, counts_l)
                 w = None if self.class_weights_ is None else self.class_weights_[codes_l]
                 clf, self.head_cv_errors_ = choose_head((ridge, linear_svc()), Q_l, codes_l, w)
                 fit_kw = {} if w is None else {"sample_weight": w}
