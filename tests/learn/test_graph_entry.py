@@ -265,3 +265,51 @@ def test_no_folds_turn_the_measurement_off(moons, monkeypatch):
     targets = _classes(_labels(y, 5))
     fit = _entry(X, targets)
     assert fit.regime_table is None and fit.few_labels is True  # 5 per class: the counts
+
+
+@pytest.mark.parametrize("prior", [None, (0.8, 0.2)])
+def test_the_regime_s_heads_read_a_given_prior(moons, monkeypatch, prior):
+    """Both regimes' heads are scored as the model fits them: the self-trained ridge
+    under the given prior, the linear heads with the fold's classes weighted by it."""
+    import lorak.learn._heads as heads
+    from lorak.learn._heads import prior_class_weights
+
+    X, y = moons
+    targets = _classes(_labels(y, 6))
+    given = None if prior is None else np.asarray(prior)
+    targets = dataclasses.replace(targets, class_prior=given)
+    seen = {"few": [], "loo": []}
+    few, loo = heads.few_label_head_codes, heads.linear_head_hits
+
+    def few_spy(Q_l, codes_l, Q_u, alpha, c, Q, prior=None):
+        seen["few"].append(prior)
+        return few(Q_l, codes_l, Q_u, alpha, c, Q, prior)
+
+    def loo_spy(Q_l, codes_l, alpha, train, test, sample_weight=None):
+        seen["loo"].append((codes_l, train, sample_weight))
+        return loo(Q_l, codes_l, alpha, train, test, sample_weight)
+
+    monkeypatch.setattr(heads, "few_label_head_codes", few_spy)
+    monkeypatch.setattr(heads, "linear_head_hits", loo_spy)
+    fit = _entry(X, targets)
+    assert fit.regime_table is not None and seen["few"] and len(seen["few"]) == len(seen["loo"])
+    for p, (codes, train, w) in zip(seen["few"], seen["loo"], strict=True):
+        if given is None:
+            assert p is None and w is None
+            continue
+        np.testing.assert_array_equal(p, given)
+        expected = prior_class_weights(given, np.bincount(codes[train], minlength=2))[codes]
+        np.testing.assert_allclose(w, expected)
+        assert not np.allclose(w, 1.0)  # 6 and 6 labeled, told 4 to 1: weighted
+
+
+def test_a_labeled_class_given_no_share_is_weighed_as_it_came_in_the_folds():
+    from lorak.learn._graph_entry import _fold_weights
+
+    codes = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2])
+    train = np.arange(codes.size)
+    assert _fold_weights(None, codes, train, 3) is None
+    assert _fold_weights(np.array([0.0, 0.5, 0.5]), codes, train, 3) is None
+    assert _fold_weights(np.array([3, 4, 2]) / 9, codes, train, 3) is None  # as they came
+    w = _fold_weights(np.array([0.5, 0.25, 0.25]), codes, train[:7], 3)  # class 2 held out
+    np.testing.assert_allclose(w, np.r_[[0.5 * 7 / 3] * 3, [0.25 * 7 / 4] * 4, [0.25 * 7] * 2])

@@ -51,3 +51,36 @@ def test_the_few_label_head_reads_the_unlabeled_rows():
     codes = few_label_head_codes(X[lab], y[lab], X[unl], 0.1, 2, X)
     assert codes.shape == (200,) and set(np.unique(codes)) <= {0, 1}
     assert np.mean(codes[unl] == y[unl]) > 0.95
+
+
+def test_linear_head_hits_fit_with_the_rows_weights():
+    X, y = _blobs(gap=0.7, seed=2)
+    train, test = np.arange(0, 60, 2), np.arange(1, 60, 2)
+    w = np.where(y == 0, 3.0, 0.5)
+    hits = linear_head_hits(X, y, 2.0, train, test, w)
+    for i, head in enumerate((RidgeClassifier(alpha=2.0), linear_svc())):
+        pred = head.fit(X[train], y[train], sample_weight=w[train]).predict(X[test])
+        np.testing.assert_array_equal(hits[i], pred == y[test])
+    np.testing.assert_array_equal(
+        linear_head_hits(X, y, 2.0, train, test, np.ones(60)),
+        linear_head_hits(X, y, 2.0, train, test),
+    )
+
+
+def test_few_label_head_codes_read_a_given_prior():
+    from lorak.learn import self_training_ridge
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(600) < 0.15).astype(np.int64)
+    X = rng.standard_normal((600, 3))
+    X[:, 0] += np.where(y == 1, 1.2, -1.2)
+    lab = np.r_[np.flatnonzero(y == 0)[:5], np.flatnonzero(y == 1)[:5]]
+    unl = np.setdiff1d(np.arange(600), lab)
+    prior = np.array([0.7, 0.3])  # not the rows' 85 / 15: read, not measured
+    codes = few_label_head_codes(X[lab], y[lab], X[unl], 0.1, 2, X[unl], prior)
+    fit = self_training_ridge(X[lab], y[lab], X[unl], 0.1, n_classes=2, prior=prior)
+    np.testing.assert_array_equal(codes, np.argmax(X[unl] @ fit.coef.T + fit.intercept, axis=1))
+    assert abs(np.mean(codes == 1) - 0.3) < 0.01  # the given shares, exactly
+    assert (
+        abs(np.mean(few_label_head_codes(X[lab], y[lab], X[unl], 0.1, 2, X[unl]) == 1) - 0.3) > 0.05
+    )

@@ -102,3 +102,30 @@ def test_the_weights_survive_a_save(unequal, tmp_path):
     back = lorak.load(path)
     np.testing.assert_array_equal(back.class_weights_, told.class_weights_)
     np.testing.assert_array_equal(back.predict(X[:50]), told.predict(X[:50]))
+
+
+@pytest.mark.parametrize(
+    "class_prior, expected", [("auto", None), (PRIOR, PRIOR), ("uniform", [0.5, 0.5])]
+)
+def test_the_factor_scores_the_heads_under_the_model_s_prior(
+    unequal, monkeypatch, class_prior, expected
+):
+    """The graph factor's regime measurement scores the heads as the model fits them:
+    the model hands its resolved prior down with the parsed labels."""
+    X, y, ys, lab = unequal
+    seen = []
+    fit = lorak.GraphRegularizedFactor.fit
+
+    def spy(self, X, y=None, **kw):
+        seen.append(y)
+        return fit(self, X, y, **kw)
+
+    monkeypatch.setattr(lorak.GraphRegularizedFactor, "fit", spy)
+    few = np.full(y.size, -1)
+    few[lab[::5]] = y[lab[::5]]  # 6 and 6: the regime is measured
+    model = SemiSupervisedFactorClassifier(class_prior=class_prior).fit(X, few)
+    assert len(seen) == 1 and model.factor_.regime_table_ is not None
+    if expected is None:
+        assert seen[0].class_prior is None
+    else:
+        np.testing.assert_allclose(seen[0].class_prior, expected)

@@ -142,6 +142,10 @@ class SemiSupervisedTargets:
         or the responses with NaN there.
     classes : (c,) the labeled classes, sorted (classification), else None.
     codes : (l,) the labeled rows' class codes 0 … c−1 (classification), else None.
+    class_prior : (c,) the class proportions the model was given (its ``class_prior``
+        resolved), else None ("auto", or responses): a factor that scores the model's
+        heads on the labeled rows (the graph factor's regime measurement) scores them
+        as the model will fit them, under this prior.
     """
 
     kind: str
@@ -150,6 +154,7 @@ class SemiSupervisedTargets:
     coded: np.ndarray
     classes: np.ndarray | None = None
     codes: np.ndarray | None = None
+    class_prior: np.ndarray | None = None
 
     @classmethod
     def of_classes(cls, rows, labels, n_samples: int) -> SemiSupervisedTargets:

@@ -91,6 +91,7 @@ class GraphLabels:
     targets: np.ndarray  # (l, c) ±1 one-vs-rest class columns, or (l, 1) standardized responses
     few_labels: bool | None  # the few-label regime (by the counts); None for responses
     codes: np.ndarray | None = None  # (l,) class codes 0 … c−1; None for responses
+    prior: np.ndarray | None = None  # (c,) the class prior the model was given, else None
 
     @classmethod
     def of(cls, t) -> GraphLabels:
@@ -101,7 +102,8 @@ class GraphLabels:
             return cls(t.kind, t.rows, T, None)
         c = t.classes.size
         T = ridge_targets(t.codes, c)
-        return cls(t.kind, t.rows, T, few_labels_decision(t.codes, c), np.asarray(t.codes))
+        codes, prior = np.asarray(t.codes), t.class_prior
+        return cls(t.kind, t.rows, T, few_labels_decision(t.codes, c), codes, prior)
 
 
 @dataclass
@@ -161,7 +163,8 @@ def fit_graph_factor(
 
     ``rows``: the n training rows as the estimator resolved them (a
     ``lorak._core.rows.Rows``); ``factor``: the fitted inner factor; ``targets``: y parsed
-    (a ``lorak._core.targets.SemiSupervisedTargets``) or None; ``sample``: the
+    (a ``lorak._core.targets.SemiSupervisedTargets``; the regime measurement's heads
+    read its ``class_prior``, a classifier's given prior) or None; ``sample``: the
     rows the anchor graph's statistics are estimated on (Rows; its sums scaled by
     n/|sample|), None for all; ``labeled``: the labeled rows gathered (Rows; for
     ``gamma="auto"``); ``graph``: "anchor", "knn" or a checked n × n adjacency, with
@@ -402,9 +405,12 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     held-out labeled rows, unlabeled in their fold) under the class prior measured
     from them; leave-one-out over the fold's labeled rows with a ridge and with a
     linear SVM, whichever errs less over the folds (the head the model's own
-    cross-validation then picks). The graph, its m × m statistics and the rows' factor
-    are fitted once: only those m × m choices and the heads are refitted per fold
-    (``maps``: the principal maps by t, shared with the final choice).
+    cross-validation then picks). A class prior the model was given
+    (``labels.prior``) is read by both, as the model's heads read it: the self-trained
+    ridge takes its shares, the linear heads weight the labeled classes by it. The
+    graph, its m × m statistics and the rows' factor are fitted once: only those
+    m × m choices and the heads are refitted per fold (``maps``: the principal maps by
+    t, shared with the final choice).
 
     The counts' regime (``labels.few_labels``) stands unless the other one is better
     on the held-out rows beyond chance: of the rows only one regime predicts right
@@ -425,7 +431,8 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     loo_hit = np.zeros((2, codes.size), dtype=bool)  # the ridge's and the linear SVM's
     choose = (G_l, defo, n, gammas, n_components, selection, maps)
     for train, test in _regime_folds(codes, scored):
-        few_hit[test], loo_hit[:, test] = _fold_hits(F_l, F_u, codes, c, train, test, choose)
+        hits = _fold_hits(F_l, F_u, codes, c, train, test, choose, labels.prior)
+        few_hit[test], loo_hit[:, test] = hits
         held[test] = True
         counts = [_stay_switch(few_hit[held], h[held], labels.few_labels) for h in loo_hit]
         if not any(_may_switch(*sc, int(np.sum(scored & ~held))) for sc in counts):
@@ -455,20 +462,41 @@ def _regime_folds(codes, scored):
         yield np.setdiff1d(every, rows[te]), rows[te]
 
 
-def _fold_hits(F_l, F_u, codes, c, train, test, choose):
+def _fold_hits(F_l, F_u, codes, c, train, test, choose, prior=None):
     """One fold's held-out rows: whether the few-label regime's head predicts each
-    right, and whether leave-one-out's ridge and linear SVM do (2 × len(test))."""
+    right, and whether leave-one-out's ridge and linear SVM do (2 × len(test)). Each
+    head is fitted as the model fits it: under a given class ``prior`` (c,), the
+    self-trained ridge reads it and the linear heads weight the fold's labeled classes
+    by it (:func:`lorak.learn._heads.prior_class_weights` of the fold's counts)."""
     from ._heads import few_label_head_codes, linear_head_hits
 
     G_l, defo, n, gammas, n_components, selection, maps = choose
     held = F_u.plus(F_l[test])  # the unlabeled rows' moments: computed once, for every fold
-    pred = few_label_head_codes(F_l[train], codes[train], held, FEW_LABELS_PENALTY, c, F_l[test])
+    pred = few_label_head_codes(
+        F_l[train], codes[train], held, FEW_LABELS_PENALTY, c, F_l[test], prior
+    )
     T = ridge_targets(codes[train], c)
     loo = _leave_one_out_choice(
         G_l[train], T, "classification", defo, n, gammas, n_components, selection, maps
     )
     Q_l = _scaled_rows(_final_map(defo, loo, n, n_components), G_l)
-    return pred == codes[test], linear_head_hits(Q_l, codes, loo.penalty, train, test)
+    w = _fold_weights(prior, codes, train, c)
+    return pred == codes[test], linear_head_hits(Q_l, codes, loo.penalty, train, test, w)
+
+
+def _fold_weights(prior, codes, train, c):
+    """(l,) the labeled rows' weights under a given ``prior`` for a fold fitted on the
+    rows ``train`` (:func:`lorak.learn._heads.prior_class_weights` of their counts), or
+    None: no prior, weights of 1, or a labeled class given a share of 0 (the model
+    refuses that prior where it reweights; the fold then weighs the rows as they
+    came)."""
+    from ._heads import prior_class_weights
+
+    counts = np.bincount(codes[train], minlength=c)
+    if prior is None or np.any((prior == 0) & (counts > 0)):
+        return None
+    w = prior_class_weights(prior, counts)
+    return None if w is None else w[codes]
 
 
 def _stay_switch(few_hit, loo_hit, few_labels):

@@ -18,7 +18,14 @@ from sklearn.base import clone
 
 from ._few_labels import SELF_TRAINING_WEIGHTS, _Moments, _self_train
 
-__all__ = ["HEAD_CV_FOLDS", "choose_head", "few_label_head_codes", "linear_head_hits", "linear_svc"]
+__all__ = [
+    "HEAD_CV_FOLDS",
+    "choose_head",
+    "few_label_head_codes",
+    "linear_head_hits",
+    "linear_svc",
+    "prior_class_weights",
+]
 
 #: Folds of the cross-validation that picks the default head (fewer when a class has
 #: fewer labeled rows).
@@ -61,13 +68,40 @@ def choose_head(candidates, Q_l, codes_l, sample_weight=None):
     }
 
 
-def linear_head_hits(Q_l, codes_l, alpha, train, test):
+def prior_class_weights(prior, counts):
+    """Weights (c,) of the labeled rows' classes under a given class prior ``prior``
+    (c proportions; None for "auto") and the labeled class counts ``counts``:
+    π_c / (n_c / l), the ratio of the proportions the head is meant for to the labeled
+    ones, so that a head fitted with them (and a cross-validation scored with them)
+    sees the labeled rows as if they came in proportions π — the importance weights of
+    a shift in the classes' proportions between the labeled rows and the data. None
+    for "auto" (the labels are taken as they came) or where every weight is 1. A share
+    of 0 for a class with labeled rows gets an error naming ``class_prior``: its rows
+    would weigh nothing, and the head could not be fitted on them."""
+    if prior is None:
+        return None
+    counts = np.asarray(counts, dtype=np.int64)
+    empty = np.flatnonzero((prior == 0) & (counts > 0))
+    if empty.size:
+        raise ValueError(
+            f"class_prior gives a share of 0 to the class at position {int(empty[0])} of "
+            f"classes_, which has {int(counts[empty[0]])} labeled rows; with enough labels "
+            "the prior reweights the labeled rows' classes, and a class of weight 0 cannot "
+            "be fitted: give every labeled class a positive share"
+        )
+    weights = prior * (counts.sum() / np.maximum(counts, 1))
+    return None if np.allclose(weights, 1.0, rtol=1e-12, atol=0.0) else weights
+
+
+def linear_head_hits(Q_l, codes_l, alpha, train, test, sample_weight=None):
     """The leave-one-out regime's heads scored on one split of the labeled rows: whether
-    a ridge at penalty ``alpha`` and ``LinearSVC(C=1)``, each fitted on ``train``,
-    predict each row of ``test`` right — (2, len(test)) booleans, in that order."""
+    a ridge at penalty ``alpha`` and ``LinearSVC(C=1)``, each fitted on ``train`` (with
+    those rows' ``sample_weight`` when given), predict each row of ``test`` right —
+    (2, len(test)) booleans, in that order."""
     from sklearn.linear_model import RidgeClassifier
 
-    return _split_hits((RidgeClassifier(alpha=alpha), linear_svc()), Q_l, codes_l, train, test)
+    heads = (RidgeClassifier(alpha=alpha), linear_svc())
+    return _split_hits(heads, Q_l, codes_l, train, test, sample_weight)
 
 
 def _split_hits(heads, Q_l, codes_l, train, test, sample_weight=None):
@@ -86,11 +120,12 @@ def _split_hits(heads, Q_l, codes_l, train, test, sample_weight=None):
     return hits
 
 
-def few_label_head_codes(Q_l, codes_l, Q_u, alpha, n_classes, Q):
+def few_label_head_codes(Q_l, codes_l, Q_u, alpha, n_classes, Q, prior=None):
     """The few-label regime's head on rows Q: the class codes of the ridge self-trained
     on the labeled rows (``Q_l``, ``codes_l``) and the unlabeled rows ``Q_u`` (or their
-    moments, shared by the folds of a cross-validation) under the class prior measured
-    from them (:func:`lorak.learn.estimate_class_prior`)."""
+    moments, shared by the folds of a cross-validation) under the class prior: the
+    given proportions ``prior`` (c,), or None, measured from the rows
+    (:func:`lorak.learn.estimate_class_prior`)."""
     unl = Q_u if isinstance(Q_u, _Moments) else _Moments(Q_u)
-    fit = _self_train(Q_l, codes_l, unl, alpha, n_classes, None, SELF_TRAINING_WEIGHTS)
+    fit = _self_train(Q_l, codes_l, unl, alpha, n_classes, prior, SELF_TRAINING_WEIGHTS)
     return np.argmax(Q @ fit.coef.T + fit.intercept, axis=1)
