@@ -151,22 +151,23 @@ def _regime_by_rule(table, by_counts, level):
 
 @pytest.mark.parametrize("per_class", [3, 5, 15])
 def test_the_regime_is_measured_on_held_out_labeled_rows(moons, per_class):
-    from lorak.learn import REGIME_TEST_LEVEL
+    from lorak.learn._few_labels import regime_test_level
 
     X, y = moons
     targets = _classes(_labels(y, per_class))
     fit = _entry(X, targets)
+    level = regime_test_level(targets.codes, 2)
     table = fit.regime_table
     # each labeled row held out at most once; each regime right or wrong on it
     assert table.shape == (2, 2) and table.dtype.kind == "i" and np.all(table >= 0)
     held, rows = int(table.sum()), targets.rows.size
     assert 0 < held <= rows
     by_counts = few_labels(targets.codes, 2)
-    assert fit.few_labels is _regime_by_rule(table, by_counts, REGIME_TEST_LEVEL)
+    assert fit.few_labels is _regime_by_rule(table, by_counts, level)
     if held < rows:  # the folds stopped: the rows left could not have overturned the counts
         best = table.copy()
         best[(1, 0) if by_counts else (0, 1)] += rows - held
-        assert fit.few_labels is by_counts is _regime_by_rule(best, by_counts, REGIME_TEST_LEVEL)
+        assert fit.few_labels is by_counts is _regime_by_rule(best, by_counts, level)
     assert fit.gamma_rule == ("few_labels" if fit.few_labels else "leave_one_out")
 
 
@@ -178,7 +179,9 @@ def test_stopping_the_folds_early_keeps_the_decision_of_all_folds(moons, monkeyp
     early = [_entry(X, t) for t in draws]
     rule = entry._may_switch
     # never settled before the last fold: every fold runs
-    monkeypatch.setattr(entry, "_may_switch", lambda b, c, left: left > 0 or rule(b, c, left))
+    monkeypatch.setattr(
+        entry, "_may_switch", lambda b, c, left, level: left > 0 or rule(b, c, left, level)
+    )
     full = [_entry(X, t) for t in draws]
     assert all(int(f.regime_table.sum()) == t.rows.size for f, t in zip(full, draws, strict=True))
     assert [f.few_labels for f in early] == [f.few_labels for f in full]
@@ -241,7 +244,7 @@ def test_the_sign_test_level_bounds_the_switch(moons, monkeypatch, level):
     only it predicts right wins (a tie keeps the counts')."""
     import lorak.learn._graph_entry as entry
 
-    monkeypatch.setattr(entry, "REGIME_TEST_LEVEL", level)
+    monkeypatch.setattr(entry, "regime_test_level", lambda codes, c: level)
     X, y = moons
     switched = 0
     for per_class, seed in ((4, 0), (4, 1), (12, 0), (12, 2)):
@@ -313,3 +316,37 @@ def test_a_labeled_class_given_no_share_is_weighed_as_it_came_in_the_folds():
     assert _fold_weights(np.array([3, 4, 2]) / 9, codes, train, 3) is None  # as they came
     w = _fold_weights(np.array([0.5, 0.25, 0.25]), codes, train[:7], 3)  # class 2 held out
     np.testing.assert_allclose(w, np.r_[[0.5 * 7 / 3] * 3, [0.25 * 7 / 4] * 4, [0.25 * 7] * 2])
+
+
+def test_the_sign_test_asks_more_the_farther_the_counts_stand_from_their_switch():
+    from lorak.learn._few_labels import (
+        LEAVE_ONE_OUT_MIN_LABELED,
+        MIN_LABELS_PER_CLASS,
+        REGIME_LEVEL_AT_SWITCH,
+        REGIME_TEST_LEVEL,
+        regime_test_level,
+    )
+
+    def codes(*counts):
+        return np.repeat(np.arange(len(counts)), counts)
+
+    def level(*counts):
+        return regime_test_level(codes(*counts), len(counts))
+
+    k, total = MIN_LABELS_PER_CLASS, LEAVE_ONE_OUT_MIN_LABELED
+    assert level(k, k) == pytest.approx(REGIME_LEVEL_AT_SWITCH)
+    # half and twice the switch: the fixed level; between, above it; beyond, below it
+    assert level(k // 2, k // 2) == pytest.approx(REGIME_TEST_LEVEL)
+    assert level(2 * k, 2 * k) == pytest.approx(REGIME_TEST_LEVEL)
+    assert REGIME_TEST_LEVEL < level(k - 1, k - 1) < REGIME_LEVEL_AT_SWITCH
+    assert level(3, 3) == level(3 * k, 3 * k) == pytest.approx(REGIME_TEST_LEVEL)  # beyond
+    # the smallest class decides (and the total, while every class has two rows)
+    drop = REGIME_TEST_LEVEL / REGIME_LEVEL_AT_SWITCH  # per doubling
+    assert level(5, 40) == pytest.approx(REGIME_LEVEL_AT_SWITCH * drop ** np.log2(45 / total))
+    many = [2] * 14 + [total - 28]  # 15 classes, the total at the switch
+    assert level(*many) == pytest.approx(REGIME_LEVEL_AT_SWITCH)
+    assert level(1, *many[1:]) == pytest.approx(REGIME_TEST_LEVEL)  # a class of one
+    # below the switch (9 and 10, 29 rows of 15 classes), at it, or far from it
+    assert level(k - 1, k) < REGIME_LEVEL_AT_SWITCH
+    assert level(*([2] * 14 + [total - 29])) < REGIME_LEVEL_AT_SWITCH
+    assert level(1, 40) == pytest.approx(REGIME_TEST_LEVEL)

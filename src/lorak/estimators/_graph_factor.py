@@ -251,8 +251,10 @@ class GraphRegularizedFactor(TransformerBase):
         (columns), over the folds run: they stop once the rows left could not change
         the decision.
         The counts' regime stands unless the rows only the other predicts right
-        outnumber the rows only it does, by a one-sided sign test at level
-        :data:`lorak.learn.REGIME_TEST_LEVEL`. None otherwise.
+        outnumber the rows only it does, by a one-sided sign test at a level that
+        falls with the counts' distance from their switch: one half at 10 per class
+        (or 30 labeled rows), :data:`lorak.learn.REGIME_TEST_LEVEL` at half or twice
+        that and beyond. None otherwise.
     graph_energy_ratio_ : float, ρ = tr(GᵀLᵖG) / tr(G_cᵀG_c), the graph's Dirichlet
         energy of the factor's centred rows per unit of their variance: about 1 for a
         graph whose edges join random rows (it tells nothing the kernel does not),

@@ -34,6 +34,7 @@ __all__ = [
     "PRIOR_TEST_LEVEL",
     "REGIME_CV_FOLDS",
     "REGIME_CV_ROWS",
+    "REGIME_LEVEL_AT_SWITCH",
     "REGIME_MEASURED_BELOW",
     "REGIME_TEST_LEVEL",
     "SELF_TRAINING_WEIGHTS",
@@ -45,6 +46,7 @@ __all__ = [
     "few_labels_decision",
     "graph_energy_ratio",
     "prior_from_counts",
+    "regime_test_level",
     "self_training_ridge",
 ]
 
@@ -83,9 +85,14 @@ REGIME_MEASURED_BELOW = 30
 #: (drawn at random above).
 REGIME_CV_ROWS = 5_000
 #: The counts' regime gives way to the other only when the held-out rows prefer it
-#: beyond chance: a one-sided sign test at this level on the rows just one regime
-#: predicts right.
+#: beyond chance: a one-sided sign test on the rows just one regime predicts right, at
+#: this level for labels half or twice as far as the counts' switch
+#: (:func:`regime_test_level`; the level of every count before it varied).
 REGIME_TEST_LEVEL = 0.1
+#: The sign test's level at the counts' switch itself, where a class count of 9 or 10
+#: (29 or 30 labeled rows) is no reason to prefer either regime: the one more held-out
+#: rows predict right alone is taken (a tie keeps the counts').
+REGIME_LEVEL_AT_SWITCH = 0.5
 #: The graph is informative when it removes at least this share of the variance a
 #: random graph would penalize (ρ below it, see :func:`graph_energy_ratio`).
 GRAPH_INFORMATIVE_RATIO = 0.5
@@ -132,6 +139,31 @@ def few_labels(codes_l, n_classes: int | None = None) -> bool:
     if smallest >= MIN_LABELS_PER_CLASS:
         return False
     return not (codes_l.size >= LEAVE_ONE_OUT_MIN_LABELED and smallest >= 2)
+
+
+def regime_test_level(codes_l, n_classes: int | None = None) -> float:
+    """The level of the sign test by which the measured regime overrules the counts'
+    one, for the labeled rows' class codes: the farther the counts stand from their
+    switch, the more they say, and the stronger the evidence asked to overrule them.
+
+    The counts' distance is r = max(n_min / :data:`MIN_LABELS_PER_CLASS`,
+    l / :data:`LEAVE_ONE_OUT_MIN_LABELED`) — the second only while every class has two
+    rows, as in :func:`few_labels` — n_min the smallest class's labeled rows and l all
+    of them; :func:`few_labels` holds exactly when r < 1. The level is
+    :data:`REGIME_LEVEL_AT_SWITCH` at r = 1 and falls geometrically in |log₂ r| to
+    :data:`REGIME_TEST_LEVEL` at half and at twice the switch (5 or 20 per class), and
+    stays there beyond (as it was for every count before the level varied)."""
+    n_classes = _arg_int(n_classes, "n_classes", "regime_test_level", allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", "regime_test_level", n_classes)
+    c = int(codes_l.max()) + 1 if n_classes is None else n_classes
+    smallest = int(np.bincount(codes_l, minlength=c).min())
+    if smallest == 0:  # a class with no labeled row: nothing is measured
+        return REGIME_TEST_LEVEL
+    r = smallest / MIN_LABELS_PER_CLASS
+    if smallest >= 2:
+        r = max(r, codes_l.size / LEAVE_ONE_OUT_MIN_LABELED)
+    ratio = REGIME_TEST_LEVEL / REGIME_LEVEL_AT_SWITCH
+    return float(max(REGIME_TEST_LEVEL, REGIME_LEVEL_AT_SWITCH * ratio ** abs(np.log2(r))))
 
 
 def few_labels_decision(codes_l, n_classes: int | None = None, *, decided=None) -> bool:

@@ -36,6 +36,7 @@ from ._few_labels import (
     _Moments,
     few_labels_decision,
     graph_energy_ratio,
+    regime_test_level,
 )
 from ._graph_device import device_anchor_bandwidth, device_anchor_laplacian_gram
 from ._graph_factor import (
@@ -415,10 +416,13 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     The counts' regime (``labels.few_labels``) stands unless the other one is better
     on the held-out rows beyond chance: of the rows only one regime predicts right
     (b for the counts' regime, c for the other), c > b with a one-sided sign test
-    (exact binomial, McNemar's) at level :data:`REGIME_TEST_LEVEL`. The folds stop as
-    soon as the rows still to be held out could not make the test prefer the other
-    regime even if every one of them went its way (the decision is the one all folds
-    give). The evidence is the 2 × 2 table of the rows held out — few-label regime
+    (exact binomial, McNemar's) at the level :func:`regime_test_level` gives these
+    labels (one half at the counts' switch, falling to :data:`REGIME_TEST_LEVEL` at
+    half or twice it and beyond: the farther the counts are from it, the more they
+    say). The folds
+    stop as soon as the rows still to be held out could not make the test prefer the
+    other regime even if every one of them went its way (the decision is the one all
+    folds give). The evidence is the 2 × 2 table of the rows held out — few-label regime
     right / wrong by leave-one-out right / wrong."""
     codes, c = labels.codes, labels.targets.shape[1]
     scored = np.bincount(codes, minlength=c)[codes] >= REGIME_MEASURED_FROM
@@ -430,17 +434,18 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     few_hit = np.zeros(codes.size, dtype=bool)
     loo_hit = np.zeros((2, codes.size), dtype=bool)  # the ridge's and the linear SVM's
     choose = (G_l, defo, n, gammas, n_components, selection, maps)
+    level = regime_test_level(codes, c)
     for train, test in _regime_folds(codes, scored):
         hits = _fold_hits(F_l, F_u, codes, c, train, test, choose, labels.prior)
         few_hit[test], loo_hit[:, test] = hits
         held[test] = True
         counts = [_stay_switch(few_hit[held], h[held], labels.few_labels) for h in loo_hit]
-        if not any(_may_switch(*sc, int(np.sum(scored & ~held))) for sc in counts):
+        if not any(_may_switch(*sc, int(np.sum(scored & ~held)), level) for sc in counts):
             break
     loo_hit = loo_hit[int(np.argmax(loo_hit[:, held].sum(axis=1)))]
     few_hit, loo_hit = few_hit[held], loo_hit[held]
     table = np.array([[np.sum(f & g) for g in (loo_hit, ~loo_hit)] for f in (few_hit, ~few_hit)])
-    if _may_switch(*_stay_switch(few_hit, loo_hit, labels.few_labels), 0):
+    if _may_switch(*_stay_switch(few_hit, loo_hit, labels.few_labels), 0, level):
         return not labels.few_labels, table
     return bool(labels.few_labels), table
 
@@ -506,15 +511,16 @@ def _stay_switch(few_hit, loo_hit, few_labels):
     return (few_only, loo_only) if few_labels else (loo_only, few_only)
 
 
-def _may_switch(stay, switch, remaining):
+def _may_switch(stay, switch, remaining, level=REGIME_TEST_LEVEL):
     """Whether the other regime wins the sign test (c > b, one-sided exact binomial at
-    level :data:`REGIME_TEST_LEVEL`) with ``remaining`` more rows only it predicts right."""
+    ``level``, :func:`regime_test_level` of the labels) with ``remaining`` more rows
+    only it predicts right."""
     from scipy.stats import binomtest
 
     switch += remaining
     if switch <= stay:
         return False
-    return binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < REGIME_TEST_LEVEL
+    return binomtest(switch, stay + switch, 0.5, alternative="greater").pvalue < level
 
 
 def _few_label_choice(n_classes, defo, n, gammas, n_components, rho):
