@@ -335,7 +335,7 @@ def test_the_sign_test_asks_more_the_farther_the_counts_stand_from_their_switch(
 
     k, total = MIN_LABELS_PER_CLASS, LEAVE_ONE_OUT_MIN_LABELED
     assert level(k, k) == pytest.approx(REGIME_LEVEL_AT_SWITCH)
-    # half and twice the switch: the fixed level; between, above it; beyond, below it
+    # half and twice the switch, and beyond: the fixed level; between, above it
     assert level(k // 2, k // 2) == pytest.approx(REGIME_TEST_LEVEL)
     assert level(2 * k, 2 * k) == pytest.approx(REGIME_TEST_LEVEL)
     assert REGIME_TEST_LEVEL < level(k - 1, k - 1) < REGIME_LEVEL_AT_SWITCH

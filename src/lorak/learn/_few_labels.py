@@ -86,12 +86,12 @@ REGIME_MEASURED_BELOW = 30
 REGIME_CV_ROWS = 5_000
 #: The counts' regime gives way to the other only when the held-out rows prefer it
 #: beyond chance: a one-sided sign test on the rows just one regime predicts right, at
-#: this level for labels half or twice as far as the counts' switch
-#: (:func:`regime_test_level`; the level of every count before it varied).
+#: this level for labels at half or twice the counts' switch and beyond
+#: (:func:`regime_test_level`).
 REGIME_TEST_LEVEL = 0.1
 #: The sign test's level at the counts' switch itself, where a class count of 9 or 10
-#: (29 or 30 labeled rows) is no reason to prefer either regime: the one more held-out
-#: rows predict right alone is taken (a tie keeps the counts').
+#: (29 or 30 labeled rows) is no reason to prefer either regime: the regime that alone
+#: predicts more held-out rows right is taken (a tie keeps the counts').
 REGIME_LEVEL_AT_SWITCH = 0.5
 #: The graph is informative when it removes at least this share of the variance a
 #: random graph would penalize (ρ below it, see :func:`graph_energy_ratio`).
@@ -152,9 +152,11 @@ def regime_test_level(codes_l, n_classes: int | None = None) -> float:
     of them; :func:`few_labels` holds exactly when r < 1. The level is
     :data:`REGIME_LEVEL_AT_SWITCH` at r = 1 and falls geometrically in |log₂ r| to
     :data:`REGIME_TEST_LEVEL` at half and at twice the switch (5 or 20 per class), and
-    stays there beyond (as it was for every count before the level varied)."""
+    stays there beyond."""
     n_classes = _arg_int(n_classes, "n_classes", "regime_test_level", allow_none=True)
     codes_l = _arg_codes(codes_l, "codes_l", "regime_test_level", n_classes)
+    if codes_l.size == 0:
+        return REGIME_TEST_LEVEL
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     smallest = int(np.bincount(codes_l, minlength=c).min())
     if smallest == 0:  # a class with no labeled row: nothing is measured
