@@ -130,15 +130,26 @@ def few_labels(codes_l, n_classes: int | None = None) -> bool:
     cross-validated choice: the smallest class has fewer than
     :data:`MIN_LABELS_PER_CLASS` rows, and the labeled rows are fewer than
     :data:`LEAVE_ONE_OUT_MIN_LABELED` or some class has a single one."""
-    n_classes = _arg_int(n_classes, "n_classes", "few_labels", allow_none=True)
-    codes_l = _arg_codes(codes_l, "codes_l", "few_labels", n_classes)
+    return _switch_distance(codes_l, n_classes, "few_labels") < 1.0
+
+
+def _switch_distance(codes_l, n_classes, owner) -> float:
+    """r = max(n_min / :data:`MIN_LABELS_PER_CLASS`, l / :data:`LEAVE_ONE_OUT_MIN_LABELED`)
+    of the labeled rows' class codes — the second only while every class has two rows;
+    n_min the smallest class's labeled rows, l all of them; 0 without labels or with a
+    class of none. It says how far the counts stand from their switch, which is at
+    r = 1 (:func:`few_labels` exactly when r < 1). Bad codes get an error naming
+    ``owner``."""
+    n_classes = _arg_int(n_classes, "n_classes", owner, allow_none=True)
+    codes_l = _arg_codes(codes_l, "codes_l", owner, n_classes)
     if codes_l.size == 0:
-        return True
+        return 0.0
     c = int(codes_l.max()) + 1 if n_classes is None else n_classes
     smallest = int(np.bincount(codes_l, minlength=c).min())
-    if smallest >= MIN_LABELS_PER_CLASS:
-        return False
-    return not (codes_l.size >= LEAVE_ONE_OUT_MIN_LABELED and smallest >= 2)
+    r = smallest / MIN_LABELS_PER_CLASS
+    if smallest >= 2:
+        r = max(r, codes_l.size / LEAVE_ONE_OUT_MIN_LABELED)
+    return r
 
 
 def regime_test_level(codes_l, n_classes: int | None = None) -> float:
@@ -148,22 +159,14 @@ def regime_test_level(codes_l, n_classes: int | None = None) -> float:
 
     The counts' distance is r = max(n_min / :data:`MIN_LABELS_PER_CLASS`,
     l / :data:`LEAVE_ONE_OUT_MIN_LABELED`) — the second only while every class has two
-    rows, as in :func:`few_labels` — n_min the smallest class's labeled rows and l all
-    of them; :func:`few_labels` holds exactly when r < 1. The level is
+    rows — n_min the smallest class's labeled rows and l all of them; :func:`few_labels`
+    holds exactly when r < 1. The level is
     :data:`REGIME_LEVEL_AT_SWITCH` at r = 1 and falls geometrically in |log₂ r| to
     :data:`REGIME_TEST_LEVEL` at half and at twice the switch (5 or 20 per class), and
     stays there beyond."""
-    n_classes = _arg_int(n_classes, "n_classes", "regime_test_level", allow_none=True)
-    codes_l = _arg_codes(codes_l, "codes_l", "regime_test_level", n_classes)
-    if codes_l.size == 0:
+    r = _switch_distance(codes_l, n_classes, "regime_test_level")
+    if r == 0.0:  # no labels, or a class with none: nothing is measured
         return REGIME_TEST_LEVEL
-    c = int(codes_l.max()) + 1 if n_classes is None else n_classes
-    smallest = int(np.bincount(codes_l, minlength=c).min())
-    if smallest == 0:  # a class with no labeled row: nothing is measured
-        return REGIME_TEST_LEVEL
-    r = smallest / MIN_LABELS_PER_CLASS
-    if smallest >= 2:
-        r = max(r, codes_l.size / LEAVE_ONE_OUT_MIN_LABELED)
     ratio = REGIME_TEST_LEVEL / REGIME_LEVEL_AT_SWITCH
     return float(max(REGIME_TEST_LEVEL, REGIME_LEVEL_AT_SWITCH * ratio ** abs(np.log2(r))))
 
