@@ -306,13 +306,17 @@ def test_the_regime_s_heads_read_a_given_prior(moons, monkeypatch, prior):
         assert not np.allclose(w, 1.0)  # 6 and 6 labeled, told 4 to 1: weighted
 
 
-def test_a_labeled_class_given_no_share_is_weighed_as_it_came_in_the_folds():
+def test_the_folds_weigh_the_classes_by_the_prior_over_their_own_counts():
     from lorak.learn._graph_entry import _fold_weights
 
     codes = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2])
     train = np.arange(codes.size)
     assert _fold_weights(None, codes, train, 3) is None
-    assert _fold_weights(np.array([0.0, 0.5, 0.5]), codes, train, 3) is None
+    # a share of 0 is refused by the classifier before any fold; here it is plain math
+    np.testing.assert_allclose(
+        _fold_weights(np.array([0.0, 0.5, 0.5]), codes, train, 3),
+        np.r_[[0.0] * 3, [9 / 8] * 4, [9 / 4] * 2],
+    )
     assert _fold_weights(np.array([3, 4, 2]) / 9, codes, train, 3) is None  # as they came
     w = _fold_weights(np.array([0.5, 0.25, 0.25]), codes, train[:7], 3)  # class 2 held out
     np.testing.assert_allclose(w, np.r_[[0.5 * 7 / 3] * 3, [0.25 * 7 / 4] * 4, [0.25 * 7] * 2])

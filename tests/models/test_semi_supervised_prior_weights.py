@@ -85,6 +85,10 @@ def test_a_labeled_class_with_a_share_of_zero_is_refused(unequal):
     X, _, ys, _ = unequal
     with pytest.raises(ValueError, match="class_prior gives a share of 0 to the class at"):
         SemiSupervisedFactorClassifier(class_prior=[1.0, 0.0]).fit(X, ys)
+    # with few labels too (the self-trained head), before any fit
+    few = np.where(np.isin(np.arange(ys.size), np.flatnonzero(ys >= 0)[::10]), ys, -1)
+    with pytest.raises(ValueError, match="class_prior gives a share of 0 to the class at"):
+        SemiSupervisedFactorClassifier(class_prior=[0.0, 1.0]).fit(X, few)
 
 
 def test_a_given_classifier_ignores_the_prior(unequal):

@@ -32,7 +32,6 @@ from ._few_labels import (
     REGIME_CV_ROWS,
     REGIME_MEASURED_BELOW,
     REGIME_MEASURED_FROM,
-    REGIME_TEST_LEVEL,
     _Moments,
     few_labels_decision,
     graph_energy_ratio,
@@ -417,13 +416,13 @@ def _measured_regime(labels, G_l, G_u, defo, n, gammas, n_components, selection,
     on the held-out rows beyond chance: of the rows only one regime predicts right
     (b for the counts' regime, c for the other), c > b with a one-sided sign test
     (exact binomial, McNemar's) at the level :func:`regime_test_level` gives these
-    labels (one half at the counts' switch, falling to :data:`REGIME_TEST_LEVEL` at
-    half or twice it and beyond: the farther the counts are from it, the more they
-    say). The folds
-    stop as soon as the rows still to be held out could not make the test prefer the
-    other regime even if every one of them went its way (the decision is the one all
-    folds give). The evidence is the 2 × 2 table of the rows held out — few-label regime
-    right / wrong by leave-one-out right / wrong."""
+    labels (one half at the counts' switch, falling to
+    :data:`lorak.learn.REGIME_TEST_LEVEL` at half or twice it and beyond: the farther
+    the counts are from it, the more they say). The folds stop as soon as the rows
+    still to be held out could not make the test prefer the other regime even if every
+    one of them went its way (the decision is the one all folds give). The evidence is
+    the 2 × 2 table of the rows held out — few-label regime right / wrong by
+    leave-one-out right / wrong."""
     codes, c = labels.codes, labels.targets.shape[1]
     scored = np.bincount(codes, minlength=c)[codes] >= REGIME_MEASURED_FROM
     few_map = _final_map(defo, _few_label_choice(c, defo, n, gammas, n_components, rho), n,
@@ -492,15 +491,10 @@ def _fold_hits(F_l, F_u, codes, c, train, test, choose, prior=None):
 def _fold_weights(prior, codes, train, c):
     """(l,) the labeled rows' weights under a given ``prior`` for a fold fitted on the
     rows ``train`` (:func:`lorak.learn._heads.prior_class_weights` of their counts), or
-    None: no prior, weights of 1, or a labeled class given a share of 0 (the model
-    refuses that prior where it reweights; the fold then weighs the rows as they
-    came)."""
+    None: no prior, or weights of 1."""
     from ._heads import prior_class_weights
 
-    counts = np.bincount(codes[train], minlength=c)
-    if prior is None or np.any((prior == 0) & (counts > 0)):
-        return None
-    w = prior_class_weights(prior, counts)
+    w = prior_class_weights(prior, np.bincount(codes[train], minlength=c))
     return None if w is None else w[codes]
 
 
@@ -511,7 +505,7 @@ def _stay_switch(few_hit, loo_hit, few_labels):
     return (few_only, loo_only) if few_labels else (loo_only, few_only)
 
 
-def _may_switch(stay, switch, remaining, level=REGIME_TEST_LEVEL):
+def _may_switch(stay, switch, remaining, level):
     """Whether the other regime wins the sign test (c > b, one-sided exact binomial at
     ``level``, :func:`regime_test_level` of the labels) with ``remaining`` more rows
     only it predicts right."""

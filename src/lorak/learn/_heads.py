@@ -75,20 +75,11 @@ def prior_class_weights(prior, counts):
     ones, so that a head fitted with them (and a cross-validation scored with them)
     sees the labeled rows as if they came in proportions π — the importance weights of
     a shift in the classes' proportions between the labeled rows and the data. None
-    for "auto" (the labels are taken as they came) or where every weight is 1. A share
-    of 0 for a class with labeled rows gets an error naming ``class_prior``: its rows
-    would weigh nothing, and the head could not be fitted on them."""
+    for "auto" (the labels are taken as they came) or where every weight is 1. (The
+    classifier refuses a share of 0 for a labeled class before any head is fitted.)"""
     if prior is None:
         return None
     counts = np.asarray(counts, dtype=np.int64)
-    empty = np.flatnonzero((prior == 0) & (counts > 0))
-    if empty.size:
-        raise ValueError(
-            f"class_prior gives a share of 0 to the class at position {int(empty[0])} of "
-            f"classes_, which has {int(counts[empty[0]])} labeled rows; with enough labels "
-            "the prior reweights the labeled rows' classes, and a class of weight 0 cannot "
-            "be fitted: give every labeled class a positive share"
-        )
     weights = prior * (counts.sum() / np.maximum(counts, 1))
     return None if np.allclose(weights, 1.0, rtol=1e-12, atol=0.0) else weights
 

@@ -177,7 +177,9 @@ def resolve_class_prior(class_prior, counts):
     (c,), or None for "auto" (measured from the rows by the head that reads them:
     :func:`lorak.learn.estimate_class_prior`); "uniform"; "labeled" — the labeled
     proportions; or c nonnegative numbers (normalized to sum 1). A bad value gets an
-    error naming ``class_prior``."""
+    error naming ``class_prior``, and so does a share of 0: every class of ``counts``
+    has labeled rows, so it occurs in the data (any head would fit it on rows that
+    weigh nothing, or give it no row beside its own labeled ones)."""
     counts = np.asarray(counts, dtype=np.int64)
     c = counts.size
     if isinstance(class_prior, str):
@@ -192,6 +194,13 @@ def resolve_class_prior(class_prior, counts):
         raise ValueError(
             f"class_prior must be 'auto', 'uniform', 'labeled' or {c} nonnegative numbers "
             f"(one per class, in the order of classes_); got {class_prior!r}"
+        )
+    empty = np.flatnonzero(p == 0)
+    if empty.size:
+        raise ValueError(
+            f"class_prior gives a share of 0 to the class at position {int(empty[0])} of "
+            f"classes_, which has {int(counts[empty[0]])} labeled rows; a labeled class "
+            "occurs in the data: give every labeled class a positive share"
         )
     return p / p.sum()
 
