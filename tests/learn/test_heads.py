@@ -13,6 +13,7 @@ from lorak.learn._heads import (
     few_label_head_codes,
     linear_head_hits,
     linear_svc,
+    measured_class_prior,
 )
 
 
@@ -84,3 +85,81 @@ def test_few_label_head_codes_read_a_given_prior():
     assert (
         abs(np.mean(few_label_head_codes(X[lab], y[lab], X[unl], 0.1, 2, X[unl]) == 1) - 0.3) > 0.05
     )
+
+
+def _unequal(seed=0, n=2000, share=0.1, gap=3.0):
+    """Two overlapping Gaussians, ``share`` of the rows in class 1."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < share).astype(np.int64)
+    X = rng.normal(0, 1, (n, 4))
+    X[:, 0] += gap * y
+    return X, y
+
+
+def _measured(X, y, lab, head=None):
+    unl = np.setdiff1d(np.arange(y.size), lab)
+    head = RidgeClassifier(alpha=1.0) if head is None else head
+    return measured_class_prior(head, X[lab], y[lab], X[unl].mean(axis=0), unl.size)
+
+
+def test_the_measured_prior_gives_way_to_labels_drawn_evenly():
+    X, y = _unequal()
+    truth = np.bincount(y) / y.size
+    X0, off = X.copy(), []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        lab = np.concatenate([rng.choice(np.flatnonzero(y == k), 25, False) for k in (0, 1)])
+        est = _measured(X, y, lab)
+        # 25 and 25 labeled where the data holds 9 to 1: the match is far from the
+        # labeled halves, beyond its noise, and takes nearly all the weight
+        np.testing.assert_allclose(est.labeled, [0.5, 0.5])
+        assert est.signal > 5 * est.noise > 0 and est.weight > 0.8
+        # with 25 rows a class, the match is off by up to a tenth or so: far nearer the
+        # data's proportions than the labeled ones, on every draw
+        off.append(np.abs(est.prior - truth).max())
+        assert off[-1] < np.abs(est.labeled - truth).max() / 2
+        # the data's proportions: the labeled counts plus the unlabeled rows in the blend's
+        n_u = y.size - lab.size
+        blend = est.weight * est.matched + (1 - est.weight) * est.labeled
+        np.testing.assert_allclose(est.prior, ([25, 25] + n_u * blend) / y.size, rtol=1e-12)
+    assert np.mean(off) < 0.1
+    np.testing.assert_array_equal(X, X0)
+
+
+def test_the_measured_prior_keeps_labels_drawn_at_random():
+    X, y = _unequal()
+    shifts = []
+    for seed in range(5):
+        lab = np.random.default_rng(seed).choice(y.size, 60, replace=False)
+        est = _measured(X, y, lab, head=linear_svc())
+        # proportions that agree with the match within its noise stay as they came
+        shifts.append(np.abs(est.prior - est.labeled).max())
+    assert np.median(shifts) < 0.02
+
+
+def test_the_measured_prior_is_not_measured_where_it_cannot_be():
+    X, y = _unequal()
+    lab = np.r_[np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 1)[:20]]
+    unl = np.setdiff1d(np.arange(y.size), lab)
+    head, mean_u = RidgeClassifier(), X[unl].mean(axis=0)
+    assert measured_class_prior(head, X[lab], y[lab], mean_u, 0) is None  # no unlabeled rows
+    one = np.r_[lab[:20], lab[20]]  # a class of one labeled row
+    assert measured_class_prior(head, X[one], y[one], mean_u, unl.size) is None
+    single = np.zeros(lab.size, dtype=np.int64)  # one class
+    assert measured_class_prior(head, X[lab], single, mean_u, unl.size) is None
+
+
+def test_the_measured_prior_of_three_classes():
+    """Three separated classes holding 70, 20 and 10 % of the rows, 40 labeled in each:
+    the match moves the prior well over half way from equal thirds to the data's."""
+    rng = np.random.default_rng(4)
+    y = rng.choice(3, 3000, p=[0.7, 0.2, 0.1])
+    X = rng.normal(0, 1, (y.size, 4))
+    X[:, 0] += 3.0 * (y == 1)
+    X[:, 1] += 3.0 * (y == 2)
+    lab = np.concatenate([rng.choice(np.flatnonzero(y == k), 40, False) for k in range(3)])
+    est = _measured(X, y, lab)
+    truth = np.bincount(y) / y.size
+    np.testing.assert_allclose(est.labeled, [1 / 3] * 3)
+    assert est.weight > 0.8
+    assert np.abs(est.prior - truth).sum() < np.abs(est.labeled - truth).sum() / 2

@@ -19,6 +19,7 @@ from lorak import (  # noqa: E402
     SemiSupervisedFactorClassifier,
     SemiSupervisedFactorRegressor,
 )
+from lorak.models import _semi_supervised as semi_module  # noqa: E402
 from lorak.parallel import is_dask_array  # noqa: E402
 
 N = 307  # a prime: no chunk size below divides it
@@ -363,9 +364,11 @@ def test_kernel_row_grams_give_the_factor_row_deformation(moons, monkeypatch):
 
 
 def test_in_memory_fit_forms_no_n_by_m_rows(moons, monkeypatch):
-    """The default factor reports its rows' mean squared norm: the fit transforms only
-    the labeled rows, and the predictions go through the kernel rows times one m × c
-    matrix (``transform_product``), equal to the head on the scaled factor rows."""
+    """The default factor reports its rows' mean squared norm: the fit transforms the
+    labeled rows, and the unlabeled ones only in blocks, for their mean row (the
+    measured class prior of two classes); the predictions go through the kernel rows
+    times one m × c matrix (``transform_product``), equal to the head on the scaled
+    factor rows."""
     X, _, ys, _, yr = moons
     seen = []
     orig = GraphRegularizedFactor.transform
@@ -375,8 +378,11 @@ def test_in_memory_fit_forms_no_n_by_m_rows(moons, monkeypatch):
         return orig(self, Xb)
 
     monkeypatch.setattr(GraphRegularizedFactor, "transform", spy)
+    monkeypatch.setattr(semi_module, "_MEAN_BLOCK", 50)
     clf = SemiSupervisedFactorClassifier().fit(X, ys)
-    assert max(seen) == np.count_nonzero(ys != -1)
+    l = np.count_nonzero(ys != -1)
+    assert seen[0] == l and max(seen[1:]) <= 50 and sum(seen[1:]) == ys.size - l
+    assert clf.prior_estimate_ is not None
     monkeypatch.setattr(GraphRegularizedFactor, "transform", orig)
     Q = clf.factor_.transform(X) * clf.scale_
     d = clf.classifier_.decision_function(Q)

@@ -53,32 +53,66 @@ def test_weights_are_the_ratio_of_the_given_to_the_labeled_proportions():
 
 def test_a_given_prior_reweights_the_head(unequal):
     X, y, ys, lab = unequal
-    auto = SemiSupervisedFactorClassifier().fit(X, ys)
+    came = SemiSupervisedFactorClassifier(class_prior="labeled").fit(X, ys)
     told = SemiSupervisedFactorClassifier(class_prior=PRIOR).fit(X, ys)
-    assert not auto.few_labels_ and not told.few_labels_  # 30 per class: leave-one-out
-    assert auto.class_weights_ is None
+    assert not came.few_labels_ and not told.few_labels_  # 30 per class: leave-one-out
+    assert came.class_weights_ is None and came.prior_estimate_ is None
     np.testing.assert_allclose(told.class_weights_, PRIOR / 0.5)
+    assert told.prior_estimate_ is None  # given, not measured
     # the cross-validation that chose the head counted the wrong rows' weights
     assert all(isinstance(v, float) for v in told.head_cv_errors_.values())
     # trained on equal classes, the head gives the small class far more rows than its
     # tenth; reweighted, close to it, and fewer rows are wrong
-    share_auto, unl = _unlabeled_share(auto, X, lab)
+    share_came, unl = _unlabeled_share(came, X, lab)
     share_told, _ = _unlabeled_share(told, X, lab)
-    assert share_auto > PRIOR[1] + 0.08
-    assert abs(share_told - PRIOR[1]) < abs(share_auto - PRIOR[1]) - 0.05
-    err_auto = np.mean(auto.predict(X[unl]) != y[unl])
+    assert share_came > PRIOR[1] + 0.08
+    assert abs(share_told - PRIOR[1]) < abs(share_came - PRIOR[1]) - 0.05
+    err_came = np.mean(came.predict(X[unl]) != y[unl])
     err_told = np.mean(told.predict(X[unl]) != y[unl])
-    assert err_told < err_auto - 0.03
+    assert err_told < err_came - 0.03
+
+
+def test_auto_measures_the_prior_of_labels_drawn_evenly(unequal):
+    """30 and 30 labels of classes that hold 90 % and 10 % of the rows: "auto" measures
+    the proportions from the unlabeled rows and reweights as a given prior would."""
+    X, y, ys, lab = unequal
+    came = SemiSupervisedFactorClassifier(class_prior="labeled").fit(X, ys)
+    auto = SemiSupervisedFactorClassifier().fit(X, ys)
+    est = auto.prior_estimate_
+    assert not auto.few_labels_ and est is not None
+    np.testing.assert_allclose(est.labeled, [0.5, 0.5])
+    assert est.weight > 0.8 and abs(est.prior[1] - PRIOR[1]) < 0.1
+    np.testing.assert_allclose(auto.class_weights_, est.prior / 0.5, rtol=1e-12)
+    share_auto, unl = _unlabeled_share(auto, X, lab)
+    share_came, _ = _unlabeled_share(came, X, lab)
+    assert abs(share_auto - PRIOR[1]) < abs(share_came - PRIOR[1]) - 0.05
+    err_came = np.mean(came.predict(X[unl]) != y[unl])
+    err_auto = np.mean(auto.predict(X[unl]) != y[unl])
+    assert err_auto < err_came - 0.03
+
+
+def test_auto_keeps_labels_drawn_at_random(unequal):
+    """Labels drawn at random agree with the measured proportions within their noise:
+    the head sees them nearly as they came."""
+    X, y, _, _ = unequal
+    lab = np.random.default_rng(5).choice(y.size, 120, replace=False)
+    ys = np.full(y.size, -1)
+    ys[lab] = y[lab]
+    auto = SemiSupervisedFactorClassifier().fit(X, ys)
+    est = auto.prior_estimate_
+    assert np.abs(est.prior - est.labeled).max() < 0.03
+    # every row labeled: nothing to measure, the labels as they came
+    every = SemiSupervisedFactorClassifier().fit(X[:300], y[:300])
+    assert every.prior_estimate_ is None and every.class_weights_ is None
 
 
 def test_the_labeled_proportions_change_nothing(unequal):
     X, _, ys, _ = unequal
-    auto = SemiSupervisedFactorClassifier().fit(X, ys)
-    for prior in ("labeled", [0.5, 0.5]):
-        clf = SemiSupervisedFactorClassifier(class_prior=prior).fit(X, ys)
-        assert clf.class_weights_ is None
-        np.testing.assert_array_equal(clf.predict(X), auto.predict(X))
-        assert clf.head_cv_errors_ == auto.head_cv_errors_
+    came = SemiSupervisedFactorClassifier(class_prior="labeled").fit(X, ys)
+    clf = SemiSupervisedFactorClassifier(class_prior=[0.5, 0.5]).fit(X, ys)
+    assert clf.class_weights_ is None
+    np.testing.assert_array_equal(clf.predict(X), came.predict(X))
+    assert clf.head_cv_errors_ == came.head_cv_errors_
 
 
 def test_a_labeled_class_with_a_share_of_zero_is_refused(unequal):
@@ -96,6 +130,7 @@ def test_a_given_classifier_ignores_the_prior(unequal):
     clf = SemiSupervisedFactorClassifier(classifier=LogisticRegression(), class_prior=PRIOR)
     clf.fit(X, ys)
     assert clf.class_weights_ is None and clf.head_cv_errors_ is None
+    assert clf.prior_estimate_ is None
 
 
 def test_the_weights_survive_a_save(unequal, tmp_path):
@@ -106,6 +141,11 @@ def test_the_weights_survive_a_save(unequal, tmp_path):
     back = lorak.load(path)
     np.testing.assert_array_equal(back.class_weights_, told.class_weights_)
     np.testing.assert_array_equal(back.predict(X[:50]), told.predict(X[:50]))
+    auto = SemiSupervisedFactorClassifier().fit(X, ys)  # the measured prior's record too
+    lorak.save(auto, path)
+    back = lorak.load(path)
+    np.testing.assert_array_equal(back.prior_estimate_.prior, auto.prior_estimate_.prior)
+    assert back.prior_estimate_.weight == auto.prior_estimate_.weight
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,16 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
-from ._few_labels import SELF_TRAINING_WEIGHTS, _Moments, _self_train
+from ._few_labels import (
+    PRIOR_BOOTSTRAP,
+    SELF_TRAINING_WEIGHTS,
+    PriorEstimate,
+    _matched_proportions,
+    _Moments,
+    _self_train,
+)
 
 __all__ = [
     "HEAD_CV_FOLDS",
@@ -24,6 +32,7 @@ __all__ = [
     "few_label_head_codes",
     "linear_head_hits",
     "linear_svc",
+    "measured_class_prior",
     "prior_class_weights",
 ]
 
@@ -84,6 +93,90 @@ def prior_class_weights(prior, counts):
     return None if np.allclose(weights, 1.0, rtol=1e-12, atol=0.0) else weights
 
 
+def measured_class_prior(
+    head, Q_l, codes_l, mean_u, n_unlabeled, *, n_boot=PRIOR_BOOTSTRAP, seed=0
+) -> PriorEstimate | None:
+    """The class proportions of the data, measured with enough labels from a linear
+    head's scores: None where they are not measured (fewer than two classes, a class
+    with fewer than two labeled rows, no unlabeled rows).
+
+    A linear head's mean score over the unlabeled rows is its score of their mean
+    feature row ``mean_u``, and it is the mixture Σ_c π_c s_c of the classes' mean
+    scores s_c — whether the labels were drawn at random or evenly per class, the
+    labeled rows of a class are a sample of it. The s_c are read out of fold (the
+    stratified folds of :func:`choose_head`: a head's scores of its own training rows
+    are too sure), and π — the unlabeled rows' proportions — is matched on the simplex
+    (matching in the space of the scores, after Lipton, Wang & Smola 2018, in its soft
+    form). ``head`` (unfitted) is the candidate :func:`choose_head` picked, fitted here
+    on all labeled rows ``Q_l`` (codes ``codes_l``) for ``mean_u``'s score.
+
+    The match is noisy with tens of labeled rows. A bootstrap of the out-of-fold scores
+    within each class (``n_boot`` replicates) measures its variance (of the match
+    unconstrained in sign, which does not stick to a vertex), and the labeled
+    proportions p_l of random draws vary around π by Σ π_c(1 − π_c)/l; the match enters
+    with the positive-part James–Stein weight w = max(0, 1 − noise / signal), signal
+    ‖match − p_l‖²: labels drawn at random, whose proportions agree with the match
+    within that noise, are taken as they came; labels drawn evenly over unequal
+    classes, which disagree by far more, give way to the match. The proportions of the
+    data are the labeled counts plus ``n_unlabeled`` rows in the blend's proportions."""
+    codes_l = np.asarray(codes_l)
+    counts = np.bincount(codes_l)
+    c, l = counts.size, codes_l.size
+    if c < 2 or counts.min() < 2 or n_unlabeled < 1:
+        return None
+    from sklearn.model_selection import StratifiedKFold
+
+    k = min(HEAD_CV_FOLDS, int(counts.min()))
+    scores = np.empty((l, c))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l):
+            scores[test] = _class_scores(clone(head).fit(Q_l[train], codes_l[train]), Q_l[test])
+        mu = _class_scores(clone(head).fit(Q_l, codes_l), np.asarray(mean_u)[None, :])[0]
+    by_class = [scores[codes_l == j] for j in range(c)]
+    M = np.stack([s.mean(axis=0) for s in by_class])
+    matched = _matched_proportions(M[None], mu)[0]
+    rng = np.random.default_rng(seed)
+    Mb = np.stack(
+        [
+            np.stack([s[rng.integers(0, len(s), len(s))].mean(axis=0) for s in by_class])
+            for _ in range(n_boot)
+        ]
+    )
+    noise = float(np.sum(_affine_proportions(Mb, mu).var(axis=0)))
+    noise += float(np.sum(matched * (1.0 - matched))) / l
+    labeled = counts / l
+    signal = float(np.sum((matched - labeled) ** 2))
+    w = max(0.0, 1.0 - noise / signal) if signal > 0 else 0.0
+    blend = w * matched + (1.0 - w) * labeled
+    prior = (counts + n_unlabeled * blend) / (l + n_unlabeled)
+    return PriorEstimate(prior, labeled, matched, w, signal, noise)
+
+
+def _affine_proportions(M, mu):
+    """π summing to 1, of any sign, minimizing ‖mu − Σ_c π_c M_c‖² for each stack of
+    class means M (b × c × k): (b × c), from the equations of the constrained minimum
+    [G 1; 1ᵀ 0] [π; λ] = [0; 1], G = (M − mu)(M − mu)ᵀ (least squares where singular).
+    Its spread over a bootstrap is the match's noise: near the simplex's edge, or where
+    the class means nearly coincide, the simplex's own solution sticks to a vertex and
+    hides it."""
+    D = M - mu[None, None, :]
+    b, c, _ = D.shape
+    K = np.zeros((b, c + 1, c + 1))
+    K[:, :c, :c] = D @ np.swapaxes(D, 1, 2)
+    K[:, :c, c] = K[:, c, :c] = 1.0
+    rhs = np.zeros(c + 1)
+    rhs[c] = 1.0
+    return (np.linalg.pinv(K) @ rhs)[:, :c]
+
+
+def _class_scores(head, Q):
+    """(rows, c) class scores of a fitted linear head (a binary head's one column as
+    −s, s)."""
+    d = np.asarray(head.decision_function(Q), dtype=np.float64)
+    return np.column_stack([-d, d]) if d.ndim == 1 else d
+
+
 def linear_head_hits(Q_l, codes_l, alpha, train, test, sample_weight=None):
     """The leave-one-out regime's heads scored on one split of the labeled rows: whether
     a ridge at penalty ``alpha`` and ``LinearSVC(C=1)``, each fitted on ``train`` (with
@@ -99,8 +192,6 @@ def _split_hits(heads, Q_l, codes_l, train, test, sample_weight=None):
     """(len(heads), len(test)) booleans: whether each head (a clone), fitted on the rows
     ``train`` of ``Q_l`` (with their ``sample_weight`` when given), predicts each row of
     ``test`` right."""
-    from sklearn.exceptions import ConvergenceWarning
-
     hits = np.zeros((len(heads), len(test)), dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -38,7 +38,7 @@ from ..learn import (
     self_training_ridge,
 )
 from ..learn._heads import HEAD_CV_FOLDS as HEAD_CV_FOLDS
-from ..learn._heads import choose_head, linear_svc, prior_class_weights
+from ..learn._heads import choose_head, linear_svc, measured_class_prior, prior_class_weights
 from ._base import decision_codes, take_classes
 
 __all__ = ["SemiSupervisedFactorClassifier", "SemiSupervisedFactorRegressor"]
@@ -170,6 +170,8 @@ def _reads_linearly(head) -> bool:
 #: The self-trained head reads at most this many unlabeled rows (drawn at random
 #: above): what it fits is a mean over rows, and its cost then stays independent of n.
 SELF_TRAINING_ROWS = 20_000
+#: Rows per block where only the unlabeled rows' mean feature row is needed.
+_MEAN_BLOCK = 2_048
 
 
 def resolve_class_prior(class_prior, counts):
@@ -391,6 +393,12 @@ def _has(attr):
     return check
 
 
+def _ridge(alpha):
+    from sklearn.linear_model import RidgeClassifier
+
+    return RidgeClassifier(alpha=alpha)
+
+
 def _default_factor():
     return GraphRegularizedFactor(random_state=0)
 
@@ -588,11 +596,19 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         (``class_weights_``), so that labels drawn evenly over unequal classes no
         longer teach the head equal classes (told the true proportions, with 100 labels
         spread evenly, ``lorak bench ssl``: w1a, 3 % positives, 26.6 → 0.9 % error;
-        adult1a 25.8 → 19.2; german 32.4 → 26.8); "auto" takes the labeled rows as they
-        came. Where the default factor measures which of the two regimes the labels
+        adult1a 25.8 → 19.2; german 32.4 → 26.8). "auto" with enough labels measures
+        the proportions and reweights by them alike (``prior_estimate_``): the
+        unlabeled rows' mean score under the chosen head is the mixture of the classes'
+        mean scores, read out of fold on the labeled rows, and the matched proportions
+        enter with a James–Stein weight — how far they lie from the labeled
+        proportions beyond the match's bootstrap noise and the spread of labels drawn
+        at random — so that labels drawn at random stay nearly as they came and labels
+        drawn evenly over unequal classes give way to the match (100 labels spread
+        evenly: w1a 26.6 → 1.7, adult1a 25.8 → 20.2, german 32.4 → 28.2). Where the
+        default factor measures which of the two regimes the labels
         support (3 to 29 labeled rows in the smallest class), it scores both heads
         under a given prior, as they are then fitted. Ignored with a given
-        ``classifier``. "auto": measured from the data
+        ``classifier``. "auto" with few labels: measured from the data
         (:func:`lorak.learn.estimate_class_prior`) — the proportions whose mixture of
         the labeled rows' class means (in the factor's feature space) matches the
         unlabeled rows' mean, which holds whether the labels were drawn at random or
@@ -632,9 +648,15 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         rows' weights); None when ``classifier`` was given, with few labels, or when a
         class has a single labeled row.
     class_weights_ : (n_classes,) array or None, the weights of the labeled rows' classes
-        under a given ``class_prior`` with enough labels (π_c / (n_c / l), in the order
-        of ``classes_``); None with "auto", few labels, a given ``classifier``, or
+        under a given or measured ``class_prior`` with enough labels (π_c / (n_c / l),
+        in the order of ``classes_``); None with few labels, a given ``classifier``, or
         where every weight is 1.
+    prior_estimate_ : :class:`lorak.learn.PriorEstimate` or None, the class proportions
+        "auto" measured (``prior``; ``matched``, the proportions the rows match;
+        ``labeled``; ``weight``, the match's share): with few labels the self-trained
+        head's (its ``prior_estimate_``), with enough labels the chosen head's scores';
+        None where none was measured (a given prior or ``classifier``; with enough
+        labels, a class of one labeled row or no unlabeled rows).
     few_labels_ : bool, whether the few-label head was used.
 
     Notes
@@ -692,8 +714,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             alpha = _chosen_penalty(self.factor_, ms, Q_l, self.scale_)
         if self.scale_ != 1.0:
             Q_l = Q_l * self.scale_
-        self.head_cv_errors_ = None
-        self.class_weights_ = None
+        self.head_cv_errors_ = self.class_weights_ = self.prior_estimate_ = None
         # taken once: the factor's decision on these labels (a graph factor's), else here
         decided = getattr(self.factor_, "few_labels_", None)
         few = few_labels_decision(codes_l, classes.size, decided=decided)
@@ -706,17 +727,12 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
                 alpha=alpha, class_prior=self.class_prior, class_mass=self.class_mass
             )
             self.classifier_ = head.fit(Q_l, codes_l, Q_u)
+            self.prior_estimate_ = self.classifier_.prior_estimate_
         else:
             fit_kw = {}
             if self.classifier is None:
-                from sklearn.linear_model import RidgeClassifier
-
-                ridge = clf if alpha is None else RidgeClassifier(alpha=alpha)
-                # a given prior reweights the labeled rows' classes (None: as they came)
-                self.class_weights_ = prior_class_weights(prior, counts_l)
-                w = None if self.class_weights_ is None else self.class_weights_[codes_l]
-                clf, self.head_cv_errors_ = choose_head((ridge, linear_svc()), Q_l, codes_l, w)
-                fit_kw = {} if w is None else {"sample_weight": w}
+                heads = (clf if alpha is None else _ridge(alpha), linear_svc())
+                clf, fit_kw = self._leave_one_out_head(rows, Q, targets, heads, Q_l, prior)
             Q_u = None
             if _takes_unlabeled_rows(clf):  # a given head that reads unlabeled rows
                 Q_u = self._unlabeled_features(rows, Q, targets.rows)
@@ -729,10 +745,35 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         self._store_transduction(rows, Q, self._labels)
         return self
 
-    def _unlabeled_features(self, rows, Q, labeled):
+    def _leave_one_out_head(self, rows, Q, targets, heads, Q_l, prior):
+        """(the default head with enough labels, unfitted: the candidate of ``heads``
+        with fewer cross-validation errors; its fit's keywords). A given ``prior``
+        reweights the labeled rows' classes; None ("auto") is measured from the
+        unlabeled rows where it can be (:func:`lorak.learn._heads.measured_class_prior`,
+        recorded in ``prior_estimate_``), else the labels are taken as they came."""
+        codes_l = targets.codes
+        counts_l = np.bincount(codes_l, minlength=targets.classes.size)
+        chosen = None
+        if prior is None:
+            chosen = choose_head(heads, Q_l, codes_l)
+            mean_u = self._unlabeled_features(rows, Q, targets.rows, mean=True)
+            if mean_u is not None:
+                n_u = rows.n_rows - codes_l.size
+                self.prior_estimate_ = measured_class_prior(chosen[0], Q_l, codes_l, mean_u, n_u)
+            est = self.prior_estimate_
+            prior = counts_l / codes_l.size if est is None else est.prior
+        self.class_weights_ = prior_class_weights(prior, counts_l)
+        w = None if self.class_weights_ is None else self.class_weights_[codes_l]
+        if chosen is None or w is not None:  # scored as the head is then fitted
+            chosen = choose_head(heads, Q_l, codes_l, w)
+        clf, self.head_cv_errors_ = chosen
+        return clf, ({} if w is None else {"sample_weight": w})
+
+    def _unlabeled_features(self, rows, Q, labeled, *, mean=False):
         """The scaled features of the unlabeled rows the self-trained head reads: all
         of them up to :data:`SELF_TRAINING_ROWS`, that many drawn at random above (the
-        same draw for every backend), on the host."""
+        same draw for every backend), on the host; with ``mean``, their mean row alone,
+        from blocks of rows. None where every row is labeled."""
         n = rows.n_rows
         unl = np.setdiff1d(np.arange(n), labeled)
         if unl.size > SELF_TRAINING_ROWS:
@@ -740,12 +781,18 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             unl = np.sort(rng.choice(unl, SELF_TRAINING_ROWS, replace=False))
         if unl.size == 0:  # every row labeled: the head is the ridge read under the prior
             return None
-        if Q is not None:
-            Q_u = to_numpy(take_rows(Q, unl))
-        else:
-            Q_u = to_numpy(_dense_rows(rows.take(unl).features(self.factor_)))
-        Q_u = np.asarray(Q_u, dtype=np.float64)
-        return Q_u * self.scale_ if self.scale_ != 1.0 else Q_u
+        blocks = [unl[i : i + _MEAN_BLOCK] for i in range(0, unl.size, _MEAN_BLOCK)]
+        total = 0.0
+        for block in blocks if mean else [unl]:
+            if Q is not None:
+                Q_u = to_numpy(take_rows(Q, block))
+            else:
+                Q_u = to_numpy(_dense_rows(rows.take(block).features(self.factor_)))
+            Q_u = np.asarray(Q_u, dtype=np.float64)
+            if not mean:
+                return Q_u * self.scale_ if self.scale_ != 1.0 else Q_u
+            total = total + Q_u.sum(axis=0)
+        return total * (self.scale_ / unl.size)
 
     def _labels(self, Q):
         """Class labels of the feature rows Q; on Q's device for an array API Q (numeric
