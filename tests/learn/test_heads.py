@@ -163,3 +163,22 @@ def test_the_measured_prior_of_three_classes():
     np.testing.assert_allclose(est.labeled, [1 / 3] * 3)
     assert est.weight > 0.8
     assert np.abs(est.prior - truth).sum() < np.abs(est.labeled - truth).sum() / 2
+
+
+def test_the_unconstrained_match_solves_the_mixture_exactly():
+    """The match the bootstrap spreads: proportions summing to 1, of any sign, whose
+    mixture of the class means is the mean (exactly, where one exists)."""
+    from lorak.learn._heads import _affine_proportions
+
+    # two classes, scores (−s, s): π₁ = (μ − m₀)/(m₁ − m₀), inside and outside [0, 1]
+    M = np.array([[[-1.0, 1.0], [2.0, -2.0]], [[-1.0, 1.0], [1.0, -1.0]]])
+    np.testing.assert_allclose(_affine_proportions(M[:1], np.array([0.5, -0.5])), [[0.5, 0.5]])
+    np.testing.assert_allclose(_affine_proportions(M[1:], np.array([-3.0, 3.0])), [[2.0, -1.0]])
+    # three classes in general position: the mixture is reproduced
+    rng = np.random.default_rng(0)
+    M3 = rng.normal(size=(4, 3, 3))
+    pi = np.array([0.6, 0.5, -0.1])
+    mu = pi @ M3[0]
+    got = _affine_proportions(M3[:1], mu)[0]
+    np.testing.assert_allclose(got, pi, atol=1e-10)
+    np.testing.assert_allclose(_affine_proportions(M3, mu).sum(axis=1), 1.0, rtol=1e-12)

@@ -78,13 +78,13 @@ def choose_head(candidates, Q_l, codes_l, sample_weight=None):
 
 
 def prior_class_weights(prior, counts):
-    """Weights (c,) of the labeled rows' classes under a given class prior ``prior``
-    (c proportions; None for "auto") and the labeled class counts ``counts``:
+    """Weights (c,) of the labeled rows' classes under a class prior ``prior`` (c
+    proportions, given or measured; None: none) and the labeled class counts ``counts``:
     π_c / (n_c / l), the ratio of the proportions the head is meant for to the labeled
     ones, so that a head fitted with them (and a cross-validation scored with them)
     sees the labeled rows as if they came in proportions π — the importance weights of
     a shift in the classes' proportions between the labeled rows and the data. None
-    for "auto" (the labels are taken as they came) or where every weight is 1. (The
+    without a prior (the labels are taken as they came) or where every weight is 1. (The
     classifier refuses a share of 0 for a labeled class before any head is fitted.)"""
     if prior is None:
         return None

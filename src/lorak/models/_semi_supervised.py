@@ -393,7 +393,7 @@ def _has(attr):
     return check
 
 
-def _ridge(alpha):
+def _ridge_classifier(alpha):
     from sklearn.linear_model import RidgeClassifier
 
     return RidgeClassifier(alpha=alpha)
@@ -731,7 +731,7 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         else:
             fit_kw = {}
             if self.classifier is None:
-                heads = (clf if alpha is None else _ridge(alpha), linear_svc())
+                heads = (clf if alpha is None else _ridge_classifier(alpha), linear_svc())
                 clf, fit_kw = self._leave_one_out_head(rows, Q, targets, heads, Q_l, prior)
             Q_u = None
             if _takes_unlabeled_rows(clf):  # a given head that reads unlabeled rows
