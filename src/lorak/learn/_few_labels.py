@@ -226,14 +226,18 @@ def prior_from_counts(counts, *, level: float = PRIOR_TEST_LEVEL) -> np.ndarray:
 
 @dataclass
 class PriorEstimate:
-    """The class prior of :func:`estimate_class_prior` and the evidence behind it."""
+    """A measured class prior and the evidence behind it: of
+    :func:`estimate_class_prior` (few labels: the class means of the rows), or of the
+    semi-supervised classifier's head with enough labels (its class mean scores)."""
 
     prior: np.ndarray  # (c,) the proportions used
-    labeled: np.ndarray  # (c,) the labeled counts' reading (:func:`prior_from_counts`)
+    # (c,) the labels' reading: the counts' (:func:`prior_from_counts`) with few labels,
+    # the labeled proportions with enough
+    labeled: np.ndarray
     matched: np.ndarray  # (c,) the proportions whose mixture of class means is the unlabeled mean
-    weight: float  # the share of ``matched`` in ``prior`` (0 … 1)
-    signal: float  # ‖matched − uniform‖²
-    noise: float  # Σ_c bootstrap variance of matched_c
+    weight: float  # the share of ``matched`` in the blend with ``labeled`` (0 … 1)
+    signal: float  # ‖matched − uniform‖² with few labels, ‖matched − labeled‖² with enough
+    noise: float  # Σ_c the variance of matched_c (bootstrap; with enough labels, plus l's)
 
 
 def _matched_proportions(M, mu):
