@@ -4,6 +4,7 @@ classifier fits and the graph factor's entry scores to measure the regime."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.linear_model import RidgeClassifier
 from sklearn.svm import LinearSVC
 
@@ -182,3 +183,25 @@ def test_the_unconstrained_match_solves_the_mixture_exactly():
     got = _affine_proportions(M3[:1], mu)[0]
     np.testing.assert_allclose(got, pi, atol=1e-10)
     np.testing.assert_allclose(_affine_proportions(M3, mu).sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_the_head_choice_hands_its_out_of_fold_scores_to_the_measurement():
+    """``choose_head(return_scores=True)`` gives the chosen head's out-of-fold class
+    scores, whose argmax is what its error count counted; the measured prior reads them
+    as it would compute them itself (one cross-validation, not two)."""
+    X, y = _unequal()
+    rng = np.random.default_rng(3)
+    lab = np.concatenate([rng.choice(np.flatnonzero(y == k), 25, False) for k in (0, 1)])
+    heads = (RidgeClassifier(alpha=1.0), linear_svc())
+    head, errors, scores = choose_head(heads, X[lab], y[lab], return_scores=True)
+    plain_head, plain_errors = choose_head(heads, X[lab], y[lab])
+    assert plain_head is head and plain_errors == errors
+    assert scores.shape == (lab.size, 2)
+    assert np.count_nonzero(scores.argmax(axis=1) != y[lab]) == errors[type(head).__name__]
+    unl = np.setdiff1d(np.arange(y.size), lab)
+    args = (head, X[lab], y[lab], X[unl].mean(axis=0), unl.size)
+    handed, own = measured_class_prior(*args, scores=scores), measured_class_prior(*args)
+    np.testing.assert_allclose(handed.prior, own.prior, rtol=1e-12)
+    assert handed.weight == pytest.approx(own.weight, rel=1e-12)
+    # a class of one labeled row: unscored, no scores
+    assert choose_head(heads, X[lab][24:], y[lab][24:], return_scores=True)[1:] == (None, None)

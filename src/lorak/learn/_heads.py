@@ -48,7 +48,7 @@ def linear_svc():
     return LinearSVC(C=1.0, max_iter=10000, random_state=0)
 
 
-def choose_head(candidates, Q_l, codes_l, sample_weight=None):
+def choose_head(candidates, Q_l, codes_l, sample_weight=None, *, return_scores=False):
     """The candidate head with the fewest errors in a stratified k-fold cross-validation
     over the labeled rows (the first candidate wins a tie), and each candidate's error
     count. k = :data:`HEAD_CV_FOLDS`, or the smallest class's labeled rows when fewer;
@@ -58,23 +58,43 @@ def choose_head(candidates, Q_l, codes_l, sample_weight=None):
     rows' weights and a held-out row's error counts its weight (an importance-weighted
     error: the rows of a class weighted by the ratio of the proportions it is meant for
     to the labeled ones score the heads as if the labels came in those proportions);
-    the counts are then sums of weights."""
-    from sklearn.model_selection import StratifiedKFold
+    the counts are then sums of weights.
 
-    k = min(HEAD_CV_FOLDS, int(np.bincount(codes_l).min()))
-    if k < 2:
-        return candidates[0], None
-    folds = StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l)
+    ``return_scores``: also return the chosen head's out-of-fold class scores (l × c;
+    None where unscored), which :func:`measured_class_prior` reads."""
+    scores = _out_of_fold_scores(candidates, Q_l, codes_l, sample_weight)
+    if scores is None:
+        return (candidates[0], None, None) if return_scores else (candidates[0], None)
+    wrong = scores.argmax(axis=2) != codes_l
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    errors = np.zeros(len(candidates), dtype=np.int64 if w is None else np.float64)
-    for train, test in folds:
-        wrong = ~_split_hits(candidates, Q_l, codes_l, train, test, w)
-        errors += np.count_nonzero(wrong, axis=1) if w is None else wrong @ w[test]
+    errors = np.count_nonzero(wrong, axis=1) if w is None else wrong @ w
     best = int(np.argmin(errors))
     cast = int if w is None else float
-    return candidates[best], {
-        type(h).__name__: cast(e) for h, e in zip(candidates, errors, strict=True)
-    }
+    counts = {type(h).__name__: cast(e) for h, e in zip(candidates, errors, strict=True)}
+    return (candidates[best], counts, scores[best]) if return_scores else (candidates[best], counts)
+
+
+def _out_of_fold_scores(heads, Q_l, codes_l, sample_weight=None):
+    """(len(heads), l, c) the heads' class scores of each labeled row, from the fold of
+    :func:`choose_head`'s stratified cross-validation that held it out (fitted with the
+    training rows' ``sample_weight`` when given); None with a class of one labeled row."""
+    from sklearn.model_selection import StratifiedKFold
+
+    codes_l = np.asarray(codes_l)
+    counts = np.bincount(codes_l)
+    k = min(HEAD_CV_FOLDS, int(counts.min()))
+    if k < 2:
+        return None
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    scores = np.empty((len(heads), codes_l.size, counts.size))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l):
+            fit_kw = {} if w is None else {"sample_weight": w[train]}
+            for i, head in enumerate(heads):
+                fitted = clone(head).fit(Q_l[train], codes_l[train], **fit_kw)
+                scores[i, test] = _class_scores(fitted, Q_l[test])
+    return scores
 
 
 def prior_class_weights(prior, counts):
@@ -94,7 +114,7 @@ def prior_class_weights(prior, counts):
 
 
 def measured_class_prior(
-    head, Q_l, codes_l, mean_u, n_unlabeled, *, n_boot=PRIOR_BOOTSTRAP, seed=0
+    head, Q_l, codes_l, mean_u, n_unlabeled, *, scores=None, n_boot=PRIOR_BOOTSTRAP, seed=0
 ) -> PriorEstimate | None:
     """The class proportions of the data, measured with enough labels from a linear
     head's scores: None where they are not measured (fewer than two classes, a class
@@ -108,7 +128,9 @@ def measured_class_prior(
     are too sure), and π — the unlabeled rows' proportions — is matched on the simplex
     (matching in the space of the scores, after Lipton, Wang & Smola 2018, in its soft
     form). ``head`` (unfitted) is the candidate :func:`choose_head` picked, fitted here
-    on all labeled rows ``Q_l`` (codes ``codes_l``) for ``mean_u``'s score.
+    on all labeled rows ``Q_l`` (codes ``codes_l``) for ``mean_u``'s score; ``scores``
+    its out-of-fold class scores from that choice (``return_scores=True``), else
+    computed here in the same folds.
 
     The match is noisy with tens of labeled rows. A bootstrap of the out-of-fold scores
     within each class (``n_boot`` replicates) measures its variance (of the match
@@ -124,14 +146,10 @@ def measured_class_prior(
     c, l = counts.size, codes_l.size
     if c < 2 or counts.min() < 2 or n_unlabeled < 1:
         return None
-    from sklearn.model_selection import StratifiedKFold
-
-    k = min(HEAD_CV_FOLDS, int(counts.min()))
-    scores = np.empty((l, c))
+    if scores is None:
+        scores = _out_of_fold_scores((head,), Q_l, codes_l)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for train, test in StratifiedKFold(k, shuffle=True, random_state=0).split(Q_l, codes_l):
-            scores[test] = _class_scores(clone(head).fit(Q_l[train], codes_l[train]), Q_l[test])
         mu = _class_scores(clone(head).fit(Q_l, codes_l), np.asarray(mean_u)[None, :])[0]
     by_class = [scores[codes_l == j] for j in range(c)]
     M = np.stack([s.mean(axis=0) for s in by_class])

@@ -755,11 +755,14 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
         counts_l = np.bincount(codes_l, minlength=targets.classes.size)
         chosen = None
         if prior is None:
-            chosen = choose_head(heads, Q_l, codes_l)
+            clf, errors, scores = choose_head(heads, Q_l, codes_l, return_scores=True)
+            chosen = clf, errors
             mean_u = self._unlabeled_features(rows, Q, targets.rows, mean=True)
-            if mean_u is not None:
+            if mean_u is not None and scores is not None:
                 n_u = rows.n_rows - codes_l.size
-                self.prior_estimate_ = measured_class_prior(chosen[0], Q_l, codes_l, mean_u, n_u)
+                self.prior_estimate_ = measured_class_prior(
+                    clf, Q_l, codes_l, mean_u, n_u, scores=scores
+                )
             est = self.prior_estimate_
             prior = counts_l / codes_l.size if est is None else est.prior
         self.class_weights_ = prior_class_weights(prior, counts_l)
@@ -781,18 +784,23 @@ class SemiSupervisedFactorClassifier(ClassifierMixin, _FactorAndHead):
             unl = np.sort(rng.choice(unl, SELF_TRAINING_ROWS, replace=False))
         if unl.size == 0:  # every row labeled: the head is the ridge read under the prior
             return None
-        blocks = [unl[i : i + _MEAN_BLOCK] for i in range(0, unl.size, _MEAN_BLOCK)]
-        total = 0.0
-        for block in blocks if mean else [unl]:
-            if Q is not None:
-                Q_u = to_numpy(take_rows(Q, block))
-            else:
-                Q_u = to_numpy(_dense_rows(rows.take(block).features(self.factor_)))
-            Q_u = np.asarray(Q_u, dtype=np.float64)
-            if not mean:
-                return Q_u * self.scale_ if self.scale_ != 1.0 else Q_u
-            total = total + Q_u.sum(axis=0)
-        return total * (self.scale_ / unl.size)
+        if not mean:
+            return self._host_features(rows, Q, unl)
+        total = sum(
+            self._host_features(rows, Q, unl[i : i + _MEAN_BLOCK]).sum(axis=0)
+            for i in range(0, unl.size, _MEAN_BLOCK)
+        )
+        return total / unl.size
+
+    def _host_features(self, rows, Q, idx):
+        """The scaled features of the training rows ``idx``, float64 on the host: from Q
+        where it was formed, else through the fitted factor."""
+        if Q is not None:
+            Q_i = to_numpy(take_rows(Q, idx))
+        else:
+            Q_i = to_numpy(_dense_rows(rows.take(idx).features(self.factor_)))
+        Q_i = np.asarray(Q_i, dtype=np.float64)
+        return Q_i * self.scale_ if self.scale_ != 1.0 else Q_i
 
     def _labels(self, Q):
         """Class labels of the feature rows Q; on Q's device for an array API Q (numeric
