@@ -9,8 +9,9 @@ grids, repetitions and seeds (base seed 0), so each cell's rows are those of the
 run — and sets their errors beside the stored run's columns: per cell the stored
 default, the new one and the best peer, the bench's win counts (``ssl_win_counts``:
 tuning and held-out sets apart) for the stored default and the new one, and, where the
-diagnostic columns ``default-true-prior`` and ``default-graph-off`` were refitted, the
-cells the default misses with their measured reason (``ssl_miss_reasons``). Error (%)
+diagnostic columns ``default-true-prior`` and ``default-graph-off`` (and, where run,
+``default-other-regime``) were refitted, the cells the default misses with their
+measured reason (``ssl_miss_reasons``). Error (%)
 on the unlabeled rows; no timings.
 
 Usage: python bench/scripts/rerun_ssl_default.py STORED_RESULTS.json OUT.json
@@ -130,7 +131,7 @@ def main(argv):
         "--columns",
         default="default",
         help="comma-separated columns to refit (default: default; e.g. its diagnostics "
-        "default-true-prior,default-graph-off)",
+        "default-true-prior,default-graph-off,default-other-regime)",
     )
     args = ap.parse_args(argv)
     stored = [r for r in json.load(open(args.stored))["results"] if r["metric"] == "error_pct"]

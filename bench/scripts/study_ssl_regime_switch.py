@@ -10,7 +10,7 @@ more in two classes, a cross-validation of both regimes over the labeled rows ca
 overrule them (``REGIME_CV_FOLDS``, ``REGIME_TEST_LEVEL``). This script labels each set just
 below and just at the counts' switch and fits the default three ways on the same rows:
 as it decides ("natural"), with the few-label rules forced, and with leave-one-out
-forced (the two thresholds patched and the measurement turned off for the fit). The error of the
+forced (``GraphRegularizedFactor(regime=...)``). The error of the
 natural fit should not jump across the switch, and at either side the regime it takes
 should not be far behind the other.
 
@@ -30,39 +30,21 @@ Usage: python bench/scripts/study_ssl_regime_switch.py OUT.json [--cv] [--below]
 """
 
 import argparse
-import contextlib
 import sys
 import warnings
 
 import numpy as np
 
-import lorak.learn._few_labels as few_rules
-import lorak.learn._graph_entry as graph_entry
-from lorak import SemiSupervisedFactorClassifier
+from lorak import GraphRegularizedFactor, SemiSupervisedFactorClassifier
+from lorak.learn import LEAVE_ONE_OUT_MIN_LABELED, MIN_LABELS_PER_CLASS
 from lorak_bench import load_dataset
 from lorak_bench.experiments.ssl import BOOK_SETS, OTHER_SETS
 from lorak_bench.timing import Record
 
 REPS = 5
 BOOK = ("Digit1", "USPS", "COIL2")
-#: The thresholds each regime is forced with: (MIN_LABELS_PER_CLASS, LEAVE_ONE_OUT_MIN_LABELED).
-FORCED = {"few": (10**9, 10**9), "loo": (1, 1)}
-
-
-@contextlib.contextmanager
-def regime(mode):
-    """The default's thresholds patched, and its measurement of the regime turned off,
-    to force ``mode`` ("natural": untouched)."""
-    saved = (few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED)
-    folds = graph_entry.REGIME_CV_FOLDS
-    if mode in FORCED:
-        few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = FORCED[mode]
-        graph_entry.REGIME_CV_FOLDS = 0
-    try:
-        yield
-    finally:
-        few_rules.MIN_LABELS_PER_CLASS, few_rules.LEAVE_ONE_OUT_MIN_LABELED = saved
-        graph_entry.REGIME_CV_FOLDS = folds
+#: The regime each mode forces (``GraphRegularizedFactor(regime=...)``).
+FORCED = {"natural": "auto", "few": "few_labels", "loo": "leave_one_out"}
 
 
 def draw_each(y, per_class, rng):
@@ -84,10 +66,10 @@ def draw_two_each(y, n_labeled, rng, tries=1000):
 def sides(y):
     """(name, draw(rng)) just below and at the switch for labels y."""
     c = np.unique(y).size
-    if c * few_rules.MIN_LABELS_PER_CLASS <= few_rules.LEAVE_ONE_OUT_MIN_LABELED:
-        k = few_rules.MIN_LABELS_PER_CLASS
+    if c * MIN_LABELS_PER_CLASS <= LEAVE_ONE_OUT_MIN_LABELED:
+        k = MIN_LABELS_PER_CLASS
         return [(f"{j}/class", lambda rng, j=j: draw_each(y, j, rng)) for j in (k - 1, k)]
-    total = few_rules.LEAVE_ONE_OUT_MIN_LABELED
+    total = LEAVE_ONE_OUT_MIN_LABELED
     return [(f"{t} rows", lambda rng, t=t: draw_two_each(y, t, rng)) for t in (total - 1, total)]
 
 
@@ -95,9 +77,10 @@ def fit_default(X, y, rows, mode):
     """(labels of every row, the regime taken) of the default fitted on ``rows``."""
     yu = np.full(y.size, -1, dtype=np.int64)
     yu[rows] = y[rows]
-    with regime(mode), warnings.catch_warnings():
+    factor = GraphRegularizedFactor(regime=FORCED[mode], random_state=0)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = SemiSupervisedFactorClassifier().fit(X, yu)
+        clf = SemiSupervisedFactorClassifier(factor).fit(X, yu)
     return clf.transduction_, "few" if clf.few_labels_ else "loo"
 
 

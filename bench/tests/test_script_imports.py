@@ -68,15 +68,9 @@ CLOCKS = {("time", n) for name in _TIME for n in (name, f"{name}_ns")} | {("os",
 #: Private library modules a script may still reach into (script name -> modules),
 #: each with the reason; a script joins only where no public name can do its job
 #: (bench_gpu.py times ``lorak.kernels.upper_triangular_product``; study_kmeans_init.py
-#: measures ``lorak.landmarks.kmeans_landmarks``'s options, both public).
-#: study_ssl_regime_switch.py forces the semi-supervised default into each regime on
-#: the same rows by patching the two thresholds where ``lorak.learn.few_labels`` reads
-#: them, and the folds of the regime's cross-validation where
-#: ``lorak.learn.fit_graph_factor`` reads them: no parameter of the default forces a
-#: regime.
-PRIVATE_LIBRARY_IMPORTS: dict[str, set[str]] = {
-    "study_ssl_regime_switch.py": {"lorak.learn._few_labels", "lorak.learn._graph_entry"},
-}
+#: measures ``lorak.landmarks.kmeans_landmarks``'s options, both public;
+#: study_ssl_regime_switch.py forces a regime by ``GraphRegularizedFactor(regime=...)``).
+PRIVATE_LIBRARY_IMPORTS: dict[str, set[str]] = {}
 
 
 def _clock_reads(tree):

@@ -354,3 +354,46 @@ def test_the_sign_test_asks_more_the_farther_the_counts_stand_from_their_switch(
     assert level(k - 1, k) < REGIME_LEVEL_AT_SWITCH
     assert level(*([2] * 14 + [total - 29])) < REGIME_LEVEL_AT_SWITCH
     assert level(1, 40) == pytest.approx(REGIME_TEST_LEVEL)
+
+
+@pytest.mark.parametrize("per_class", [1, 5, 15])
+@pytest.mark.parametrize("regime", ["few_labels", "leave_one_out"])
+def test_a_forced_regime_is_taken_whatever_the_counts_and_not_measured(moons, per_class, regime):
+    X, y = moons
+    targets = _classes(_labels(y, per_class))
+    fit = _entry(X, targets, regime=regime)
+    assert fit.few_labels is (regime == "few_labels")
+    assert fit.gamma_rule == regime and fit.regime_table is None
+    if regime == "few_labels":
+        assert fit.penalty == FEW_LABELS_PENALTY and fit.loo_scores is None
+    else:  # γ, the penalty and the rank from the labeled rows' leave-one-out table
+        assert fit.loo_scores is not None and fit.rank_scores is not None
+        assert fit.penalty > 0
+        assert np.all(np.isfinite(fit.components))
+
+
+def test_a_forced_regime_equals_the_counts_regime_where_they_agree(moons):
+    """At 30 per class the counts take leave-one-out (and measure nothing above 29):
+    forcing it changes nothing; at 2 per class (nothing measured: two rows a class)
+    the counts take the few-label rules, and forcing them changes nothing either."""
+    X, y = moons
+    for per_class, regime in ((30, "leave_one_out"), (2, "few_labels")):
+        targets = _classes(_labels(y, per_class))
+        auto, forced = _entry(X, targets), _entry(X, targets, regime=regime)
+        assert auto.regime_table is None
+        assert (auto.gamma, auto.penalty, auto.rank) == (forced.gamma, forced.penalty, forced.rank)
+        np.testing.assert_allclose(forced.components, auto.components, rtol=1e-12, atol=1e-12)
+
+
+def test_a_forced_regime_needs_class_labels(moons):
+    X, y = moons
+    responses = np.full(y.size, np.nan)
+    responses[:20] = X[:20, 0]
+    rows = np.flatnonzero(~np.isnan(responses))
+    t = SemiSupervisedTargets.of_responses(rows, responses[rows], y.size)
+    with pytest.raises(ValueError, match="y holds responses"):
+        _entry(X, t, regime="few_labels")
+    with pytest.raises(ValueError, match="no y was given"):
+        _entry(X, None, gamma=1.0, regime="leave_one_out")
+    with pytest.raises(ValueError, match="regime must be one of"):
+        _entry(X, _classes(_labels(y, 5)), regime="loo")

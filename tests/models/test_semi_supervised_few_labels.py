@@ -271,3 +271,29 @@ def test_the_decision_is_taken_without_a_graph_factor_decision(moons):
     resp.fit(X, ys)
     assert resp.factor_.few_labels_ is None and resp.factor_.target_type_ == "regression"
     assert resp.few_labels_ is True and isinstance(resp.classifier_, SelfTrainedRidge)
+
+
+@pytest.mark.parametrize("regime", ["few_labels", "leave_one_out"])
+def test_the_head_follows_a_regime_forced_on_the_factor(moons, gaussians, regime):
+    """``GraphRegularizedFactor(regime=...)`` forces both the factor's choice of γ and
+    the model's head, at 3 labeled rows per class and with every row labeled."""
+    few = regime == "few_labels"
+    for X, ys in ((moons[0], moons[2]), gaussians):
+        factor = GraphRegularizedFactor(regime=regime, random_state=0)
+        clf = SemiSupervisedFactorClassifier(factor).fit(X, ys)
+        assert clf.factor_.few_labels_ is few and clf.few_labels_ is few
+        assert clf.factor_.gamma_rule_ == regime and clf.factor_.regime_table_ is None
+        assert isinstance(clf.classifier_, SelfTrainedRidge) is few
+        assert np.all(np.isin(clf.transduction_, np.unique(ys[ys != -1])))
+
+
+def test_a_forced_regime_without_class_labels_is_named(moons):
+    X = moons[0]
+    responses = np.full(X.shape[0], np.nan)
+    responses[:12] = X[:12, 0]
+    with pytest.raises(ValueError, match=r"GraphRegularizedFactor: regime='few_labels'.*responses"):
+        GraphRegularizedFactor(regime="few_labels", random_state=0).fit(X, responses)
+    with pytest.raises(ValueError, match=r"GraphRegularizedFactor: regime='leave_one_out'.*no y"):
+        GraphRegularizedFactor(regime="leave_one_out", gamma=1.0).fit(X)
+    with pytest.raises(ValueError, match="regime"):
+        GraphRegularizedFactor(regime="loo").fit(X, moons[2])

@@ -186,6 +186,17 @@ class GraphRegularizedFactor(TransformerBase):
         "gated" is the default: the 0/1 error count of 100 rows chooses the penalty
         noisily, where the squared error is smooth (the user guide gives the
         figures).
+    regime : {"auto", "few_labels", "leave_one_out"}, default="auto"
+        Which regime class labels take (``few_labels_``), for the factor's choice of γ
+        and for :class:`lorak.SemiSupervisedFactorClassifier`'s head, which follows
+        it. "auto": decided from the labels as ``gamma`` describes — the counts, and
+        where they allow, a cross-validation of both regimes over the labeled rows.
+        "few_labels": the few-label rules and the self-trained head whatever the
+        counts. "leave_one_out": γ, the rank and the penalty by leave-one-out over the
+        labeled rows, and the cross-validated head, whatever the counts (with one
+        labeled row in a class, leave-one-out scores that row from the other classes'
+        rows alone). Fitting both beside "auto" shows what the choice of regime
+        costs or brings on your rows; a forced regime needs class labels in y.
     knn_method : {"auto", "exact", "nndescent"}, default="auto"
         How the k-NN graph finds neighbours: exactly (scikit-learn's
         ``NearestNeighbors``), approximately by NN-descent (``pynndescent``, the
@@ -334,6 +345,7 @@ class GraphRegularizedFactor(TransformerBase):
         target="auto",
         knn_method="auto",
         selection="gated",
+        regime="auto",
         subsample=GRAPH_SUBSAMPLE,
         keep_statistics=False,
         random_state=None,
@@ -349,6 +361,7 @@ class GraphRegularizedFactor(TransformerBase):
         self.target = target
         self.knn_method = knn_method
         self.selection = selection
+        self.regime = regime
         self.subsample = subsample
         self.keep_statistics = keep_statistics
         self.random_state = random_state
@@ -369,6 +382,7 @@ class GraphRegularizedFactor(TransformerBase):
         check_in_choices(self.weights, "weights", ("kernel", "lle"))
         check_in_choices(self.knn_method, "knn_method", ("auto", "exact", "nndescent"))
         check_in_choices(self.selection, "selection", ("best", "gated", "squared_error", "one_se"))
+        check_in_choices(self.regime, "regime", ("auto", "few_labels", "leave_one_out"))
         check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         r = self.n_components
         if not (r is None or (isinstance(r, str) and r == "auto")) and (
@@ -493,7 +507,7 @@ class GraphRegularizedFactor(TransformerBase):
         fit = fit_graph_factor(
             rows, self.factor_, targets, sample=S, labeled=X_l, **self._graph_options(n),
             gamma=self.gamma, gammas=gamma_grid(n), n_components=self.n_components,
-            selection=self.selection, seed=seed,
+            selection=self.selection, regime=self.regime, seed=seed,
         )  # fmt: skip
         store_record(self, fit, skip=("components", "deformation"))
         self.components_ = fit.components.astype(rows.dtype)
@@ -683,6 +697,13 @@ class GraphRegularizedFactor(TransformerBase):
         _check_inner_factor(self.factor)
         self._check_device_params(rows)
         targets = self._targets(host_targets(y), n)
+        if self.regime != "auto" and (targets is None or targets.kind != "classification"):
+            raise ValueError(
+                f"{name}: regime={self.regime!r} chooses between the regimes of class "
+                "labels; "
+                + ("no y was given" if targets is None else "y holds responses")
+                + " (leave regime='auto')"
+            )
         if not isinstance(self.gamma, str):
             return rows, targets, None
         if targets is None:

@@ -148,6 +148,7 @@ def fit_graph_factor(
     gammas=GAMMA_GRID,
     n_components="auto",
     selection="gated",
+    regime="auto",
     seed=0,
 ) -> GraphFactorFit:
     """The graph-regularized factor G R, R Rᵀ = (I + γ GᵀLᵖG)⁻¹, of a fitted factor.
@@ -170,11 +171,13 @@ def fit_graph_factor(
     ``gamma="auto"``); ``graph``: "anchor", "knn" or a checked n × n adjacency, with
     ``n_anchors`` anchors and ``n_neighbors`` s or k; ``gamma``: "auto" or t ≥ 0, with
     ``gammas`` the t grid of "auto" for these rows; ``seed`` seeds the anchors' k-means,
-    NN-descent and the row draws; the others as for
-    :class:`lorak.GraphRegularizedFactor`.
+    NN-descent and the row draws; ``regime``: "auto" (the counts' decision, measured
+    as above), or "few_labels" / "leave_one_out" taken as given for class labels (no
+    measurement); the others as for :class:`lorak.GraphRegularizedFactor`.
     """
     n = rows.n_rows
     labels = None if targets is None else GraphLabels.of(targets)
+    _force_regime(labels, regime)
     anchor = (n_anchors, n_neighbors, weights, power)
     GtG, H, anchors = _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed)
     defo = deformation(GtG, H, n_rows=n)
@@ -185,7 +188,7 @@ def fit_graph_factor(
     regime_table, maps = None, {}  # maps: principal maps by t, shared by the choices
     if isinstance(gamma, str):  # "auto": from the labeled rows
         G_l = np.asarray(to_numpy(as_dense(labeled.features(factor))), dtype=np.float64)
-        if _regime_measurable(labels):
+        if regime == "auto" and _regime_measurable(labels):
             G_u = _regime_rows(G_s, at, None if sample is not None else labels.rows, seed)
             labels.few_labels, regime_table = _measured_regime(
                 labels, G_l, G_u, defo, n, gammas, n_components, selection, rho, maps
@@ -361,6 +364,27 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, ma
     return _leave_one_out_choice(
         G_l, labels.targets, labels.kind, defo, n, gammas, n_components, selection, maps
     )
+
+
+#: The regimes of ``regime=``: "auto" decides (the counts, measured where they allow).
+REGIMES = ("auto", "few_labels", "leave_one_out")
+
+
+def _force_regime(labels, regime) -> None:
+    """Set the labels' regime to the one given ("few_labels" or "leave_one_out"), or
+    leave the counts' decision ("auto"); a forced regime needs class labels."""
+    if isinstance(regime, str) and regime == "auto":
+        return
+    if not (isinstance(regime, str) and regime in REGIMES):
+        raise ValueError(f"fit_graph_factor: regime must be one of {REGIMES}; got {regime!r}")
+    if labels is None or labels.kind != "classification":
+        raise ValueError(
+            f"fit_graph_factor: regime={regime!r} chooses between the regimes of class "
+            "labels; "
+            + ("no y was given" if labels is None else "y holds responses")
+            + " (leave regime='auto')"
+        )
+    labels.few_labels = regime == "few_labels"
 
 
 def _regime_measurable(labels) -> bool:

@@ -466,6 +466,20 @@ def _graph_off(task, X, yu, rows):
     return clf.fit(X, yu).transduction_, {}
 
 
+def _other_regime(task, X, yu, rows):
+    """The default refitted in the regime it did not take
+    (``GraphRegularizedFactor(regime=...)``: the few-label rules with the self-trained
+    head, or leave-one-out with the cross-validated head): a diagnostic, not a peer —
+    what the default's choice of regime costs or brings on these labeled rows."""
+    from lorak.estimators import GraphRegularizedFactor
+    from lorak.models import SemiSupervisedFactorClassifier
+
+    taken = SemiSupervisedFactorClassifier().fit(X, yu).few_labels_
+    other = "leave_one_out" if taken else "few_labels"
+    factor = GraphRegularizedFactor(regime=other, random_state=0)
+    return SemiSupervisedFactorClassifier(factor).fit(X, yu).transduction_, {}
+
+
 def _gn(classifier):
     def fit(task, X, yu, rows):
         from lorak.estimators import GeneralizedNystroem
@@ -640,6 +654,7 @@ METHODS = (
     ssl_column("lapsvm", "LapSVM (dense)", _dense_column(lapsvm_cv), applies=_dense_applies),
     ssl_column("default-true-prior", "default, told the true prior", _true_prior),
     ssl_column("default-graph-off", "default, graph off (γ = 0)", _graph_off),
+    ssl_column("default-other-regime", "default, in the regime it did not take", _other_regime),
 )
 NAMES = tuple(m.name for m in METHODS)
 LABELS = {m.name: m.display for m in METHODS}
