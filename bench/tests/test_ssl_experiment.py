@@ -566,3 +566,27 @@ def test_one_vs_rest_targets_and_decisions():
     Y2 = _ssl_dense.ovr_targets(np.array([0, 1, 1]), 2)
     assert Y2.shape == (3, 1)
     np.testing.assert_array_equal(_ssl_dense.ovr_decide(Y2, 2), [0, 1, 1])
+
+
+@pytest.mark.parametrize("l", [6, 40])
+def test_the_regime_diagnostic_refits_the_default_in_the_other_regime(l):
+    """``default-other-regime`` is the default forced into the regime it did not take:
+    leave-one-out at 3 labels per class (few), the few-label rules at 20 (leave-one-out)."""
+    from lorak import GraphRegularizedFactor, SemiSupervisedFactorClassifier
+
+    data = _plain(DatasetSpec("toy"), None)
+    task = _task(data, 0, l=l)
+    rows = ssl.ssl_labeled(task)
+    yu = np.full(data.y.size, -1)
+    yu[rows] = data.y[rows]
+    default = SemiSupervisedFactorClassifier().fit(data.X, yu)
+    assert default.few_labels_ is (l == 6)
+    other = "leave_one_out" if default.few_labels_ else "few_labels"
+    forced = SemiSupervisedFactorClassifier(GraphRegularizedFactor(regime=other, random_state=0))
+    want = forced.fit(data.X, yu)
+    assert want.few_labels_ is not default.few_labels_
+    column = next(m for m in ssl.METHODS if m.name == "default-other-regime")
+    mask = np.ones(data.y.size, dtype=bool)
+    mask[rows] = False
+    expected = 100.0 * np.mean(want.transduction_[mask] != data.y[mask])
+    assert column.run(task).error_pct == pytest.approx(expected, abs=1e-9)

@@ -12,8 +12,10 @@ from sklearn.utils.validation import column_or_1d
 from .validation import check_classification_y
 
 __all__ = [
+    "REGIMES",
     "UNLABELED",
     "SemiSupervisedTargets",
+    "check_regime",
     "is_unlabeled",
     "one_class_error",
     "parse_class_labels",
@@ -24,6 +26,23 @@ __all__ = [
 
 #: The label of an unlabeled row (scikit-learn's semi-supervised convention).
 UNLABELED = -1
+#: The regimes class labels can take in a graph factor's fit (``regime=``): "auto"
+#: decides from the labels; the other two are taken as given.
+REGIMES = ("auto", "few_labels", "leave_one_out")
+
+
+def check_regime(regime, targets, owner: str) -> None:
+    """Refuse a ``regime`` that is not one of :data:`REGIMES`, or that forces a regime
+    where there are no class labels to take it: ``targets`` (parsed y, or None) holds
+    responses or is missing."""
+    if not (isinstance(regime, str) and regime in REGIMES):
+        raise ValueError(f"{owner}: regime must be one of {REGIMES}; got {regime!r}")
+    if regime != "auto" and (targets is None or targets.kind != "classification"):
+        held = "no y was given" if targets is None else "y holds responses"
+        raise ValueError(
+            f"{owner}: regime={regime!r} chooses between the regimes of class labels; "
+            f"{held} (leave regime='auto')"
+        )
 
 
 def is_unlabeled(y) -> np.ndarray:

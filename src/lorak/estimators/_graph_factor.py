@@ -22,7 +22,9 @@ from .._core.array_api import as_dense, like_input, namespace_name
 from .._core.estimator import TransformerBase, check_product_matrix, new_rows, store_record
 from .._core.rows import host_targets, resolve_rows
 from .._core.targets import (
+    REGIMES,
     SemiSupervisedTargets,
+    check_regime,
     parse_class_labels,
     parse_semi_supervised_response,
 )
@@ -382,7 +384,7 @@ class GraphRegularizedFactor(TransformerBase):
         check_in_choices(self.weights, "weights", ("kernel", "lle"))
         check_in_choices(self.knn_method, "knn_method", ("auto", "exact", "nndescent"))
         check_in_choices(self.selection, "selection", ("best", "gated", "squared_error", "one_se"))
-        check_in_choices(self.regime, "regime", ("auto", "few_labels", "leave_one_out"))
+        check_in_choices(self.regime, "regime", REGIMES)
         check_in_choices(self.target, "target", ("auto", "classification", "regression"))
         r = self.n_components
         if not (r is None or (isinstance(r, str) and r == "auto")) and (
@@ -697,13 +699,7 @@ class GraphRegularizedFactor(TransformerBase):
         _check_inner_factor(self.factor)
         self._check_device_params(rows)
         targets = self._targets(host_targets(y), n)
-        if self.regime != "auto" and (targets is None or targets.kind != "classification"):
-            raise ValueError(
-                f"{name}: regime={self.regime!r} chooses between the regimes of class "
-                "labels; "
-                + ("no y was given" if targets is None else "y holds responses")
-                + " (leave regime='auto')"
-            )
+        check_regime(self.regime, targets, name)
         if not isinstance(self.gamma, str):
             return rows, targets, None
         if targets is None:

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.array_api import as_dense, to_numpy
+from .._core.targets import check_regime
 from ..landmarks import select_landmarks
 from ._few_labels import (
     FEW_LABELS_GAMMA,
@@ -176,8 +177,10 @@ def fit_graph_factor(
     measurement); the others as for :class:`lorak.GraphRegularizedFactor`.
     """
     n = rows.n_rows
+    check_regime(regime, targets, "fit_graph_factor")
     labels = None if targets is None else GraphLabels.of(targets)
-    _force_regime(labels, regime)
+    if regime != "auto":
+        labels.few_labels = regime == "few_labels"
     anchor = (n_anchors, n_neighbors, weights, power)
     GtG, H, anchors = _graph_statistics(rows, sample, factor, graph, anchor, knn_method, seed)
     defo = deformation(GtG, H, n_rows=n)
@@ -364,27 +367,6 @@ def _choose_gamma(labels, G_l, defo, n, gammas, n_components, selection, rho, ma
     return _leave_one_out_choice(
         G_l, labels.targets, labels.kind, defo, n, gammas, n_components, selection, maps
     )
-
-
-#: The regimes of ``regime=``: "auto" decides (the counts, measured where they allow).
-REGIMES = ("auto", "few_labels", "leave_one_out")
-
-
-def _force_regime(labels, regime) -> None:
-    """Set the labels' regime to the one given ("few_labels" or "leave_one_out"), or
-    leave the counts' decision ("auto"); a forced regime needs class labels."""
-    if isinstance(regime, str) and regime == "auto":
-        return
-    if not (isinstance(regime, str) and regime in REGIMES):
-        raise ValueError(f"fit_graph_factor: regime must be one of {REGIMES}; got {regime!r}")
-    if labels is None or labels.kind != "classification":
-        raise ValueError(
-            f"fit_graph_factor: regime={regime!r} chooses between the regimes of class "
-            "labels; "
-            + ("no y was given" if labels is None else "y holds responses")
-            + " (leave regime='auto')"
-        )
-    labels.few_labels = regime == "few_labels"
 
 
 def _regime_measurable(labels) -> bool:

@@ -474,7 +474,9 @@ def _other_regime(task, X, yu, rows):
     from lorak.estimators import GraphRegularizedFactor
     from lorak.models import SemiSupervisedFactorClassifier
 
-    taken = SemiSupervisedFactorClassifier().fit(X, yu).few_labels_
+    # the default's regime is its factor's decision (the head follows it): the factor
+    # alone decides it, without fitting the head
+    taken = GraphRegularizedFactor(random_state=0).fit(X, yu).few_labels_
     other = "leave_one_out" if taken else "few_labels"
     factor = GraphRegularizedFactor(regime=other, random_state=0)
     return SemiSupervisedFactorClassifier(factor).fit(X, yu).transduction_, {}
